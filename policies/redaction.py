@@ -1,0 +1,69 @@
+"""Redaction of everything a user, a trace or a progress event can see.
+
+Pure and deterministic: patterns in, placeholders out. Applied to every user-visible string and
+every error message, so a secret planted in a requirement or an exception never leaves the run.
+"""
+
+from __future__ import annotations
+
+import re
+
+REDACTED = "[redacted]"
+DEFAULT_LIMIT = 2000
+
+# A traceback is dropped whole: it carries paths, source lines and often secrets.
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\):.*?(?=\n\S|\Z)", re.S)
+_TRACEBACK_FRAME = re.compile(r'^\s*File "[^"]+", line \d+.*$', re.M)
+
+_PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("url_credentials", re.compile(r"\b([a-z][a-z0-9+.\-]*://)[^/\s:@]+:[^/\s@]+@", re.I), r"\1" + REDACTED + "@"),
+    ("bearer", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=\-]{4,}", re.I), "Bearer " + REDACTED),
+    ("openai_key", re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), REDACTED),
+    ("aws_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+    ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"), REDACTED),
+    ("slack_token", re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}\b"), REDACTED),
+    ("cookie", re.compile(r"\b(set-cookie|cookie)\s*:\s*[^\n]+", re.I), r"\1: " + REDACTED),
+    (
+        "secret_assignment",
+        re.compile(
+            r"""(?ix)\b(api[_-]?key|access[_-]?key|secret[_-]?key|client[_-]?secret|access[_-]?token
+            |auth[_-]?token|token|secret|password|passwd|pwd)(["']?\s*[:=]\s*["']?)[^\s"',;&]+"""
+        ),
+        r"\1\2" + REDACTED,
+    ),
+    ("windows_path", re.compile(r"\b[A-Za-z]:\\(?:[^\\\s]+\\)*[^\\\s]*"), "[path]"),
+    # An absolute POSIX path: a slash not preceded by a word, a colon or another slash (so URIs such
+    # as docs://versions/a.md and http://host/x stay), followed by at least one more segment.
+    ("posix_path", re.compile(r"(?<![\w:/.\-~])(?:~)?/(?:[\w.\-]+/)+[\w.\-]*"), "[path]"),
+    ("home_path", re.compile(r"(?<![\w/])~/[\w.\-/]+"), "[path]"),
+)
+
+PATTERN_NAMES = tuple(name for name, _, _ in _PATTERNS)
+
+
+def redact(text: object, limit: int = DEFAULT_LIMIT) -> str:
+    """Return ``text`` with secrets, credentials, absolute paths and tracebacks removed, cut to ``limit``."""
+    value = "" if text is None else str(text)
+    value = _TRACEBACK.sub("[traceback removed]", value)
+    value = _TRACEBACK_FRAME.sub("[traceback removed]", value)
+    for _, pattern, replacement in _PATTERNS:
+        value = pattern.sub(replacement, value)
+    return truncate(value, limit)
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut ``text`` to at most ``limit`` characters, marking the cut with an ellipsis."""
+    if limit <= 0:
+        return ""
+    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
+
+
+def redact_mapping(value: object, limit: int = DEFAULT_LIMIT) -> object:
+    """Redact every string inside nested dicts / lists / tuples (keys are kept)."""
+    if isinstance(value, str):
+        return redact(value, limit)
+    if isinstance(value, dict):
+        return {k: redact_mapping(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_mapping(v, limit) for v in value]
+    return value

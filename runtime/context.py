@@ -1,0 +1,45 @@
+"""Per-run configuration through LangGraph's runtime context, shared by the three graphs.
+
+Studio and callers pass ``context={"model": "gpt-4o-mini", "contract_mode": "two_step"}`` to switch
+models or modes for one run without a restart; graph-specific contexts extend this one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+from runtime.contracts import CONTRACT_MODES
+from runtime.models import ModelSet, model_set_from_settings
+from runtime.settings import Settings
+
+
+@dataclass(kw_only=True)
+class ReinsContext:
+    model: str | None = field(default=None, metadata={"description": "Model for every role (OpenAI-compatible)."})
+    contract_mode: str | None = field(
+        default=None, metadata={"description": "direct | two_step; defaults to REINS_CONTRACT_MODE."}
+    )
+
+    def __post_init__(self) -> None:
+        if self.contract_mode is not None and self.contract_mode not in CONTRACT_MODES:
+            raise ValueError(f"contract_mode must be one of {', '.join(CONTRACT_MODES)}")
+
+
+@lru_cache(maxsize=1)
+def _default_models() -> ModelSet:
+    return model_set_from_settings(Settings.from_env())
+
+
+def resolve_models(context: Any, default: ModelSet | None) -> ModelSet:
+    """The context's model wins (per-run override), then the builder's models, then the environment."""
+    name = getattr(context, "model", None) if context is not None else None
+    if name:
+        return model_set_from_settings(replace(Settings.from_env(), model=name, role_models={}))
+    return default or _default_models()
+
+
+def resolve_contract_mode(context: Any) -> str:
+    mode = getattr(context, "contract_mode", None) if context is not None else None
+    return mode or Settings.from_env().contract_mode

@@ -1,0 +1,363 @@
+"""Contract invocation: the one way a node gets structured output from a model.
+
+``invoke_contract(name, schema, messages, models)``:
+
+1. ``direct`` (default): one structured call on the role's model. ``two_step``: the role's model
+   writes a free-text draft and the ``encoder`` model encodes it into the schema.
+2. The output is validated by the strict pydantic schema (unknown fields rejected, bounded text and
+   lists, cross-field rules).
+3. On failure, exactly one repair call whose feedback lists at most five ``{path, code}`` pairs and
+   never echoes the rejected output; a second failure raises ``ContractError``.
+4. Every call is counted: business, encoder and repair calls, tokens, latency.
+
+Free-text drafts (``invoke_text``) and tool-calling turns (``invoke_tool_turn``) go through the same
+labelling, retry and metrics wrapper.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import ensure_config
+from pydantic import BaseModel, ValidationError
+
+from policies.redaction import redact
+from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
+from runtime.models import RETRYABLE_ERRORS, TIMEOUT_ERRORS, ModelSet
+
+T = TypeVar("T", bound=BaseModel)
+
+MAX_REPAIR_ISSUES = 5
+CONTRACT_MODES = ("direct", "two_step")
+
+CONTRACT_ROLES: Mapping[str, str] = {
+    "tasklist.planning_decision": "tasklist",
+    "tasklist.strategy": "tasklist",
+    "tasklist.draft": "tasklist",
+    "tasklist.revision": "tasklist",
+    "delivery.supervisor_pre": "supervisor",
+    "delivery.manager": "manager",
+    "delivery.plan": "planner",
+    "delivery.tasks": "planner",
+    "delivery.general_review": "reviewer",
+    "delivery.risk_review": "reviewer",
+    "delivery.boundary_review": "reviewer",
+    "delivery.supervisor_post": "supervisor",
+    "delivery.plan_revision": "planner",
+    "delivery.task_revision": "planner",
+    "delivery.report_polish": "polish",
+    "assistant.intent": "chat",
+    "assistant.step": "chat",
+    "assistant.answer": "chat",
+    "assistant.reflection": "chat",
+}
+
+
+@dataclass(frozen=True)
+class ContractIssue:
+    path: str
+    code: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "code": self.code}
+
+
+class ContractError(Exception):
+    """A model output failed its contract twice (once, then once more after the repair)."""
+
+    def __init__(self, contract: str, issues: Sequence[ContractIssue], metrics: Mapping[str, Any] | None = None):
+        self.contract = contract
+        self.issues = list(issues)[:MAX_REPAIR_ISSUES]
+        self.metrics = dict(metrics or {})
+        listed = ", ".join(f"{i.path}: {i.code}" for i in self.issues) or "no details"
+        super().__init__(f"contract {contract} output was invalid after one repair ({listed})")
+
+
+class ContractTimeout(Exception):
+    """The model call for a contract timed out (after the role's retries)."""
+
+    def __init__(self, contract: str, metrics: Mapping[str, Any] | None = None):
+        self.contract = contract
+        self.metrics = dict(metrics or {})
+        super().__init__(f"contract {contract} timed out")
+
+
+# ---------------------------------------------------------------------------------------- metrics
+
+METRIC_FIELDS = ("business_calls", "encoder_calls", "repair_calls", "input_tokens", "output_tokens", "latency_ms")
+
+
+def empty_metrics(contract: str) -> dict[str, dict[str, int]]:
+    return {contract: dict.fromkeys(METRIC_FIELDS, 0)}
+
+
+def merge_metrics(left: Mapping[str, Mapping[str, int]] | None, right: Mapping[str, Mapping[str, int]] | None) -> dict:
+    """Add two per-contract metric maps (a LangGraph reducer for the ``metrics`` state key)."""
+    merged: dict[str, dict[str, int]] = {k: dict(v) for k, v in (left or {}).items()}
+    for contract, values in (right or {}).items():
+        slot = merged.setdefault(contract, dict.fromkeys(METRIC_FIELDS, 0))
+        for key, value in values.items():
+            slot[key] = slot.get(key, 0) + int(value)
+    return merged
+
+
+def metrics_totals(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    totals = dict.fromkeys(METRIC_FIELDS, 0)
+    for values in metrics.values():
+        for key, value in values.items():
+            totals[key] = totals.get(key, 0) + int(value)
+    return totals
+
+
+@dataclass
+class _Meter:
+    contract: str
+    values: dict[str, int] = field(default_factory=lambda: dict.fromkeys(METRIC_FIELDS, 0))
+
+    def count(self, kind: str, message: AIMessage | None, started: float) -> None:
+        self.values[kind] += 1
+        self.values["latency_ms"] += int((time.perf_counter() - started) * 1000)
+        usage = getattr(message, "usage_metadata", None) or {}
+        self.values["input_tokens"] += int(usage.get("input_tokens", 0) or 0)
+        self.values["output_tokens"] += int(usage.get("output_tokens", 0) or 0)
+
+    def snapshot(self) -> dict[str, dict[str, int]]:
+        return {self.contract: dict(self.values)}
+
+
+@dataclass(frozen=True)
+class Contracted(Generic[T]):
+    """A validated contract output and the metrics of the calls that produced it."""
+
+    value: T
+    metrics: dict[str, dict[str, int]]
+
+
+# ------------------------------------------------------------------------------------ invocation
+
+
+def role_for(contract: str) -> str:
+    try:
+        return CONTRACT_ROLES[contract]
+    except KeyError:
+        raise KeyError(f"unknown contract {contract!r}") from None
+
+
+def _config(contract: str, role: str) -> RunnableConfig:
+    base = ensure_config()
+    metadata = {**base.get("metadata", {}), CONTRACT_KEY: contract, ROLE_KEY: role}
+    return {"metadata": metadata, "run_name": contract, "tags": [*base.get("tags", []), f"contract:{contract}"]}
+
+
+def _with_retry(runnable: Runnable, models: ModelSet, role: str) -> Runnable:
+    policy = models.policy(role)
+    if policy.retries <= 0:
+        return runnable
+    return runnable.with_retry(
+        retry_if_exception_type=RETRYABLE_ERRORS,
+        wait_exponential_jitter=True,
+        exponential_jitter_params={"initial": policy.backoff_initial_s},
+        stop_after_attempt=policy.retries + 1,
+    )
+
+
+def _issues_from(error: ValidationError) -> list[ContractIssue]:
+    issues = []
+    for item in error.errors():
+        path = ".".join(str(part) for part in item.get("loc", ())) or "$"
+        issues.append(ContractIssue(path=path, code=str(item.get("type", "invalid"))))
+    return issues[:MAX_REPAIR_ISSUES]
+
+
+def _validate(schema: type[T], raw: Mapping[str, Any]) -> tuple[T | None, list[ContractIssue]]:
+    if raw.get("parsing_error") is not None or raw.get("parsed") is None:
+        return None, [ContractIssue(path="$", code="invalid_json")]
+    try:
+        return schema.model_validate(raw["parsed"]), []
+    except ValidationError as error:
+        return None, _issues_from(error)
+
+
+def repair_message(contract: str, issues: Sequence[ContractIssue]) -> HumanMessage:
+    """Feedback for the single repair: paths and codes only, never the rejected output."""
+    listed = json.dumps([issue.as_dict() for issue in issues[:MAX_REPAIR_ISSUES]])
+    return HumanMessage(
+        content=(
+            f"Your previous answer for {contract} did not satisfy the schema. "
+            f"Problems as [{{path, code}}]: {listed}. "
+            "Answer again with one JSON object that satisfies the schema exactly; no extra fields."
+        )
+    )
+
+
+ENCODER_INSTRUCTION = (
+    "You encode a draft into JSON. Return exactly one JSON object that satisfies the JSON schema below, "
+    "taking every value from the draft; add nothing the draft does not say.\n<schema>\n{schema}\n</schema>"
+)
+
+
+class _Caller:
+    """Shared mechanics of one contract run: labelling, retries, timeouts and metering."""
+
+    def __init__(self, contract: str, models: ModelSet):
+        self.contract = contract
+        self.role = role_for(contract)
+        self.models = models
+        self.meter = _Meter(contract)
+
+    def _runnable(self, role: str, schema: dict[str, Any] | None, method: str, tools: Sequence[Any] | None) -> Runnable:
+        model: BaseChatModel = self.models.get(role)
+        if tools is not None:
+            runnable: Runnable = model.bind_tools(list(tools))
+        elif schema is not None:
+            runnable = model.with_structured_output(schema, method=method, include_raw=True)
+        else:
+            runnable = model
+        return _with_retry(runnable, self.models, role)
+
+    def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None):
+        runnable = self._runnable(role, schema, method, tools)
+        started = time.perf_counter()
+        try:
+            result = runnable.invoke(list(messages), _config(self.contract, role))
+        except TIMEOUT_ERRORS as error:
+            self.meter.count(kind, None, started)
+            raise ContractTimeout(self.contract, self.meter.snapshot()) from error
+        self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
+        return result
+
+    async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None):
+        runnable = self._runnable(role, schema, method, tools)
+        started = time.perf_counter()
+        try:
+            result = await runnable.ainvoke(list(messages), _config(self.contract, role))
+        except TIMEOUT_ERRORS as error:
+            self.meter.count(kind, None, started)
+            raise ContractTimeout(self.contract, self.meter.snapshot()) from error
+        self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
+        return result
+
+
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    spec = schema.model_json_schema()
+    spec.setdefault("title", schema.__name__)
+    return spec
+
+
+def _encoder_messages(schema_json: dict[str, Any], draft: str) -> list[BaseMessage]:
+    return [
+        SystemMessage(content=ENCODER_INSTRUCTION.format(schema=json.dumps(schema_json))),
+        HumanMessage(content=f"<draft>\n{draft}\n</draft>"),
+    ]
+
+
+def _text_of(message: Any) -> str:
+    content = getattr(message, "content", message)
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+
+
+def _check_mode(mode: str) -> None:
+    if mode not in CONTRACT_MODES:
+        raise ValueError(f"contract mode {mode!r} is not valid; allowed: {', '.join(CONTRACT_MODES)}")
+
+
+def invoke_contract(
+    contract: str,
+    schema: type[T],
+    messages: Sequence[BaseMessage],
+    models: ModelSet,
+    *,
+    mode: str = "direct",
+    method: str | None = None,
+) -> Contracted[T]:
+    """Call the contract's role model and return validated output (see the module docstring)."""
+    _check_mode(mode)
+    caller = _Caller(contract, models)
+    spec = _json_schema(schema)
+    method = method or models.structured_method
+    if mode == "direct":
+        ask, kind, role = list(messages), "business_calls", caller.role
+    else:
+        draft = caller.call("business_calls", caller.role, messages)
+        ask, kind, role = _encoder_messages(spec, _text_of(draft)), "encoder_calls", "encoder"
+    value, issues = _validate(schema, caller.call(kind, role, ask, schema=spec, method=method))
+    if value is None:
+        repaired = caller.call("repair_calls", role, [*ask, repair_message(contract, issues)], schema=spec, method=method)
+        value, issues = _validate(schema, repaired)
+        if value is None:
+            raise ContractError(contract, issues, caller.meter.snapshot())
+    return Contracted(value=value, metrics=caller.meter.snapshot())
+
+
+async def ainvoke_contract(
+    contract: str,
+    schema: type[T],
+    messages: Sequence[BaseMessage],
+    models: ModelSet,
+    *,
+    mode: str = "direct",
+    method: str | None = None,
+) -> Contracted[T]:
+    """Async twin of :func:`invoke_contract` (same steps, same metrics)."""
+    _check_mode(mode)
+    caller = _Caller(contract, models)
+    spec = _json_schema(schema)
+    method = method or models.structured_method
+    if mode == "direct":
+        ask, kind, role = list(messages), "business_calls", caller.role
+    else:
+        draft = await caller.acall("business_calls", caller.role, messages)
+        ask, kind, role = _encoder_messages(spec, _text_of(draft)), "encoder_calls", "encoder"
+    value, issues = _validate(schema, await caller.acall(kind, role, ask, schema=spec, method=method))
+    if value is None:
+        repaired = await caller.acall(
+            "repair_calls", role, [*ask, repair_message(contract, issues)], schema=spec, method=method
+        )
+        value, issues = _validate(schema, repaired)
+        if value is None:
+            raise ContractError(contract, issues, caller.meter.snapshot())
+    return Contracted(value=value, metrics=caller.meter.snapshot())
+
+
+@dataclass(frozen=True)
+class TextResult:
+    text: str
+    metrics: dict[str, dict[str, int]]
+
+
+def invoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet) -> TextResult:
+    """A free-text call (e.g. a task-list draft); the caller validates the text by rules."""
+    caller = _Caller(contract, models)
+    message = caller.call("business_calls", caller.role, messages)
+    return TextResult(text=_text_of(message), metrics=caller.meter.snapshot())
+
+
+@dataclass(frozen=True)
+class ToolTurn:
+    message: AIMessage
+    metrics: dict[str, dict[str, int]]
+
+
+def invoke_tool_turn(contract: str, messages: Sequence[BaseMessage], models: ModelSet, tools: Sequence[Any]) -> ToolTurn:
+    """One native tool-calling turn (the manager's); policy checks happen in the graph, not here."""
+    caller = _Caller(contract, models)
+    message = caller.call("business_calls", caller.role, messages, tools=tools)
+    if not isinstance(message, AIMessage):
+        message = AIMessage(content=_text_of(message))
+    return ToolTurn(message=message, metrics=caller.meter.snapshot())
+
+
+def safe_error(error: BaseException, limit: int = 500) -> str:
+    """A redacted, bounded one-line description of an error, fit for traces and users."""
+    if isinstance(error, (ContractError, ContractTimeout)):
+        return redact(str(error), limit)
+    return redact(f"{type(error).__name__}: {error}", limit)

@@ -1,0 +1,124 @@
+"""What the two stand-in chat models share: the call label, tool binding and JSON structured output.
+
+Contracts are named in the call's LangChain metadata (``reins_contract`` / ``reins_role``), so a real
+provider never sees them in its payload, while tracing and these stand-ins do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable, RunnableLambda, RunnableMap
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+CONTRACT_KEY = "reins_contract"
+ROLE_KEY = "reins_role"
+UNLABELLED = "unlabelled"
+
+
+@dataclass(frozen=True)
+class CallLabel:
+    contract: str
+    role: str
+    structured: bool
+    tool_names: tuple[str, ...]
+
+
+def call_label(run_manager: Any, kwargs: dict[str, Any]) -> CallLabel:
+    metadata = getattr(run_manager, "metadata", None) or {}
+    tools = kwargs.get("tools") or []
+    names = tuple(t.get("function", {}).get("name", "") for t in tools if isinstance(t, dict))
+    return CallLabel(
+        contract=str(metadata.get(CONTRACT_KEY) or UNLABELLED),
+        role=str(metadata.get(ROLE_KEY) or UNLABELLED),
+        structured=bool(kwargs.get("reins_structured")),
+        tool_names=names,
+    )
+
+
+def to_ai_message(response: Any) -> AIMessage:
+    """Turn a scripted / offline response (dict, str or AIMessage) into an AIMessage."""
+    if isinstance(response, AIMessage):
+        return response
+    if isinstance(response, str):
+        return AIMessage(content=response)
+    if isinstance(response, (dict, list)):
+        return AIMessage(content=json.dumps(response, ensure_ascii=False))
+    raise TypeError(f"unsupported response type {type(response).__name__}")
+
+
+def _parse_json_output(message: AIMessage) -> Any:
+    text = message.content if isinstance(message.content, str) else json.dumps(message.content)
+    return json.loads(text)
+
+
+class StandInChatModel(BaseChatModel):
+    """Base for rule-based and scripted chat models: subclasses implement ``respond``."""
+
+    def respond(self, messages: list[BaseMessage], label: CallLabel) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        label = call_label(run_manager, kwargs)
+        response = self.respond(messages, label)
+        if isinstance(response, BaseException):
+            raise response
+        message = to_ai_message(response)
+        if message.usage_metadata is None:
+            # Rough, deterministic token counts so metrics have something honest to add up.
+            prompt_tokens = sum(len(str(m.content)) for m in messages) // 4
+            output_tokens = len(str(message.content)) // 4
+            message.usage_metadata = {
+                "input_tokens": prompt_tokens,
+                "output_tokens": output_tokens,
+                "total_tokens": prompt_tokens + output_tokens,
+            }
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        return self.bind(tools=formatted, **kwargs)
+
+    def with_structured_output(
+        self,
+        schema: dict[str, Any] | type,
+        *,
+        include_raw: bool = False,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, Any]:
+        bound = self.bind(reins_structured=True)
+        parse = RunnableLambda(_parse_json_output)
+        if not include_raw:
+            return bound | parse
+
+        def _with_raw(message: AIMessage) -> dict[str, Any]:
+            try:
+                return {"raw": message, "parsed": _parse_json_output(message), "parsing_error": None}
+            except (ValueError, TypeError) as error:
+                return {"raw": message, "parsed": None, "parsing_error": error}
+
+        return bound | RunnableLambda(_with_raw)
+
+
+__all__ = ["CallLabel", "StandInChatModel", "RunnableMap", "to_ai_message", "CONTRACT_KEY", "ROLE_KEY"]

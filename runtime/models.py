@@ -1,0 +1,126 @@
+"""Role → chat model mapping, the per-role call policy, and the OpenAI-compatible factory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+import httpx
+import openai
+from langchain_core.language_models import BaseChatModel
+
+from runtime.settings import ROLES, Settings
+
+
+@dataclass(frozen=True)
+class RolePolicy:
+    """How calls for one role behave: per-call timeout, retries on retryable errors, temperature."""
+
+    timeout_s: float
+    retries: int
+    temperature: float
+    backoff_initial_s: float = 1.0
+
+
+# The anchor's table (manager / planner / reviewer / encoder); the others follow the closest role.
+ROLE_POLICIES: Mapping[str, RolePolicy] = {
+    "supervisor": RolePolicy(120, 1, 0.0),
+    "manager": RolePolicy(120, 1, 0.0),
+    "planner": RolePolicy(180, 1, 0.2),
+    "reviewer": RolePolicy(120, 1, 0.1),
+    "encoder": RolePolicy(120, 1, 0.0),
+    "tasklist": RolePolicy(180, 1, 0.2),
+    "polish": RolePolicy(60, 1, 0.3),
+    "chat": RolePolicy(60, 1, 0.2),
+}
+
+# Only transient failures are retried: timeouts, 429 and 5xx. A 4xx or a validation error is final.
+RETRYABLE_ERRORS: tuple[type[BaseException], ...] = (
+    openai.APITimeoutError,
+    openai.RateLimitError,
+    openai.InternalServerError,
+    httpx.TimeoutException,
+)
+TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (TimeoutError, openai.APITimeoutError, httpx.TimeoutException)
+
+
+def is_retryable(error: BaseException) -> bool:
+    return isinstance(error, RETRYABLE_ERRORS)
+
+
+@dataclass(frozen=True)
+class ModelSet:
+    """Which chat model serves each role, and how calls for that role behave."""
+
+    models: Mapping[str, BaseChatModel]
+    policies: Mapping[str, RolePolicy] = field(default_factory=lambda: dict(ROLE_POLICIES))
+    labels: Mapping[str, str] = field(default_factory=dict)
+    # json_schema for providers with native structured output; function_calling for the rest.
+    structured_method: str = "json_schema"
+
+    def __post_init__(self) -> None:
+        missing = [role for role in ROLES if role not in self.models]
+        if missing:
+            raise ValueError(f"ModelSet is missing roles: {', '.join(missing)}")
+
+    @classmethod
+    def uniform(cls, model: BaseChatModel, **kwargs: object) -> ModelSet:
+        """Every role served by one model (typical for ScriptedModel in tests)."""
+        return cls(models={role: model for role in ROLES}, **kwargs)  # type: ignore[arg-type]
+
+    def get(self, role: str) -> BaseChatModel:
+        if role not in self.models:
+            raise KeyError(f"unknown model role {role!r}")
+        return self.models[role]
+
+    def policy(self, role: str) -> RolePolicy:
+        return self.policies.get(role, ROLE_POLICIES["chat"])
+
+    def label(self, role: str) -> str:
+        return self.labels.get(role) or type(self.models[role]).__name__
+
+    def with_models(self, overrides: Mapping[str, BaseChatModel]) -> ModelSet:
+        unknown = set(overrides) - set(ROLES)
+        if unknown:
+            raise ValueError(f"unknown model roles: {', '.join(sorted(unknown))}")
+        return replace(self, models={**self.models, **overrides})
+
+    def with_policies(self, **overrides: RolePolicy) -> ModelSet:
+        return replace(self, policies={**self.policies, **overrides})
+
+
+def create_chat_model(name: str, role: str, settings: Settings) -> BaseChatModel:
+    """An OpenAI-compatible chat model (OpenAI, DeepSeek, vLLM, Ollama /v1, llama.cpp server)."""
+    from langchain_openai import ChatOpenAI
+
+    policy = ROLE_POLICIES[role]
+    return ChatOpenAI(
+        model=name,
+        base_url=settings.base_url,
+        api_key=settings.api_key or "not-needed",  # local servers accept any key
+        timeout=policy.timeout_s,
+        max_retries=0,  # retries are ours: only retryable errors, see runtime.contracts
+        temperature=policy.temperature,
+    )
+
+
+def model_set_from_settings(settings: Settings) -> ModelSet:
+    """Configured roles use the OpenAI-compatible endpoint; the rest use the offline model."""
+    from runtime.offline import OfflineModel
+
+    offline = OfflineModel()
+    models: dict[str, BaseChatModel] = {}
+    labels: dict[str, str] = {}
+    for role in ROLES:
+        name = settings.model_for(role)
+        if name:
+            models[role] = create_chat_model(name, role, settings)
+            labels[role] = f"openai-compatible:{name}"
+        else:
+            models[role] = offline
+            labels[role] = "offline (rule-based stand-in)"
+    return ModelSet(models=models, labels=labels, structured_method=settings.structured_method)
+
+
+def default_model_set() -> ModelSet:
+    return model_set_from_settings(Settings.from_env())

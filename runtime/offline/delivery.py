@@ -1,0 +1,1 @@
+"""Offline responders for the delivery contracts."""

@@ -1,0 +1,117 @@
+"""The responder registry behind OfflineModel."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from runtime.fake_base import CallLabel, StandInChatModel
+
+Responder = Callable[["OfflineRequest"], Any]
+_RESPONDERS: dict[str, Responder] = {}
+
+
+def responder(contract: str) -> Callable[[Responder], Responder]:
+    """Register the rule-based answer for one contract name."""
+
+    def register(fn: Responder) -> Responder:
+        if contract in _RESPONDERS:
+            raise ValueError(f"an offline responder for {contract!r} is already registered")
+        _RESPONDERS[contract] = fn
+        return fn
+
+    return register
+
+
+def registered_contracts() -> list[str]:
+    return sorted(_RESPONDERS)
+
+
+@dataclass(frozen=True)
+class OfflineRequest:
+    """One call as a responder sees it: the contract, the messages and helpers to read the prompt."""
+
+    contract: str
+    role: str
+    structured: bool
+    tool_names: tuple[str, ...]
+    messages: tuple[BaseMessage, ...]
+
+    @property
+    def system(self) -> str:
+        return "\n".join(_text(m) for m in self.messages if isinstance(m, SystemMessage))
+
+    @property
+    def user(self) -> str:
+        """The last human message (the current request)."""
+        humans = [m for m in self.messages if isinstance(m, HumanMessage)]
+        return _text(humans[-1]) if humans else ""
+
+    @property
+    def text(self) -> str:
+        return "\n".join(_text(m) for m in self.messages)
+
+    def block(self, name: str, default: str = "") -> str:
+        """Content of the last ``<name>…</name>`` block in the prompt (prompts tag their inputs)."""
+        matches = re.findall(rf"<{re.escape(name)}>\n?(.*?)\n?</{re.escape(name)}>", self.text, re.S)
+        return matches[-1] if matches else default
+
+    def json_block(self, name: str, default: Any = None) -> Any:
+        raw = self.block(name)
+        if not raw.strip():
+            return default
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return default
+
+
+def _text(message: BaseMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+
+
+class OfflineModel(StandInChatModel):
+    """Deterministic rule-based chat model; see the package docstring."""
+
+    model_name: str = "reins-offline"
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout: float | None = None
+    stop: list[str] | None = None
+    max_retries: int | None = None
+
+    @property
+    def _llm_type(self) -> str:
+        return "reins-offline"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name}
+
+    def respond(self, messages: list[BaseMessage], label: CallLabel) -> Any:
+        request = OfflineRequest(label.contract, label.role, label.structured, label.tool_names, tuple(messages))
+        handler = _RESPONDERS.get(label.contract)
+        if label.role == "encoder" or handler is None:
+            return _generic_answer(request)
+        return handler(request)
+
+
+def _generic_answer(request: OfflineRequest) -> Any:
+    """Encoder calls pass the (JSON) draft through; unlabelled calls say what this model is."""
+    if request.structured:
+        # Two-step encoding: the draft already is JSON; pass it through for the schema check.
+        for candidate in (request.block("draft"), request.user):
+            try:
+                return json.loads(candidate)
+            except ValueError:
+                continue
+        return {}
+    return "I am Reins' offline rule-based stand-in; configure REINS_MODEL to use a language model."

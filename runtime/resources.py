@@ -1,0 +1,121 @@
+"""Sandboxed resource reads behind URI schemes.
+
+- ``docs://<path>``: the docs root (bundled ``resources/docs`` or ``REINS_DOCS_ROOT``)
+- ``demo://scenarios/<id>/requirement.md|context.md``, ``demo://governance/*.md``, ``demo://rubrics/*.md``
+- ``project://latest-context``: a pluggable provider (default: ``latest-context.md`` in the docs root)
+
+Every read stays under its root: no absolute paths, no ``..``, no symlink escapes, at most 128 KiB.
+Errors are ``ResourceError`` with a message that is safe to show (no filesystem paths).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from policies.redaction import redact, truncate
+from runtime.paths import BUNDLED_DOCS, RESOURCES
+
+MAX_FILE_BYTES = 128 * 1024
+PROMPT_CHARS = 12_000
+PLAN_PROMPT_CHARS = 30_000
+LATEST_CONTEXT_URI = "project://latest-context"
+DEMO_AREAS = ("scenarios", "governance", "rubrics")
+_URI = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.\-]*)://(?P<path>.*)$", re.I)
+_SCENARIO_FILES = ("requirement.md", "context.md")
+
+
+class ResourceError(Exception):
+    """A resource could not be read; ``str(error)`` is safe to show to a user."""
+
+    def __init__(self, message: str):
+        super().__init__(redact(message, 300))
+
+
+@dataclass(frozen=True)
+class Resource:
+    uri: str
+    text: str
+
+    def for_prompt(self, limit: int = PROMPT_CHARS) -> str:
+        return cut_for_prompt(self.text, limit)
+
+
+def cut_for_prompt(text: str, limit: int = PROMPT_CHARS) -> str:
+    """Text handed to a model is bounded; the cut is marked so nobody mistakes it for the whole."""
+    if len(text) <= limit:
+        return text
+    return truncate(text, limit - 40) + "\n[cut: the rest is not shown]"
+
+
+def parse_uri(uri: str) -> tuple[str, str]:
+    match = _URI.match(uri.strip()) if isinstance(uri, str) else None
+    if not match:
+        raise ResourceError("not a resource URI; expected scheme://path such as docs://versions/<plan>.md")
+    return match["scheme"].lower(), match["path"]
+
+
+def _safe_relative(path: str) -> PurePosixPath:
+    if not path or path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", path):
+        raise ResourceError("absolute paths are not allowed in resource URIs")
+    relative = PurePosixPath(path.replace("\\", "/"))
+    if any(part in ("..", "") for part in relative.parts) or not relative.parts:
+        raise ResourceError("path escapes are not allowed in resource URIs")
+    return relative
+
+
+def read_under(root: Path, relative: PurePosixPath, uri: str) -> str:
+    """Read ``root/relative`` if it really lies under ``root`` (symlinks resolved), is a file and is small."""
+    root = root.resolve()
+    candidate = root.joinpath(*relative.parts)
+    # Every component is checked so a symlinked directory inside the root cannot point outside it.
+    resolved = candidate.resolve()
+    if root != resolved and root not in resolved.parents:
+        raise ResourceError(f"{uri} resolves outside its root")
+    if not resolved.is_file():
+        raise ResourceError(f"{uri} was not found")
+    size = resolved.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ResourceError(f"{uri} is too large ({size} bytes; the limit is {MAX_FILE_BYTES})")
+    try:
+        return resolved.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ResourceError(f"{uri} is not UTF-8 text") from None
+
+
+class ResourceResolver:
+    """Resolves resource URIs to text under the sandbox rules above."""
+
+    def __init__(
+        self,
+        docs_root: Path | None = None,
+        bundle_root: Path = RESOURCES,
+        latest_context: Callable[[], str] | None = None,
+    ):
+        self.docs_root = Path(docs_root or BUNDLED_DOCS)
+        self.bundle_root = Path(bundle_root)
+        self._latest_context = latest_context
+
+    def read(self, uri: str) -> Resource:
+        scheme, path = parse_uri(uri)
+        if scheme == "docs":
+            return Resource(uri, read_under(self.docs_root, _safe_relative(path), uri))
+        if scheme == "demo":
+            relative = _safe_relative(path)
+            if relative.parts[0] not in DEMO_AREAS:
+                raise ResourceError(f"demo:// serves only {', '.join(DEMO_AREAS)}")
+            if relative.parts[0] == "scenarios" and (len(relative.parts) != 3 or relative.name not in _SCENARIO_FILES):
+                raise ResourceError("demo://scenarios/<id>/ serves only requirement.md and context.md")
+            return Resource(uri, read_under(self.bundle_root, relative, uri))
+        if scheme == "project":
+            if f"project://{path}" != LATEST_CONTEXT_URI:
+                raise ResourceError("project:// serves only project://latest-context")
+            if self._latest_context is not None:
+                text = self._latest_context()
+                if len(text.encode("utf-8")) > MAX_FILE_BYTES:
+                    raise ResourceError(f"{uri} is too large")
+                return Resource(uri, text)
+            return Resource(uri, read_under(self.docs_root, PurePosixPath("latest-context.md"), uri))
+        raise ResourceError(f"unsupported resource scheme {scheme}://; use docs://, demo:// or project://")

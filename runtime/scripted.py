@@ -1,0 +1,90 @@
+"""ScriptedModel: a chat model that answers from a script keyed by contract name.
+
+For tests and for anyone testing their own prompts::
+
+    model = ScriptedModel({
+        "tasklist.planning_decision": [{"decision": {...}, "strategy": {...}}],
+        "delivery.manager": [AIMessage(content="", tool_calls=[...])],
+        "delivery.risk_review": [TimeoutError("slow")],
+        "assistant.answer": lambda messages: {"summary": "...", "evidence": [], "verdict": "ok"},
+    })
+
+A list is consumed in order; a callable receives the messages and returns a response. A response is
+a dict (structured output), a str (free text), an ``AIMessage`` (e.g. tool calls) or an exception
+instance to raise. Every call is recorded in ``.calls``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from pydantic import ConfigDict, PrivateAttr
+
+from runtime.fake_base import CallLabel, StandInChatModel
+
+
+class UnscriptedCallError(LookupError):
+    """The model was asked for a contract that its script does not cover (or has run out of)."""
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    contract: str
+    role: str
+    structured: bool
+    tool_names: tuple[str, ...]
+    messages: tuple[BaseMessage, ...]
+
+
+class ScriptedModel(StandInChatModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    _script: dict[str, Any] = PrivateAttr()
+    _positions: dict[str, int] = PrivateAttr(default_factory=dict)
+    _calls: list[ScriptedCall] = PrivateAttr(default_factory=list)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def __init__(self, responses: dict[str, list[Any] | Callable[[list[BaseMessage]], Any]], **kwargs: Any):
+        super().__init__(**kwargs)
+        self._script = dict(responses)
+
+    @property
+    def _llm_type(self) -> str:
+        return "reins-scripted"
+
+    @property
+    def calls(self) -> list[ScriptedCall]:
+        return list(self._calls)
+
+    def contracts_called(self) -> list[str]:
+        return [call.contract for call in self._calls]
+
+    def count(self, contract: str) -> int:
+        return sum(1 for call in self._calls if call.contract == contract)
+
+    def respond(self, messages: list[BaseMessage], label: CallLabel) -> Any:
+        with self._lock:
+            self._calls.append(
+                ScriptedCall(label.contract, label.role, label.structured, label.tool_names, tuple(messages))
+            )
+            if label.contract not in self._script:
+                raise UnscriptedCallError(
+                    f"ScriptedModel has no response for contract {label.contract!r}; "
+                    f"scripted: {', '.join(sorted(self._script)) or 'none'}"
+                )
+            entry = self._script[label.contract]
+            if callable(entry):
+                return entry(messages)
+            position = self._positions.get(label.contract, 0)
+            if position >= len(entry):
+                raise UnscriptedCallError(
+                    f"ScriptedModel ran out of responses for contract {label.contract!r} "
+                    f"after {len(entry)} call(s)"
+                )
+            self._positions[label.contract] = position + 1
+        response = entry[position]
+        return response(messages) if callable(response) else response

@@ -1,0 +1,75 @@
+"""Settings read from the environment, validated once, with one clear line per mistake."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runtime.paths import BUNDLED_DOCS
+
+CONTRACT_MODES = ("direct", "two_step")
+CHECKPOINTERS = ("memory", "sqlite", "postgres")
+STRUCTURED_METHODS = ("json_schema", "function_calling")
+ROLES = ("supervisor", "manager", "planner", "reviewer", "encoder", "tasklist", "polish", "chat")
+
+
+class SettingsError(ValueError):
+    """A configuration value is invalid; the message is one line naming the variable."""
+
+
+def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:
+    value = env.get(name, "").strip() or default
+    if value not in allowed:
+        raise SettingsError(f"{name}={value!r} is not valid; allowed values: {', '.join(allowed)}")
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str | None = None
+    role_models: Mapping[str, str] = field(default_factory=dict)
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    contract_mode: str = "direct"
+    structured_method: str = "json_schema"
+    docs_root: Path = BUNDLED_DOCS
+    checkpoint: str = "sqlite"
+    checkpoint_url: str | None = field(default=None, repr=False)
+    http_allowlist: tuple[str, ...] = ()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        role_models: dict[str, str] = {}
+        for key, value in env.items():
+            if key.startswith("REINS_MODEL_") and value.strip():
+                role = key.removeprefix("REINS_MODEL_").lower()
+                if role not in ROLES:
+                    raise SettingsError(f"{key} names an unknown role; allowed roles: {', '.join(ROLES)}")
+                role_models[role] = value.strip()
+        checkpoint = _choice(env, "REINS_CHECKPOINT", CHECKPOINTERS, "sqlite")
+        checkpoint_url = env.get("REINS_CHECKPOINT_URL", "").strip() or None
+        if checkpoint == "postgres" and not (checkpoint_url or "").startswith(("postgresql://", "postgres://")):
+            raise SettingsError("REINS_CHECKPOINT_URL must be a postgresql:// URL when REINS_CHECKPOINT=postgres")
+        docs_root = Path(env.get("REINS_DOCS_ROOT", "").strip() or BUNDLED_DOCS)
+        if not docs_root.is_dir():
+            raise SettingsError("REINS_DOCS_ROOT does not name an existing directory")
+        allowlist = tuple(h.strip().lower() for h in env.get("REINS_HTTP_ALLOWLIST", "").split(",") if h.strip())
+        return cls(
+            model=env.get("REINS_MODEL", "").strip() or None,
+            role_models=role_models,
+            base_url=env.get("OPENAI_BASE_URL", "").strip() or None,
+            api_key=env.get("OPENAI_API_KEY", "").strip() or None,
+            contract_mode=_choice(env, "REINS_CONTRACT_MODE", CONTRACT_MODES, "direct"),
+            structured_method=_choice(env, "REINS_STRUCTURED_METHOD", STRUCTURED_METHODS, "json_schema"),
+            docs_root=docs_root.resolve(),
+            checkpoint=checkpoint,
+            checkpoint_url=checkpoint_url,
+            http_allowlist=allowlist,
+        )
+
+    def model_for(self, role: str) -> str | None:
+        """The configured model name for a role, or None when the offline model serves it."""
+        return self.role_models.get(role) or self.model
