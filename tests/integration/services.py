@@ -1,0 +1,119 @@
+"""Throwaway local services for integration tests: a PostgreSQL cluster and the LangGraph dev server.
+
+Both listen on loopback only, on a free port, and are stopped by the fixture that started them.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def postgres_bin_dir() -> Path | None:
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)
+    if candidates:
+        return Path(candidates[0]).parent
+    found = shutil.which("initdb")
+    return Path(found).parent if found else None
+
+
+def postgres_available() -> bool:
+    return bool(os.environ.get("REINS_TEST_POSTGRES_URL")) or postgres_bin_dir() is not None
+
+
+def _as_postgres_user(args: list[str]) -> list[str]:
+    # initdb refuses to run as root; CI runs as root, developers usually do not.
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--", *args]
+    return args
+
+
+@contextmanager
+def running_postgres(workdir: Path) -> Iterator[str]:
+    """Yield a postgresql:// URL of a fresh cluster (or the one named by REINS_TEST_POSTGRES_URL)."""
+    if url := os.environ.get("REINS_TEST_POSTGRES_URL"):
+        yield url
+        return
+    bin_dir = postgres_bin_dir()
+    if bin_dir is None:
+        raise RuntimeError("PostgreSQL server binaries not found (Debian package 'postgresql')")
+    data = workdir / "pgdata"
+    data.mkdir(parents=True)
+    if os.geteuid() == 0:
+        shutil.chown(workdir, "postgres")
+        shutil.chown(data, "postgres")
+    port = free_port()
+    subprocess.run(
+        _as_postgres_user([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"]),
+        check=True,
+        capture_output=True,
+    )
+    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+    subprocess.run(
+        _as_postgres_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "log"), "-w", "start"]),
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            _as_postgres_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+            capture_output=True,
+        )
+
+
+@contextmanager
+def running_langgraph_dev(project_root: Path, env: dict[str, str] | None = None, timeout_s: float = 90) -> Iterator[str]:
+    """Start ``langgraph dev`` headless on a free loopback port; yield its URL; stop it."""
+    import httpx
+
+    port = free_port()
+    exe = Path(project_root) / ".venv" / "bin" / "langgraph"
+    log_path = Path(project_root) / ".reins" / f"langgraph-dev-{port}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [str(exe), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=project_root,
+            env={**os.environ, **(env or {})},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"langgraph dev exited early:\n{log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"langgraph dev did not start in {timeout_s}s:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        os.killpg(proc.pid, 15)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
