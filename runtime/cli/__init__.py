@@ -15,6 +15,7 @@ from runtime.settings import SettingsError
 # Sub-command modules, in the order ``reins --help`` lists them.
 COMMAND_MODULES = (
     "runtime.cli.doctor",
+    "runtime.cli.graph",
 )
 
 

@@ -1,0 +1,21 @@
+"""``reins graph <name>``: the Mermaid diagram of a compiled graph."""
+
+from __future__ import annotations
+
+import argparse
+
+from runtime.cli.errors import UserError
+from runtime.diagrams import graph_entry_points, mermaid
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("graph", help="print the Mermaid diagram of a graph")
+    parser.add_argument("name", help=f"one of: {', '.join(graph_entry_points())}")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.name not in graph_entry_points():
+        raise UserError(f"unknown graph {args.name!r}; choose one of: {', '.join(graph_entry_points())}")
+    print(mermaid(args.name))
+    return 0

@@ -1,0 +1,71 @@
+"""Mermaid diagrams of the compiled graphs, drawn offline, and the README blocks that show them.
+
+The graphs are found through ``langgraph.json`` (the same entry points Studio and Server load), so
+the diagrams are of exactly what runs. ``python -m runtime.diagrams`` rewrites the README blocks; a
+test fails when they are stale.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import sys
+from pathlib import Path
+
+from runtime.paths import PROJECT_ROOT
+
+README = PROJECT_ROOT / "README.md"
+LANGGRAPH_JSON = PROJECT_ROOT / "langgraph.json"
+
+
+def graph_entry_points() -> dict[str, str]:
+    """Graph name → ``module:attribute`` as declared in langgraph.json."""
+    graphs = json.loads(LANGGRAPH_JSON.read_text())["graphs"]
+    entries = {}
+    for name, target in graphs.items():
+        path, attribute = target.rsplit(":", 1)
+        module = path.removeprefix("./").removesuffix(".py").replace("/", ".")
+        entries[name] = f"{module}:{attribute}"
+    return entries
+
+
+def load_graph(name: str):
+    entries = graph_entry_points()
+    if name not in entries:
+        raise KeyError(f"unknown graph {name!r}; known: {', '.join(entries)}")
+    module, attribute = entries[name].split(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def mermaid(name: str) -> str:
+    return load_graph(name).get_graph().draw_mermaid().strip()
+
+
+def _block(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(<!-- diagram:{re.escape(name)} -->\n```mermaid\n)(.*?)(\n```)", re.S)
+
+
+def readme_with_diagrams(text: str) -> str:
+    for name in graph_entry_points():
+        pattern = _block(name)
+        if not pattern.search(text):
+            raise ValueError(f"README.md has no block for {name} (<!-- diagram:{name} --> + a mermaid fence)")
+        diagram = mermaid(name)
+        text = pattern.sub(lambda m, d=diagram: m.group(1) + d + m.group(3), text)
+    return text
+
+
+def main() -> int:
+    current = README.read_text()
+    updated = readme_with_diagrams(current)
+    if updated != current:
+        README.write_text(updated)
+        print("README.md diagrams updated")
+    else:
+        print("README.md diagrams are current")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
