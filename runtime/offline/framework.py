@@ -8,7 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import ConfigDict, Field
 
 from runtime.fake_base import CallLabel, StandInChatModel
 
@@ -81,7 +83,10 @@ def _text(message: BaseMessage) -> str:
 class OfflineModel(StandInChatModel):
     """Deterministic rule-based chat model; see the package docstring."""
 
-    model_name: str = "reins-offline"
+    model_config = ConfigDict(populate_by_name=True)
+
+    # ``model=`` is accepted like ChatOpenAI's; the name only labels traces, it selects nothing.
+    model_name: str = Field(default="reins-offline", alias="model")
     temperature: float | None = None
     max_tokens: int | None = None
     timeout: float | None = None
@@ -95,6 +100,12 @@ class OfflineModel(StandInChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_name": self.model_name}
+
+    def _get_ls_params(self, stop: list[str] | None = None, **kwargs: Any) -> LangSmithParams:
+        params = super()._get_ls_params(stop=stop, **kwargs)
+        params["ls_provider"] = "reins"
+        params["ls_model_name"] = kwargs.get("model", self.model_name)
+        return params
 
     def respond(self, messages: list[BaseMessage], label: CallLabel) -> Any:
         request = OfflineRequest(label.contract, label.role, label.structured, label.tool_names, tuple(messages))
