@@ -17,6 +17,7 @@ labelling, retry and metrics wrapper.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -163,15 +164,28 @@ def _with_retry(runnable: Runnable, models: ModelSet, role: str) -> Runnable:
     return runnable.with_retry(
         retry_if_exception_type=RETRYABLE_ERRORS,
         wait_exponential_jitter=True,
-        exponential_jitter_params={"initial": policy.backoff_initial_s},
+        # Waits are initial * 2**n plus jitter that scales with the initial wait (tenacity's default
+        # jitter is a fixed 1 s on top of any backoff, which would dwarf a short backoff).
+        exponential_jitter_params={"initial": policy.backoff_initial_s, "jitter": policy.backoff_initial_s},
         stop_after_attempt=policy.retries + 1,
     )
+
+
+# A path segment is echoed only when it looks like a field name or an index: an unknown key the model
+# invented may carry prose (or an injection), and the repair must never feed the rejected output back.
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
+
+
+def _path_part(part: object) -> str:
+    if isinstance(part, int):
+        return str(part)
+    return str(part) if _PLAIN_KEY.match(str(part)) else "<key>"
 
 
 def _issues_from(error: ValidationError) -> list[ContractIssue]:
     issues = []
     for item in error.errors():
-        path = ".".join(str(part) for part in item.get("loc", ())) or "$"
+        path = ".".join(_path_part(part) for part in item.get("loc", ())) or "$"
         issues.append(ContractIssue(path=path, code=str(item.get("type", "invalid"))))
     return issues[:MAX_REPAIR_ISSUES]
 
