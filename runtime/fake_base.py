@@ -77,6 +77,8 @@ class StandInChatModel(BaseChatModel):
         if isinstance(response, BaseException):
             raise response
         message = to_ai_message(response)
+        if message is response:  # never mutate a scripted message: a script may reuse it
+            message = message.model_copy(deep=True)
         if message.usage_metadata is None:
             # Rough, deterministic token counts so metrics have something honest to add up.
             prompt_tokens = sum(len(str(m.content)) for m in messages) // 4

@@ -50,6 +50,12 @@ class ScriptedModel(StandInChatModel):
 
     def __init__(self, responses: dict[str, list[Any] | Callable[[list[BaseMessage]], Any]], **kwargs: Any):
         super().__init__(**kwargs)
+        for contract, entry in responses.items():
+            if not (callable(entry) or isinstance(entry, (list, tuple))):
+                raise TypeError(
+                    f"ScriptedModel script for {contract!r} must be a list of responses or a callable, "
+                    f"not {type(entry).__name__}"
+                )
         self._script = dict(responses)
 
     @property
@@ -78,13 +84,15 @@ class ScriptedModel(StandInChatModel):
                 )
             entry = self._script[label.contract]
             if callable(entry):
-                return entry(messages)
-            position = self._positions.get(label.contract, 0)
-            if position >= len(entry):
-                raise UnscriptedCallError(
-                    f"ScriptedModel ran out of responses for contract {label.contract!r} "
-                    f"after {len(entry)} call(s)"
-                )
-            self._positions[label.contract] = position + 1
-        response = entry[position]
+                response = entry
+            else:
+                position = self._positions.get(label.contract, 0)
+                if position >= len(entry):
+                    raise UnscriptedCallError(
+                        f"ScriptedModel ran out of responses for contract {label.contract!r} "
+                        f"after {len(entry)} call(s)"
+                    )
+                self._positions[label.contract] = position + 1
+                response = entry[position]
+        # Callables run outside the lock so concurrent calls (parallel reviewers) can meet at a barrier.
         return response(messages) if callable(response) else response

@@ -25,9 +25,6 @@ from runtime.contracts import (
 )
 from runtime.scripted import ScriptedModel
 
-# tenacity deprecates the "initial" name that langchain-core's retry parameters still use.
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
-
 CONTRACT = "delivery.general_review"  # any real contract name works; its role is "reviewer"
 PLANTED = "ZEBRA-PLANTED-7731"  # a string only the rejected output contains
 
