@@ -17,6 +17,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda, RunnableMap
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel
 
 CONTRACT_KEY = "reins_contract"
 ROLE_KEY = "reins_role"
@@ -110,13 +111,20 @@ class StandInChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, Any]:
         bound = self.bind(reins_structured=True)
-        parse = RunnableLambda(_parse_json_output)
+
+        def _parse(message: AIMessage) -> Any:
+            # Like the provider integrations: a pydantic class gives an instance, a JSON schema a dict.
+            data = _parse_json_output(message)
+            if isinstance(schema, type) and issubclass(schema, BaseModel):
+                return schema.model_validate(data)
+            return data
+
         if not include_raw:
-            return bound | parse
+            return bound | RunnableLambda(_parse)
 
         def _with_raw(message: AIMessage) -> dict[str, Any]:
             try:
-                return {"raw": message, "parsed": _parse_json_output(message), "parsing_error": None}
+                return {"raw": message, "parsed": _parse(message), "parsing_error": None}
             except (ValueError, TypeError) as error:
                 return {"raw": message, "parsed": None, "parsing_error": error}
 
