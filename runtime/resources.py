@@ -10,6 +10,7 @@ Errors are ``ResourceError`` with a message that is safe to show (no filesystem 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -58,7 +59,9 @@ def parse_uri(uri: str) -> tuple[str, str]:
 
 
 def _safe_relative(path: str) -> PurePosixPath:
-    if not path or path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", path):
+    if not path.strip():
+        raise ResourceError("a resource URI needs a path, such as docs://versions/<plan>.md")
+    if path.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", path):
         raise ResourceError("absolute paths are not allowed in resource URIs")
     relative = PurePosixPath(path.replace("\\", "/"))
     if any(part in ("..", "") for part in relative.parts) or not relative.parts:
@@ -94,9 +97,21 @@ class ResourceResolver:
         bundle_root: Path = RESOURCES,
         latest_context: Callable[[], str] | None = None,
     ):
-        self.docs_root = Path(docs_root or BUNDLED_DOCS)
+        self._docs_root = Path(docs_root) if docs_root is not None else None
         self.bundle_root = Path(bundle_root)
         self._latest_context = latest_context
+
+    @property
+    def docs_root(self) -> Path:
+        """The given root, else ``REINS_DOCS_ROOT`` (read at each use), else the bundled docs."""
+        if self._docs_root is not None:
+            return self._docs_root
+        configured = os.environ.get("REINS_DOCS_ROOT", "").strip()
+        if not configured:
+            return BUNDLED_DOCS
+        if not Path(configured).is_dir():
+            raise ResourceError("REINS_DOCS_ROOT does not name an existing directory")
+        return Path(configured)
 
     def read(self, uri: str) -> Resource:
         scheme, path = parse_uri(uri)
