@@ -1,0 +1,113 @@
+"""Guards of the assistant's tool loop: a step budget, a repeat limit and stall detection.
+
+The model proposes the next tool call; these rules decide whether it runs. Each returns a plain
+decision so the graph can route on it and the trace can say why the loop stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MAX_STEPS = 10
+MAX_IDENTICAL_CALLS = 2
+STALL_SIMILARITY = 0.9
+# A stall needs this many consecutive observations, each ≥ STALL_SIMILARITY to the one before.
+# Two is not enough: the repeat rule deliberately allows one identical retry, whose observation is
+# naturally identical; the repeat rule stops the third identical call, stall detection catches
+# *different* calls that keep producing the same result.
+STALL_WINDOW = 3
+
+STEP_LIMIT = "step_limit"
+REPEATED_CALL = "repeated_call"
+STALLED = "stalled"
+
+STOP_MESSAGES: Mapping[str, str] = {
+    STEP_LIMIT: f"I stopped after {MAX_STEPS} tool steps (the step limit) before the task was finished.",
+    REPEATED_CALL: (
+        "I stopped because the same tool was requested a third time with the same arguments; "
+        "repeating it would not change the result."
+    ),
+    STALLED: "I stopped because the last tool results were nearly identical: the task was not making progress.",
+}
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*|[\u3400-\u9fff]", re.I)
+
+
+@dataclass(frozen=True)
+class GuardDecision:
+    allowed: bool
+    reason: str | None = None
+
+    @property
+    def message(self) -> str:
+        return STOP_MESSAGES.get(self.reason or "", "")
+
+
+ALLOW = GuardDecision(True)
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def call_signature(tool: str, args: Mapping[str, Any] | None) -> str:
+    """Same tool + same arguments (key order and whitespace ignored) → same signature."""
+    return json.dumps([tool, _canonical(dict(args or {}))], sort_keys=True, ensure_ascii=False, default=str)
+
+
+def check_step_budget(steps_taken: int, max_steps: int = MAX_STEPS) -> GuardDecision:
+    """Another step is allowed while fewer than ``max_steps`` have been taken."""
+    return ALLOW if steps_taken < max_steps else GuardDecision(False, STEP_LIMIT)
+
+
+def check_repeat(previous: Sequence[str], signature: str, max_identical: int = MAX_IDENTICAL_CALLS) -> GuardDecision:
+    """The same call may run at most ``max_identical`` times; the next identical attempt is refused."""
+    return ALLOW if list(previous).count(signature) < max_identical else GuardDecision(False, REPEATED_CALL)
+
+
+def tokens(text: str) -> frozenset[str]:
+    """Lower-case word tokens; CJK characters count one by one (they are not space-separated)."""
+    return frozenset(t.lower() for t in _TOKEN.findall(text or ""))
+
+
+def jaccard(left: str, right: str) -> float:
+    a, b = tokens(left), tokens(right)
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def detect_stall(
+    observations: Sequence[str], threshold: float = STALL_SIMILARITY, window: int = STALL_WINDOW
+) -> GuardDecision:
+    """Stalled when the last ``window`` observations are each ≥ ``threshold`` similar to the previous one."""
+    if window < 2 or len(observations) < window:
+        return ALLOW
+    recent = list(observations)[-window:]
+    if all(jaccard(recent[i - 1], recent[i]) >= threshold for i in range(1, len(recent))):
+        return GuardDecision(False, STALLED)
+    return ALLOW
+
+
+def check_proposed_call(
+    steps_taken: int,
+    previous_signatures: Sequence[str],
+    tool: str,
+    args: Mapping[str, Any] | None,
+    max_steps: int = MAX_STEPS,
+) -> GuardDecision:
+    """Budget first (no step beyond the limit), then the repeat limit."""
+    budget = check_step_budget(steps_taken, max_steps)
+    if not budget.allowed:
+        return budget
+    return check_repeat(previous_signatures, call_signature(tool, args))

@@ -1,0 +1,90 @@
+"""The assistant's memory rules: the short-term window and keyword retrieval of long-term notes.
+
+Short-term: the last 8 turns (a turn starts at a user message and includes the replies to it);
+any message longer than 2,000 characters is cut. Long-term: notes are ranked by keyword overlap
+with the request (no embeddings, deterministic); ties go to the newer note.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from policies.redaction import truncate
+
+MAX_TURNS = 8
+MAX_MESSAGE_CHARS = 2000
+MAX_RECOLLECTIONS = 3
+MAX_KEYWORDS = 8
+
+_WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}|\d{2,}", re.I)
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]{2,}")
+STOPWORDS = frozenset(
+    """the and for with that this what when where which who whom whose why how are was were been
+    being have has had does did doing can could should would will shall may might must into onto
+    from than then there their them they you your yours our ours his her its not but any all
+    some such very just also about over under again more most other only own same too out off
+    please tell give show help want need like make made get got let lets use used using one two
+    is it of to in on at by or an be do as so if no me my we us he she i a""".split()
+)
+
+
+def cut_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """A message longer than ``limit`` characters is cut (the cut is marked)."""
+    return truncate(text or "", limit)
+
+
+def window_start(roles: Sequence[str], max_turns: int = MAX_TURNS) -> int:
+    """Index of the first message to keep so that at most ``max_turns`` turns remain.
+
+    ``roles`` are ``user`` / ``assistant`` (anything else counts with the turn it follows).
+    """
+    user_positions = [i for i, role in enumerate(roles) if role == "user"]
+    if len(user_positions) <= max_turns:
+        return 0
+    return user_positions[-max_turns]
+
+
+def trim_window(
+    messages: Sequence[tuple[str, str]], max_turns: int = MAX_TURNS, max_chars: int = MAX_MESSAGE_CHARS
+) -> list[tuple[str, str]]:
+    """The last ``max_turns`` turns of ``(role, text)`` pairs, each text cut to ``max_chars``."""
+    start = window_start([role for role, _ in messages], max_turns)
+    return [(role, cut_message(text, max_chars)) for role, text in messages[start:]]
+
+
+def keywords(text: str, limit: int | None = None) -> list[str]:
+    """Distinct lower-case keywords in order of appearance (stopwords dropped; CJK as bigrams)."""
+    found: list[str] = []
+    for word in _WORD.findall(text or ""):
+        lowered = word.lower()
+        if lowered not in STOPWORDS and lowered not in found:
+            found.append(lowered)
+    for run in _CJK_RUN.findall(text or ""):
+        for i in range(len(run) - 1):
+            bigram = run[i : i + 2]
+            if bigram not in found:
+                found.append(bigram)
+    return found[:limit] if limit else found
+
+
+def rank_recollections(
+    query: str, notes: Sequence[Mapping[str, Any]], limit: int = MAX_RECOLLECTIONS
+) -> list[Mapping[str, Any]]:
+    """Notes sharing at least one keyword with ``query``, most overlap first, newer first on ties.
+
+    A note is ``{"text": ..., "keywords": [...]}``; its own text counts as keywords too. ``notes``
+    are given oldest first.
+    """
+    wanted = set(keywords(query))
+    if not wanted:
+        return []
+    scored = []
+    for position, note in enumerate(notes):
+        have = set(keywords(str(note.get("text", "")))) | {str(k).lower() for k in note.get("keywords", ())}
+        overlap = len(wanted & have)
+        if overlap:
+            scored.append((overlap, position, note))
+    scored.sort(key=lambda item: (-item[0], -item[1]))
+    return [note for _, _, note in scored[:limit]]

@@ -1,0 +1,139 @@
+"""Contracts of the assistant: ``assistant.intent``, ``assistant.step``, ``assistant.answer``,
+``assistant.reflection``, plus the long-term memory note read back from the store.
+
+Every object rejects unknown fields; strings are trimmed and bounded; lists are bounded.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+MAX_PLAN_STEPS = 10
+MAX_TOOL_ARGS_CHARS = 4000
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, frozen=True)
+
+
+def Text(max_length: int, min_length: int = 1) -> Any:  # noqa: N802 - reads like a type
+    return Annotated[str, StringConstraints(strip_whitespace=True, min_length=min_length, max_length=max_length)]
+
+
+ToolName = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*$")
+]
+Intent = Literal["QA", "SIMPLE_TOOL", "COMPLEX"]
+Verdict = Literal["success", "partial", "failure"]
+
+
+# ------------------------------------------------------------------------------ assistant.intent
+
+
+class PlanStep(Strict):
+    id: int = Field(ge=1, le=MAX_PLAN_STEPS)
+    tool: ToolName
+    purpose: Text(300)
+
+
+class AssistantPlan(Strict):
+    goal: Text(300)
+    steps: list[PlanStep] = Field(min_length=1, max_length=MAX_PLAN_STEPS)
+
+    @model_validator(mode="after")
+    def _ordered_unique_ids(self) -> AssistantPlan:
+        ids = [step.id for step in self.steps]
+        if len(set(ids)) != len(ids):
+            raise ValueError("plan step ids must be unique")
+        if ids != sorted(ids):
+            raise ValueError("plan steps must be listed in id order")
+        return self
+
+
+class AssistantIntent(Strict):
+    """QA answers without tools, SIMPLE_TOOL makes one call, COMPLEX carries a plan."""
+
+    intent: Intent
+    reason: Text(300)
+    plan: AssistantPlan | None = None
+
+    @model_validator(mode="after")
+    def _plan_only_for_complex(self) -> AssistantIntent:
+        if self.intent == "COMPLEX" and self.plan is None:
+            raise ValueError("a COMPLEX intent needs a plan")
+        if self.intent != "COMPLEX" and self.plan is not None:
+            raise ValueError("only a COMPLEX intent may carry a plan")
+        return self
+
+
+# ------------------------------------------------------------------------------ assistant.step
+
+
+class ToolCall(Strict):
+    tool: ToolName
+    args: dict[str, Any] = Field(default_factory=dict, max_length=12)
+    call_id: Text(120) | None = None
+
+    @field_validator("args")
+    @classmethod
+    def _bounded_json(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            encoded = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            raise ValueError("tool arguments must be JSON data") from None
+        if len(encoded) > MAX_TOOL_ARGS_CHARS:
+            raise ValueError(f"tool arguments are longer than {MAX_TOOL_ARGS_CHARS} characters")
+        return value
+
+
+class AssistantStep(Strict):
+    """One tool-calling turn as the runtime reads it: the proposed calls (none = finished)."""
+
+    calls: list[ToolCall] = Field(default_factory=list, max_length=8)
+    note: Text(1000, min_length=0) = ""
+
+    @property
+    def finished(self) -> bool:
+        return not self.calls
+
+
+# ------------------------------------------------------------------------------ assistant.answer
+
+
+class AssistantAnswer(Strict):
+    summary: Text(2000)
+    evidence: list[Text(500)] = Field(default_factory=list, max_length=10)
+    verdict: Verdict
+
+
+# ------------------------------------------------------------------------------ assistant.reflection
+
+
+class AssistantReflection(Strict):
+    went_well: Text(300)
+    went_wrong: Text(300)
+    next_time: Text(300)
+    keywords: list[Text(40)] = Field(min_length=1, max_length=8)
+
+    @field_validator("keywords")
+    @classmethod
+    def _unique_lower(cls, value: list[str]) -> list[str]:
+        lowered = [k.lower() for k in value]
+        if len(set(lowered)) != len(lowered):
+            raise ValueError("keywords must be unique")
+        return lowered
+
+
+# ------------------------------------------------------------------------------ memory
+
+
+class MemoryNote(Strict):
+    """A long-term note as stored (and validated again when read back)."""
+
+    text: Text(600)
+    keywords: list[Text(40)] = Field(default_factory=list, max_length=16)
+    kind: Literal["reflection"] = "reflection"
+    created_at: Text(40)
