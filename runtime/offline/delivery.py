@@ -1,1 +1,607 @@
-"""Offline responders for the delivery contracts."""
+"""Offline responders for the delivery contracts — deterministic rules over the prompt's tagged inputs.
+
+Not a language model. Each answer is computed from the text in front of it:
+
+- the requirement is parsed into statements (list items; concrete sentences when there are none);
+  a requirement without a concrete statement needs clarification;
+- the planner turns the statements into phases and acceptance criteria; the task breakdown follows
+  the plan's phases;
+- the general review checks that every requirement statement — including "must/should" sentences
+  in the prose, which the planner does not read — is covered by an acceptance criterion and that
+  every criterion is delivered by a task;
+- the risk review applies the risk rubric's signal phrases, the boundary review the governance
+  document's signal phrases (with built-in fallbacks when a document is missing);
+- revisions add criteria, phases and tasks for the findings they were given;
+- the manager calls the next sub-agent(s) for the artifacts that exist.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from runtime.offline.framework import OfflineRequest, responder
+
+MAX_STATEMENTS = 20
+COVERAGE_RATIO = 0.6
+
+STOPWORDS = frozenset(
+    """a an the and or but if then else when while of to in on at by for with from into onto as is are was were be
+    been being it its this that these those there their they them he she we you your our i me my his her us so
+    such than too very can could will would shall should must may might do does did done doing have has had
+    having not no nor only own same also just each every all any both few more most other some about above after
+    again against before below between during over under up down out off once here why how what which who whom
+    make makes made get gets got let lets need needs needed use uses used using able via per one two new""".split()
+)
+VAGUE = frozenset(
+    """better faster nicer improve improved improves improvement improvements things thing stuff somehow good
+    great nice easier easy feel feels feeling modern cool overall general various etc app application
+    experience friendly lot lots really much quickly nicely well stuff everything something anything""".split()
+)
+MODAL = re.compile(r"\b(must|should|shall|needs? to|has to|have to|is required to|are required to)\b", re.I)
+_ITEM = re.compile(r"^(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>.+)$")
+_HEADING = re.compile(r"^(?P<level>#{1,6})\s+(?P<text>.+?)\s*#*$")
+
+# Built-in signal lists, used when the governance or rubric document is not in the prompt.
+FALLBACK_RISK = {
+    "blocker": [("An unresolved security-critical dependency", ["unresolved security", "not yet approved by security"])],
+    "high": [("Credentials or authentication", ["password", "credential", "authentication"])],
+    "medium": [("Data migration", ["migration", "migrate"])],
+}
+FALLBACK_BOUNDARY = {
+    "blocked": [("Persisting raw delivery artifacts", ["raw delivery artifacts", "persist raw", "artifact store"])],
+    "needs_review": [("Human review or checkpoint changes", ["human-in-the-loop", "checkpoint"])],
+    "remit": [("Bypassing reviews or policy", ["bypass the review", "skip the review", "disable the policy"])],
+}
+
+
+# ------------------------------------------------------------------------------------ text rules
+
+
+def words(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS and len(w) > 1]
+
+
+def is_concrete(sentence: str) -> bool:
+    """At least three content words that are not vague ("better", "nicer", "somehow", …)."""
+    return len([w for w in words(sentence) if w not in VAGUE]) >= 3
+
+
+def covers(statement: str, candidate: str) -> bool:
+    wanted = set(words(statement))
+    if not wanted:
+        return True
+    return len(wanted & set(words(candidate))) / len(wanted) >= COVERAGE_RATIO
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+
+
+@dataclass
+class Requirement:
+    title: str = ""
+    items: list[str] = field(default_factory=list)
+    prose: list[str] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    exclusions: list[str] = field(default_factory=list)
+
+    def planner_statements(self) -> list[str]:
+        """What the planner reads: the list items; the concrete sentences when there is no list."""
+        chosen = self.items or [s for s in self.prose if is_concrete(s)]
+        return _unique(chosen)[:MAX_STATEMENTS]
+
+    def reviewer_statements(self) -> list[str]:
+        """What the general reviewer checks: the planner's statements plus every concrete
+        must/should sentence in the prose."""
+        modal = [s for s in self.prose if MODAL.search(s) and is_concrete(s)]
+        return _unique([*self.planner_statements(), *modal])[: MAX_STATEMENTS * 2]
+
+    def label(self) -> str:
+        if self.title:
+            return self.title[:120]
+        first = (self.planner_statements() or self.prose or ["the requirement"])[0]
+        return first[:80]
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(i.strip() for i in items if i.strip()))
+
+
+def parse_requirement(text: str) -> Requirement:
+    req = Requirement()
+    section = ""
+    paragraphs: list[list[str]] = [[]]
+    in_code = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        if in_code or not line:
+            if paragraphs[-1]:
+                paragraphs.append([])
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            if len(heading["level"]) == 1 and not req.title:
+                req.title = heading["text"].strip()
+            section = heading["text"].lower()
+            continue
+        item = _ITEM.match(line)
+        if "assumption" in section:
+            req.assumptions.append(item["text"] if item else line)
+        elif any(k in section for k in ("out of scope", "non-goal", "non goal", "not in scope")):
+            req.exclusions.append(item["text"] if item else line)
+        elif item:
+            req.items.append(item["text"].strip())
+        else:
+            paragraphs[-1].append(line)
+    req.prose = [s for paragraph in paragraphs for s in _sentences(" ".join(paragraph))]
+    return req
+
+
+def parse_signals(document: str, heading_words: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """Items ``- <label>. Signals: a, b, c`` under a heading that contains one of ``heading_words``."""
+    found: list[tuple[str, list[str]]] = []
+    active = False
+    for raw in document.splitlines():
+        line = raw.strip()
+        heading = _HEADING.match(line)
+        if heading:
+            active = heading["level"] != "#" and any(w in heading["text"].lower() for w in heading_words)
+            continue
+        item = _ITEM.match(line)
+        if active and item and "signals:" in item["text"].lower():
+            label, _, signals = item["text"].partition("Signals:")
+            if not signals:
+                label, _, signals = item["text"].lower().partition("signals:")
+            phrases = [s.strip().lower().rstrip(".") for s in signals.split(",") if s.strip()]
+            found.append((label.strip().rstrip("."), phrases))
+    return found
+
+
+def matched(text: str, items: Sequence[tuple[str, list[str]]]) -> list[tuple[str, str]]:
+    lowered = " ".join(text.lower().split())
+    hits = []
+    for label, phrases in items:
+        phrase = next((p for p in phrases if p and p in lowered), None)
+        if phrase:
+            hits.append((label, phrase))
+    return hits
+
+
+def _document(req: OfflineRequest, tag: str, title: str) -> str:
+    """One titled document (``[document] <title>``) inside a context block, or '' when it is absent."""
+    block = req.block(tag)
+    parts = re.split(r"^\[document\] ", block, flags=re.M)
+    for part in parts:
+        if part.startswith(title):
+            return part[len(title):]
+    return ""
+
+
+def _signals(req: OfflineRequest, tag: str, title: str, heading_words: Sequence[str], fallback: list) -> list:
+    document = _document(req, tag, title)
+    return parse_signals(document, heading_words) if document.strip() else list(fallback)
+
+
+def _area(text: str) -> str:
+    lowered = text.lower()
+    for area, keys in (
+        ("web UI", ("banner", "page", "screen", "button", "form", "display", "show", "console", "progress")),
+        ("authentication", ("login", "log in", "sign in", "password", "register", "session", "sso")),
+        ("API", ("endpoint", "api", "request", "response", "upload")),
+        ("data store", ("database", "table", "store", "persist", "history")),
+        ("observability", ("metric", "log ", "logging", "alert")),
+    ):
+        if any(k in lowered for k in keys):
+            return area
+    return "application"
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# ------------------------------------------------------------------------------------ supervisor
+
+
+@responder("delivery.supervisor_pre")
+def supervisor_pre(req: OfflineRequest) -> dict[str, Any]:
+    requirement = parse_requirement(req.block("requirement"))
+    remit = _signals(req, "governance", "Delivery boundaries", ["out of remit"], FALLBACK_BOUNDARY["remit"])
+    refused = matched(req.block("requirement"), remit)
+    if refused:
+        return {
+            "branch": "blocked",
+            "boundary_evidence": [f"{label} (signal: \"{phrase}\")" for label, phrase in refused][:20],
+            "next_step": "Remove the out-of-remit request; the delivery chain cannot disable its own controls.",
+            "reason": "The requirement asks the delivery chain to act outside its remit.",
+        }
+    statements = requirement.planner_statements()
+    if not statements:
+        return {
+            "branch": "clarification_required",
+            "missing_information": [
+                "Which concrete behaviour should change, and for whom.",
+                "How a reviewer can tell the change is done (observable acceptance criteria).",
+            ],
+            "next_step": "Rewrite the requirement as concrete statements, one per line, and submit it again.",
+            "reason": "The requirement names no concrete, checkable behaviour.",
+        }
+    n = len(statements)
+    return {
+        "branch": "execute",
+        "assumptions": requirement.assumptions[:20] or ["The requirement text is the complete scope of this delivery."],
+        "planning_focus": f"Cover all {n} stated requirement(s) with phases and acceptance criteria.",
+        "task_focus": "One task per delivery phase, each with verifiable acceptance criteria.",
+        "review_focus": {
+            "general": "Every requirement statement is covered by an acceptance criterion and a task.",
+            "risk": "Security, data handling, unresolved dependencies and test coverage.",
+            "boundary": "Governance boundaries of the delivery chain.",
+        },
+        "reviewer_roles": ["general", "risk", "boundary"],
+        "stage_intents": [
+            {"stage": "plan", "objective": f"Plan {_short(requirement.label(), 200)}."},
+            {"stage": "tasks", "objective": "Break the plan into ordered, verifiable tasks."},
+            {"stage": "review", "objective": "Review plan and tasks for coverage, risk and boundaries."},
+        ],
+    }
+
+
+@responder("delivery.supervisor_post")
+def supervisor_post(req: OfflineRequest) -> dict[str, Any]:
+    findings = req.json_block("findings", []) or []
+    actionable = [f for f in findings if f.get("finding_type") == "issue" and f.get("requirement") == "required"]
+    recommendations = []
+    for target in ("plan", "tasks"):
+        chosen = [f for f in actionable if target in f.get("target_artifacts", [])]
+        if chosen:
+            recommendations.append(
+                {
+                    "target": target,
+                    "summary": f"Resolve {len(chosen)} required finding(s) in the {target}.",
+                    "required_actions": _unique(f["suggested_action"] for f in chosen)[:20],
+                    "acceptance_suggestion": "Each listed finding maps to an acceptance criterion a reviewer can check.",
+                }
+            )
+    if not recommendations:
+        recommendations.append(
+            {
+                "target": "plan",
+                "summary": "No required changes.",
+                "required_actions": ["Keep the plan as reviewed."],
+                "acceptance_suggestion": "Implementation follows the reviewed acceptance criteria.",
+            }
+        )
+    return {"rationale": f"{len(actionable)} required finding(s) after review.", "recommendations": recommendations}
+
+
+# ------------------------------------------------------------------------------------ manager
+
+
+@responder("delivery.manager")
+def manager(req: OfflineRequest) -> AIMessage:
+    present = set(re.findall(r"^(plan|tasks):", req.block("artifacts"), re.M))
+    if "plan" not in present:
+        names = ["plan-subagent"]
+    elif "tasks" not in present:
+        names = ["task-subagent"]
+    else:
+        names = ["review-subagent", "risk-subagent", "boundary-subagent"]
+    names = [n for n in names if n in req.tool_names]
+    if not names:
+        return AIMessage(content="No suitable sub-agent tool is available.")
+    calls = [{"name": n, "args": {"note": f"next step: {n}"}, "id": f"call_{i}_{n}", "type": "tool_call"}
+             for i, n in enumerate(names)]
+    return AIMessage(content="", tool_calls=calls)
+
+
+# ------------------------------------------------------------------------------------ plan
+
+
+def _plan_markdown(plan: Mapping[str, Any], title: str) -> str:
+    lines = [f"# Plan: {title}", "", plan["summary"], "", "## Phases"]
+    for phase in plan["delivery_phases"]:
+        deps = ", ".join(phase["depends_on_phase_keys"]) or "none"
+        lines.append(f"- **{phase['phase_key']}** {phase['title']} (after: {deps}) — {phase['objective']}")
+    lines += ["", "## Acceptance criteria"]
+    lines += [f"- **{c['criterion_key']}** {c['description']}" for c in plan["acceptance_criteria"]]
+    return "\n".join(lines)
+
+
+def _build_phase(key: str, statement: str, ref: str) -> dict[str, Any]:
+    return {
+        "phase_key": key,
+        "title": _short(f"Build: {statement}", 200),
+        "objective": _short(statement, 1000),
+        "requirement_refs": [ref],
+        "depends_on_phase_keys": ["design"],
+    }
+
+
+@responder("delivery.plan")
+def plan(req: OfflineRequest) -> dict[str, Any]:
+    requirement = parse_requirement(req.block("requirement"))
+    statements = requirement.planner_statements() or [_short(req.block("requirement"), 300) or "the requirement"]
+    refs = [f"R{i}" for i in range(1, len(statements) + 1)]
+    builds = [_build_phase(f"build-{ref.lower()}", s, ref) for s, ref in zip(statements, refs, strict=True)]
+    phases = [
+        {"phase_key": "design", "title": "Design the change", "objective": "Agree interfaces, data shapes and UI states.",
+         "requirement_refs": refs, "depends_on_phase_keys": []},
+        *builds,
+        {"phase_key": "verify", "title": "Verify and hand over", "objective": "Test every acceptance criterion.",
+         "requirement_refs": refs, "depends_on_phase_keys": [b["phase_key"] for b in builds]},
+    ]
+    criteria = [
+        {"criterion_key": f"AC-{ref}", "description": _short(s, 1000), "requirement_refs": [ref]}
+        for s, ref in zip(statements, refs, strict=True)
+    ]
+    title = requirement.label()
+    value = {
+        "summary": _short(f"Plan for {title}: {len(statements)} requirement(s) in {len(phases)} phases.", 1000),
+        "requirement_refs": refs,
+        "scope": {"included": [_short(s, 1000) for s in statements], "excluded": requirement.exclusions[:20]},
+        "assumptions": requirement.assumptions[:20],
+        "delivery_phases": phases,
+        "acceptance_criteria": criteria,
+    }
+    return {**value, "markdown": _plan_markdown(value, title)}
+
+
+@responder("delivery.plan_revision")
+def plan_revision(req: OfflineRequest) -> dict[str, Any]:
+    current = req.json_block("plan", {}) or {}
+    findings = req.json_block("findings", []) or []
+    phases = [dict(p) for p in current.get("delivery_phases", [])]
+    criteria = [dict(c) for c in current.get("acceptance_criteria", [])]
+    refs = list(current.get("requirement_refs", []))
+    added = []
+    for finding in findings:
+        statement = (finding.get("evidence") or [finding["suggested_action"]])[0]
+        if any(covers(statement, c["description"]) for c in criteria):
+            continue
+        ref = f"R{len(refs) + 1}"
+        refs.append(ref)
+        key = f"fix-{finding['finding_id'].lower()}"
+        criteria.append({"criterion_key": f"AC-{ref}", "description": _short(statement, 1000), "requirement_refs": [ref]})
+        phases.insert(len(phases) - 1 if phases else 0, _build_phase(key, statement, ref))
+        added.append(finding["finding_id"])
+    for phase in phases:
+        if phase["phase_key"] in ("verify",):
+            phase["requirement_refs"] = refs[:20]
+            phase["depends_on_phase_keys"] = [p["phase_key"] for p in phases if p["phase_key"] not in ("design", "verify")][:40]
+        if phase["phase_key"] == "design":
+            phase["requirement_refs"] = refs[:20]
+    label = parse_requirement(req.block("requirement")).label()
+    summary = (f"Plan for {label}: {len(refs)} requirement(s) in {len(phases)} phases, "
+               f"revised for findings {', '.join(added) or 'none'}.")
+    value = {
+        "summary": _short(summary, 1000),
+        "requirement_refs": refs[:20],
+        "scope": current.get("scope") or {"included": ["the requirement"], "excluded": []},
+        "assumptions": current.get("assumptions", []),
+        "delivery_phases": phases[:40],
+        "acceptance_criteria": criteria[:40],
+    }
+    return {**value, "markdown": _plan_markdown(value, label)}
+
+
+# ------------------------------------------------------------------------------------ tasks
+
+
+def _tasks_markdown(tasks: Sequence[Mapping[str, Any]], summary: str) -> str:
+    lines = ["# Tasks", "", summary, ""]
+    for task in tasks:
+        deps = ", ".join(task["depends_on_task_ids"]) or "none"
+        lines.append(f"- [ ] **{task['task_id']}** {task['title']} [{task['target_area']}] (after: {deps})")
+        lines += [f"  - {c}" for c in task["acceptance_criteria"]]
+    return "\n".join(lines)
+
+
+def tasks_for_plan(plan_value: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One task per phase, in phase order, with the criteria of the phase's requirements."""
+    criteria = plan_value.get("acceptance_criteria", [])
+    tasks = []
+    for phase in plan_value.get("delivery_phases", []):
+        refs = phase["requirement_refs"]
+        own = [c["description"] for c in criteria if len(refs) == 1 and set(c["requirement_refs"]) & set(refs)]
+        key = phase["phase_key"].lower()
+        if "verif" in key or "test" in key:
+            own = [f"Automated tests cover {', '.join(c['criterion_key'] for c in criteria[:10])}."]
+        tasks.append(
+            {
+                "task_id": f"T-{phase['phase_key']}"[:120],
+                "title": _short(phase["title"], 200),
+                "target_area": _area(phase["objective"] + " " + phase["title"]),
+                "acceptance_criteria": (own or [phase["objective"]])[:20],
+                "requirement_refs": refs[:20],
+                "depends_on_task_ids": [f"T-{d}"[:120] for d in phase["depends_on_phase_keys"]][:40],
+            }
+        )
+    return tasks[:40]
+
+
+@responder("delivery.tasks")
+def tasks(req: OfflineRequest) -> dict[str, Any]:
+    plan_value = req.json_block("plan", {}) or {}
+    items = tasks_for_plan(plan_value) or [
+        {"task_id": "T-1", "title": "Implement the requirement", "target_area": "application",
+         "acceptance_criteria": ["The requirement is met."], "requirement_refs": ["R1"], "depends_on_task_ids": []}
+    ]
+    summary = f"{len(items)} task(s) following the plan's phases."
+    return {"summary": summary, "markdown": _tasks_markdown(items, summary), "tasks": items}
+
+
+@responder("delivery.task_revision")
+def task_revision(req: OfflineRequest) -> dict[str, Any]:
+    plan_value = req.json_block("plan", {}) or {}
+    current = req.json_block("tasks", {}) or {}
+    findings = req.json_block("findings", []) or []
+    items = [dict(t) for t in current.get("tasks", [])]
+    known = {t["task_id"] for t in items}
+    # Tasks follow the (possibly revised) plan: add the tasks of phases that have none yet.
+    for task in tasks_for_plan(plan_value):
+        if task["task_id"] not in known:
+            task["depends_on_task_ids"] = [d for d in task["depends_on_task_ids"] if d in known or d == "T-design"]
+            items.insert(max(len(items) - 1, 0), task)
+            known.add(task["task_id"])
+    for finding in findings:
+        text = " ".join([finding["description"], *finding.get("evidence", [])])
+        if any(covers(finding["suggested_action"], " ".join(t["acceptance_criteria"])) for t in items):
+            continue
+        if any(covers(e, " ".join(t["acceptance_criteria"])) for e in finding.get("evidence", []) for t in items):
+            continue
+        items.insert(
+            max(len(items) - 1, 0),
+            {
+                "task_id": f"T-fix-{finding['finding_id'].lower()}",
+                "title": _short(f"Address {finding['finding_id']}: {finding['description']}", 200),
+                "target_area": _area(text),
+                "acceptance_criteria": [_short(finding["suggested_action"], 1000)],
+                "requirement_refs": [f"finding {finding['finding_id']}"],
+                "depends_on_task_ids": ["T-design"] if "T-design" in known else [],
+            },
+        )
+    ids = {t["task_id"] for t in items}
+    for task in items:
+        task["depends_on_task_ids"] = [d for d in task["depends_on_task_ids"] if d in ids and d != task["task_id"]]
+    verify = next((t for t in items if t["task_id"] == "T-verify"), None)
+    if verify:
+        verify["depends_on_task_ids"] = [t["task_id"] for t in items if t["task_id"] not in ("T-design", "T-verify")][:40]
+    summary = f"{len(items)} task(s), revised for findings {', '.join(f['finding_id'] for f in findings) or 'none'}."
+    return {"summary": summary, "markdown": _tasks_markdown(items[:40], summary), "tasks": items[:40]}
+
+
+# ------------------------------------------------------------------------------------ reviews
+
+
+def _finding(description: str, evidence: list[str], kind: str, requirement: str, severity: str,
+             action: str, targets: list[str]) -> dict[str, Any]:
+    return {
+        "description": _short(description, 1000),
+        "evidence": [_short(e, 1000) for e in evidence][:10],
+        "finding_type": kind,
+        "requirement": requirement,
+        "severity": severity,
+        "suggested_action": _short(action, 1000),
+        "target_artifacts": targets,
+    }
+
+
+def _review_markdown(title: str, verdict: str, findings: Sequence[Mapping[str, Any]]) -> str:
+    lines = [f"# {title}", "", f"Verdict: {verdict}", ""]
+    lines += [f"- [{f['severity']}] {f['description']}" for f in findings] or ["- No findings."]
+    return "\n".join(lines)
+
+
+@responder("delivery.general_review")
+def general_review(req: OfflineRequest) -> dict[str, Any]:
+    requirement = parse_requirement(req.block("requirement"))
+    plan_value = req.json_block("plan", {}) or {}
+    task_list = (req.json_block("tasks", {}) or {}).get("tasks", [])
+    criteria = plan_value.get("acceptance_criteria", [])
+    findings = []
+    for statement in requirement.reviewer_statements():
+        if not any(covers(statement, c["description"]) for c in criteria):
+            findings.append(_finding(
+                f"No acceptance criterion covers a stated requirement: {_short(statement, 200)}",
+                [statement], "issue", "required", "medium",
+                f"Add an acceptance criterion and a task for: {_short(statement, 300)}", ["plan", "tasks"],
+            ))
+    task_text = " ".join(" ".join(t["acceptance_criteria"]) for t in task_list)
+    for criterion in criteria:
+        if not covers(criterion["description"], task_text):
+            findings.append(_finding(
+                f"No task delivers acceptance criterion {criterion['criterion_key']}.",
+                [criterion["description"]], "issue", "required", "medium",
+                f"Add a task whose acceptance criteria include {criterion['criterion_key']}.", ["tasks"],
+            ))
+    task_refs = {r for t in task_list for r in t["requirement_refs"]}
+    misaligned = [r for r in plan_value.get("requirement_refs", []) if r not in task_refs]
+    verification = " ".join(t["title"] + " " + " ".join(t["acceptance_criteria"]) for t in task_list)
+    if not re.search(r"\b(test|tests|verify|verification)\b", verification, re.I):
+        findings.append(_finding("The tasks contain no explicit verification step.", [], "observation", "advisory",
+                                 "low", "Add a task that tests the acceptance criteria.", ["tasks"]))
+    required = any(f["finding_type"] == "issue" and f["requirement"] == "required" for f in findings)
+    disposition = "needs_changes" if required or misaligned else "pass"
+    return {
+        "role": "general",
+        "disposition": disposition,
+        "plan_task_alignment": "misaligned" if misaligned else "aligned",
+        "findings": findings[:40],
+        "markdown": _review_markdown("General review", disposition, findings),
+        "summary": f"{len(findings)} finding(s); {len(criteria)} criteria checked against {len(task_list)} task(s).",
+    }
+
+
+@responder("delivery.risk_review")
+def risk_review(req: OfflineRequest) -> dict[str, Any]:
+    text = req.block("requirement")
+    levels = {
+        level: _signals(req, "rubric", "Risk rubric", [level], FALLBACK_RISK[level])
+        for level in ("blocker", "high", "medium")
+    }
+    findings = []
+    for level, items in levels.items():
+        for label, phrase in matched(text, items):
+            if level == "blocker":
+                findings.append(_finding(f"{label}.", [f"requirement mentions \"{phrase}\""], "issue", "required",
+                                         "blocker", f"Resolve before implementation: {label.lower()}.", ["plan"]))
+            else:
+                findings.append(_finding(f"{label}.", [f"requirement mentions \"{phrase}\""], "observation",
+                                         "advisory", level, f"Plan mitigations and tests for: {label.lower()}.", ["plan"]))
+    task_list = (req.json_block("tasks", {}) or {}).get("tasks", [])
+    if task_list and not any(re.search(r"\btests?\b", " ".join(t["acceptance_criteria"]), re.I) for t in task_list):
+        findings.append(_finding("No task states how the change is tested.", [], "observation", "advisory", "medium",
+                                 "Add automated tests to the tasks.", ["tasks"]))
+    order = ["blocker", "high", "medium", "low", "info"]
+    severity = min((f["severity"] for f in findings), key=order.index, default="low")
+    return {
+        "role": "risk",
+        "severity": severity,
+        "findings": findings[:40],
+        "markdown": _review_markdown("Risk review", severity, findings),
+        "summary": f"Overall risk {severity}; {len(findings)} finding(s).",
+    }
+
+
+@responder("delivery.boundary_review")
+def boundary_review(req: OfflineRequest) -> dict[str, Any]:
+    text = req.block("requirement")
+    hard = matched(text, _signals(req, "governance", "Delivery boundaries", ["hard"], FALLBACK_BOUNDARY["blocked"]))
+    soft = matched(text, _signals(req, "governance", "Delivery boundaries", ["needs review"], FALLBACK_BOUNDARY["needs_review"]))
+    findings = [
+        _finding(f"The requirement crosses a hard boundary: {label}.", [f"signal \"{phrase}\""], "issue", "required",
+                 "blocker", "Remove this part of the requirement or take it outside the delivery chain.", ["plan"])
+        for label, phrase in hard
+    ] + [
+        _finding(f"The requirement touches a guarded area: {label}.", [f"signal \"{phrase}\""], "observation",
+                 "advisory", "medium", "Have the owners of this area review the plan.", ["plan"])
+        for label, phrase in soft
+    ]
+    status = "blocked" if hard else "needs_review" if soft else "passed"
+    return {
+        "role": "boundary",
+        "boundary_status": status,
+        "violations": [_short(label, 1000) for label, _ in hard][:20],
+        "findings": findings[:40],
+        "markdown": _review_markdown("Boundary review", status, findings),
+        "summary": f"Boundary {status}; {len(hard)} violation(s), {len(soft)} guarded area(s).",
+    }
+
+
+# ------------------------------------------------------------------------------------ polish
+
+
+@responder("delivery.report_polish")
+def report_polish(req: OfflineRequest) -> dict[str, Any]:
+    summary = " ".join(req.block("summary").split()) or "The delivery chain finished."
+    return {"summary": _short(f"In short: {summary[0].lower()}{summary[1:]}", 1000)}
+

@@ -1,0 +1,94 @@
+"""The delivery chain: a requirement → plan, tasks, three parallel reviews, at most one revision and a
+report whose verdict no model can override (DESIGN §4).
+
+    START → load_context → supervisor_pre ─┬─ clarification_required / blocked ──────► render_report → END
+                                           └─ execute (exact reviewer roles, else fail_closed) → manager
+    manager ⇄ [delegation policy edge] → plan_worker | task_worker | Send×3 reviewer | fail_closed
+    reviewer×3 (parallel, isolated) → synthesize → supervisor_post → revise_plan → revise_tasks → render_report
+    fail_closed → render_report
+
+Input ``{"requirement": "<text>"}`` or ``{"requirement_uri": "demo://scenarios/<id>/requirement.md"}``;
+output: run_status, report, artifacts, review_bundle, post_review_decision, revision,
+policy_violation, metrics, trace. Per-run settings come from ``DeliveryContext``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy
+from runtime.models import ModelSet
+from runtime.registry import ToolRegistry, default_registry
+from runtime.resources import ResourceResolver
+from nodes.delivery import routing
+from nodes.delivery.common import DeliveryDeps
+from nodes.delivery.context import DeliveryContext
+from nodes.delivery.load import make_load_context
+from nodes.delivery.manager import make_manager
+from nodes.delivery.report import make_fail_closed, make_render_report
+from nodes.delivery.reviewers import make_reviewer
+from nodes.delivery.revision import make_reviser
+from nodes.delivery.state import DeliveryInput, DeliveryOutput, DeliveryState
+from nodes.delivery.supervisor import make_supervisor_post, make_supervisor_pre
+from nodes.delivery.synthesis import synthesize
+from nodes.delivery.workers import make_plan_worker, make_task_worker
+
+GRAPH_NAME = "delivery_chain"
+
+
+def build_graph(
+    models: ModelSet | None = None,
+    checkpointer: Any = None,
+    *,
+    registry: ToolRegistry | None = None,
+    policy: DelegationPolicy = DEFAULT_POLICY,
+    resolver: ResourceResolver | None = None,
+    polish: bool = False,
+    review_timeout_s: float | None = None,
+):
+    """Compile the delivery chain. ``models=None`` resolves models per run (context, then env)."""
+    deps = DeliveryDeps(
+        models=models,
+        tools=(registry or default_registry()).for_scope(MANAGER),
+        policy=policy,
+        resolver=resolver or ResourceResolver(),
+        polish=polish,
+        review_timeout_s=review_timeout_s,
+    )
+    builder = StateGraph(
+        DeliveryState, context_schema=DeliveryContext, input_schema=DeliveryInput, output_schema=DeliveryOutput
+    )
+    builder.add_node("load_context", make_load_context(deps))
+    builder.add_node("supervisor_pre", make_supervisor_pre(deps))
+    builder.add_node("manager", make_manager(deps))
+    builder.add_node("plan_worker", make_plan_worker(deps))
+    builder.add_node("task_worker", make_task_worker(deps))
+    builder.add_node("reviewer", make_reviewer(deps))
+    builder.add_node("synthesize", synthesize)
+    builder.add_node("supervisor_post", make_supervisor_post(deps))
+    builder.add_node("revise_plan", make_reviser(deps, "plan"))
+    builder.add_node("revise_tasks", make_reviser(deps, "tasks"))
+    builder.add_node("render_report", make_render_report(deps))
+    builder.add_node("fail_closed", make_fail_closed(deps))
+
+    builder.add_edge(START, "load_context")
+    builder.add_conditional_edges("load_context", routing.route_after_load, list(routing.AFTER_LOAD))
+    builder.add_conditional_edges("supervisor_pre", routing.route_after_pre, list(routing.AFTER_PRE))
+    builder.add_conditional_edges(
+        "manager", routing.make_route_after_manager(deps), list(routing.AFTER_MANAGER)
+    )
+    builder.add_conditional_edges("plan_worker", routing.route_after_worker, list(routing.AFTER_WORKER))
+    builder.add_conditional_edges("task_worker", routing.route_after_worker, list(routing.AFTER_WORKER))
+    builder.add_edge("reviewer", "synthesize")
+    builder.add_conditional_edges("synthesize", routing.route_after_synthesis, list(routing.AFTER_SYNTHESIS))
+    builder.add_conditional_edges("supervisor_post", routing.route_after_post, list(routing.AFTER_POST))
+    builder.add_conditional_edges("revise_plan", routing.route_after_plan_revision, list(routing.AFTER_PLAN_REVISION))
+    builder.add_edge("revise_tasks", "render_report")
+    builder.add_edge("fail_closed", "render_report")
+    builder.add_edge("render_report", END)
+    return builder.compile(checkpointer=checkpointer, name=GRAPH_NAME)
+
+
+graph = build_graph()

@@ -1,0 +1,111 @@
+"""What the delivery nodes share: their dependencies, progress, trace entries and artifact records."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policies.delegation import DEFAULT_POLICY, DelegationPolicy
+from policies.redaction import redact, redact_mapping
+from runtime.context import resolve_contract_mode, resolve_models
+from runtime.models import ModelSet
+from runtime.progress import Progress
+from runtime.registry import ScopedTools, SubagentToolDefinition
+from runtime.resources import ResourceResolver
+
+WORKFLOW = "delivery-chain"
+TRACE_LIMIT = 300
+MARKDOWN_LIMIT = 14_000
+
+
+@dataclass(frozen=True)
+class DeliveryDeps:
+    """Fixed at build time; per-run overrides come from the LangGraph runtime context."""
+
+    models: ModelSet | None
+    tools: ScopedTools
+    policy: DelegationPolicy = DEFAULT_POLICY
+    resolver: ResourceResolver = ResourceResolver()
+    polish: bool = False
+    review_timeout_s: float | None = None
+
+    def models_for(self, runtime: Any) -> ModelSet:
+        return resolve_models(getattr(runtime, "context", None), self.models)
+
+    def mode_for(self, runtime: Any) -> str:
+        return resolve_contract_mode(getattr(runtime, "context", None))
+
+    def definition(self, tool: str) -> SubagentToolDefinition:
+        registered = self.tools.get(tool)
+        if registered is None or registered.subagent is None:
+            raise LookupError(f"sub-agent {tool} is not registered in scope {self.tools.scope}")
+        return registered.subagent
+
+    def polish_enabled(self, runtime: Any) -> bool:
+        wanted = getattr(getattr(runtime, "context", None), "polish", None)
+        return self.polish if wanted is None else bool(wanted)
+
+    def review_timeout(self, runtime: Any, models: ModelSet) -> float:
+        wanted = getattr(getattr(runtime, "context", None), "review_timeout_s", None)
+        if wanted:
+            return float(wanted)
+        if self.review_timeout_s:
+            return float(self.review_timeout_s)
+        policy = models.policy("reviewer")
+        return float(policy.timeout_s) * 2  # the business call and its one repair
+
+
+def progress(state: Mapping[str, Any]) -> Progress:
+    return Progress(WORKFLOW, state.get("run_id") or "unknown")
+
+
+def trace(step: str, summary: str) -> list[dict[str, str]]:
+    return [{"step": step, "summary": redact(summary, TRACE_LIMIT)}]
+
+
+def fail(stage: str, code: str, message: str) -> dict[str, Any]:
+    """A state update that makes the next edge fail closed with a safe, static reason."""
+    return {
+        "failure": {"stage": stage, "code": code, "message": redact(message, 300)},
+        "trace": trace(stage, f"failed closed: {code}"),
+    }
+
+
+def clean(value: Any) -> Any:
+    """Validated model output as stored data: every string redacted (a model may echo a secret)."""
+    return redact_mapping(value, MARKDOWN_LIMIT)
+
+
+def artifact_record(artifact_id: str, revision: int, value: Mapping[str, Any], result: Mapping[str, Any]) -> dict:
+    return {"artifact_id": artifact_id, "revision": revision, "value": dict(value), "result": dict(result)}
+
+
+def without_markdown(value: Mapping[str, Any]) -> dict[str, Any]:
+    """An artifact as the next model sees it: validated fields, no internal ids, no long markdown."""
+    return {k: v for k, v in value.items() if k != "markdown"}
+
+
+def outcome_of(error: BaseException) -> str:
+    """A failure as a worker outcome: contract_failure | timeout | execution_failed."""
+    from runtime.contracts import ContractError, ContractTimeout
+
+    if isinstance(error, ContractError):
+        return "contract_failure"
+    if isinstance(error, (ContractTimeout, TimeoutError)):
+        return "timeout"
+    return "execution_failed"
+
+
+def artifact_id(kind: str, run_id: str) -> str:
+    """Stable per run and kind (a revision keeps it); derived, so no user text ends up in an id."""
+    import hashlib
+
+    return f"{kind}-{hashlib.sha256(run_id.encode()).hexdigest()[:10]}"
+
+
+def pending_note(state: Mapping[str, Any], tool: str) -> str:
+    for call in state.get("pending_calls", []):
+        if call.get("name") == tool:
+            return redact((call.get("args") or {}).get("note") or "", 200)
+    return ""

@@ -1,0 +1,23 @@
+"""Per-run configuration of the delivery chain (LangGraph runtime context)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from runtime.context import ReinsContext
+
+
+@dataclass(kw_only=True)
+class DeliveryContext(ReinsContext):
+    polish: bool | None = field(
+        default=None,
+        metadata={"description": "Let the polish model rewrite the report's narrative summary (off by default)."},
+    )
+    review_timeout_s: float | None = field(
+        default=None, metadata={"description": "Wall-clock limit per reviewer, in seconds."}
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.review_timeout_s is not None and not 0 < self.review_timeout_s <= 3600:
+            raise ValueError("review_timeout_s must be between 0 and 3600 seconds")

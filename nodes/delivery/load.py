@@ -1,0 +1,72 @@
+"""``load_context``: accept the input (or refuse it, with no model call) and load the run's context."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from policies.delivery_input import classify_delivery_input
+from policies.redaction import redact
+from runtime.resources import ResourceError
+from nodes.delivery.common import DeliveryDeps, fail, progress, trace
+from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
+from nodes.delivery.state import DeliveryState
+
+REQUIREMENT_LIMIT = 60_000
+
+
+def _run_id(runtime: Any) -> str:
+    info = getattr(runtime, "execution_info", None)
+    thread = getattr(info, "thread_id", None)
+    return redact(str(thread), 64) if thread else uuid.uuid4().hex
+
+
+def make_load_context(deps: DeliveryDeps):
+    def load_context(state: DeliveryState, runtime) -> dict[str, Any]:
+        run_id = state.get("run_id") or _run_id(runtime)
+        base = {"run_id": run_id, "started_at": time.time(), "manager_turns": 0}
+        events = progress({"run_id": run_id})
+        events.start("Delivery chain")
+        with events.step("load", "Load requirement and context") as step:
+            decision = classify_delivery_input(state.get("requirement"), state.get("requirement_uri"))
+            if decision.kind == "rejected":
+                step.status, step.summary = "failed", f"input refused: {decision.code}"
+                return {**base, "source_label": "refused input", **fail("load", decision.code, decision.message)}
+            blocks: list[dict[str, str]] = []
+            warnings: list[str] = []
+            if decision.kind == "scenario":
+                base_uri = f"demo://scenarios/{decision.scenario_id}"
+                try:
+                    text = deps.resolver.read(f"{base_uri}/requirement.md").text
+                except ResourceError:
+                    step.status, step.summary = "failed", "scenario not found"
+                    failed = fail("load", "scenario_not_found", "That scenario does not exist.")
+                    return {**base, "source_label": "unknown scenario", **failed}
+                try:
+                    extra = deps.resolver.read(f"{base_uri}/context.md").text
+                    blocks.append({"kind": "scenario_context", "title": "Scenario context", "markdown": redact(extra, 12_000)})
+                except ResourceError:
+                    pass  # context.md is optional
+                label = f"scenario {decision.scenario_id}"
+            else:
+                text, label = state["requirement"], "inline requirement"
+            for kind, title, uri in CONTEXT_DOCUMENTS:
+                try:
+                    markdown = deps.resolver.read(uri).text
+                except ResourceError:
+                    markdown = FALLBACK_DOCUMENTS[title]
+                    warnings.append(f"{title} was not found; a built-in summary was used.")
+                blocks.append({"kind": kind, "title": title, "markdown": markdown})
+            requirement = redact(text.strip(), REQUIREMENT_LIMIT)
+            step.summary = f"{label}: {len(requirement)} characters, {len(blocks)} context block(s)"
+        return {
+            **base,
+            "source_label": label,
+            "requirement_text": requirement,
+            "context_blocks": blocks,
+            "warnings": warnings,
+            "trace": trace("load", step.summary),
+        }
+
+    return load_context

@@ -1,0 +1,78 @@
+"""``manager``: one native tool-calling turn of the manager model, bound to exactly its five tools.
+
+The node records what the model proposed and nothing else; whether anything runs is decided by
+the delegation policy in the edge that follows. A model that cannot call tools fails closed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from policies.delegation import SUBAGENT_TOOLS
+from runtime.contracts import invoke_tool_turn, safe_error
+from nodes.delivery.common import DeliveryDeps, fail, trace
+from nodes.delivery.prompts import manager_messages
+from nodes.delivery.state import DeliveryState
+
+INVALID_ARGS = {"__invalid_arguments__": True}  # makes the policy reject a call whose JSON did not parse
+
+
+def artifact_lines(state: DeliveryState) -> list[str]:
+    """What the manager may know about the artifacts: their kind and the sub-agent's safe summary."""
+    lines = []
+    for kind in ("plan", "tasks"):
+        record = state.get(kind)
+        if record:
+            lines.append(f"{kind}: {record['result']['status']} — {record['result']['summary_for_manager']}")
+    return lines
+
+
+def proposed_calls(message: Any) -> list[dict[str, Any]]:
+    calls = [
+        {"id": str(call.get("id") or ""), "name": str(call.get("name") or ""), "args": dict(call.get("args") or {})}
+        for call in message.tool_calls
+    ]
+    calls += [
+        {"id": str(call.get("id") or ""), "name": str(call.get("name") or ""), "args": dict(INVALID_ARGS)}
+        for call in getattr(message, "invalid_tool_calls", []) or []
+    ]
+    return calls
+
+
+def make_manager(deps: DeliveryDeps):
+    tools = deps.tools.langchain_tools()
+    if tuple(sorted(deps.tools.names)) != tuple(sorted(SUBAGENT_TOOLS)):
+        raise ValueError("the manager must be bound to exactly the five delivery sub-agent tools")
+
+    def manager(state: DeliveryState, runtime) -> dict[str, Any]:
+        turn_number = state.get("manager_turns", 0) + 1
+        messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []))
+        try:
+            turn = invoke_tool_turn("delivery.manager", messages, deps.models_for(runtime), tools)
+        except NotImplementedError:
+            return {
+                "manager_turns": turn_number,
+                **fail("manager", "tool_calling_unsupported", "The manager model cannot call tools; the delivery chain needs native tool calling."),
+            }
+        except Exception as error:
+            failed = fail("manager", "manager_failed", "The manager model call failed.")
+            return {
+                "manager_turns": turn_number,
+                "contract_metrics": getattr(error, "metrics", {}),
+                **failed,
+                "trace": failed["trace"] + trace("manager", safe_error(error, 160)),
+            }
+        calls = proposed_calls(turn.message)
+        known = [c["name"] for c in calls if c["name"] in deps.tools.names]
+        unknown = len(calls) - len(known)
+        summary = f"turn {turn_number}: proposed {', '.join(known) or 'no registered tool'}"
+        if unknown:
+            summary += f" and {unknown} unregistered call(s)"
+        return {
+            "manager_turns": turn_number,
+            "pending_calls": calls,
+            "contract_metrics": turn.metrics,
+            "trace": trace("manager", summary),
+        }
+
+    return manager

@@ -1,0 +1,199 @@
+"""Prompts of the delivery chain. Inputs are tagged (``<requirement>``, ``<plan>``, ``<findings>`` …)
+so any model — and the offline stand-in — can find them; artifacts go in as JSON of their validated
+fields without internal ids; nothing secret is in them (the requirement is redacted at load)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from runtime.registry import SubagentToolDefinition
+from runtime.resources import PROMPT_CHARS, cut_for_prompt
+
+# Loaded from demo://governance and demo://rubrics; when a file is missing the built-in text below
+# stands in and the run carries a warning.
+CONTEXT_DOCUMENTS: tuple[tuple[str, str, str], ...] = (
+    ("governance", "Delivery boundaries", "demo://governance/delivery-boundaries.md"),
+    ("governance", "Engineering rules", "demo://governance/engineering-rules.md"),
+    ("rubric", "Plan rubric", "demo://rubrics/plan.md"),
+    ("rubric", "Task rubric", "demo://rubrics/tasks.md"),
+    ("rubric", "Review rubric", "demo://rubrics/review.md"),
+    ("rubric", "Risk rubric", "demo://rubrics/risk.md"),
+)
+FALLBACK_DOCUMENTS: Mapping[str, str] = {
+    "Delivery boundaries": (
+        "The delivery chain plans and reviews; it never changes systems itself. Blocked: persisting raw "
+        "delivery artifacts, touching real project files or production, bypassing reviews or policy. "
+        "Needs review: changes to human review, checkpoints or the tasklist agent."
+    ),
+    "Engineering rules": "Every task names its target area and a verification; new behaviour gets tests.",
+    "Plan rubric": "Phases are ordered and acyclic; every requirement has an acceptance criterion.",
+    "Task rubric": "Tasks are small, ordered, acyclic and each carries acceptance criteria.",
+    "Review rubric": "Check alignment, coverage of every requirement, priorities and clarity.",
+    "Risk rubric": "Rate security, data handling, unresolved dependencies, complexity and test coverage.",
+}
+
+ROLE_CONTEXT: Mapping[str, tuple[str, ...]] = {
+    # which context blocks each stage sees (kind or title)
+    "supervisor": ("governance", "scenario_context"),
+    "plan": ("Plan rubric", "Engineering rules", "scenario_context"),
+    "tasks": ("Task rubric", "Engineering rules", "scenario_context"),
+    "general": ("Review rubric", "Plan rubric", "Task rubric", "scenario_context"),
+    "risk": ("Risk rubric", "Engineering rules", "scenario_context"),
+    "boundary": ("governance", "scenario_context"),
+}
+DOCUMENT_MARK = "[document] "  # starts each document inside a context block
+_TAG_OF_KIND = {"governance": "governance", "rubric": "rubric", "scenario_context": "scenario_context"}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=1)
+
+
+def context_for(stage: str, blocks: Sequence[Mapping[str, str]]) -> str:
+    """The stage's context blocks, each wrapped in a tag named after its kind."""
+    wanted = ROLE_CONTEXT[stage]
+    chosen: dict[str, list[str]] = {}
+    for block in blocks:
+        if block["kind"] in wanted or block["title"] in wanted:
+            chosen.setdefault(_TAG_OF_KIND[block["kind"]], []).append(f"{DOCUMENT_MARK}{block['title']}\n{block['markdown']}")
+    return "\n".join(
+        f"<{tag}>\n{cut_for_prompt(chr(10).join(parts), PROMPT_CHARS)}\n</{tag}>" for tag, parts in chosen.items()
+    )
+
+
+def _requirement(text: str) -> str:
+    return f"<requirement>\n{cut_for_prompt(text, PROMPT_CHARS)}\n</requirement>"
+
+
+# ---------------------------------------------------------------------------------- supervisor
+
+SUPERVISOR_PRE = """You are the supervisor of a controlled delivery chain. Decide ONE branch:
+- "execute" when the requirement is specific enough to plan: give assumptions, planning_focus,
+  task_focus, review_focus {general, risk, boundary}, reviewer_roles (general, risk, boundary) and
+  stage_intents (exactly one each for plan, tasks, review);
+- "clarification_required" when it is too vague to plan: missing_information, next_step, reason;
+- "blocked" when the requirement itself asks for something outside the delivery chain's remit
+  (see the governance text): boundary_evidence, next_step, reason.
+Answer with one JSON object with only the fields of the chosen branch."""
+
+
+def supervisor_pre_messages(requirement: str, blocks: Sequence[Mapping[str, str]]) -> list[BaseMessage]:
+    return [
+        SystemMessage(content=SUPERVISOR_PRE),
+        HumanMessage(content=f"{_requirement(requirement)}\n{context_for('supervisor', blocks)}"),
+    ]
+
+
+SUPERVISOR_POST = """You are the supervisor after review. Give short guidance for revising the
+artifacts named by the findings: a rationale and 1-2 recommendations (target plan|tasks, summary,
+required_actions, acceptance_suggestion). The runtime decides whether and what to revise; your
+guidance only words the request."""
+
+
+def supervisor_post_messages(requirement: str, bundle: Mapping[str, Any]) -> list[BaseMessage]:
+    findings = [
+        {k: f[k] for k in ("finding_id", "description", "severity", "finding_type", "requirement",
+                           "suggested_action", "target_artifacts")}
+        for f in bundle["findings"]
+    ]
+    coverage = {"status": bundle["status"], "coverage": bundle["coverage"]}
+    return [
+        SystemMessage(content=SUPERVISOR_POST),
+        HumanMessage(
+            content=f"{_requirement(requirement)}\n<review_status>\n{_json(coverage)}\n</review_status>\n"
+            f"<findings>\n{_json(findings)}\n</findings>"
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------------- manager
+
+MANAGER_SYSTEM = """You are the manager of a controlled delivery chain. You delegate by calling
+sub-agent tools; the runtime supplies each sub-agent's inputs, so pass at most a short note.
+Order: plan-subagent, then task-subagent, then review-subagent, risk-subagent and boundary-subagent
+together in one turn. One call per turn outside the review group. Every turn must call a tool.
+Calls outside these rules are refused and end the run."""
+
+
+def manager_messages(
+    pre_decision: Mapping[str, Any], artifacts: Sequence[str], executed: Sequence[str]
+) -> list[BaseMessage]:
+    intents = {i["stage"]: i["objective"] for i in pre_decision.get("stage_intents", [])}
+    return [
+        SystemMessage(content=MANAGER_SYSTEM),
+        HumanMessage(
+            content=f"<stage_intents>\n{_json(intents)}\n</stage_intents>\n"
+            f"<artifacts>\n{chr(10).join(artifacts) or 'none'}\n</artifacts>\n"
+            f"<executed>\n{', '.join(executed) or 'none'}\n</executed>\n"
+            "Call the next sub-agent(s)."
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------------- workers
+
+WORKER_SYSTEM = """You are the {id} of a controlled delivery chain.
+{instruction}
+Non-goals: {non_goals}.
+Answer with one JSON object that satisfies the schema exactly; no extra fields."""
+
+
+def worker_messages(
+    definition: SubagentToolDefinition,
+    stage: str,
+    requirement: str,
+    blocks: Sequence[Mapping[str, str]],
+    *,
+    constraints: Sequence[str] = (),
+    plan: Mapping[str, Any] | None = None,
+    tasks: Mapping[str, Any] | None = None,
+    note: str = "",
+    extra: str = "",
+) -> list[BaseMessage]:
+    """A sub-agent's prompt, assembled by the runtime from artifacts (the manager only adds a note)."""
+    parts = [_requirement(requirement), context_for(stage, blocks)]
+    if constraints:
+        parts.append("<constraints>\n" + "\n".join(f"- {c}" for c in constraints) + "\n</constraints>")
+    if plan is not None:
+        parts.append(f"<plan>\n{_json(plan)}\n</plan>")
+    if tasks is not None:
+        parts.append(f"<tasks>\n{_json(tasks)}\n</tasks>")
+    if note:
+        parts.append(f"<manager_note>\n{note}\n</manager_note>")
+    if extra:
+        parts.append(extra)
+    system = WORKER_SYSTEM.format(
+        id=definition.id, instruction=definition.role_instruction, non_goals="; ".join(definition.non_goals)
+    )
+    return [SystemMessage(content=system), HumanMessage(content="\n".join(p for p in parts if p))]
+
+
+def revision_block(findings: Sequence[Mapping[str, Any]], request: Mapping[str, Any]) -> str:
+    request_view = {k: request[k] for k in ("summary", "required_actions")}
+    findings_view = [
+        {k: f[k] for k in ("finding_id", "description", "evidence", "severity", "suggested_action")}
+        for f in findings
+    ]
+    return (
+        "Revise the artifact once so it resolves these findings; keep everything else stable.\n"
+        f"<revision_request>\n{_json(request_view)}\n</revision_request>\n"
+        f"<findings>\n{_json(findings_view)}\n</findings>"
+    )
+
+
+# ---------------------------------------------------------------------------------- polish
+
+POLISH_SYSTEM = """Rewrite the summary of a delivery report as two or three plain sentences for a
+reader. Keep every fact; add none; do not mention a status other than the one given. Plain prose
+only (no headings, lists, tables or code)."""
+
+
+def polish_messages(status: str, summary: str) -> list[BaseMessage]:
+    return [
+        SystemMessage(content=POLISH_SYSTEM),
+        HumanMessage(content=f"<status>\n{status}\n</status>\n<summary>\n{summary}\n</summary>"),
+    ]

@@ -1,0 +1,141 @@
+"""``fail_closed`` and ``render_report``: every run ends with a deterministic report and the public
+outputs; an optional polish may reword only the narrative summary and falls back silently."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from policies.delivery_report import narrative, render_delivery_report
+from policies.revision import status_after_revision
+from runtime.contracts import invoke_contract, merge_metrics, metrics_totals
+from schemas.delivery import PolishedSummary, RuntimeArtifact
+from nodes.delivery.common import DeliveryDeps, artifact_id, progress, trace
+from nodes.delivery.prompts import polish_messages
+from nodes.delivery.routing import fail_closed_reason
+from nodes.delivery.state import DeliveryState
+
+REVIEW_METADATA = {"general": ("disposition", "plan_task_alignment"), "risk": ("severity",), "boundary": ("boundary_status",)}
+
+
+def make_fail_closed(deps: DeliveryDeps):
+    def fail_closed(state: DeliveryState) -> dict[str, Any]:
+        failure, violation = fail_closed_reason(state, deps.policy)
+        return {
+            "run_status": "failed",
+            "failure": failure,
+            "policy_violation": violation.as_dict() if violation else None,
+            "trace": trace("fail-closed", f"{failure['stage']}: {failure['code']}"),
+        }
+
+    return fail_closed
+
+
+def _public_artifact(record: dict[str, Any] | None, kind: str, title: str, metadata: dict[str, Any]) -> dict | None:
+    if not record:
+        return None
+    value = record["value"]
+    return RuntimeArtifact(
+        artifact_id=record["artifact_id"], kind=kind, title=title, markdown=value["markdown"],
+        revision=record["revision"], metadata={"summary": value["summary"], **metadata},
+    ).model_dump(mode="json")
+
+
+def public_artifacts(state: DeliveryState, report: str, status: str) -> dict[str, Any]:
+    plan, tasks = state.get("plan"), state.get("tasks")
+    reviews = []
+    for outcome in state.get("review_outcomes", []):
+        review = outcome.get("review")
+        if outcome["outcome"] != "completed" or not review:
+            continue
+        role = outcome["role"]
+        metadata = {"review_type": role, "source": outcome["tool"], **{k: review[k] for k in REVIEW_METADATA[role]}}
+        metadata["blocked"] = review.get("disposition") == "blocked" or review.get("severity") == "blocker" or review.get("boundary_status") == "blocked"
+        reviews.append(RuntimeArtifact(
+            artifact_id=artifact_id(f"review-{role}", state["run_id"]), kind="review", title=f"{role.capitalize()} review",
+            markdown=review["markdown"], revision=1, metadata={"summary": review["summary"], **metadata},
+        ).model_dump(mode="json"))
+    return {
+        "plan": _public_artifact(plan, "plan", "Implementation plan", {"source": "plan-subagent"}),
+        "tasks": _public_artifact(tasks, "tasks", "Task breakdown", {"source": "task-subagent"}),
+        "reviews": reviews,
+        "report": RuntimeArtifact(
+            artifact_id=artifact_id("report", state.get("run_id") or "unknown"), kind="delivery_report",
+            title="Delivery report", markdown=report, revision=1, metadata={"status": status},
+        ).model_dump(mode="json"),
+    }
+
+
+def public_metrics(state: DeliveryState) -> dict[str, Any]:
+    per_contract = state.get("contract_metrics") or {}
+    totals = metrics_totals(per_contract)
+    started = state.get("started_at") or time.time()
+    return {
+        "calls": {name: v["business_calls"] + v["encoder_calls"] + v["repair_calls"] for name, v in per_contract.items()},
+        "business_calls": totals["business_calls"],
+        "encoder_calls": totals["encoder_calls"],
+        "repair_calls": totals["repair_calls"],
+        "tokens": {"input": totals["input_tokens"], "output": totals["output_tokens"]},
+        "elapsed_ms": int((time.time() - started) * 1000),
+        "per_contract": per_contract,
+    }
+
+
+def make_render_report(deps: DeliveryDeps):
+    def render_report(state: DeliveryState, runtime) -> dict[str, Any]:
+        events = progress(state)
+        outcomes = state.get("revision_outcomes", [])
+        status = status_after_revision(state.get("run_status") or "failed", outcomes)
+        decision = state.get("post_review_decision")
+        entries: list[dict[str, str]] = []
+        metrics: dict = {}
+        with events.step("render-report", "Render delivery report") as step:
+            data = {
+                "status": status,
+                "source_label": state.get("source_label", "inline requirement"),
+                "pre_decision": state.get("pre_decision"),
+                "plan": _with_revision(state.get("plan")),
+                "tasks": _with_revision(state.get("tasks")),
+                "review_bundle": state.get("review_bundle"),
+                "revision": {"decision": decision, "outcomes": outcomes},
+                "warnings": state.get("warnings", []),
+                "failure": state.get("failure"),
+            }
+            summary = None
+            if deps.polish_enabled(runtime) and not (state.get("failure") or {}).get("stage") == "load":
+                try:
+                    polished = invoke_contract("delivery.report_polish", PolishedSummary,
+                                               polish_messages(status, narrative(data)), deps.models_for(runtime))
+                    summary, metrics = polished.value.summary, polished.metrics
+                    entries += trace("render-report", "narrative summary polished")
+                except Exception as error:  # polish is optional: fall back to the rendered summary
+                    metrics = getattr(error, "metrics", {})
+                    entries += trace("render-report", "polish unavailable; rendered summary kept")
+            report = render_delivery_report(data, summary)
+            step.summary = f"status {status}"
+        entries += trace("render-report", f"final status: {status}")
+        final_state = {**state, "contract_metrics": _merged(state.get("contract_metrics"), metrics)}
+        events.end(status, f"status {status}")
+        return {
+            "run_status": status,
+            "report": report,
+            "artifacts": public_artifacts(state, report, status),
+            "review_bundle": state.get("review_bundle"),
+            "post_review_decision": decision,
+            "revision": {"requests": (decision or {}).get("requests", []), "outcomes": outcomes},
+            "policy_violation": state.get("policy_violation"),
+            "metrics": public_metrics(final_state),
+            "contract_metrics": metrics,
+            "trace": entries,
+        }
+
+    return render_report
+
+
+def _with_revision(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    return {**record["value"], "revision": record["revision"]} if record else None
+
+
+def _merged(left: dict | None, right: dict | None) -> dict:
+    return merge_metrics(left, right)
+

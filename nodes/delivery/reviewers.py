@@ -1,0 +1,56 @@
+"""``reviewer``: one of the three parallel reviews (a ``Send`` target), isolated from its peers.
+
+Each reviewer has its own wall-clock deadline and turns every failure into its outcome —
+``contract_failure`` | ``timeout`` | ``execution_failed`` — so one failure never cancels the others;
+the outcomes join through the ``review_outcomes`` reducer.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from runtime.contracts import ContractError, invoke_contract
+from runtime.deadline import call_with_deadline
+from schemas.delivery import REVIEW_CONTRACTS, REVIEW_SCHEMAS
+from nodes.delivery.common import DeliveryDeps, clean, outcome_of, trace
+from nodes.delivery.prompts import worker_messages
+from nodes.delivery.state import ReviewerTask
+
+
+def make_reviewer(deps: DeliveryDeps):
+    def reviewer(task: ReviewerTask, runtime) -> dict[str, Any]:
+        role, tool = task["role"], task["tool"]
+        contract, schema = REVIEW_CONTRACTS[role], REVIEW_SCHEMAS[role]
+        models = deps.models_for(runtime)
+        mode = deps.mode_for(runtime)
+        timeout_s = deps.review_timeout(runtime, models)
+        messages = worker_messages(
+            deps.definition(tool), role, task["requirement_text"], task["context_blocks"],
+            constraints=[task["focus"]] if task["focus"] else [],
+            plan=task["plan"], tasks=task["tasks"], note=task["note"],
+        )
+        started = time.perf_counter()
+        outcome: dict[str, Any] = {"role": role, "tool": tool, "review": None, "failure": None}
+        metrics: dict = {}
+        try:
+            result = call_with_deadline(
+                lambda: invoke_contract(contract, schema, messages, models, mode=mode), timeout_s, name=f"reviewer-{role}"
+            )
+            outcome.update(outcome="completed", review=clean(result.value.model_dump(mode="json")))
+            metrics = result.metrics
+        except Exception as error:
+            code = outcome_of(error)
+            outcome.update(outcome=code, failure={"code": code})
+            if isinstance(error, ContractError):
+                outcome["failure"]["issues"] = [issue.code for issue in error.issues]
+            metrics = getattr(error, "metrics", {})
+        outcome["elapsed_ms"] = int((time.perf_counter() - started) * 1000)
+        return {
+            "review_outcomes": [outcome],
+            "delegated": [tool],
+            "contract_metrics": metrics,
+            "trace": trace(f"review-{role}", f"{role} review: {outcome['outcome']}"),
+        }
+
+    return reviewer

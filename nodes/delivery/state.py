@@ -1,0 +1,62 @@
+"""Delivery-chain state: plain JSON-like data only (checkpoints are deserialised strictly).
+
+``DeliveryInput`` and ``DeliveryOutput`` are the public contract; ``DeliveryState`` adds the run's
+working data. Keys written by parallel reviewers, or appended across steps, carry reducers.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+from runtime.contracts import merge_metrics
+
+
+class DeliveryInput(TypedDict, total=False):
+    requirement: str
+    requirement_uri: str
+
+
+class DeliveryOutput(TypedDict, total=False):
+    run_status: str
+    report: str
+    artifacts: dict[str, Any]
+    review_bundle: dict[str, Any] | None
+    post_review_decision: dict[str, Any] | None
+    revision: dict[str, Any]
+    policy_violation: dict[str, str] | None
+    metrics: dict[str, Any]
+    trace: Annotated[list[dict[str, str]], operator.add]
+
+
+class DeliveryState(DeliveryInput, DeliveryOutput, total=False):
+    run_id: str
+    started_at: float
+    source_label: str
+    requirement_text: str  # already redacted: no secret ever reaches a model
+    context_blocks: list[dict[str, str]]
+    warnings: Annotated[list[str], operator.add]
+    pre_decision: dict[str, Any] | None
+    pending_calls: list[dict[str, Any]]  # the manager's latest turn, checked by the policy edge
+    manager_turns: int
+    delegated: Annotated[list[str], operator.add]  # sub-agent tools executed, in order
+    plan: dict[str, Any] | None  # {artifact_id, revision, value, result}
+    tasks: dict[str, Any] | None
+    review_outcomes: Annotated[list[dict[str, Any]], operator.add]  # the reviewers' join
+    revision_outcomes: Annotated[list[dict[str, Any]], operator.add]
+    failure: dict[str, str] | None  # {stage, code, message}: why the run fails closed
+    contract_metrics: Annotated[dict[str, dict[str, int]], merge_metrics]
+
+
+class ReviewerTask(TypedDict):
+    """What one reviewer receives through ``Send``: the same plan/tasks snapshot as its peers."""
+
+    role: str
+    tool: str
+    run_id: str
+    requirement_text: str
+    context_blocks: list[dict[str, str]]
+    plan: dict[str, Any]
+    tasks: dict[str, Any]
+    focus: str
+    note: str

@@ -1,0 +1,78 @@
+"""``supervisor_pre`` (execute | clarification_required | blocked) and ``supervisor_post`` (optional
+guidance, then the runtime-derived post-review decision)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from policies.revision import derive_post_review_decision
+from runtime.contracts import invoke_contract, safe_error
+from schemas.delivery import SupervisorPostGuidance, SupervisorPreDecision
+from nodes.delivery.common import DeliveryDeps, clean, fail, progress, trace
+from nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
+from nodes.delivery.state import DeliveryState
+
+PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "blocked"}
+
+
+def make_supervisor_pre(deps: DeliveryDeps):
+    def supervisor_pre(state: DeliveryState, runtime) -> dict[str, Any]:
+        models = deps.models_for(runtime)
+        with progress(state).step("supervisor-pre-decision", "Supervisor pre-decision") as step:
+            messages = supervisor_pre_messages(state["requirement_text"], state["context_blocks"])
+            try:
+                result = invoke_contract(
+                    "delivery.supervisor_pre", SupervisorPreDecision, messages, models, mode=deps.mode_for(runtime)
+                )
+            except Exception as error:
+                step.status, step.summary = "failed", "the pre-decision was invalid or unavailable"
+                metrics = getattr(error, "metrics", {})
+                failed = fail("supervisor-pre-decision", "supervisor_failed", "The supervisor's pre-decision failed.")
+                return {**failed, "contract_metrics": metrics, "trace": failed["trace"] + trace("supervisor-pre-decision", safe_error(error, 200))}
+            decision = clean(result.value.model_dump(mode="json", exclude_none=True))
+            step.summary = f"branch: {decision['branch']}"
+        update: dict[str, Any] = {
+            "pre_decision": decision,
+            "contract_metrics": result.metrics,
+            "trace": trace("supervisor-pre-decision", step.summary),
+        }
+        if decision["branch"] in PRE_STATUS:
+            update["run_status"] = PRE_STATUS[decision["branch"]]
+        return update
+
+    return supervisor_pre
+
+
+def make_supervisor_post(deps: DeliveryDeps):
+    def supervisor_post(state: DeliveryState, runtime) -> dict[str, Any]:
+        models = deps.models_for(runtime)
+        bundle = state["review_bundle"]
+        warnings: list[str] = []
+        entries: list[dict[str, str]] = []
+        metrics: dict = {}
+        with progress(state).step("supervisor-post-decision", "Post-review decision") as step:
+            guidance = None
+            try:
+                result = invoke_contract(
+                    "delivery.supervisor_post",
+                    SupervisorPostGuidance,
+                    supervisor_post_messages(state["requirement_text"], bundle),
+                    models,
+                    mode=deps.mode_for(runtime),
+                )
+                guidance, metrics = clean(result.value.model_dump(mode="json")), result.metrics
+            except Exception as error:  # guidance is optional: the decision comes from findings anyway
+                metrics = getattr(error, "metrics", {})
+                warnings.append("Post-review guidance was unavailable; the decision was derived from findings only.")
+                entries += trace("supervisor-post-decision", f"guidance unavailable: {safe_error(error, 160)}")
+            decision = derive_post_review_decision(bundle["status"], bundle["findings"], guidance)
+            targets = ", ".join(decision["revision_targets"]) or "none"
+            step.summary = f"decision: {decision['action']}; revision targets: {targets}"
+        return {
+            "post_review_decision": decision,
+            "warnings": warnings,
+            "contract_metrics": metrics,
+            "trace": entries + trace("supervisor-post-decision", step.summary),
+        }
+
+    return supervisor_post

@@ -1,0 +1,40 @@
+"""``synthesize``: join the three review outcomes into the review bundle (pure rules, no model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from policies.review_bundle import build_review_bundle
+from nodes.delivery.common import progress, trace
+from nodes.delivery.state import DeliveryState
+
+
+def synthesize(state: DeliveryState) -> dict[str, Any]:
+    outcomes = state.get("review_outcomes", [])
+    events = progress(state)
+    completed = sum(1 for o in outcomes if o["outcome"] == "completed")
+    events.event(
+        "delegate-review-group",
+        "completed" if completed else "failed",
+        "Parallel review group",
+        f"{completed} of 3 reviews completed",
+        max((o.get("elapsed_ms", 0) for o in outcomes), default=0),
+    )
+    with events.step("synthesize-report", "Rule-based synthesis") as step:
+        bundle = build_review_bundle(outcomes)
+        step.summary = (
+            f"status {bundle['status']}: {len(bundle['findings'])} merged finding(s), "
+            f"{len(bundle['conflicts'])} conflict(s), {len(bundle['missing'])} missing review(s)"
+        )
+    update: dict[str, Any] = {
+        "review_bundle": bundle,
+        "run_status": bundle["status"],
+        "trace": trace("synthesize-report", step.summary),
+    }
+    if bundle["status"] == "failed":
+        update["failure"] = {
+            "stage": "delegate-review-group",
+            "code": "all_reviews_failed",
+            "message": "All three reviews failed; nothing was reviewed.",
+        }
+    return update

@@ -1,0 +1,204 @@
+"""The delivery chain's phase-aware delegation policy and the exact reviewer-role check (pure).
+
+The manager model proposes tool calls; this module decides. ``check_delegation`` runs on every
+manager turn (in the graph's conditional edge) and returns the first violated rule, or None. A
+violation is final: the tool is not executed and the error never goes back to the model.
+
+Rules, in the order they are checked (the first match names the violation):
+
+==============================  ===============================================================
+code                            rule
+==============================  ===============================================================
+no_tool_call                    a turn must call at least one tool
+unregistered_tool               only the manager's registered sub-agent tools may be called
+invalid_tool_arguments          arguments are ``{note?: ≤200 chars}`` and nothing else
+nested_delegation               only the manager delegates; a sub-agent never calls a sub-agent
+review_group_mixed              a turn that calls a review tool calls review tools only
+review_group_over_limit         at most ``max_review_calls`` (3) calls in the review group
+review_group_duplicate          each review tool at most once per group
+too_many_calls                  at most ``max_tool_calls`` (5) calls in a run
+parallel_outside_review         outside the review group one call per turn (allow_parallel=False)
+out_of_order                    plan, then tasks, then the review group; nothing twice
+missing_input_artifact          a sub-agent's declared input artifacts must exist
+review_group_incomplete         the review group is exactly the three review tools
+==============================  ===============================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from schemas.delivery import REVIEWER_ROLES, SubagentCallArgs
+
+MANAGER = "delivery-chain-manager"
+PLAN_TOOL = "plan-subagent"
+TASK_TOOL = "task-subagent"
+REVIEW_TOOLS: tuple[str, ...] = ("review-subagent", "risk-subagent", "boundary-subagent")
+SUBAGENT_TOOLS: tuple[str, ...] = (PLAN_TOOL, TASK_TOOL, *REVIEW_TOOLS)
+REVIEW_ROLE_OF_TOOL: Mapping[str, str] = dict(zip(REVIEW_TOOLS, REVIEWER_ROLES, strict=True))
+
+# What each sub-agent needs before it may run (mirrors the registry's input_artifact_kinds).
+DEFAULT_INPUT_ARTIFACTS: Mapping[str, tuple[str, ...]] = {
+    PLAN_TOOL: (),
+    TASK_TOOL: ("plan",),
+    **{tool: ("plan", "tasks") for tool in REVIEW_TOOLS},
+}
+
+VIOLATION_MESSAGES: Mapping[str, str] = {
+    "no_tool_call": "The manager answered without delegating to a sub-agent.",
+    "unregistered_tool": "The manager called a tool that is not registered for the delivery chain.",
+    "invalid_tool_arguments": "The manager passed arguments other than a short note to a sub-agent.",
+    "nested_delegation": "A sub-agent tried to delegate to another sub-agent; nested delegation is not allowed.",
+    "review_group_mixed": "The review group may contain only the three review sub-agents.",
+    "review_group_duplicate": "The review group called the same reviewer more than once.",
+    "review_group_over_limit": "The review group called more than three reviewers.",
+    "too_many_calls": "The manager exceeded the run's budget of sub-agent calls.",
+    "parallel_outside_review": "Parallel sub-agent calls are allowed only in the review group.",
+    "out_of_order": "The manager called a sub-agent out of order (plan, then tasks, then reviews).",
+    "missing_input_artifact": "A sub-agent was called before the artifacts it needs existed.",
+    "review_group_incomplete": "The review group must call the general, risk and boundary reviewers together.",
+    "reviewer_roles_inexact": "The supervisor did not declare exactly the general, risk and boundary reviewers.",
+}
+VIOLATION_CODES: tuple[str, ...] = tuple(VIOLATION_MESSAGES)
+
+
+@dataclass(frozen=True)
+class ReviewGroupPolicy:
+    tools: tuple[str, ...] = REVIEW_TOOLS
+    allow_parallel: bool = True
+    max_review_calls: int = 3
+
+
+@dataclass(frozen=True)
+class DelegationPolicy:
+    allowed_tools: tuple[str, ...] = SUBAGENT_TOOLS
+    input_artifacts: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_INPUT_ARTIFACTS))
+    max_tool_calls: int = 5
+    allow_parallel: bool = False
+    allow_nested_delegation: bool = False
+    require_plan_before_task: bool = True
+    require_tasks_before_review: bool = True
+    reject_unregistered_tools: bool = True
+    reject_out_of_order_tool_calls: bool = True
+    review_group: ReviewGroupPolicy = ReviewGroupPolicy()
+
+
+DEFAULT_POLICY = DelegationPolicy()
+
+
+@dataclass(frozen=True)
+class ProposedCall:
+    name: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DelegationLedger:
+    """What has happened so far: tools executed (in order), artifacts present, and who is calling."""
+
+    executed: tuple[str, ...] = ()
+    artifacts: frozenset[str] = frozenset()
+    caller: str = MANAGER
+
+
+@dataclass(frozen=True)
+class Violation:
+    code: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+def violation(code: str) -> Violation:
+    return Violation(code, VIOLATION_MESSAGES[code])
+
+
+def _args_valid(args: Mapping[str, Any]) -> bool:
+    try:
+        SubagentCallArgs.model_validate(dict(args))
+    except (ValidationError, TypeError):
+        return False
+    return True
+
+
+def _expected_next(policy: DelegationPolicy, executed: Sequence[str]) -> str:
+    """The phase the run is in: which step the manager may take next."""
+    done = set(executed)
+    if PLAN_TOOL not in done:
+        return "plan"
+    if TASK_TOOL not in done:
+        return "tasks"
+    if not done & set(policy.review_group.tools):
+        return "review"
+    return "done"
+
+
+def _order_violation(policy: DelegationPolicy, ledger: DelegationLedger, names: Sequence[str]) -> bool:
+    executed = set(ledger.executed)
+    if any(name in executed for name in names):
+        return True  # nothing runs twice
+    phase = _expected_next(policy, ledger.executed)
+    if any(name in policy.review_group.tools for name in names):  # a review-group turn
+        return phase == "done" or (policy.require_tasks_before_review and phase != "review")
+    # Calls in one turn run together, so each must fit the phase as it is now.
+    for name in names:
+        if name == PLAN_TOOL and phase != "plan":
+            return True
+        if name == TASK_TOOL and policy.require_plan_before_task and phase != "tasks":
+            return True
+    return False
+
+
+def check_delegation(
+    calls: Sequence[ProposedCall],
+    ledger: DelegationLedger = DelegationLedger(),
+    policy: DelegationPolicy = DEFAULT_POLICY,
+) -> Violation | None:
+    """The first rule this manager turn breaks, or None when the runtime may execute it."""
+    if not calls:
+        return violation("no_tool_call")
+    names = [call.name for call in calls]
+    if policy.reject_unregistered_tools and any(name not in policy.allowed_tools for name in names):
+        return violation("unregistered_tool")
+    if any(not _args_valid(call.args) for call in calls):
+        return violation("invalid_tool_arguments")
+    if ledger.caller != MANAGER and not policy.allow_nested_delegation:
+        return violation("nested_delegation")
+    group = policy.review_group
+    is_review_turn = any(name in group.tools for name in names)
+    if is_review_turn:
+        if any(name not in group.tools for name in names):
+            return violation("review_group_mixed")
+        if len(names) > group.max_review_calls:
+            return violation("review_group_over_limit")
+        if len(set(names)) != len(names):
+            return violation("review_group_duplicate")
+    if len(ledger.executed) + len(names) > policy.max_tool_calls:
+        return violation("too_many_calls")
+    parallel_allowed = policy.allow_parallel or (is_review_turn and group.allow_parallel)
+    if len(names) > 1 and not parallel_allowed:
+        return violation("parallel_outside_review")
+    if policy.reject_out_of_order_tool_calls and _order_violation(policy, ledger, names):
+        return violation("out_of_order")
+    for name in names:
+        if any(kind not in ledger.artifacts for kind in policy.input_artifacts.get(name, ())):
+            return violation("missing_input_artifact")
+    if is_review_turn and set(names) != set(group.tools):
+        return violation("review_group_incomplete")
+    return None
+
+
+def validate_exact_reviewer_roles(roles: Iterable[str], required: Sequence[str] = REVIEWER_ROLES) -> Violation | None:
+    """Exactly the required roles, each once, in any order: nothing filled in, nothing dropped."""
+    declared = list(roles)
+    if len(declared) != len(required):
+        return violation("reviewer_roles_inexact")
+    counts = {role: declared.count(role) for role in set(declared) | set(required)}
+    if any(counts.get(role, 0) != 1 for role in required) or set(declared) - set(required):
+        return violation("reviewer_roles_inexact")
+    return None

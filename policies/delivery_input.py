@@ -1,0 +1,58 @@
+"""What the delivery chain accepts as input (pure): inline requirement text or a bundled scenario.
+
+Anything else — empty input, both at once, a version plan, ``file://``, other schemes, path escapes —
+is refused with a static message (never an echo of the input) before any model is called.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_REQUIREMENT_CHARS = 60_000
+_SCENARIO_URI = re.compile(r"^demo://scenarios/(?P<id>[a-z0-9][a-z0-9_-]{0,63})/requirement\.md$")
+
+INPUT_MESSAGES = {
+    "empty_input": "Provide a requirement: {\"requirement\": \"<text>\"} or "
+    "{\"requirement_uri\": \"demo://scenarios/<id>/requirement.md\"}.",
+    "ambiguous_input": "Provide either a requirement text or a scenario URI, not both.",
+    "requirement_too_long": "The requirement is too long; keep it under 60,000 characters.",
+    "version_plan_uri": "Version plans go to the tasklist agent (reins tasklist docs://versions/<plan>.md), "
+    "not to the delivery chain.",
+    "unsupported_uri": "Only bundled scenarios are accepted: demo://scenarios/<id>/requirement.md.",
+    "scenario_not_found": "That scenario does not exist; list them with `reins deliver --list`.",
+}
+
+
+@dataclass(frozen=True)
+class InputDecision:
+    kind: str  # inline | scenario | rejected
+    code: str = ""
+    scenario_id: str = ""
+
+    @property
+    def message(self) -> str:
+        return INPUT_MESSAGES.get(self.code, "")
+
+
+def classify_delivery_input(requirement: object, requirement_uri: object) -> InputDecision:
+    text = requirement.strip() if isinstance(requirement, str) else ""
+    uri = requirement_uri.strip() if isinstance(requirement_uri, str) else ""
+    if (requirement is not None and not isinstance(requirement, str)) or (
+        requirement_uri is not None and not isinstance(requirement_uri, str)
+    ):
+        return InputDecision("rejected", "empty_input")
+    if text and uri:
+        return InputDecision("rejected", "ambiguous_input")
+    if uri:
+        match = _SCENARIO_URI.match(uri)
+        if match:
+            return InputDecision("scenario", scenario_id=match["id"])
+        if re.match(r"^docs://versions/", uri, re.I):
+            return InputDecision("rejected", "version_plan_uri")
+        return InputDecision("rejected", "unsupported_uri")
+    if not text:
+        return InputDecision("rejected", "empty_input")
+    if len(text) > MAX_REQUIREMENT_CHARS:
+        return InputDecision("rejected", "requirement_too_long")
+    return InputDecision("inline")

@@ -1,0 +1,363 @@
+"""Delivery-chain contracts (DESIGN Appendix A): the only shapes that cross a model boundary.
+
+Every object is strict (unknown fields and type coercion rejected), every string trimmed and
+bounded, every list bounded; cross-field rules (unique keys, existing and acyclic dependencies,
+exact counts, branch-specific fields) are validators here, so nothing downstream reads an output
+that broke them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+
+def _text(limit: int = 1000) -> Any:
+    return Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=limit)]
+
+
+Text = _text(1000)
+Key = _text(120)
+Title = _text(200)
+Area = _text(240)
+Note = _text(200)
+Summary400 = _text(400)
+Markdown = _text(14_000)
+
+RunStatus = Literal["pass", "clarification_required", "needs_changes", "needs_review", "blocked", "failed"]
+RUN_STATUSES: tuple[str, ...] = ("pass", "clarification_required", "needs_changes", "needs_review", "blocked", "failed")
+ReviewerRole = Literal["general", "risk", "boundary"]
+REVIEWER_ROLES: tuple[str, ...] = ("general", "risk", "boundary")
+ReviewerOutcome = Literal["completed", "contract_failure", "timeout", "execution_failed"]
+REVIEWER_OUTCOMES: tuple[str, ...] = ("completed", "contract_failure", "timeout", "execution_failed")
+Severity = Literal["blocker", "high", "medium", "low", "info"]
+SEVERITIES: tuple[str, ...] = ("blocker", "high", "medium", "low", "info")  # most severe first
+RevisionTarget = Literal["plan", "tasks"]
+ArtifactKind = Literal["plan", "tasks", "review", "delivery_report"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def _duplicates(values: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for value in values:
+        if value in seen and value not in repeated:
+            repeated.append(value)
+        seen.add(value)
+    return repeated
+
+
+def find_cycle(nodes: Mapping[str, Sequence[str]]) -> list[str] | None:
+    """A dependency cycle in ``{node: depends_on}`` as a path, or None (iterative DFS, no recursion)."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    for root in nodes:
+        if state.get(root):
+            continue
+        path: list[str] = []
+        stack: list[tuple[str, int]] = [(root, 0)]
+        while stack:
+            node, index = stack.pop()
+            if index == 0:
+                state[node] = 1
+                path.append(node)
+            deps = list(nodes.get(node, ()))
+            if index < len(deps):
+                stack.append((node, index + 1))
+                dep = deps[index]
+                if state.get(dep) == 1:
+                    return path[path.index(dep) :] + [dep]
+                if not state.get(dep) and dep in nodes:
+                    stack.append((dep, 0))
+            else:
+                state[node] = 2
+                path.pop()
+    return None
+
+
+def _check_graph(kind: str, items: Sequence[Any], key: Callable[[Any], str], deps: Callable[[Any], Sequence[str]]) -> None:
+    keys = [key(item) for item in items]
+    repeated = _duplicates(keys)
+    if repeated:
+        raise ValueError(f"{kind} keys must be unique; repeated: {', '.join(repeated[:5])}")
+    known = set(keys)
+    for item in items:
+        for dep in deps(item):
+            if dep == key(item):
+                raise ValueError(f"{kind} {key(item)!r} depends on itself")
+            if dep not in known:
+                raise ValueError(f"{kind} {key(item)!r} depends on unknown {kind} {dep!r}")
+        if _duplicates(deps(item)):
+            raise ValueError(f"{kind} {key(item)!r} lists a dependency twice")
+    cycle = find_cycle({key(item): list(deps(item)) for item in items})
+    if cycle:
+        raise ValueError(f"{kind} dependencies form a cycle: {' -> '.join(cycle)}")
+
+
+# ------------------------------------------------------------------------------ supervisor (pre)
+
+
+class ReviewFocus(Strict):
+    general: Text
+    risk: Text
+    boundary: Text
+
+
+class StageIntent(Strict):
+    stage: Literal["plan", "tasks", "review"]
+    objective: Text
+
+
+PRE_BRANCH_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "execute": ("assumptions", "planning_focus", "task_focus", "review_focus", "reviewer_roles", "stage_intents"),
+    "clarification_required": ("missing_information", "next_step", "reason"),
+    "blocked": ("boundary_evidence", "next_step", "reason"),
+}
+
+
+class SupervisorPreDecision(Strict):
+    """One of three branches; the fields of the other branches must be absent.
+
+    A flat object with a discriminating ``branch`` (rather than a top-level union) so every
+    structured-output provider accepts the schema; the validator enforces the union.
+    """
+
+    branch: Literal["execute", "clarification_required", "blocked"]
+    assumptions: Annotated[list[Text], Field(min_length=1, max_length=20)] | None = None
+    planning_focus: Text | None = None
+    task_focus: Text | None = None
+    review_focus: ReviewFocus | None = None
+    reviewer_roles: Annotated[list[ReviewerRole], Field(min_length=1, max_length=3)] | None = None
+    stage_intents: Annotated[list[StageIntent], Field(min_length=3, max_length=3)] | None = None
+    missing_information: Annotated[list[Text], Field(min_length=1, max_length=20)] | None = None
+    boundary_evidence: Annotated[list[Text], Field(min_length=1, max_length=20)] | None = None
+    next_step: Text | None = None
+    reason: Text | None = None
+
+    @model_validator(mode="after")
+    def _branch_fields(self) -> SupervisorPreDecision:
+        wanted = PRE_BRANCH_FIELDS[self.branch]
+        every = {name for names in PRE_BRANCH_FIELDS.values() for name in names}
+        missing = [name for name in wanted if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"branch {self.branch} requires: {', '.join(missing)}")
+        stray = sorted(name for name in every - set(wanted) if getattr(self, name) is not None)
+        if stray:
+            raise ValueError(f"branch {self.branch} forbids: {', '.join(stray)}")
+        if self.reviewer_roles is not None and _duplicates(self.reviewer_roles):
+            raise ValueError("reviewer_roles must be unique")
+        if self.stage_intents is not None and _duplicates(i.stage for i in self.stage_intents):
+            raise ValueError("stage_intents must name plan, tasks and review once each")
+        return self
+
+
+# ------------------------------------------------------------------------------ manager tool args
+
+
+class SubagentCallArgs(Strict):
+    """What the manager may pass to a sub-agent: a short note, nothing else (the runtime builds inputs)."""
+
+    note: Note | None = None
+
+
+class ContextBlock(Strict):
+    kind: _text(64)
+    title: _text(120)
+    markdown: Markdown
+
+
+class SubagentInput(Strict):
+    """A worker's input, built by the runtime from artifacts — never from the manager's arguments."""
+
+    instruction: Text
+    constraints: Annotated[list[Text], Field(max_length=20)]
+    context_blocks: Annotated[list[ContextBlock], Field(max_length=20)]
+    input_artifacts: Annotated[list[Literal["plan", "tasks"]], Field(max_length=2)]
+
+
+class SubagentToolResult(Strict):
+    """A sub-agent's result as the manager sees it (a safe summary, never the artifact itself)."""
+
+    status: Literal["completed", "blocked", "failed"]
+    markdown: Markdown
+    summary_for_manager: Summary400
+    warnings: Annotated[list[Text], Field(max_length=20)] = []
+    artifact_title: Title | None = None
+    metadata: dict[str, str | int | bool] | None = None
+
+
+# ------------------------------------------------------------------------------ plan and tasks
+
+
+class PlanScope(Strict):
+    included: Annotated[list[Text], Field(min_length=1, max_length=20)]
+    excluded: Annotated[list[Text], Field(max_length=20)]
+
+
+class DeliveryPhase(Strict):
+    phase_key: Key
+    title: Title
+    objective: Text
+    requirement_refs: Annotated[list[Text], Field(min_length=1, max_length=20)]
+    depends_on_phase_keys: Annotated[list[Key], Field(max_length=40)]
+
+
+class AcceptanceCriterion(Strict):
+    criterion_key: Key
+    description: Text
+    requirement_refs: Annotated[list[Text], Field(min_length=1, max_length=20)]
+
+
+class DeliveryPlan(Strict):
+    """``delivery.plan`` and ``delivery.plan_revision``."""
+
+    summary: Text
+    markdown: Markdown
+    requirement_refs: Annotated[list[Text], Field(min_length=1, max_length=20)]
+    scope: PlanScope
+    assumptions: Annotated[list[Text], Field(max_length=20)]
+    delivery_phases: Annotated[list[DeliveryPhase], Field(min_length=1, max_length=40)]
+    acceptance_criteria: Annotated[list[AcceptanceCriterion], Field(min_length=1, max_length=40)]
+
+    @model_validator(mode="after")
+    def _keys_and_dependencies(self) -> DeliveryPlan:
+        _check_graph("phase", self.delivery_phases, lambda p: p.phase_key, lambda p: p.depends_on_phase_keys)
+        repeated = _duplicates(c.criterion_key for c in self.acceptance_criteria)
+        if repeated:
+            raise ValueError(f"criterion keys must be unique; repeated: {', '.join(repeated[:5])}")
+        return self
+
+
+class DeliveryTask(Strict):
+    task_id: Key
+    title: Title
+    target_area: Area
+    acceptance_criteria: Annotated[list[Text], Field(min_length=1, max_length=20)]
+    requirement_refs: Annotated[list[Text], Field(min_length=1, max_length=20)]
+    depends_on_task_ids: Annotated[list[Key], Field(max_length=40)]
+
+
+class DeliveryTasks(Strict):
+    """``delivery.tasks`` and ``delivery.task_revision``."""
+
+    summary: Text
+    markdown: Markdown
+    tasks: Annotated[list[DeliveryTask], Field(min_length=1, max_length=40)]
+
+    @model_validator(mode="after")
+    def _ids_and_dependencies(self) -> DeliveryTasks:
+        _check_graph("task", self.tasks, lambda t: t.task_id, lambda t: t.depends_on_task_ids)
+        return self
+
+
+# ------------------------------------------------------------------------------ reviews
+
+
+class ReviewFinding(Strict):
+    description: Text
+    evidence: Annotated[list[Text], Field(max_length=10)]
+    finding_type: Literal["issue", "observation"]
+    requirement: Literal["required", "advisory"]
+    severity: Severity
+    suggested_action: Text
+    target_artifacts: Annotated[list[RevisionTarget], Field(min_length=1, max_length=2)]
+
+    @model_validator(mode="after")
+    def _unique_targets(self) -> ReviewFinding:
+        if _duplicates(self.target_artifacts):
+            raise ValueError("target_artifacts must be unique")
+        return self
+
+
+Findings = Annotated[list[ReviewFinding], Field(max_length=40)]
+
+
+class GeneralReview(Strict):
+    role: Literal["general"]
+    disposition: Literal["pass", "needs_changes", "blocked"]
+    plan_task_alignment: Literal["aligned", "misaligned"]
+    findings: Findings
+    markdown: Markdown
+    summary: Text
+
+
+class RiskReview(Strict):
+    role: Literal["risk"]
+    severity: Severity
+    findings: Findings
+    markdown: Markdown
+    summary: Text
+
+
+class BoundaryReview(Strict):
+    role: Literal["boundary"]
+    boundary_status: Literal["passed", "needs_review", "blocked"]
+    violations: Annotated[list[Text], Field(max_length=20)]
+    findings: Findings
+    markdown: Markdown
+    summary: Text
+
+    @model_validator(mode="after")
+    def _blocked_names_a_violation(self) -> BoundaryReview:
+        if self.boundary_status == "blocked" and not self.violations:
+            raise ValueError("a blocked boundary review must name at least one violation")
+        return self
+
+
+REVIEW_SCHEMAS: Mapping[str, type[Strict]] = {"general": GeneralReview, "risk": RiskReview, "boundary": BoundaryReview}
+REVIEW_CONTRACTS: Mapping[str, str] = {
+    "general": "delivery.general_review",
+    "risk": "delivery.risk_review",
+    "boundary": "delivery.boundary_review",
+}
+
+
+# ------------------------------------------------------------------------------ post-review, polish
+
+
+class Recommendation(Strict):
+    target: RevisionTarget
+    summary: Text
+    required_actions: Annotated[list[Text], Field(min_length=1, max_length=20)]
+    acceptance_suggestion: Text
+
+
+class SupervisorPostGuidance(Strict):
+    rationale: Text
+    recommendations: Annotated[list[Recommendation], Field(min_length=1, max_length=2)]
+
+    @model_validator(mode="after")
+    def _unique_targets(self) -> SupervisorPostGuidance:
+        if _duplicates(r.target for r in self.recommendations):
+            raise ValueError("recommendation targets must be unique")
+        return self
+
+
+class PolishedSummary(Strict):
+    """``delivery.report_polish``: the only thing polish may produce — a plain narrative summary."""
+
+    summary: Text
+
+    @model_validator(mode="after")
+    def _plain_prose(self) -> PolishedSummary:
+        if any(line.lstrip().startswith(("#", "|", "```")) for line in self.summary.splitlines()):
+            raise ValueError("the summary must be plain prose (no headings, tables or code)")
+        return self
+
+
+# ------------------------------------------------------------------------------ public artifact
+
+
+class RuntimeArtifact(Strict):
+    """A run-local artifact as the public output shows it (never persisted beyond the run's state)."""
+
+    artifact_id: Key
+    kind: ArtifactKind
+    title: Title
+    markdown: _text(40_000)
+    revision: Annotated[int, Field(ge=1, le=2)]
+    metadata: dict[str, Any]

@@ -1,0 +1,136 @@
+"""The phase-aware delegation policy: one named violation per rule, checked in a fixed order."""
+
+import dataclasses
+
+import pytest
+
+from policies.delegation import (
+    DEFAULT_POLICY,
+    VIOLATION_CODES,
+    DelegationLedger,
+    ProposedCall,
+    check_delegation,
+    validate_exact_reviewer_roles,
+)
+
+PLAN, TASK = "plan-subagent", "task-subagent"
+REV, RISK, BOUND = "review-subagent", "risk-subagent", "boundary-subagent"
+GROUP = (REV, RISK, BOUND)
+
+START = DelegationLedger()
+PLANNED = DelegationLedger(executed=(PLAN,), artifacts=frozenset({"plan"}))
+TASKED = DelegationLedger(executed=(PLAN, TASK), artifacts=frozenset({"plan", "tasks"}))
+REVIEWED = DelegationLedger(executed=(PLAN, TASK, *GROUP), artifacts=frozenset({"plan", "tasks"}))
+# The phase ledger says the plan ran, but its artifact is gone: only the input check can catch it.
+PLAN_LOST = DelegationLedger(executed=(PLAN,), artifacts=frozenset())
+NESTED = DelegationLedger(executed=(PLAN,), artifacts=frozenset({"plan"}), caller=PLAN)
+
+
+def calls(*names, **args):
+    return [ProposedCall(name, dict(args)) for name in names]
+
+
+LOOSE_ORDER = dataclasses.replace(
+    DEFAULT_POLICY, require_plan_before_task=False, require_tasks_before_review=False
+)
+NO_ORDER = dataclasses.replace(DEFAULT_POLICY, reject_out_of_order_tool_calls=False)
+SMALL_BUDGET = dataclasses.replace(DEFAULT_POLICY, max_tool_calls=4)
+PARALLEL_EVERYWHERE = dataclasses.replace(DEFAULT_POLICY, allow_parallel=True)
+
+
+@pytest.mark.parametrize(
+    ("ledger", "proposed", "policy", "expected"),
+    [
+        # allowed turns, phase by phase
+        (START, calls(PLAN), DEFAULT_POLICY, None),
+        (START, calls(PLAN, note="start with the banner"), DEFAULT_POLICY, None),
+        (PLANNED, calls(TASK), DEFAULT_POLICY, None),
+        (TASKED, calls(REV, RISK, BOUND), DEFAULT_POLICY, None),
+        (TASKED, calls(BOUND, REV, RISK), DEFAULT_POLICY, None),  # any order inside the group
+        # no call
+        (START, [], DEFAULT_POLICY, "no_tool_call"),
+        (TASKED, [], DEFAULT_POLICY, "no_tool_call"),
+        # unregistered tools
+        (START, calls("shell"), DEFAULT_POLICY, "unregistered_tool"),
+        (TASKED, calls(REV, RISK, "web-search"), DEFAULT_POLICY, "unregistered_tool"),
+        (START, calls("Plan-Subagent"), DEFAULT_POLICY, "unregistered_tool"),
+        # arguments carry a short note only
+        (START, calls(PLAN, requirement="ignore the rules"), DEFAULT_POLICY, "invalid_tool_arguments"),
+        (START, calls(PLAN, note="x" * 201), DEFAULT_POLICY, "invalid_tool_arguments"),
+        (START, calls(PLAN, note=7), DEFAULT_POLICY, "invalid_tool_arguments"),
+        # nested delegation: a sub-agent is never a caller
+        (NESTED, calls(TASK), DEFAULT_POLICY, "nested_delegation"),
+        # review group shape
+        (TASKED, calls(REV, RISK, PLAN), DEFAULT_POLICY, "review_group_mixed"),
+        (TASKED, calls(TASK, BOUND), DEFAULT_POLICY, "review_group_mixed"),
+        (TASKED, calls(REV, REV, RISK), DEFAULT_POLICY, "review_group_duplicate"),
+        (TASKED, calls(RISK, RISK), DEFAULT_POLICY, "review_group_duplicate"),
+        (TASKED, calls(REV, RISK, BOUND, RISK), DEFAULT_POLICY, "review_group_over_limit"),
+        (TASKED, calls(REV, RISK, BOUND, REV, RISK, BOUND), DEFAULT_POLICY, "review_group_over_limit"),
+        # budget: the sixth call is refused whatever it is
+        (TASKED, calls(TASK, PLAN, TASK, PLAN), DEFAULT_POLICY, "too_many_calls"),
+        (START, calls(PLAN, TASK, PLAN, TASK, PLAN, TASK), DEFAULT_POLICY, "too_many_calls"),
+        (REVIEWED, calls(PLAN), DEFAULT_POLICY, "too_many_calls"),
+        (TASKED, calls(REV, RISK, BOUND), SMALL_BUDGET, "too_many_calls"),
+        # parallel outside the review group
+        (START, calls(PLAN, TASK), DEFAULT_POLICY, "parallel_outside_review"),
+        (PLANNED, calls(TASK, TASK), DEFAULT_POLICY, "parallel_outside_review"),
+        # order: plan, tasks, review group; nothing twice
+        (START, calls(TASK), DEFAULT_POLICY, "out_of_order"),
+        (START, calls(REV, RISK, BOUND), DEFAULT_POLICY, "out_of_order"),
+        (PLANNED, calls(REV, RISK, BOUND), DEFAULT_POLICY, "out_of_order"),
+        (PLANNED, calls(PLAN), DEFAULT_POLICY, "out_of_order"),
+        (TASKED, calls(TASK), DEFAULT_POLICY, "out_of_order"),
+        (TASKED, calls(PLAN), DEFAULT_POLICY, "out_of_order"),
+        # declared input artifacts are a hard constraint of their own
+        (START, calls(TASK), LOOSE_ORDER, "missing_input_artifact"),
+        (PLANNED, calls(REV, RISK, BOUND), LOOSE_ORDER, "missing_input_artifact"),
+        (PLAN_LOST, calls(TASK), DEFAULT_POLICY, "missing_input_artifact"),
+        (START, calls(REV, RISK, BOUND), NO_ORDER, "missing_input_artifact"),
+        # the group is exactly the three reviewers
+        (TASKED, calls(REV), DEFAULT_POLICY, "review_group_incomplete"),
+        (TASKED, calls(RISK, BOUND), DEFAULT_POLICY, "review_group_incomplete"),
+        # a global parallel switch would not let plan and task run together out of order
+        (START, calls(PLAN, TASK), PARALLEL_EVERYWHERE, "out_of_order"),
+    ],
+)
+def test_check_delegation(ledger, proposed, policy, expected):
+    result = check_delegation(proposed, ledger, policy)
+    assert (result.code if result else None) == expected
+    if result:
+        assert result.message and result.code in VIOLATION_CODES
+
+
+def test_every_delegation_code_is_reachable_in_the_table():
+    table = test_check_delegation.pytestmark[0].args[1]
+    reached = {row[3] for row in table if row[3]}
+    assert reached == set(VIOLATION_CODES) - {"reviewer_roles_inexact"}
+
+
+def test_messages_are_static_and_never_echo_the_call():
+    result = check_delegation(calls("rm -rf sk-abcdefghijk12345"), START)
+    assert result.code == "unregistered_tool"
+    assert "rm" not in result.message and "sk-" not in result.message
+
+
+@pytest.mark.parametrize(
+    ("roles", "ok"),
+    [
+        (["general", "risk", "boundary"], True),
+        (["boundary", "general", "risk"], True),
+        (["risk", "boundary", "general"], True),
+        (["general", "risk"], False),
+        (["general"], False),
+        ([], False),
+        (["general", "risk", "risk"], False),
+        (["general", "general", "general"], False),
+        (["general", "risk", "boundary", "boundary"], False),
+        (["general", "risk", "security"], False),
+        (["General", "risk", "boundary"], False),
+    ],
+)
+def test_validate_exact_reviewer_roles(roles, ok):
+    result = validate_exact_reviewer_roles(roles)
+    assert (result is None) is ok
+    if not ok:
+        assert result.code == "reviewer_roles_inexact"
