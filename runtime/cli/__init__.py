@@ -16,6 +16,8 @@ from runtime.settings import SettingsError
 COMMAND_MODULES = (
     "runtime.cli.doctor",
     "runtime.cli.graph",
+    "runtime.cli.tasklist",
+    "runtime.cli.resume",
 )
 
 

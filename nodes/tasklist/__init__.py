@@ -1,0 +1,1 @@
+"""Node functions of the tasklist agent; each asks the state-machine guard before it acts."""

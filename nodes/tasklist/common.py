@@ -1,0 +1,123 @@
+"""What every tasklist node shares: the guard snapshot, refusals, trace entries, progress, models."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from policies.redaction import redact
+from policies.tasklist_machine import Counters, Limits, Machine, Proposal, Verdict, guard, limits_for
+from runtime.context import resolve_contract_mode, resolve_models
+from runtime.models import ModelSet
+from runtime.progress import Progress
+from runtime.resources import ResourceResolver
+
+WORKFLOW = "tasklist"
+TRACE_LIMIT = 200
+
+# Static, user-facing messages for runs that stop without a model-written message.
+GUARD_STOP_MESSAGE = "The run stopped: the next action was not allowed by the tasklist agent's state machine."
+CONTRACT_STOP_MESSAGE = "The run stopped safely: the model's {what} did not satisfy its contract."
+TIMEOUT_MESSAGE = "The run failed: the model did not answer in time."
+
+
+@dataclass(frozen=True)
+class TasklistDeps:
+    """Build-time options of one compiled graph (models, resources, review, limits)."""
+
+    models: ModelSet | None = None
+    resolver: ResourceResolver | None = None
+    human_review: bool = False
+    max_steps: int | None = None
+
+    def models_for(self, runtime: Any) -> ModelSet:
+        return resolve_models(getattr(runtime, "context", None), self.models)
+
+    def contract_mode(self, runtime: Any) -> str:
+        return resolve_contract_mode(getattr(runtime, "context", None))
+
+    def resources(self) -> ResourceResolver:
+        # The default resolver reads REINS_DOCS_ROOT at read time, so building needs no environment.
+        return self.resolver or ResourceResolver()
+
+    def review_enabled(self, runtime: Any) -> bool:
+        context = getattr(runtime, "context", None)
+        return bool(self.human_review or getattr(context, "human_review", False))
+
+    def limits(self, human_review: bool) -> Limits:
+        return limits_for(human_review, self.max_steps)
+
+
+def machine_of(state: Mapping[str, Any]) -> Machine:
+    """The guard's view of the run, rebuilt from plain state."""
+    decision = (state.get("decision") or {}).get("decision") or {}
+    review = state.get("strategy_review") or {}
+    disposition = state.get("warning_disposition")
+    limits = state.get("limits") or limits_for(bool(state.get("human_review"))).as_dict()
+    return Machine(
+        status=state.get("status") or "idle",
+        counters=Counters(**(state.get("counters") or {})),
+        limits=Limits(**limits),
+        human_review=bool(state.get("human_review")),
+        plan_uri=state.get("plan_uri"),
+        allowed_actions=tuple(state.get("allowed_actions") or ()),
+        decision_type=decision.get("type"),
+        decision_uri=decision.get("resource_uri"),
+        strategy_approved=bool(review.get("approved")),
+        feedback_pending=bool(review.get("feedback")),
+        fix_now_count=None if disposition is None else len(disposition.get("fix_now", ())),
+        revision_approved=bool((state.get("revision_review") or {}).get("approved")),
+    )
+
+
+def ask_guard(state: Mapping[str, Any], action: str, **details: Any) -> Verdict:
+    return guard(machine_of(state), Proposal(action, **details))
+
+
+def counted(state: Mapping[str, Any], **increments: int) -> dict[str, int]:
+    """The counters after one more step (plus any other increments)."""
+    counters = dict(Counters(**(state.get("counters") or {})).as_dict())
+    counters["steps"] += 1
+    for key, value in increments.items():
+        counters[key] += value
+    return counters
+
+
+def trace(step: str, summary: str, **flags: Any) -> dict[str, Any]:
+    entry: dict[str, Any] = {"step": step, "summary": redact(summary, TRACE_LIMIT)}
+    entry.update({k: v for k, v in flags.items() if v is not None})
+    return entry
+
+
+def progress_of(state: Mapping[str, Any]) -> Progress:
+    return Progress(WORKFLOW, state.get("run_id") or "unknown")
+
+
+def stopped(step: str, reason: str, *, kind: str, message: str = GUARD_STOP_MESSAGE) -> dict[str, Any]:
+    """End the run in ``stopped``: the reason goes to the trace, a static message to the user."""
+    return {
+        "status": "stopped",
+        "final_decision": "stopped",
+        "stop_kind": kind,
+        "artifact": None,
+        "message": redact(message, 800),
+        "trace": [trace(step, f"stopped: {reason}", violation=True if kind == "guard" else None)],
+    }
+
+
+def refused(step: str, verdict: Verdict) -> dict[str, Any]:
+    return stopped(step, f"guard refused — {verdict.reason}", kind="guard")
+
+
+def failed_timeout(step: str, error: Any) -> dict[str, Any]:
+    """A model that does not answer in time fails the run (retries are already spent)."""
+    return {
+        "status": "failed",
+        "final_decision": "failed",
+        "stop_kind": "timeout",
+        "artifact": None,
+        "message": TIMEOUT_MESSAGE,
+        "metrics": getattr(error, "metrics", {}) or {},
+        "trace": [trace(step, f"failed: {error}")],
+    }

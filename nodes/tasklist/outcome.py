@@ -1,0 +1,109 @@
+"""Stage 10: revision effect and final decision, the artifact, and publishing the outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from policies.redaction import redact
+from policies.tasklist_review import evaluate_revision_effect, manual_item
+from policies.tasklist_structure import StructureValidation
+from nodes.tasklist.common import TasklistDeps, ask_guard, counted, progress_of, refused, trace
+
+BLOCKED_MESSAGE = "The task list still fails structural validation; do not adopt it as it is."
+ARTIFACT_LIMIT = 100_000
+
+
+def revision_effect(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
+    with progress_of(state).step("revision-effect", "Evaluate the revision") as step:
+        verdict = ask_guard(state, "revision_effect")
+        if not verdict.allowed:
+            step.status, step.summary = "failed", verdict.reason
+            return refused("revision-effect", verdict)
+        validation = state["validation"]
+        before = StructureValidation.from_dict(validation["v1"])
+        after = StructureValidation.from_dict(validation["v2"]) if "v2" in validation else None
+        effect = evaluate_revision_effect(
+            before, after, state["warning_disposition"]["fix_now"], len(state.get("manual_review_items") or ())
+        )
+        summary = (
+            f"score {effect.score_before} -> {effect.score_after}, fixed {len(effect.fixed_issues)}, "
+            f"remaining {len(effect.remaining_issues)}; {effect.final_decision}"
+        )
+        step.summary = summary
+    unresolved = [
+        manual_item("Not fixed by the automatic revision", f"Structural finding {issue} remains in v2.", "warning")
+        for issue in effect.unresolved_fix_now
+    ]
+    return {
+        "status": verdict.next_status,
+        "counters": counted(state),
+        "revision_effect": effect.as_dict(),
+        "final_decision": effect.final_decision,
+        "manual_review_items": unresolved,
+        "trace": [trace("revision-effect", summary)],
+    }
+
+
+def final(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
+    with progress_of(state).step("final", "Assemble the task list") as step:
+        verdict = ask_guard(state, "final")
+        if not verdict.allowed:
+            step.status, step.summary = "failed", verdict.reason
+            return refused("final", verdict)
+        drafts, validation = state["drafts"], state["validation"]
+        latest = "v2" if "v2" in drafts else "v1"
+        artifact = {
+            "markdown": redact(drafts[latest], ARTIFACT_LIMIT),
+            "metadata": {
+                "plan_uri": state["plan_uri"],
+                "target_version": state["plan"]["target_version"],
+                "revision": 2 if latest == "v2" else 1,
+                "validated": validation[latest]["status"] != "fail",
+            },
+        }
+        step.summary = f"task list {latest}, {state['final_decision']}"
+    blocked = state["final_decision"] == "blocked"
+    return {
+        "status": verdict.next_status,
+        "counters": counted(state),
+        "artifact": artifact,
+        "message": BLOCKED_MESSAGE if blocked else None,
+        "trace": [trace("final", f"final decision {state['final_decision']}: artifact {latest}")],
+    }
+
+
+def _summary(state: Mapping[str, Any]) -> str:
+    decision = state.get("final_decision") or "stopped"
+    items = len(state.get("manual_review_items") or ())
+    version = (state.get("plan") or {}).get("target_version", "unknown")
+    artifact = state.get("artifact")
+    if artifact:
+        meta = artifact["metadata"]
+        score = ((state.get("validation") or {}).get(f"v{meta['revision']}") or {}).get("score")
+        return (
+            f"{decision}: task list for {version} (revision {meta['revision']}, score {score}), "
+            f"{items} manual review item(s)."
+        )
+    kind = state.get("stop_kind") or "guard"
+    reasons = {
+        "input": "the request did not reference an existing version plan",
+        "clarification": "a clarification question was asked",
+        "boundary": "the request is outside the tasklist agent's boundary",
+        "review_rejected": "the reviewer rejected the run",
+        "contract": "a model output did not satisfy its contract",
+        "timeout": "the model did not answer in time",
+        "guard": "the state machine refused the next action",
+    }
+    return f"{decision}: {reasons.get(kind, kind)}; no task list was produced."
+
+
+def finish(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
+    """Publish the outcome: summary, final decision, the end event. Not a step of the machine."""
+    verdict = ask_guard(state, "finish")
+    if not verdict.allowed:  # only a terminal run may be published
+        return refused("finish", verdict)
+    summary = redact(_summary(state), 300)
+    decision = state.get("final_decision") or ("failed" if state.get("status") == "failed" else "stopped")
+    progress_of(state).end("failed" if decision == "failed" else "completed", summary)
+    return {"final_decision": decision, "summary": summary, "trace": [trace("finish", f"final decision: {decision}")]}

@@ -1,0 +1,151 @@
+"""Prompts of the tasklist agent's four contracts.
+
+Inputs are tagged (``<plan>``, ``<readiness>``, ``<allowed_actions>``, ...) so any model, and the
+offline stand-in, can find them. System prompts name the blocks in words, never as tags, so a tag
+appears only around its real content. The split strategy reaches the draft prompt twice: as JSON and
+as explicit, binding constraints.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from policies.tasklist_plan import OPTIONAL_CONTEXT_ALLOWLIST
+from runtime.resources import PLAN_PROMPT_CHARS, PROMPT_CHARS, cut_for_prompt
+
+PLANNING_SYSTEM = """You are the planning step of a controlled tasklist agent. The runtime has read a \
+version plan and judged its readiness by rules. Choose exactly ONE next action, and only one listed in \
+the allowed_actions block; any other action stops the run.
+
+Actions (field "type" of "decision"):
+- proceed_to_tasklist_strategy {reason}: the plan is complete enough to split into a task list.
+- proceed_with_manual_review_items {review_items: 1..5 of {title <=80, detail <=500, severity info|warning}, reason}:
+  the plan is usable but has weak spots a person must confirm.
+- read_optional_context {resource_uri, reason}: one extra document would make the split safer; the URI \
+must be one of the optional_context_allowlist block. At most one read per run.
+- ask_clarification {question <=300, reason}: a key answer is missing (e.g. the version or the goals).
+- stop_with_boundary_message {message <=800, reason}: the request is outside this agent's boundary \
+(scanning source code or directories, writing files or docs, reading old task lists, planning from a bare goal).
+
+Both proceed_* actions MUST include "strategy" {granularity coarse|medium|detailed, \
+expected_step_range [min 1..20, max 1..30], grouping 1..8 short strings, priority 1..8 short strings, \
+reason}; the other three MUST NOT include it. Answer with one JSON object {"decision": {...}, "strategy": {...}?}."""
+
+STRATEGY_SYSTEM = """You decide how to split a version plan into a task list. Answer with one JSON object \
+{granularity coarse|medium|detailed, expected_step_range [min 1..20, max 1..30] with min <= max, \
+grouping 1..8 strings <=120 (how steps are grouped), priority 1..8 strings <=120 (what comes first), \
+reason <=500}. Use only the plan's own scope; the optional context, when given, is background only. \
+If a reviewer's feedback is given, revise the previous strategy to answer it."""
+
+DRAFT_SYSTEM = """You write a task list (markdown) for a version plan. Rules:
+- Start with a level-1 title; the runtime replaces it with the official header.
+- Sections: Goals, Non-goals, the implementation steps, Test plan, Risks and confirmation points, \
+Execution discipline (pause for review after each step).
+- Each step is a heading "### Step N: <title>" with 2..12 checklist items "- [ ] ...", including at \
+least one verification item (test, build, lint, e2e, smoke).
+- Mention the source plan URI. Do not add capabilities the plan does not contain.
+Answer with the markdown only."""
+
+REVISION_SYSTEM = """You revise a task-list draft once. Fix ONLY the findings in the findings block; keep \
+everything else as it is; do not add capabilities the plan does not contain. Answer with the full \
+revised markdown only."""
+
+FINDING_HINTS: Mapping[str, str] = {
+    "missing_title": "add a level-1 title",
+    "missing_plan_uri": "mention the source plan URI",
+    "missing_steps": "organise the work into '### Step N: ...' sections",
+    "missing_checklist": "write tasks as '- [ ] ...' checklist items",
+    "missing_verification": "add verification items (tests, build, lint)",
+    "missing_goals": "add a Goals section taken from the plan",
+    "missing_non_goals": "add a Non-goals section taken from the plan",
+    "missing_execution_discipline": "add an Execution discipline section (pause for review after each step)",
+    "missing_engineering_verification": "add engineering verification (lint, typecheck, build, test)",
+    "step_missing_verification": "add a verification item (a test to add or run) to this step",
+}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=1)
+
+
+def _block(name: str, content: str) -> str:
+    return f"<{name}>\n{content}\n</{name}>"
+
+
+def strategy_constraints(strategy: Mapping[str, Any]) -> str:
+    """The strategy as explicit, binding draft constraints (not a suggestion)."""
+    low, high = strategy["expected_step_range"]
+    return "\n".join(
+        [
+            "Task-list split strategy (binding constraints):",
+            f"- Keep the number of steps between {low} and {high}.",
+            f"- Organise step titles and their order around: {'; '.join(strategy['grouping'])}.",
+            f"- Order checklist items inside each step by: {'; '.join(strategy['priority'])}.",
+            f"- Granularity: {strategy['granularity']}.",
+            "- Do not add any capability the version plan does not contain.",
+        ]
+    )
+
+
+def _plan_blocks(state: Mapping[str, Any]) -> list[str]:
+    return [
+        _block("plan_uri", state["plan_uri"]),
+        _block("target_version", state["plan"]["target_version"]),
+        _block("plan_sections", _json(state["plan"]["sections"])),
+        _block("plan", cut_for_prompt(state["plan_text"], PLAN_PROMPT_CHARS)),
+    ]
+
+
+def _context_blocks(state: Mapping[str, Any]) -> list[str]:
+    context = state.get("context_doc") or {}
+    if not context.get("text"):
+        return []
+    return [_block("context_uri", context["uri"]), _block("context", cut_for_prompt(context["text"], PROMPT_CHARS))]
+
+
+def planning_messages(state: Mapping[str, Any]) -> list[BaseMessage]:
+    blocks = [
+        _block("user_goal", state.get("user_goal") or "(none)"),
+        _block("readiness", _json(state["readiness"])),
+        _block("allowed_actions", _json(list(state["allowed_actions"]))),
+        _block("optional_context_allowlist", _json(list(OPTIONAL_CONTEXT_ALLOWLIST))),
+        *_plan_blocks(state),
+    ]
+    return [SystemMessage(content=PLANNING_SYSTEM), HumanMessage(content="\n\n".join(blocks))]
+
+
+def strategy_messages(state: Mapping[str, Any], feedback: str | None) -> list[BaseMessage]:
+    blocks = [*_plan_blocks(state), *_context_blocks(state)]
+    if feedback:
+        blocks += [_block("previous_strategy", _json(state.get("strategy") or {})), _block("feedback", feedback)]
+    return [SystemMessage(content=STRATEGY_SYSTEM), HumanMessage(content="\n\n".join(blocks))]
+
+
+def draft_messages(state: Mapping[str, Any]) -> list[BaseMessage]:
+    strategy = state["strategy"]
+    blocks = [
+        strategy_constraints(strategy),
+        _block("strategy", _json(strategy)),
+        *_context_blocks(state),
+        *_plan_blocks(state),
+    ]
+    return [SystemMessage(content=DRAFT_SYSTEM), HumanMessage(content="\n\n".join(blocks))]
+
+
+def revision_messages(state: Mapping[str, Any], fix_now: Sequence[str]) -> list[BaseMessage]:
+    findings = [
+        {"id": issue, "fix": FINDING_HINTS.get(issue.split(":", 1)[0], "fix this structural finding")}
+        for issue in fix_now
+    ]
+    blocks = [
+        _block("findings", _json(findings)),
+        strategy_constraints(state["strategy"]),
+        _block("strategy", _json(state["strategy"])),
+        *_plan_blocks(state),
+        _block("draft", state["drafts"]["v1"]),
+    ]
+    return [SystemMessage(content=REVISION_SYSTEM), HumanMessage(content="\n\n".join(blocks))]

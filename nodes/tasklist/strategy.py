@@ -1,0 +1,114 @@
+"""Stage 6–7: the split strategy (adopted, generated after a context read, or regenerated once for a
+reviewer) and the optional human strategy review."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.types import interrupt
+
+from policies.redaction import redact
+from policies.tasklist_review import strategy_review_options
+from runtime.contracts import ContractError, ContractTimeout, invoke_contract
+from schemas.tasklist import TasklistStrategy, review_decision_type
+from nodes.tasklist import prompts
+from nodes.tasklist.common import (
+    CONTRACT_STOP_MESSAGE,
+    TasklistDeps,
+    ask_guard,
+    counted,
+    failed_timeout,
+    progress_of,
+    refused,
+    stopped,
+    trace,
+)
+
+REVIEW_REJECTED_MESSAGE = "The reviewer rejected the {what}; no task list was produced."
+
+
+def _describe(strategy: Mapping[str, Any]) -> str:
+    low, high = strategy["expected_step_range"]
+    return f"{strategy['granularity']}, {low}-{high} steps, {len(strategy['grouping'])} group(s)"
+
+
+def decide_strategy(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDeps) -> dict[str, Any]:
+    with progress_of(state).step("decide-strategy", "Decide the split strategy") as step:
+        verdict = ask_guard(state, "decide_strategy")
+        if not verdict.allowed:
+            step.status, step.summary = "failed", verdict.reason
+            return refused("decide-strategy", verdict)
+        feedback = (state.get("strategy_review") or {}).get("feedback")
+        regenerating = state["status"] == "strategy_decided"
+        if state["status"] == "planning_decided":
+            # A proceed decision carries its strategy; it was validated with the decision.
+            strategy, metrics, how = state["decision"]["strategy"], {}, "adopted from the planning decision"
+        else:
+            try:
+                result = invoke_contract(
+                    "tasklist.strategy",
+                    TasklistStrategy,
+                    prompts.strategy_messages(state, feedback if regenerating else None),
+                    deps.models_for(runtime),
+                    mode=deps.contract_mode(runtime),
+                )
+            except ContractError as error:
+                step.status, step.summary = "failed", "invalid strategy after one repair"
+                message = CONTRACT_STOP_MESSAGE.format(what="split strategy")
+                return {**stopped("decide-strategy", str(error), kind="contract", message=message), "metrics": error.metrics}
+            except ContractTimeout as error:
+                step.status, step.summary = "failed", "the model timed out"
+                return failed_timeout("decide-strategy", error)
+            strategy, metrics = result.value.model_dump(mode="json"), result.metrics
+            how = "regenerated for the reviewer's response" if regenerating else "generated with the optional context"
+        step.summary = f"{_describe(strategy)} ({how})"
+    return {
+        "status": verdict.next_status,
+        "counters": counted(state, strategy_regenerations=1 if regenerating else 0),
+        "strategy": strategy,
+        "strategy_review": {"approved": False, "feedback": None},
+        "metrics": metrics,
+        "trace": [trace("decide-strategy", f"strategy {_describe(strategy)}; {how}")],
+    }
+
+
+def review_strategy(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
+    """Pause for a person: approve | edit{strategy} | reject{reason} | respond{feedback} (respond once)."""
+    verdict = ask_guard(state, "review_strategy")
+    progress = progress_of(state)
+    if not verdict.allowed:
+        progress.event("strategy-review", "failed", "Strategy review", verdict.reason)
+        return refused("strategy-review", verdict)
+    counters, limits = state["counters"], state["limits"]
+    options = strategy_review_options(counters["strategy_regenerations"], limits["max_strategy_regenerations"])
+    # The response schema admits only the decisions allowed now: LangGraph refuses anything else
+    # before this node consumes it, and the run stays paused.
+    answer = interrupt(
+        {
+            "kind": "strategy_review",
+            "run_id": state["run_id"],
+            "question": "Approve the task-list split strategy before the draft is written?",
+            "plan_uri": state["plan_uri"],
+            "target_version": state["plan"]["target_version"],
+            "strategy": state["strategy"],
+            "allowed_decisions": list(options),
+        },
+        response_schema=review_decision_type("strategy_review", options),
+    )
+    decision = answer.model_dump(mode="json")
+    chosen = decision["type"]
+    progress.event("strategy-review", "completed", "Strategy review", f"reviewer chose {chosen}")
+    update: dict[str, Any] = {"counters": counted(state), "trace": [trace("strategy-review", f"reviewer chose {chosen}")]}
+    if chosen == "reject":
+        return {
+            **update,
+            **stopped("strategy-review", "the reviewer rejected the strategy", kind="review_rejected",
+                      message=REVIEW_REJECTED_MESSAGE.format(what="split strategy") + f" Reason: {decision['reason']}"),
+            "trace": [trace("strategy-review", "reviewer chose reject; the run stops")],
+        }
+    if chosen == "respond":
+        return {**update, "status": verdict.next_status, "strategy_review": {"approved": False, "feedback": redact(decision["feedback"], 2000)}}
+    if chosen == "edit":
+        update["strategy"] = decision["strategy"]
+    return {**update, "status": verdict.next_status, "strategy_review": {"approved": True, "feedback": None}}

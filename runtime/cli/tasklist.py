@@ -1,0 +1,215 @@
+"""``reins tasklist docs://versions/<plan>.md [--review] [--json]``: a validated task list from a version plan.
+
+Live progress goes to stderr; then the artifact, the manual review items and the final decision.
+With ``--review`` the strategy review and the revision review are asked here in the terminal; a run
+that pauses (no terminal, end of input) prints its thread id and the ``reins resume`` line. Runs
+are checkpointed with the configured checkpointer (SQLite by default), so a paused run can be
+resumed from any later process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from policies.redaction import redact, redact_mapping
+from runtime.checkpoint import checkpointer_from_settings
+from runtime.cli.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_BLOCKED,
+    EXIT_FAILED,
+    EXIT_NEEDS_ATTENTION,
+    EXIT_OK,
+    EXIT_PAUSED,
+    UserError,
+)
+from runtime.cli.render import ProgressView, RunOutcome, colour, print_json, stream_run
+from runtime.settings import Settings
+from runtime.tracing import new_run_id, run_config
+
+GRAPH_NAME = "tasklist_agent"
+PUBLIC_KEYS = (
+    "run_id", "status", "final_decision", "decision", "strategy", "artifact", "validation",
+    "warning_disposition", "revision_effect", "manual_review_items", "trace", "summary", "message", "metrics",
+)
+OUTPUT_LIMIT = 100_000
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("tasklist", help="turn a version plan (docs://versions/<plan>.md) into a task list")
+    parser.add_argument("request", nargs="+", help="docs://versions/<plan>.md, optionally followed by a goal")
+    parser.add_argument("--review", action="store_true", help="ask for your decision at the strategy and revision reviews")
+    parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    parser.set_defaults(handler=run)
+
+
+def exit_code_for(values: Mapping[str, Any], paused: bool) -> int:
+    """Exit code per final decision (and, for a stop, per what stopped it)."""
+    if paused:
+        return EXIT_PAUSED
+    decision = values.get("final_decision")
+    if decision == "final":
+        return EXIT_OK
+    if decision == "final_with_manual_review_items":
+        return EXIT_NEEDS_ATTENTION
+    if decision == "blocked":
+        return EXIT_BLOCKED
+    if decision == "stopped":
+        return EXIT_NEEDS_ATTENTION if values.get("stop_kind") == "clarification" else EXIT_BLOCKED
+    if decision == "failed" and values.get("stop_kind") == "input":
+        return EXIT_BAD_INPUT
+    return EXIT_FAILED
+
+
+def _graph(saver: Any, review: bool) -> Any:
+    # The CLI is the one place the runtime package reaches up to a graph: it is the application edge.
+    from graphs.tasklist_agent import build_graph
+
+    return build_graph(checkpointer=saver, human_review=review)
+
+
+def run(args: argparse.Namespace) -> int:
+    request = " ".join(args.request)
+    if "://" not in request:
+        raise UserError("reference a version plan: reins tasklist docs://versions/<plan>.md")
+    request = request if request.lstrip().startswith("/tasklist") else f"/tasklist {request}"
+    settings = Settings.from_env()
+    thread_id = f"tasklist-{new_run_id()}"
+    with checkpointer_from_settings(settings) as saver:
+        graph = _graph(saver, args.review)
+        config = run_config(GRAPH_NAME, thread_id=thread_id)
+        outcome = stream_run(graph, {"request": request}, config, view=ProgressView())
+        return drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json)
+
+
+def drive(
+    graph: Any,
+    config: Mapping[str, Any],
+    thread_id: str,
+    outcome: RunOutcome,
+    *,
+    interactive: bool,
+    as_json: bool,
+    ask: Callable[[str], str] = input,
+) -> int:
+    """Answer reviews in the terminal while the run pauses (if interactive), then show the result."""
+    from graphs.tasklist_agent import ResumeError, resume_command
+
+    while outcome.interrupts and interactive:
+        decision = ask_review(outcome.interrupts[0].value, ask)
+        if decision is None:  # end of input: leave the run paused, resumable later
+            break
+        try:
+            command = resume_command(graph, config, decision)
+        except ResumeError as error:
+            print(f"reins: {redact(error, 500)}", file=sys.stderr)
+            continue
+        outcome = stream_run(graph, command, config, view=ProgressView())
+    snapshot = graph.get_state(dict(config))
+    values = dict(snapshot.values or {})
+    paused = bool(snapshot.interrupts)
+    pending = snapshot.interrupts[0].value if paused else None
+    show(values, thread_id, pending, as_json)
+    return exit_code_for(values, paused)
+
+
+# ----------------------------------------------------------------------------- human questions
+
+
+def _line(ask: Callable[[str], str], prompt: str) -> str | None:
+    print(prompt, end="", file=sys.stderr, flush=True)
+    try:
+        return ask("").strip()
+    except EOFError:
+        print("", file=sys.stderr)
+        return None
+
+
+def _markdown(ask: Callable[[str], str]) -> str | None:
+    print("Paste the edited task list; finish with a line containing only '.':", file=sys.stderr)
+    lines: list[str] = []
+    while True:
+        try:
+            line = ask("")
+        except EOFError:
+            return None
+        if line.strip() == ".":
+            return "\n".join(lines)
+        lines.append(line)
+
+
+def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) -> dict[str, Any] | None:
+    """One review question in the terminal; None when input ends."""
+    err = sys.stderr
+    allowed = list(payload.get("allowed_decisions") or ())
+    print("", file=err)
+    print(redact(payload.get("question", "Review"), 300), file=err)
+    if payload.get("kind") == "strategy_review":
+        strategy = payload.get("strategy") or {}
+        low, high = (strategy.get("expected_step_range") or ["?", "?"])[:2]
+        print(f"  granularity: {strategy.get('granularity')}, steps {low}-{high}", file=err)
+        print(f"  grouping:    {redact('; '.join(strategy.get('grouping', [])), 400)}", file=err)
+        print(f"  priority:    {redact('; '.join(strategy.get('priority', [])), 400)}", file=err)
+    else:
+        print(f"  to fix now: {', '.join(payload.get('fix_now', []))}", file=err)
+    choice = _line(ask, f"Decision [{'/'.join(allowed)}]: ")
+    if choice is None:
+        return None
+    if choice == "reject":
+        reason = _line(ask, "Reason: ")
+        return None if reason is None else {"type": "reject", "reason": reason or "rejected in the terminal"}
+    if choice == "respond":
+        feedback = _line(ask, "Feedback for the strategy: ")
+        return None if feedback is None else {"type": "respond", "feedback": feedback}
+    if choice == "edit" and payload.get("kind") == "strategy_review":
+        raw = _line(ask, "Strategy as JSON: ")
+        if raw is None:
+            return None
+        try:
+            return {"type": "edit", "strategy": json.loads(raw)}
+        except ValueError:
+            return {"type": "edit", "strategy": None}  # refused with a clear error, then asked again
+    if choice == "edit":
+        markdown = _markdown(ask)
+        return None if markdown is None else {"type": "edit", "markdown": markdown}
+    return {"type": choice}
+
+
+# ---------------------------------------------------------------------------------------- output
+
+
+def show(values: Mapping[str, Any], thread_id: str, pending: Mapping[str, Any] | None, as_json: bool) -> None:
+    if as_json:
+        public = {key: values.get(key) for key in PUBLIC_KEYS}
+        public["thread_id"] = thread_id
+        public["paused"] = pending is not None
+        public["pending_review"] = dict(pending) if pending else None
+        print_json(redact_mapping(public, OUTPUT_LIMIT))
+        return
+    out = sys.stdout
+    artifact = values.get("artifact")
+    if artifact:
+        meta = artifact["metadata"]
+        state = "validated" if meta["validated"] else "NOT validated"
+        print(f"\nTask list (revision {meta['revision']}, {state}) for {meta['plan_uri']}\n", file=out)
+        print(artifact["markdown"].rstrip(), file=out)
+    items = values.get("manual_review_items") or []
+    if items:
+        print("\nManual review items:", file=out)
+        for item in items:
+            print(f"  - [{item['severity']}] {redact(item['title'], 80)}: {redact(item['detail'], 500)}", file=out)
+    if values.get("message"):
+        print(f"\n{redact(values['message'], 800)}", file=out)
+    if pending is not None:
+        allowed = ", ".join(pending.get("allowed_decisions", []))
+        print(colour(f"\nPaused for {pending.get('kind')} (thread {thread_id}).", "paused", out), file=out)
+        print(f"Allowed decisions: {allowed}", file=out)
+        print(f"Resume with: reins resume {thread_id} --decision '{{\"type\": \"approve\"}}'", file=out)
+        return
+    decision = values.get("final_decision") or "unknown"
+    print(colour(f"\nFinal decision: {decision}", decision, out), file=out)
+    if values.get("summary"):
+        print(redact(values["summary"], 300), file=out)

@@ -1,0 +1,191 @@
+"""Tasklist-agent contracts (DESIGN Appendix A, §3): the only shapes that cross a model or human boundary.
+
+Strict objects (unknown fields and type coercion rejected), trimmed and bounded strings, bounded
+lists. Cross-field rules live here so nothing downstream reads an output that broke them:
+``strategy`` is required for both ``proceed_*`` decisions and forbidden for the other three, and a
+strategy's step range is ordered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import reduce
+from operator import or_
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, model_validator
+
+
+def _text(limit: int) -> Any:
+    return Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=limit)]
+
+
+Reason = _text(500)
+MARKDOWN_LIMIT = 100_000  # validate_tasklist_structure accepts drafts of 1..100,000 chars
+
+PLANNING_ACTIONS: tuple[str, ...] = (
+    "proceed_to_tasklist_strategy",
+    "read_optional_context",
+    "ask_clarification",
+    "proceed_with_manual_review_items",
+    "stop_with_boundary_message",
+)
+PROCEED_ACTIONS: frozenset[str] = frozenset({"proceed_to_tasklist_strategy", "proceed_with_manual_review_items"})
+STOP_ACTIONS: frozenset[str] = frozenset({"ask_clarification", "stop_with_boundary_message"})
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class ManualReviewItem(Strict):
+    title: _text(80)
+    detail: _text(500)
+    severity: Literal["info", "warning"]
+
+
+# ------------------------------------------------------------------------------- planning decision
+
+
+class ProceedToTasklistStrategy(Strict):
+    type: Literal["proceed_to_tasklist_strategy"]
+    reason: Reason
+
+
+class ReadOptionalContext(Strict):
+    type: Literal["read_optional_context"]
+    # Any bounded URI passes the schema; whether it may be read is the state-machine guard's call.
+    resource_uri: _text(300)
+    reason: Reason
+
+
+class AskClarification(Strict):
+    type: Literal["ask_clarification"]
+    question: _text(300)
+    reason: Reason
+
+
+class ProceedWithManualReviewItems(Strict):
+    type: Literal["proceed_with_manual_review_items"]
+    review_items: Annotated[list[ManualReviewItem], Field(min_length=1, max_length=5)]
+    reason: Reason
+
+
+class StopWithBoundaryMessage(Strict):
+    type: Literal["stop_with_boundary_message"]
+    message: _text(800)
+    reason: Reason
+
+
+PlanningAction = Annotated[
+    ProceedToTasklistStrategy
+    | ReadOptionalContext
+    | AskClarification
+    | ProceedWithManualReviewItems
+    | StopWithBoundaryMessage,
+    Field(discriminator="type"),
+]
+
+
+class TasklistStrategy(Strict):
+    granularity: Literal["coarse", "medium", "detailed"]
+    expected_step_range: Annotated[list[int], Field(min_length=2, max_length=2)]
+    grouping: Annotated[list[_text(120)], Field(min_length=1, max_length=8)]
+    priority: Annotated[list[_text(120)], Field(min_length=1, max_length=8)]
+    reason: Reason
+
+    @model_validator(mode="after")
+    def _range_is_ordered(self) -> TasklistStrategy:
+        low, high = self.expected_step_range
+        if not 1 <= low <= 20:
+            raise ValueError("expected_step_range[0] must be between 1 and 20")
+        if not 1 <= high <= 30:
+            raise ValueError("expected_step_range[1] must be between 1 and 30")
+        if low > high:
+            raise ValueError("expected_step_range must be [min, max] with min <= max")
+        return self
+
+
+class PlanningDecision(Strict):
+    decision: PlanningAction
+    strategy: TasklistStrategy | None = None
+
+    @model_validator(mode="after")
+    def _strategy_matches_action(self) -> PlanningDecision:
+        proceeds = self.decision.type in PROCEED_ACTIONS
+        if proceeds and self.strategy is None:
+            raise ValueError(f"{self.decision.type} must carry a strategy")
+        if not proceeds and self.strategy is not None:
+            raise ValueError(f"{self.decision.type} must not carry a strategy")
+        return self
+
+
+# ---------------------------------------------------------------------------------- human review
+
+STRATEGY_REVIEW_DECISIONS: tuple[str, ...] = ("approve", "edit", "reject", "respond")
+REVISION_REVIEW_DECISIONS: tuple[str, ...] = ("approve", "edit", "reject")
+
+
+class ApproveDecision(Strict):
+    type: Literal["approve"]
+
+
+class EditStrategyDecision(Strict):
+    type: Literal["edit"]
+    strategy: TasklistStrategy
+
+
+class RejectDecision(Strict):
+    type: Literal["reject"]
+    reason: Reason
+
+
+class RespondDecision(Strict):
+    type: Literal["respond"]
+    feedback: _text(2000)
+
+
+class EditMarkdownDecision(Strict):
+    type: Literal["edit"]
+    markdown: _text(MARKDOWN_LIMIT)
+
+
+class RejectRevisionDecision(Strict):
+    type: Literal["reject"]
+    reason: Reason | None = None
+
+
+_REVIEW_SHAPES: dict[str, dict[str, type[Strict]]] = {
+    "strategy_review": {
+        "approve": ApproveDecision,
+        "edit": EditStrategyDecision,
+        "reject": RejectDecision,
+        "respond": RespondDecision,
+    },
+    "revision_review": {
+        "approve": ApproveDecision,
+        "edit": EditMarkdownDecision,
+        "reject": RejectRevisionDecision,
+    },
+}
+REVIEW_KINDS: tuple[str, ...] = tuple(_REVIEW_SHAPES)
+
+
+def review_decision_type(kind: str, allowed: Sequence[str]) -> Any:
+    """The decision type a reviewer may answer with: a union of exactly the ``allowed`` shapes.
+
+    Used as the interrupt's ``response_schema`` so LangGraph refuses any other resume value before
+    the node consumes it (the run stays paused), and by the CLI to check a decision up front.
+    """
+    shapes = _REVIEW_SHAPES[kind]
+    unknown = [name for name in allowed if name not in shapes]
+    if unknown or not allowed:
+        raise ValueError(f"unknown {kind} decisions: {unknown or 'none allowed'}")
+    members = [shapes[name] for name in allowed]
+    if len(members) == 1:
+        return members[0]
+    return Annotated[reduce(or_, members), Field(discriminator="type")]
+
+
+def review_decision_adapter(kind: str, allowed: Sequence[str]) -> TypeAdapter[Any]:
+    return TypeAdapter(review_decision_type(kind, allowed))

@@ -1,0 +1,217 @@
+"""The state-machine guard, limits and routing (policies/tasklist_machine.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from policies.tasklist_machine import (
+    ENTRY,
+    EXIT,
+    TRANSITIONS,
+    Counters,
+    Machine,
+    Proposal,
+    edge_allowed,
+    guard,
+    limits_for,
+    next_action,
+)
+from schemas.tasklist import PLANNING_ACTIONS
+
+PLAN = "docs://versions/v1.md"
+CTX = "docs://architecture/runtime-boundary.md"
+BASE = Machine(plan_uri=PLAN, allowed_actions=PLANNING_ACTIONS)
+BLOCKED_SET = ("ask_clarification", "stop_with_boundary_message")
+
+
+def at(status: str, **changes) -> Machine:
+    counters = changes.pop("counters", {})
+    return replace(BASE, status=status, counters=Counters(**counters), **changes)
+
+
+@pytest.mark.parametrize(
+    ("machine", "proposal", "allowed", "target", "reason"),
+    [
+        # read_plan: only the explicit reference, only from idle
+        (at("idle"), Proposal("read_plan", resource_uri=PLAN), True, "plan_read", None),
+        (at("idle"), Proposal("read_plan", resource_uri="docs://versions/other.md"), False, None, "explicitly referenced"),
+        (at("plan_read"), Proposal("read_plan", resource_uri=PLAN), False, None, "not allowed in status plan_read"),
+        (at("plan_read"), Proposal("check_readiness"), True, "readiness_checked", None),
+        (at("idle"), Proposal("check_readiness"), False, None, "not allowed in status idle"),
+        # planning decision: the choice must be in the allowed set
+        (at("readiness_checked"), Proposal("planning_decision"), True, "planning_decided", None),
+        (at("readiness_checked"), Proposal("planning_decision", choice="read_optional_context"), True, "planning_decided", None),
+        (at("readiness_checked", allowed_actions=BLOCKED_SET), Proposal("planning_decision", choice="proceed_to_tasklist_strategy"),
+         False, None, "outside the allowed set"),
+        (at("readiness_checked", allowed_actions=BLOCKED_SET), Proposal("planning_decision", choice="read_optional_context"),
+         False, None, "outside the allowed set"),
+        (at("readiness_checked", allowed_actions=BLOCKED_SET), Proposal("planning_decision", choice="ask_clarification"),
+         True, "planning_decided", None),
+        (at("readiness_checked", allowed_actions=()), Proposal("planning_decision"), False, None, "no planning action"),
+        (at("planning_decided"), Proposal("planning_decision"), False, None, "not allowed in status planning_decided"),
+        # the two stops
+        (at("planning_decided", decision_type="ask_clarification"), Proposal("ask_clarification"), True, "stopped", None),
+        (at("planning_decided", decision_type="stop_with_boundary_message"), Proposal("stop_with_boundary_message"), True, "stopped", None),
+        (at("planning_decided", decision_type="proceed_to_tasklist_strategy"), Proposal("ask_clarification"), False, None, "only when"),
+        # optional context: decided, same URI, allow-listed, once
+        (at("planning_decided", decision_type="read_optional_context", decision_uri=CTX),
+         Proposal("read_optional_context", resource_uri=CTX), True, "optional_context_read", None),
+        (at("planning_decided", decision_type="read_optional_context", decision_uri=CTX),
+         Proposal("read_optional_context", resource_uri="docs://architecture/stream-core.md"), False, None, "named by the planning decision"),
+        (at("planning_decided", decision_type="read_optional_context", decision_uri="docs://versions/v0.md"),
+         Proposal("read_optional_context", resource_uri="docs://versions/v0.md"), False, None, "allowlist"),
+        (at("planning_decided", decision_type="read_optional_context", decision_uri="docs://../secret.md"),
+         Proposal("read_optional_context", resource_uri="docs://../secret.md"), False, None, "allowlist"),
+        (at("planning_decided", decision_type="read_optional_context", decision_uri=CTX, counters={"optional_context_reads": 1}),
+         Proposal("read_optional_context", resource_uri=CTX), False, None, "already been read once"),
+        (at("optional_context_read", decision_type="read_optional_context", decision_uri=CTX, counters={"optional_context_reads": 1}),
+         Proposal("read_optional_context", resource_uri=CTX), False, None, "not allowed in status optional_context_read"),
+        (at("planning_decided", decision_type="proceed_to_tasklist_strategy"), Proposal("read_optional_context", resource_uri=CTX),
+         False, None, "needs a read_optional_context decision"),
+        # strategy: after a proceed or a read; regenerated only once, only for a reviewer's response
+        (at("planning_decided", decision_type="proceed_to_tasklist_strategy"), Proposal("decide_strategy"), True, "strategy_decided", None),
+        (at("planning_decided", decision_type="proceed_with_manual_review_items"), Proposal("decide_strategy"), True, "strategy_decided", None),
+        (at("planning_decided", decision_type="read_optional_context"), Proposal("decide_strategy"), False, None, "follows only"),
+        (at("optional_context_read"), Proposal("decide_strategy"), True, "strategy_decided", None),
+        (at("strategy_decided"), Proposal("decide_strategy"), False, None, "reviewer's response"),
+        (at("strategy_decided", human_review=True, feedback_pending=True), Proposal("decide_strategy"), True, "strategy_decided", None),
+        (at("strategy_decided", human_review=True, feedback_pending=True, counters={"strategy_regenerations": 1}),
+         Proposal("decide_strategy"), False, None, "already been regenerated once"),
+        # strategy review
+        (at("strategy_decided", human_review=True), Proposal("review_strategy"), True, "strategy_decided", None),
+        (at("strategy_decided"), Proposal("review_strategy"), False, None, "human review enabled"),
+        (at("strategy_decided", human_review=True, strategy_approved=True), Proposal("review_strategy"), False, None, "already been approved"),
+        (at("strategy_decided", human_review=True, feedback_pending=True), Proposal("review_strategy"), False, None, "regenerated strategy first"),
+        # draft: approved strategy (with review), the referenced plan only
+        (at("strategy_decided"), Proposal("draft_v1", resource_uri=PLAN), True, "drafted_v1", None),
+        (at("strategy_decided"), Proposal("draft_v1", resource_uri="docs://versions/other.md"), False, None, "referenced version plan"),
+        (at("strategy_decided", human_review=True), Proposal("draft_v1", resource_uri=PLAN), False, None, "approved by the reviewer"),
+        (at("strategy_decided", human_review=True, strategy_approved=True), Proposal("draft_v1", resource_uri=PLAN), True, "drafted_v1", None),
+        (at("planning_decided", decision_type="proceed_to_tasklist_strategy"), Proposal("draft_v1", resource_uri=PLAN),
+         False, None, "not allowed in status planning_decided"),
+        # validation, disposition
+        (at("drafted_v1"), Proposal("validate_v1"), True, "validated_v1", None),
+        (at("revised_v2"), Proposal("validate_v2"), True, "validated_v2", None),
+        (at("drafted_v1"), Proposal("validate_v2"), False, None, "not allowed"),
+        (at("validated_v1"), Proposal("warning_disposition"), True, "validated_v1", None),
+        (at("validated_v1", fix_now_count=0), Proposal("warning_disposition"), False, None, "already been decided"),
+        # revision: fix-now findings, at most once, never a v3
+        (at("validated_v1", fix_now_count=2), Proposal("revise_v2"), True, "revised_v2", None),
+        (at("validated_v1", fix_now_count=0), Proposal("revise_v2"), False, None, "needs fix-now findings"),
+        (at("validated_v1"), Proposal("revise_v2"), False, None, "needs fix-now findings"),
+        (at("validated_v1", fix_now_count=2, counters={"draft_revisions": 1}), Proposal("revise_v2"), False, None, "never a v3"),
+        (at("validated_v2", fix_now_count=2, counters={"draft_revisions": 1}), Proposal("revise_v2"), False, None, "not allowed in status validated_v2"),
+        (at("validated_v1", fix_now_count=2, human_review=True), Proposal("revise_v2"), False, None, "approve the revision"),
+        (at("validated_v1", fix_now_count=2, human_review=True, revision_approved=True), Proposal("revise_v2"), True, "revised_v2", None),
+        (at("validated_v1", fix_now_count=2, human_review=True), Proposal("review_revision"), True, "validated_v1", None),
+        (at("validated_v1", fix_now_count=2), Proposal("review_revision"), False, None, "human review enabled"),
+        (at("validated_v1", fix_now_count=0, human_review=True), Proposal("review_revision"), False, None, "needs fix-now findings"),
+        # revision effect and final
+        (at("validated_v1", fix_now_count=0), Proposal("revision_effect"), True, "revision_effect_evaluated", None),
+        (at("validated_v1", fix_now_count=1), Proposal("revision_effect"), False, None, "nothing needs fixing now"),
+        (at("validated_v1"), Proposal("revision_effect"), False, None, "nothing needs fixing now"),
+        (at("validated_v2", fix_now_count=1), Proposal("revision_effect"), True, "revision_effect_evaluated", None),
+        (at("revision_effect_evaluated"), Proposal("final"), True, "final", None),
+        (at("validated_v2"), Proposal("final"), False, None, "not allowed"),
+        # terminal statuses: nothing runs after a stop, only publishing
+        (at("stopped"), Proposal("draft_v1", resource_uri=PLAN), False, None, "not allowed in status stopped"),
+        (at("final"), Proposal("revise_v2"), False, None, "not allowed in status final"),
+        (at("stopped"), Proposal("finish"), True, "stopped", None),
+        (at("failed"), Proposal("finish"), True, "failed", None),
+        (at("drafted_v1"), Proposal("finish"), False, None, "not allowed"),
+        (at("idle"), Proposal("write_file"), False, None, "unknown action"),
+        # the step budget rejects everything
+        (at("drafted_v1", counters={"steps": 12}), Proposal("validate_v1"), False, None, "step limit (12)"),
+        (at("drafted_v1", counters={"steps": 11}), Proposal("validate_v1"), True, "validated_v1", None),
+        (at("stopped", counters={"steps": 12}), Proposal("finish"), True, "stopped", None),
+    ],
+)
+def test_guard(machine, proposal, allowed, target, reason):
+    verdict = guard(machine, proposal)
+    assert verdict.allowed is allowed, verdict.reason
+    assert verdict.next_status == target
+    if reason:
+        assert reason in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("human_review", "override", "max_steps"),
+    [(False, None, 12), (True, None, 20), (False, 5, 5), (False, 50, 12), (True, 30, 20), (False, -3, 0)],
+)
+def test_limits(human_review, override, max_steps):
+    limits = limits_for(human_review, override)
+    assert limits.max_steps == max_steps
+    assert (limits.max_optional_context_reads, limits.max_draft_revisions, limits.max_strategy_regenerations) == (1, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("machine", "action"),
+    [
+        (at("plan_read"), "check_readiness"),
+        (at("readiness_checked"), "planning_decision"),
+        (at("planning_decided", decision_type="ask_clarification"), "ask_clarification"),
+        (at("planning_decided", decision_type="stop_with_boundary_message"), "stop_with_boundary_message"),
+        (at("planning_decided", decision_type="read_optional_context"), "read_optional_context"),
+        (at("planning_decided", decision_type="proceed_to_tasklist_strategy"), "decide_strategy"),
+        (at("planning_decided", decision_type="proceed_with_manual_review_items"), "decide_strategy"),
+        (at("planning_decided", decision_type="rm_rf"), "finish"),
+        (at("optional_context_read"), "decide_strategy"),
+        (at("strategy_decided"), "draft_v1"),
+        (at("strategy_decided", human_review=True), "review_strategy"),
+        (at("strategy_decided", human_review=True, feedback_pending=True), "decide_strategy"),
+        (at("strategy_decided", human_review=True, strategy_approved=True), "draft_v1"),
+        (at("drafted_v1"), "validate_v1"),
+        (at("validated_v1"), "warning_disposition"),
+        (at("validated_v1", fix_now_count=0), "revision_effect"),
+        (at("validated_v1", fix_now_count=1), "revise_v2"),
+        (at("validated_v1", fix_now_count=1, human_review=True), "review_revision"),
+        (at("validated_v1", fix_now_count=1, human_review=True, revision_approved=True), "revise_v2"),
+        (at("revised_v2"), "validate_v2"),
+        (at("validated_v2"), "revision_effect"),
+        (at("revision_effect_evaluated"), "final"),
+        (at("final"), "finish"),
+        (at("stopped"), "finish"),
+        (at("failed"), "finish"),
+    ],
+)
+def test_next_action(machine, action):
+    assert next_action(machine) == action
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "allowed"),
+    [
+        (ENTRY, "read_plan", True),
+        (ENTRY, "planning_decision", False),
+        ("read_plan", "check_readiness", True),
+        ("read_plan", "finish", True),
+        ("read_plan", "planning_decision", False),
+        ("check_readiness", "decide_strategy", False),
+        ("planning_decision", "read_optional_context", True),
+        ("planning_decision", "draft_v1", False),
+        ("read_optional_context", "read_optional_context", False),
+        ("read_optional_context", "decide_strategy", True),
+        ("review_strategy", "decide_strategy", True),
+        ("draft_v1", "revise_v2", False),
+        ("warning_disposition", "revise_v2", True),
+        ("review_revision", "validate_v2", True),
+        ("validate_v2", "revise_v2", False),  # never a v3
+        ("revision_effect", "final", True),
+        ("final", EXIT, False),  # every run is published by finish
+        ("finish", EXIT, True),
+        ("finish", "read_plan", False),
+        ("ask_clarification", "decide_strategy", False),
+    ],
+)
+def test_edge_allowed(source, target, allowed):
+    assert edge_allowed(source, target) is allowed
+
+
+def test_every_action_of_the_table_has_a_route_in():
+    """No dead rows: each action can be reached from some other action's outcome."""
+    for action in TRANSITIONS:
+        if action == "read_plan":
+            continue
+        assert any(edge_allowed(source, action) for source in TRANSITIONS), action
