@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "runtime.cli.graph",
     "runtime.cli.tasklist",
     "runtime.cli.resume",
+    "runtime.cli.chat",
 )
 
 

@@ -1,0 +1,172 @@
+"""The assistant: ordinary chat with chat-scoped tools in a bounded loop.
+
+```
+START → prepare_turn ─┬─ empty ───────────────────────────────────────────────► empty_request → END
+                      ├─ /command ────────────────────────────────────────────► run_slash_command → END
+                      └─ chat → classify_intent ─┬─ QA ─────────────────────────► draft_answer
+                                                 └─ SIMPLE_TOOL | COMPLEX → propose_step
+propose_step ─[loop guards: budget, repeat]─┬─ call → execute_tool ─[stall? SIMPLE_TOOL?]─┬─ next → propose_step
+                                            └─ done / stopped → draft_answer ◄───────────┘
+draft_answer → check_and_reply ─┬─ COMPLEX → reflect → END
+                                └─ else → END
+```
+Slash routes run the pipelines as subgraphs; the sub-agents of the delivery chain are never
+visible here (the tools come from ``registry.for_scope("chat")`` only). Memory: the conversation
+window lives in the checkpointed ``messages``; long-term notes live in the LangGraph store.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+
+from nodes.assistant.answer import check_and_reply, draft_answer, route_after_check
+from nodes.assistant.context import AssistantContext
+from nodes.assistant.deps import AssistantDeps, PipelineRoute
+from nodes.assistant.executor import execute_tool, propose_step, route_after_execution, route_after_proposal
+from nodes.assistant.intent import classify_intent
+from nodes.assistant.memory import empty_request, prepare_turn, reflect
+from nodes.assistant.slash import is_slash, run_slash_command
+from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
+from policies.slash_commands import DELIVERY_CHAIN, TASKLIST
+from runtime.chat_tools import CHAT_SCOPE
+from runtime.models import ModelSet
+from runtime.registry import ToolRegistry, default_registry
+
+__all__ = ["AssistantContext", "AssistantState", "build_graph", "default_pipelines", "graph"]
+
+_DEFAULT_STORE: Any = object()
+SUMMARY_CHARS = 1200
+
+
+# ------------------------------------------------------------------------------------ pipelines
+
+
+def _first_text(value: Any) -> str:
+    """A pipeline's summary: a string as is, a mapping's ``summary`` (or ``markdown``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        for key in ("summary", "conclusion", "markdown"):
+            if isinstance(value.get(key), str) and value[key].strip():
+                return value[key]
+    return ""
+
+
+def _markdown_section(markdown: str, title: str) -> str:
+    """The body of ``## <title>`` in a rendered report (display only; no decision reads it)."""
+    match = re.search(rf"^##\s+{re.escape(title)}\s*$\n(.*?)(?=^##\s|\Z)", markdown or "", re.M | re.S)
+    return match.group(1).strip() if match else ""
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
+
+
+def _build_tasklist(models: ModelSet) -> Any:
+    from graphs.tasklist_agent import build_graph as build_tasklist  # lazy: the pipeline may be absent
+
+    return build_tasklist(models=models)
+
+
+def _build_delivery(models: ModelSet) -> Any:
+    from graphs.delivery_chain import build_graph as build_delivery  # lazy: the pipeline may be absent
+
+    return build_delivery(models=models)
+
+
+def _tasklist_outcome(result: Mapping[str, Any]) -> tuple[str, str]:
+    parts = [_first_text(result.get("summary")), _first_text(result.get("message"))]
+    return str(result.get("final_decision") or "unknown"), _cut("\n\n".join(p.strip() for p in parts if p and p.strip()))
+
+
+def _delivery_outcome(result: Mapping[str, Any]) -> tuple[str, str]:
+    report = _first_text(result.get("report"))
+    summary = _markdown_section(report, "Summary") or report
+    return str(result.get("run_status") or "unknown"), _cut(summary)
+
+
+def default_pipelines() -> dict[str, PipelineRoute]:
+    return {
+        TASKLIST: PipelineRoute(
+            build=_build_tasklist,
+            make_input=lambda argument, text: {"request": text},
+            read_outcome=_tasklist_outcome,
+        ),
+        DELIVERY_CHAIN: PipelineRoute(
+            build=_build_delivery,
+            make_input=lambda argument, text: {"requirement": argument},
+            read_outcome=_delivery_outcome,
+        ),
+    }
+
+
+# ------------------------------------------------------------------------------------ routing
+
+
+def route_input(state: AssistantState) -> str:
+    if not state.get("request"):
+        return "empty_request"
+    return "run_slash_command" if is_slash(state) else "classify_intent"
+
+
+def route_intent(state: AssistantState) -> str:
+    return "draft_answer" if state.get("intent") == "QA" else "propose_step"
+
+
+# ------------------------------------------------------------------------------------ builder
+
+
+def build_graph(
+    models: ModelSet | None = None,
+    checkpointer: Any = None,
+    *,
+    registry: ToolRegistry | None = None,
+    store: BaseStore | None = _DEFAULT_STORE,
+    pipelines: Mapping[str, PipelineRoute] | None = None,
+) -> Any:
+    """Compile the assistant.
+
+    ``models``: role → model (default: resolved at run time from the context / environment).
+    ``registry``: where the chat tools come from (only scope ``chat`` is used).
+    ``store``: long-term memory (an ``InMemoryStore`` unless given; ``None`` disables it).
+    ``pipelines``: slash-command routes (default: the tasklist agent and the delivery chain).
+    """
+    tools = (registry or default_registry()).for_scope(CHAT_SCOPE)
+    deps = AssistantDeps(models=models, tools=tools, pipelines=default_pipelines() if pipelines is None else pipelines)
+
+    builder = StateGraph(
+        AssistantState, context_schema=AssistantContext, input_schema=AssistantInput, output_schema=AssistantOutput
+    )
+    builder.add_node("prepare_turn", partial(prepare_turn, deps=deps))
+    builder.add_node("empty_request", empty_request)
+    builder.add_node("run_slash_command", partial(run_slash_command, deps=deps))
+    builder.add_node("classify_intent", partial(classify_intent, deps=deps))
+    builder.add_node("propose_step", partial(propose_step, deps=deps))
+    builder.add_node("execute_tool", partial(execute_tool, deps=deps))
+    builder.add_node("draft_answer", partial(draft_answer, deps=deps))
+    builder.add_node("check_and_reply", check_and_reply)
+    builder.add_node("reflect", partial(reflect, deps=deps))
+
+    builder.add_edge(START, "prepare_turn")
+    builder.add_conditional_edges("prepare_turn", route_input, ["empty_request", "run_slash_command", "classify_intent"])
+    builder.add_edge("empty_request", END)
+    builder.add_edge("run_slash_command", END)
+    builder.add_conditional_edges("classify_intent", route_intent, ["draft_answer", "propose_step"])
+    builder.add_conditional_edges("propose_step", route_after_proposal, ["execute_tool", "draft_answer"])
+    builder.add_conditional_edges("execute_tool", route_after_execution, ["propose_step", "draft_answer"])
+    builder.add_edge("draft_answer", "check_and_reply")
+    builder.add_conditional_edges("check_and_reply", route_after_check, ["reflect", END])
+    builder.add_edge("reflect", END)
+
+    memory = InMemoryStore() if store is _DEFAULT_STORE else store
+    return builder.compile(checkpointer=checkpointer, store=memory, name="assistant")
+
+
+graph = build_graph()

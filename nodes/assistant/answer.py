@@ -1,0 +1,117 @@
+"""Answer (A of PDCA) and its check (C): the model drafts ``{summary, evidence, verdict}``; the
+runtime removes unsupported tool claims and leaked markers, reports unfinished plan steps, caps the
+verdict and replies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from nodes.assistant.deps import AssistantDeps, progress_for
+from nodes.assistant.executor import MODEL_ERROR
+from nodes.assistant.prompts import answer_messages
+from nodes.assistant.state import AssistantState
+from policies.answer_check import (
+    check_answer,
+    evidence_from_records,
+    fallback_summary,
+    final_verdict,
+    merge_evidence,
+)
+from policies.loop_guards import STOP_MESSAGES
+from policies.redaction import redact, truncate
+from runtime.contracts import invoke_contract, safe_error
+from schemas.assistant import AssistantAnswer
+
+SUMMARY_LIMIT = 2000
+REMOVED_ALL = "I removed a statement about a tool result that no tool produced, so I have no verified answer."
+
+
+def stop_message(stop_reason: str | None) -> str:
+    if stop_reason == MODEL_ERROR:
+        return "I stopped because the model did not respond properly during the tool steps."
+    return STOP_MESSAGES.get(stop_reason or "", "")
+
+
+def draft_answer(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict[str, Any]:
+    trace = list(state.get("trace", []))
+    records = state.get("records", [])
+    with progress_for(runtime).step("answer", "Write the answer") as step:
+        try:
+            result = invoke_contract(
+                "assistant.answer",
+                AssistantAnswer,
+                answer_messages(state, deps.tools, stop_message(state.get("stop_reason"))),
+                deps.models_for(runtime),
+                mode=deps.mode_for(runtime),
+            )
+        except Exception as error:  # no valid answer: a deterministic one from the execution record
+            step.status, step.summary = "failed", "answer contract failed; using the execution record"
+            trace.append(f"answer: fallback ({safe_error(error, 160)})")
+            verdict = "partial" if any(r.get("ok") for r in records) else "failure"
+            draft = {"summary": fallback_summary(records), "evidence": [], "verdict": verdict}
+            return {"draft": draft, "trace": trace, "metrics": getattr(error, "metrics", {})}
+        step.summary = f"drafted, proposed verdict {result.value.verdict}"
+    trace.append(f"answer: drafted (proposed verdict {result.value.verdict})")
+    return {"draft": result.value.model_dump(mode="json"), "trace": trace, "metrics": result.metrics}
+
+
+def _notices(state: AssistantState, unfinished: tuple[int, ...]) -> list[str]:
+    notices = []
+    message = stop_message(state.get("stop_reason"))
+    if message:
+        notices.append(message)
+    plan = state.get("plan") or {}
+    purposes = {s["id"]: f"{s['tool']}: {s['purpose']}" for s in plan.get("steps", [])}
+    if unfinished:
+        listed = "; ".join(f"step {i} ({purposes.get(i, '?')})" for i in unfinished)
+        notices.append(f"Plan steps not finished: {listed}.")
+    if plan.get("unavailable"):
+        notices.append(f"Planned tools not available here: {', '.join(sorted(set(plan['unavailable'])))}.")
+    return notices
+
+
+def check_and_reply(state: AssistantState, runtime: Any) -> dict[str, Any]:
+    trace = list(state.get("trace", []))
+    records = state.get("records", [])
+    draft = state.get("draft") or {"summary": "", "evidence": [], "verdict": "failure"}
+    plan_steps = (state.get("plan") or {}).get("steps", [])
+    progress = progress_for(runtime)
+    with progress.step("check", "Check the answer against the execution record") as step:
+        checked = check_answer(draft["summary"], draft.get("evidence", []), records, plan_steps)
+        verdict = final_verdict(
+            draft["verdict"],
+            stop_reason=state.get("stop_reason"),
+            unfinished_steps=checked.unfinished_steps,
+            removed_claims=len(checked.findings),
+            records=records,
+        )
+        summary = checked.summary or (REMOVED_ALL if checked.findings else fallback_summary(records))
+        notices = _notices(state, checked.unfinished_steps)
+        if checked.findings and checked.summary:
+            notices.append("I removed a statement about a tool result that no tool produced.")
+        full = redact("\n\n".join([summary, *notices]), SUMMARY_LIMIT)
+        evidence = merge_evidence(evidence_from_records(records), [redact(e, 500) for e in checked.evidence])
+        answer = AssistantAnswer(summary=truncate(full, SUMMARY_LIMIT), evidence=evidence, verdict=verdict)
+        step.summary = f"verdict {verdict}" + (f"; {'; '.join(checked.notes)}" if checked.notes else "")
+    trace.append(f"check: verdict {verdict}" + (f" ({'; '.join(checked.notes)})" if checked.notes else ""))
+    if state.get("intent") != "COMPLEX":  # a COMPLEX turn ends after its reflection
+        progress.end("completed", f"verdict {verdict}")
+    report = {
+        "removed_claims": [{"tool": f.tool, "reason": f.reason} for f in checked.findings],
+        "markers_removed": checked.markers_removed,
+        "unfinished_steps": list(checked.unfinished_steps),
+        "proposed_verdict": draft["verdict"],
+    }
+    return {
+        "answer": answer.model_dump(mode="json"),
+        "reply": answer.summary,
+        "check": report,
+        "messages": [AIMessage(content=answer.summary)],
+        "trace": trace,
+    }
+
+
+def route_after_check(state: AssistantState) -> str:
+    return "reflect" if state.get("intent") == "COMPLEX" else "__end__"

@@ -1,0 +1,25 @@
+"""Per-run configuration of the assistant (LangGraph runtime context)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from runtime.context import ReinsContext
+
+MEMORY_SCOPES = ("thread", "user")
+
+
+@dataclass(kw_only=True)
+class AssistantContext(ReinsContext):
+    user_id: str = field(default="local", metadata={"description": "Whose long-term notes to read and write."})
+    memory_scope: str = field(
+        default="thread",
+        metadata={"description": "thread: notes stay in this conversation; user: shared by the user's threads."},
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.memory_scope not in MEMORY_SCOPES:
+            raise ValueError(f"memory_scope must be one of {', '.join(MEMORY_SCOPES)}")
+        if not self.user_id or not self.user_id.strip():
+            raise ValueError("user_id must not be empty")

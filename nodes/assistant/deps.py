@@ -1,0 +1,49 @@
+"""What the assistant's nodes are built with: models, the chat-scoped tools, the pipelines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.context import resolve_contract_mode, resolve_models
+from runtime.models import ModelSet
+from runtime.progress import Progress
+from runtime.registry import ScopedTools
+
+WORKFLOW = "assistant"
+
+@dataclass(frozen=True)
+class PipelineRoute:
+    """How a slash command reaches a pipeline: build it, shape its input, read its outcome.
+
+    ``build(models)`` returns a compiled graph; ``make_input(argument, text)`` its input;
+    ``read_outcome(result)`` returns ``(status, summary)`` from its output.
+    """
+
+    build: Callable[[ModelSet], Any]
+    make_input: Callable[[str, str], dict[str, Any]]
+    read_outcome: Callable[[Mapping[str, Any]], tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class AssistantDeps:
+    models: ModelSet | None
+    tools: ScopedTools
+    pipelines: Mapping[str, PipelineRoute] = field(default_factory=dict)
+
+    def models_for(self, runtime: Any) -> ModelSet:
+        return resolve_models(getattr(runtime, "context", None), self.models)
+
+    @staticmethod
+    def mode_for(runtime: Any) -> str:
+        return resolve_contract_mode(getattr(runtime, "context", None))
+
+
+def thread_id_of(runtime: Any) -> str | None:
+    info = getattr(runtime, "execution_info", None)
+    return getattr(info, "thread_id", None) if info is not None else None
+
+
+def progress_for(runtime: Any) -> Progress:
+    return Progress(WORKFLOW, thread_id_of(runtime) or "local")

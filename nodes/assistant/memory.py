@@ -1,0 +1,155 @@
+"""Memory nodes: the turn starts with the short-term window and the recollections, and a COMPLEX
+task ends with a reflection note in the long-term store."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
+from langgraph.store.base import BaseStore
+from pydantic import ValidationError
+
+from nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
+from nodes.assistant.prompts import reflection_messages
+from nodes.assistant.state import AssistantState, fresh_turn
+from policies.memory import MAX_KEYWORDS, cut_message, keywords, rank_recollections, window_start
+from policies.redaction import redact
+from runtime.contracts import ContractError, ContractTimeout, invoke_contract, safe_error
+from schemas.assistant import AssistantReflection, MemoryNote
+
+MEMORY_ROOT = "assistant-memory"
+MAX_NOTES_SCANNED = 200
+
+
+def _role(message: AnyMessage) -> str:
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    return message.type
+
+
+def _text(message: AnyMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    return " ".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+
+
+def _label(value: str) -> str:
+    # Store namespace labels may not contain dots or be empty.
+    cleaned = re.sub(r"[.\x00]", "_", value or "").strip()
+    return cleaned[:120] or "default"
+
+
+def memory_namespace(context: Any, thread_id: str | None) -> tuple[str, ...]:
+    """Notes live per user and, by default, per thread; ``memory_scope="user"`` shares them across
+    the user's threads. Another user's notes are never in reach."""
+    user = _label(getattr(context, "user_id", None) or "local")
+    scope = getattr(context, "memory_scope", None) or "thread"
+    if scope == "user":
+        return (MEMORY_ROOT, user, "shared")
+    return (MEMORY_ROOT, user, "thread", _label(thread_id or "default"))
+
+
+def _stored_notes(store: BaseStore | None, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
+    if store is None:
+        return []
+    items = store.search(namespace, limit=MAX_NOTES_SCANNED)
+    notes = []
+    for item in sorted(items, key=lambda i: i.created_at):
+        try:  # a note that no longer satisfies the schema is ignored, not trusted
+            notes.append(MemoryNote.model_validate(item.value).model_dump())
+        except ValidationError:
+            continue
+    return notes
+
+
+def recall(store: BaseStore | None, namespace: tuple[str, ...], request: str) -> list[str]:
+    return [note["text"] for note in rank_recollections(request, _stored_notes(store, namespace))]
+
+
+def prepare_turn(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict[str, Any]:
+    """Reset the turn, trim the conversation to its window and recall related notes."""
+    messages = list(state.get("messages", []))
+    current = messages[-1] if messages and isinstance(messages[-1], HumanMessage) else None
+    request = cut_message(_text(current).strip()) if current is not None else ""
+    start = window_start([_role(m) for m in messages])
+    removed = [RemoveMessage(id=m.id) for m in messages[:start] if m.id]
+    window = messages[start:-1] if current is not None else messages[start:]
+    conversation = [{"role": _role(m), "text": cut_message(_text(m))} for m in window]
+    namespace = memory_namespace(runtime.context, thread_id_of(runtime))
+    recollections = recall(runtime.store, namespace, request) if request else []
+    progress = progress_for(runtime)
+    progress.start("Assistant turn")
+    trace = [f"memory: {len(conversation)} earlier message(s) in the window, {len(removed)} dropped"]
+    if recollections:
+        trace.append(f"memory: {len(recollections)} recollection(s) injected")
+    return {**fresh_turn(), "messages": removed, "request": request, "conversation": conversation,
+            "recollections": recollections, "trace": trace}
+
+
+def empty_request(state: AssistantState, runtime: Any) -> dict[str, Any]:
+    reply = "Please type a message, or /help to see the commands."
+    progress_for(runtime).end("completed", "empty request")
+    return {
+        "reply": reply,
+        "answer": {"summary": reply, "evidence": [], "verdict": "failure"},
+        "messages": [AIMessage(content=reply)],
+        "trace": [*state.get("trace", []), "input: empty request"],
+    }
+
+
+def _note_text(reflection: AssistantReflection) -> str:
+    text = f"Lesson: {reflection.next_time}"
+    if reflection.went_wrong.strip().lower() not in ("nothing", "none", "n/a", "-"):
+        text += f" Watch out: {reflection.went_wrong}"
+    return redact(text, 600)
+
+
+def reflect(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict[str, Any]:
+    """After a COMPLEX task: one reflection note into the long-term store (failure is not fatal)."""
+    trace = list(state.get("trace", []))
+    answer = state.get("answer") or {}
+    outcome = {"verdict": answer.get("verdict"), "stop_reason": state.get("stop_reason")}
+    store = runtime.store
+    progress = progress_for(runtime)
+    try:
+        return _reflect(state, runtime, deps, trace, outcome, store, progress)
+    finally:
+        progress.end("completed", f"verdict {outcome['verdict']}")
+
+
+def _reflect(state, runtime, deps, trace, outcome, store, progress) -> dict[str, Any]:
+    with progress.step("reflect", "Reflect for long-term memory") as step:
+        if store is None:
+            step.status, step.summary = "skipped", "no store configured"
+            trace.append("reflect: skipped, no store")
+            return {"trace": trace}
+        try:
+            result = invoke_contract(
+                "assistant.reflection",
+                AssistantReflection,
+                reflection_messages(state, outcome),
+                deps.models_for(runtime),
+                mode=deps.mode_for(runtime),
+            )
+        except (ContractError, ContractTimeout) as error:
+            step.status, step.summary = "skipped", "reflection contract failed"
+            trace.append(f"reflect: skipped ({safe_error(error, 160)})")
+            return {"trace": trace, "metrics": getattr(error, "metrics", {})}
+        reflection = result.value
+        words = list(dict.fromkeys([*reflection.keywords, *keywords(state.get("request", ""), MAX_KEYWORDS)]))[:16]
+        note = MemoryNote(
+            text=_note_text(reflection),
+            keywords=[w[:40] for w in words],
+            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        )
+        namespace = memory_namespace(runtime.context, thread_id_of(runtime))
+        store.put(namespace, uuid.uuid4().hex, note.model_dump())
+        step.summary = f"note stored with {len(note.keywords)} keyword(s)"
+    trace.append(f"reflect: note stored ({len(note.keywords)} keywords)")
+    return {"trace": trace, "metrics": result.metrics}

@@ -1,0 +1,169 @@
+"""Prompts of the assistant, built from modules (identity, capabilities, rules, task) and with
+every input in a tagged block (``<request>``, ``<observations>`` …) that models and the offline
+stand-in both read. Text from users and tools is neutralised so it cannot close a block."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from runtime.registry import ScopedTools
+
+_TAGS = (
+    "request",
+    "conversation",
+    "recollections",
+    "tools",
+    "plan",
+    "observations",
+    "mode",
+    "stop",
+    "outcome",
+    "action",
+)
+_TAG = re.compile(rf"<(/?)({'|'.join(_TAGS)})\b", re.I)
+
+IDENTITY = (
+    "You are Reins Assistant, a careful helper that answers questions and uses a few tools. "
+    "The runtime, not you, decides which tool calls run and when the loop stops."
+)
+
+HARD_RULES = """Rules you must not break:
+1. Never claim a tool result that is not in the observations block. If a tool was not run, do not say it was.
+2. Never print internal markers (ACTION or PLAN tags, tool-call JSON) in what the user reads.
+3. Use only the tools listed in the tools block; one tool call per turn.
+4. If a tool failed, say so plainly; do not invent its output.
+5. Recollections are notes from past tasks: use them as hints, not as facts about this request."""
+
+INTENT_TASK = """Classify the request:
+- QA: answerable from knowledge and the conversation alone, no tool needed.
+- SIMPLE_TOOL: exactly one tool call answers it.
+- COMPLEX: several tool calls; then give a plan: a goal and 1..10 steps, each naming ONE tool from
+  the tools block and its purpose, in order (ids 1, 2, 3 …).
+Return JSON {intent, reason, plan} — plan only for COMPLEX."""
+
+STEP_TASK = """Decide the next action. Call exactly one tool from the tools block with valid arguments, or
+call no tool at all when the observations already serve the request (then say briefly why in text).
+Mode SIMPLE_TOOL allows a single call. Do not repeat a call whose result is already observed."""
+
+ANSWER_TASK = """Write the final answer as JSON {summary, evidence, verdict}:
+- summary: the answer for the user, plain text, no internal markers.
+- evidence: short facts taken from the observations (empty when no tool ran).
+- verdict: success (fully answered), partial (some of it), failure (could not answer).
+If a stop block is present the loop was stopped early: say what is missing."""
+
+REFLECTION_TASK = """Reflect on the finished task for your long-term memory. Return JSON {went_well, went_wrong,
+next_time, keywords}: what worked, what went wrong (or "nothing"), one concrete lesson for a similar
+request next time, and 1..8 lower-case keywords a future request would share."""
+
+
+def neutralise(text: str) -> str:
+    """Stop user or tool text from opening/closing our prompt blocks (``<request>`` → ``‹request>``)."""
+    return _TAG.sub(lambda m: f"‹{m.group(1)}{m.group(2)}", text or "")
+
+
+def block(name: str, body: str) -> str:
+    return f"<{name}>\n{body}\n</{name}>"
+
+
+def tools_block(tools: ScopedTools) -> str:
+    lines = []
+    for tool in tools:
+        params = ", ".join(tool.args_schema.model_fields) or "no arguments"
+        lines.append(f"- {tool.name}({params}): {tool.description}")
+    return block("tools", "\n".join(lines) or "(no tools)")
+
+
+def conversation_block(conversation: Sequence[Mapping[str, str]]) -> str:
+    lines = [f"{turn['role']}: {neutralise(turn['text'])}" for turn in conversation]
+    return block("conversation", "\n".join(lines) or "(new conversation)")
+
+
+def recollections_block(recollections: Iterable[str]) -> str:
+    lines = [f"- {neutralise(note)}" for note in recollections]
+    return block("recollections", "\n".join(lines) or "(none)")
+
+
+def observations_block(records: Sequence[Mapping[str, Any]]) -> str:
+    """One JSON object per executed call: what ran and what came back (errors included)."""
+    lines = [
+        neutralise(
+            json.dumps(
+                {
+                    "n": r.get("n"),
+                    "step": r.get("step"),
+                    "tool": r.get("tool"),
+                    "args": r.get("args"),
+                    "ok": r.get("ok"),
+                    "output": r.get("output"),
+                },
+                ensure_ascii=False,
+            )
+        )
+        for r in records
+    ]
+    return block("observations", "\n".join(lines) or "(no tool has run)")
+
+
+def plan_block(plan: Mapping[str, Any] | None) -> str:
+    return block("plan", neutralise(json.dumps(plan, ensure_ascii=False)) if plan else "(no plan)")
+
+
+def _system(*parts: str) -> SystemMessage:
+    return SystemMessage(content="\n\n".join(part for part in parts if part))
+
+
+def intent_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMessage]:
+    human = "\n".join(
+        [
+            tools_block(tools),
+            conversation_block(state.get("conversation", [])),
+            recollections_block(state.get("recollections", [])),
+            block("request", neutralise(state.get("request", ""))),
+        ]
+    )
+    return [_system(IDENTITY, HARD_RULES, INTENT_TASK), HumanMessage(content=human)]
+
+
+def step_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMessage]:
+    human = "\n".join(
+        [
+            block("mode", state.get("intent") or "SIMPLE_TOOL"),
+            tools_block(tools),
+            recollections_block(state.get("recollections", [])),
+            plan_block(state.get("plan")),
+            observations_block(state.get("records", [])),
+            block("request", neutralise(state.get("request", ""))),
+        ]
+    )
+    return [_system(IDENTITY, HARD_RULES, STEP_TASK), HumanMessage(content=human)]
+
+
+def answer_messages(state: Mapping[str, Any], tools: ScopedTools, stop_message: str = "") -> list[BaseMessage]:
+    parts = [
+        block("mode", state.get("intent") or "QA"),
+        conversation_block(state.get("conversation", [])),
+        recollections_block(state.get("recollections", [])),
+        plan_block(state.get("plan")),
+        observations_block(state.get("records", [])),
+    ]
+    if stop_message:
+        parts.append(block("stop", stop_message))
+    parts.append(block("request", neutralise(state.get("request", ""))))
+    return [_system(IDENTITY, HARD_RULES, ANSWER_TASK), HumanMessage(content="\n".join(parts))]
+
+
+def reflection_messages(state: Mapping[str, Any], outcome: Mapping[str, Any]) -> list[BaseMessage]:
+    human = "\n".join(
+        [
+            plan_block(state.get("plan")),
+            observations_block(state.get("records", [])),
+            block("outcome", neutralise(json.dumps(outcome, ensure_ascii=False))),
+            block("request", neutralise(state.get("request", ""))),
+        ]
+    )
+    return [_system(IDENTITY, REFLECTION_TASK), HumanMessage(content=human)]

@@ -1,0 +1,163 @@
+"""``reins chat``: talk to the assistant (interactive), or ``reins chat --once "<message>"``.
+
+Tool steps show as live progress on stderr; the answer goes to stdout. Conversations are
+checkpointed (``--thread`` continues one); long-term notes persist in ``.reins/memory.db`` when the
+checkpointer is sqlite (the CLI default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+
+from policies.redaction import redact
+from runtime.checkpoint import checkpointer_from_settings
+from runtime.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from runtime.cli.render import ProgressView, colour, print_json, stream_run
+from runtime.paths import STATE_DIR
+from runtime.settings import Settings
+
+MEMORY_DB = STATE_DIR / "memory.db"
+MAX_MESSAGE_CHARS = 20_000
+EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
+_BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "chat", help="chat with the assistant (calculator, clock, http_get, read_doc; /help for pipeline commands)"
+    )
+    parser.add_argument("--once", metavar="MESSAGE", help="send one message, print the answer and exit")
+    parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
+    parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output (with --once)")
+    parser.set_defaults(handler=run)
+
+
+def exit_code_for(values: Mapping[str, Any]) -> int:
+    """Exit code of one answered message: slash-command problems are bad input, pipeline blocks are
+    blocked, otherwise the verdict decides (success 0, partial 1, failure 4)."""
+    pipeline = values.get("pipeline") or {}
+    if pipeline.get("status") in _BAD_INPUT_STATUSES:
+        return EXIT_BAD_INPUT
+    if pipeline.get("status") in ("blocked", "stopped"):
+        return EXIT_BLOCKED
+    verdict = (values.get("answer") or {}).get("verdict")
+    return {"success": EXIT_OK, "partial": EXIT_NEEDS_ATTENTION}.get(verdict, EXIT_FAILED)
+
+
+@contextmanager
+def _memory_store(settings: Settings) -> Iterator[BaseStore]:
+    if settings.checkpoint != "sqlite":
+        yield InMemoryStore()
+        return
+    from langgraph.store.sqlite import SqliteStore
+
+    MEMORY_DB.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(MEMORY_DB), check_same_thread=False, isolation_level=None)
+    try:
+        store = SqliteStore(conn)
+        store.setup()
+        yield store
+    finally:
+        conn.close()
+
+
+def _check_message(message: str) -> str:
+    text = (message or "").strip()
+    if not text:
+        raise UserError("the message is empty; type a question or /help")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise UserError(f"the message is longer than {MAX_MESSAGE_CHARS} characters")
+    return text
+
+
+def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView | None = None) -> dict[str, Any]:
+    from langchain_core.messages import HumanMessage
+
+    outcome = stream_run(
+        graph,
+        {"messages": [HumanMessage(content=message)]},
+        config={"configurable": {"thread_id": thread}},
+        context={"user_id": user},
+        view=view,
+    )
+    return outcome.values
+
+
+def _print_answer(values: Mapping[str, Any], out: TextIO) -> None:
+    answer = values.get("answer") or {}
+    verdict = answer.get("verdict", "failure")
+    out.write(redact(values.get("reply", ""), 4000) + "\n")
+    for item in answer.get("evidence", []):
+        out.write(f"  · {redact(item, 300)}\n")
+    status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")
+    out.write(colour(f"[{verdict}]", status, out) + "\n")
+
+
+def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
+    return {
+        "thread": thread,
+        "reply": values.get("reply", ""),
+        "answer": values.get("answer"),
+        "intent": values.get("intent"),
+        "stop_reason": values.get("stop_reason"),
+        "pipeline": values.get("pipeline"),
+        "records": values.get("records", []),
+        "trace": values.get("trace", []),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    from graphs.assistant import build_graph  # the CLI is the application's entry point
+
+    thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
+    user = (args.user or "local").strip() or "local"
+    with checkpointer_from_settings(settings) as checkpointer, _memory_store(settings) as store:
+        graph = build_graph(checkpointer=checkpointer, store=store)
+        if args.once is not None:
+            values = _send(graph, _check_message(args.once), thread, user)
+            if args.json:
+                print_json(_payload(values, thread))
+            else:
+                _print_answer(values, sys.stdout)
+            return exit_code_for(values)
+        if args.json:
+            raise UserError("--json needs --once")
+        return _interactive(graph, thread, user)
+
+
+def _interactive(graph: Any, thread: str, user: str) -> int:
+    sys.stderr.write(f"Reins assistant — thread {thread}. Type /help for commands, 'exit' to leave.\n")
+    while True:
+        try:
+            line = input("you> ")
+        except EOFError:
+            sys.stdout.write("\n")
+            return EXIT_OK
+        text = line.strip()
+        if not text:
+            continue
+        if text.lower() in EXIT_WORDS:
+            return EXIT_OK
+        try:
+            message = _check_message(text)
+        except UserError as error:
+            sys.stderr.write(f"reins: {error}\n")
+            continue
+        try:
+            values = _send(graph, message, thread, user)
+        except Exception as error:  # one failed message does not end the session
+            sys.stderr.write(f"reins: failed: {redact(f'{type(error).__name__}: {error}', 300)}\n")
+            continue
+        sys.stdout.write("assistant> ")
+        _print_answer(values, sys.stdout)

@@ -1,0 +1,89 @@
+"""Helpers for the assistant graph tests: scripted turns and a runner around the graph."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.store.memory import InMemoryStore
+
+from graphs.assistant import build_graph
+from runtime import chat_tools
+from runtime.models import ModelSet
+from runtime.registry import ToolRegistry
+from runtime.scripted import ScriptedModel
+
+CHAT_TOOLS = ("calculator", "clock", "http_get", "read_doc")
+_ids = itertools.count(1)
+
+
+def tool_call(tool: str, **args: Any) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": tool, "args": args, "id": f"call_{next(_ids)}", "type": "tool_call"}])
+
+
+def done(text: str = "done") -> AIMessage:
+    return AIMessage(content=text)
+
+
+def qa(reason: str = "chat") -> dict:
+    return {"intent": "QA", "reason": reason, "plan": None}
+
+
+def simple(reason: str = "one call") -> dict:
+    return {"intent": "SIMPLE_TOOL", "reason": reason, "plan": None}
+
+
+def complex_(*tools: str) -> dict:
+    steps = [{"id": i, "tool": tool, "purpose": f"use {tool}"} for i, tool in enumerate(tools, start=1)]
+    return {"intent": "COMPLEX", "reason": "several calls", "plan": {"goal": "answer", "steps": steps}}
+
+
+def answer(summary: str = "Here you go.", verdict: str = "success", evidence: list[str] | None = None) -> dict:
+    return {"summary": summary, "evidence": evidence or [], "verdict": verdict}
+
+
+REFLECTION = {"went_well": "tools worked", "went_wrong": "nothing", "next_time": "do the same", "keywords": ["same"]}
+
+
+def block(message_text: str, name: str) -> str:
+    found = re.findall(rf"<{name}>\n(.*?)\n</{name}>", message_text, re.S)
+    return found[-1] if found else ""
+
+
+def prompt_of(model: ScriptedModel, contract: str, index: int = -1) -> str:
+    calls = [c for c in model.calls if c.contract == contract]
+    return "\n".join(str(m.content) for m in calls[index].messages)
+
+
+class Runner:
+    """Builds the assistant around a ScriptedModel and sends messages to threads."""
+
+    def __init__(self, model: ScriptedModel, registry: ToolRegistry, **options: Any):
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from runtime.checkpoint import strict_serializer
+
+        self.model = model
+        self.store = options.pop("store", InMemoryStore())
+        self.graph = build_graph(
+            models=ModelSet.uniform(model),
+            checkpointer=InMemorySaver(serde=strict_serializer()),
+            registry=registry,
+            store=self.store,
+            **options,
+        )
+
+    def ask(self, text: str, thread: str = "t1", **context: Any) -> dict[str, Any]:
+        return self.graph.invoke(
+            {"messages": [HumanMessage(content=text)]},
+            {"configurable": {"thread_id": thread}},
+            context=context or None,
+        )
+
+
+def chat_registry() -> ToolRegistry:
+    registry = ToolRegistry()
+    chat_tools.register(registry, http_allowlist=())
+    return registry

@@ -1,0 +1,99 @@
+"""Progress events of a turn, and the `reins chat` command line."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from graphs.assistant import build_graph
+from runtime.cli import main
+from runtime.cli.chat import exit_code_for
+from runtime.models import ModelSet
+from runtime.offline import OfflineModel
+from tests.assistant.helpers import chat_registry
+
+
+def test_a_turn_emits_safe_progress_events_for_each_tool_step():
+    graph = build_graph(models=ModelSet.uniform(OfflineModel()), registry=chat_registry())
+    events = [
+        chunk
+        for chunk in graph.stream(
+            {"messages": [HumanMessage(content="compute 2+2 and tell me the time")]},
+            {"configurable": {"thread_id": "p"}},
+            stream_mode="custom",
+        )
+    ]
+    steps = [(e["step"], e["status"]) for e in events]
+    assert steps[0] == ("start", "running") and steps[-1] == ("end", "completed")
+    assert ("tool-1", "running") in steps and ("tool-1", "completed") in steps and ("tool-2", "completed") in steps
+    assert [s for s, status in steps if status == "completed" and s.startswith("tool-")] == ["tool-1", "tool-2"]
+    assert all(e["workflow"] == "assistant" and e["run_id"] == "p" for e in events)
+    tool_summaries = [e["summary"] for e in events if e["step"].startswith("tool-") and e["status"] == "completed"]
+    assert tool_summaries == ["calculator: ok", "clock: ok"]  # names and status only, never tool output
+
+
+@pytest.fixture
+def cli_env(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REINS_CHECKPOINT", "memory")
+    for name in ("REINS_MODEL", "REINS_MODEL_CHAT", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def test_chat_once_answers_through_the_calculator(cli_env, capsys):
+    assert main(["chat", "--once", "what is (17+25)*3?"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[:2] == ["(17+25)*3 = 126.", "  · calculator((17+25)*3) → 126"]
+    assert "Tool step 1: calculator" in err  # progress of the tool step
+
+
+def test_chat_once_json(cli_env, capsys):
+    assert main(["chat", "--once", "what is 6*7?", "--json", "--thread", "j1"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["thread"] == "j1" and payload["intent"] == "SIMPLE_TOOL"
+    assert payload["answer"]["verdict"] == "success" and payload["records"][0]["output"] == "42"
+
+
+@pytest.mark.parametrize(
+    ("message", "code", "stream", "text"),
+    [
+        ("/frobnicate", 2, "out", "Unknown command /frobnicate."),
+        ("/delivery-chain", 2, "out", "Usage: /delivery-chain"),
+        ("   ", 2, "err", "the message is empty"),
+        ("what is 9**9**9?", 4, "out", "exponents above 1000"),
+        ("why is the sky blue?", 1, "out", "rule-based stand-in"),
+        ("/help", 0, "out", "Commands:"),
+    ],
+)
+def test_chat_once_exit_codes(cli_env, capsys, message, code, stream, text):
+    assert main(["chat", "--once", message]) == code
+    captured = capsys.readouterr()
+    assert text in (captured.out if stream == "out" else captured.err)
+
+
+def test_interactive_chat_keeps_the_thread_until_exit(cli_env, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("what is 2*21?\n\nwhat time is it?\nexit\nnever read\n"))
+    assert main(["chat"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("assistant> ") == 2
+    assert "2*21 = 42." in out and "The current time is " in out
+
+
+@pytest.mark.parametrize(
+    ("values", "code"),
+    [
+        ({"answer": {"verdict": "success"}}, 0),
+        ({"answer": {"verdict": "partial"}}, 1),
+        ({"answer": {"verdict": "failure"}}, 4),
+        ({}, 4),
+        ({"pipeline": {"status": "unknown_command"}, "answer": {"verdict": "failure"}}, 2),
+        ({"pipeline": {"status": "blocked"}, "answer": {"verdict": "failure"}}, 3),
+        ({"pipeline": {"status": "pass"}, "answer": {"verdict": "success"}}, 0),
+    ],
+)
+def test_exit_code_for(values, code):
+    assert exit_code_for(values) == code

@@ -1,0 +1,267 @@
+"""The assistant's bounded tool loop with ScriptedModel: guards, observations, scope, intents."""
+
+from __future__ import annotations
+
+import itertools
+
+from pydantic import BaseModel, ConfigDict
+
+from policies.loop_guards import REPEATED_CALL, STALLED, STEP_LIMIT, STOP_MESSAGES
+from runtime.registry import RegisteredTool, SubagentToolDefinition
+from tests.assistant.helpers import (
+    CHAT_TOOLS,
+    REFLECTION,
+    answer,
+    block,
+    complex_,
+    done,
+    prompt_of,
+    qa,
+    simple,
+    tool_call,
+)
+
+
+def test_a_loop_that_would_run_forever_stops_at_step_ten(runner):
+    counter = itertools.count(1)
+    run = runner(
+        {
+            "assistant.intent": [complex_("calculator")],
+            # Always another, different call: only the step budget can end this.
+            "assistant.step": lambda messages: tool_call("calculator", expression=f"{next(counter)}+1"),
+            "assistant.answer": [answer("I computed several sums.")],
+            "assistant.reflection": [REFLECTION],
+        }
+    )
+    result = run.ask("keep adding forever")
+    assert run.model.count("assistant.step") == 10
+    assert [r["output"] for r in result["records"]] == [str(n + 1) for n in range(1, 11)]
+    assert result["stop_reason"] == STEP_LIMIT
+    assert STOP_MESSAGES[STEP_LIMIT] in result["reply"]
+    assert result["answer"]["verdict"] == "partial"  # the model said success; the runtime caps it
+    assert block(prompt_of(run.model, "assistant.answer"), "stop") == STOP_MESSAGES[STEP_LIMIT]
+    assert run.model.contracts_called()[-2:] == ["assistant.answer", "assistant.reflection"]
+
+
+def test_a_repeated_identical_call_stops_at_the_third_attempt(runner):
+    run = runner(
+        {
+            "assistant.intent": [complex_("calculator", "clock")],
+            "assistant.step": lambda messages: tool_call("calculator", expression="1+1"),
+            "assistant.answer": [answer("1+1 = 2")],
+            "assistant.reflection": [REFLECTION],
+        }
+    )
+    result = run.ask("add one and one, repeatedly")
+    assert run.model.count("assistant.step") == 3  # the third proposal is refused, not executed
+    assert len(result["records"]) == 2
+    assert result["stop_reason"] == REPEATED_CALL
+    assert STOP_MESSAGES[REPEATED_CALL] in result["reply"]
+    assert "Plan steps not finished: step 2 (clock: use clock)" in result["reply"]
+    assert result["check"]["unfinished_steps"] == [2]
+
+
+def test_a_stall_is_detected_when_different_calls_keep_returning_the_same(runner):
+    expressions = iter(["2+2", "1+3", "3+1", "8/2", "16/4"])
+    run = runner(
+        {
+            "assistant.intent": [complex_("calculator")],
+            "assistant.step": lambda messages: tool_call("calculator", expression=next(expressions)),
+            "assistant.answer": [answer("It is 4.")],
+            "assistant.reflection": [REFLECTION],
+        }
+    )
+    result = run.ask("find four")
+    assert run.model.count("assistant.step") == 3
+    assert [r["output"] for r in result["records"]] == ["4", "4", "4"]
+    assert result["stop_reason"] == STALLED
+    assert STOP_MESSAGES[STALLED] in result["reply"]
+    assert any("stall" in line for line in result["trace"])
+
+
+class _NoArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def test_unknown_tools_bad_arguments_and_tool_exceptions_become_redacted_observations(runner, registry):
+    def explode() -> str:
+        raise RuntimeError("boom with key sk-abcdefghijklmnop1234 in /srv/app/secret/config.py")
+
+    registry.register(RegisteredTool("flaky", "always fails", _NoArgs, frozenset({"chat"}), func=explode))
+    script = iter(
+        [
+            tool_call("plan-subagent", note="plan it"),
+            tool_call("calculator", expr="1+1"),
+            tool_call("flaky"),
+            tool_call("calculator", expression="2*3"),
+            done(),
+        ]
+    )
+    run = runner(
+        {
+            "assistant.intent": [complex_("plan-subagent", "calculator")],
+            "assistant.step": lambda messages: next(script),
+            "assistant.answer": [answer("2*3 = 6.")],
+            "assistant.reflection": [REFLECTION],
+        },
+        registry=registry,
+    )
+    result = run.ask("plan and compute")
+    outputs = [(r["tool"], r["ok"], r["output"]) for r in result["records"]]
+    assert outputs[0][:2] == ("plan-subagent", False) and outputs[0][2].startswith("unknown tool 'plan-subagent'")
+    assert outputs[1] == ("calculator", False, "invalid arguments for calculator: expression: missing, expr: extra_forbidden")
+    assert outputs[2][:2] == ("flaky", False)
+    assert "sk-abcdefghijklmnop1234" not in outputs[2][2] and "/srv/app" not in outputs[2][2]
+    assert outputs[3] == ("calculator", True, "6")
+    # The planned sub-agent step was dropped: the chat scope does not have it.
+    assert result["plan"]["steps"] == [{"id": 2, "tool": "calculator", "purpose": "use calculator"}]
+    assert result["plan"]["unavailable"] == ["plan-subagent"]
+    assert "Planned tools not available here: plan-subagent." in result["reply"]
+    assert result["answer"]["verdict"] == "partial"
+    # The failed observations reached the model on the next turn, redacted.
+    observed = block(prompt_of(run.model, "assistant.step"), "observations")
+    assert "unknown tool" in observed and "sk-abcdefghijklmnop1234" not in observed
+
+
+def test_chat_cannot_reach_the_managers_subagent_tools(runner, registry):
+    registry.register(
+        RegisteredTool(
+            name="plan-subagent",
+            description="the manager's planner",
+            args_schema=_NoArgs,
+            scopes=frozenset({"delivery-chain-manager"}),
+            subagent=SubagentToolDefinition(
+                "plan-subagent", "plan", ("requirement",), "plan", ("no tools",), ("delivery-chain-manager",)
+            ),
+        )
+    )
+    assert "plan-subagent" in {t.name for t in registry.for_scope("delivery-chain-manager")}
+    assert registry.for_scope("chat").names == CHAT_TOOLS
+    run = runner(
+        {
+            "assistant.intent": [simple()],
+            "assistant.step": [tool_call("plan-subagent")],
+            "assistant.answer": [answer("No plan.")],
+        },
+        registry=registry,
+    )
+    result = run.ask("ask the planner")
+    step_calls = [c for c in run.model.calls if c.contract == "assistant.step"]
+    assert [c.tool_names for c in step_calls] == [CHAT_TOOLS]  # what the model was bound to
+    assert all(c.tool_names == () for c in run.model.calls if c.contract != "assistant.step")
+    assert result["records"][0]["ok"] is False and "unknown tool" in result["records"][0]["output"]
+
+
+def test_simple_tool_makes_exactly_one_call(runner):
+    run = runner(
+        {
+            "assistant.intent": [simple()],
+            "assistant.step": [tool_call("calculator", expression="(17+25)*3"), tool_call("clock")],
+            "assistant.answer": [answer("(17+25)*3 = 126.")],
+        }
+    )
+    result = run.ask("what is (17+25)*3?")
+    assert run.model.contracts_called() == ["assistant.intent", "assistant.step", "assistant.answer"]
+    assert [(r["tool"], r["output"]) for r in result["records"]] == [("calculator", "126")]
+    assert result["answer"] == {
+        "summary": "(17+25)*3 = 126.",
+        "evidence": ["calculator((17+25)*3) → 126"],
+        "verdict": "success",
+    }
+
+
+def test_qa_answers_without_tools(runner):
+    run = runner({"assistant.intent": [qa()], "assistant.answer": [answer("Paris is the capital of France.")]})
+    result = run.ask("What is the capital of France?")
+    assert run.model.contracts_called() == ["assistant.intent", "assistant.answer"]
+    assert result["records"] == [] and result["answer"]["verdict"] == "success"
+    assert result["reply"] == "Paris is the capital of France."
+    assert result["messages"][-1].content == "Paris is the capital of France."
+
+
+def test_a_fabricated_tool_result_is_caught_and_removed(runner):
+    run = runner(
+        {
+            "assistant.intent": [qa()],
+            "assistant.answer": [answer("I called the calculator and got 42.", evidence=["calculator returned 42"])],
+        }
+    )
+    result = run.ask("what is six times seven?")
+    assert run.model.count("assistant.step") == 0  # nothing was executed
+    assert "42" not in result["reply"]
+    assert "no tool produced" in result["reply"]
+    assert result["check"]["removed_claims"] == [{"tool": "calculator", "reason": "no_execution"}] * 2
+    assert result["answer"]["evidence"] == []
+    assert result["answer"]["verdict"] == "partial"
+    assert any("removed 2 claim(s)" in line for line in result["trace"])
+
+
+def test_a_claim_contradicting_the_record_is_removed_and_the_true_part_kept(runner):
+    run = runner(
+        {
+            "assistant.intent": [simple()],
+            "assistant.step": [tool_call("calculator", expression="(17+25)*3")],
+            "assistant.answer": [answer("The calculator returned 128. <ACTION>{\"tool\":\"calculator\"}</ACTION>It is a number.")],
+        }
+    )
+    result = run.ask("what is (17+25)*3?")
+    assert result["reply"].startswith("It is a number.")
+    assert "128" not in result["reply"] and "ACTION" not in result["reply"]
+    assert result["check"]["removed_claims"] == [{"tool": "calculator", "reason": "value_mismatch"}]
+    assert result["check"]["markers_removed"] == 1
+
+
+def test_an_invalid_intent_fails_closed_to_qa_without_tools(runner):
+    run = runner(
+        {
+            "assistant.intent": [{"intent": "RUN_EVERYTHING"}, {"intent": "COMPLEX", "reason": "no plan"}],
+            "assistant.answer": [answer("I can answer without tools.", verdict="partial")],
+        }
+    )
+    result = run.ask("do something")
+    assert run.model.contracts_called() == ["assistant.intent", "assistant.intent", "assistant.answer"]
+    assert result["intent"] == "QA" and result["records"] == []
+    assert any(line.startswith("intent: QA (fallback") for line in result["trace"])
+
+
+def test_an_invalid_answer_falls_back_to_the_execution_record(runner):
+    run = runner(
+        {
+            "assistant.intent": [simple()],
+            "assistant.step": [tool_call("calculator", expression="(17+25)*3")],
+            "assistant.answer": [{"summary": ""}, {"verdict": "yes"}],
+        }
+    )
+    result = run.ask("what is (17+25)*3?")
+    assert run.model.count("assistant.answer") == 2  # one call, one repair
+    assert "calculator → 126" in result["reply"]
+    assert result["answer"]["verdict"] == "partial"
+
+
+def test_a_model_failure_in_the_loop_still_answers_from_what_ran(runner):
+    run = runner(
+        {
+            "assistant.intent": [complex_("calculator", "clock")],
+            "assistant.step": [tool_call("calculator", expression="2+2"), TimeoutError("slow")],
+            "assistant.answer": [answer("2+2 = 4.")],
+            "assistant.reflection": [REFLECTION],
+        }
+    )
+    result = run.ask("add and tell the time")
+    assert result["stop_reason"] == "model_error"
+    assert [r["output"] for r in result["records"]] == ["4"]
+    assert result["answer"]["verdict"] == "partial"
+
+
+def test_empty_input_gets_a_clear_answer_without_a_model_call(runner):
+    run = runner({})
+    result = run.ask("   ")
+    assert run.model.calls == []
+    assert result["reply"].startswith("Please type a message")
+
+
+def test_slash_help_needs_no_model(runner):
+    run = runner({})  # any model call would raise: nothing is scripted
+    result = run.ask("/help")
+    assert "/delivery-chain <requirement>" in result["reply"]
+    assert run.model.calls == []
