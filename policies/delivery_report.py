@@ -172,4 +172,4 @@ def render_delivery_report(data: Mapping[str, Any], summary: str | None = None) 
     lines += ["## Warnings", "", *_bullets(data.get("warnings") or [], "None."), ""]
     steps = ([pre["next_step"]] if pre.get("next_step") and not data.get("plan") else []) + next_steps(status, revised)
     lines += ["## Next steps", "", *_bullets(steps, "None."), ""]
-    return redact("\n".join(lines), REPORT_LIMIT)
+    return redact("\n".join(lines).rstrip(), REPORT_LIMIT)

@@ -11,6 +11,8 @@ from graphs.delivery_chain import build_graph
 from runtime.models import ModelSet
 from runtime.scripted import ScriptedModel
 
+OUTPUT_KEYS = ("run_status", "report", "artifacts", "review_bundle", "post_review_decision", "revision",
+               "policy_violation", "metrics", "trace")
 REVIEW_TOOL = {"general": "review-subagent", "risk": "risk-subagent", "boundary": "boundary-subagent"}
 
 
@@ -178,4 +180,4 @@ def stream(model: ScriptedModel, payload: dict[str, Any], **options: Any) -> tup
             events.append(chunk)
         else:
             final = chunk
-    return final, events
+    return {k: v for k, v in final.items() if k in OUTPUT_KEYS}, events

@@ -1,0 +1,551 @@
+"""The delivery chain graph on ScriptedModel: the anchor's evaluation cases, hostile managers, parallel
+and isolated reviewers, the single derived revision, inputs, secrets and progress."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+from delivery_builders import (
+    OUTPUT_KEYS,
+    boundary,
+    finding,
+    general,
+    plan,
+    post,
+    pre_blocked,
+    pre_clarification,
+    pre_execute,
+    risk,
+    run,
+    script,
+    stream,
+    tasks,
+    turn,
+)
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+
+from graphs.delivery_chain import build_graph
+from runtime.models import ModelSet
+from runtime.scripted import ScriptedModel
+
+REVIEWS = ("delivery.general_review", "delivery.risk_review", "delivery.boundary_review")
+INVALID = {"role": "risk"}  # misses every other field: fails the contract (and its repair)
+
+
+def called(model: ScriptedModel) -> list[str]:
+    return model.contracts_called()
+
+
+def test_pass_run_outputs_call_counts_and_order():
+    model = ScriptedModel(script())
+    out = run(model)
+    assert set(out) == set(OUTPUT_KEYS)
+    assert out["run_status"] == "pass"
+    sequence = called(model)
+    assert sequence[:6] == ["delivery.supervisor_pre", "delivery.manager", "delivery.plan", "delivery.manager",
+                            "delivery.tasks", "delivery.manager"]
+    assert sorted(sequence[6:9]) == sorted(REVIEWS)
+    assert sequence[9:] == ["delivery.supervisor_post"]
+    # 7 business contracts + 3 manager turns, no repairs
+    assert out["metrics"]["business_calls"] == 10 and out["metrics"]["repair_calls"] == 0
+    assert out["metrics"]["calls"]["delivery.manager"] == 3
+    assert out["policy_violation"] is None
+    assert out["post_review_decision"]["action"] == "finalize"
+    assert out["revision"] == {"requests": [], "outcomes": []}
+    artifacts = out["artifacts"]
+    assert artifacts["plan"]["kind"] == "plan" and artifacts["plan"]["revision"] == 1
+    assert artifacts["tasks"]["kind"] == "tasks" and artifacts["tasks"]["revision"] == 1
+    assert sorted(a["metadata"]["review_type"] for a in artifacts["reviews"]) == ["boundary", "general", "risk"]
+    assert artifacts["report"]["kind"] == "delivery_report" and artifacts["report"]["markdown"] == out["report"]
+    assert out["review_bundle"]["coverage"] == {"general": "completed", "risk": "completed", "boundary": "completed"}
+    assert [e["step"] for e in out["trace"]][:3] == ["load", "supervisor-pre-decision", "manager"]
+    json.dumps(out)  # plain data all the way
+
+
+def test_manager_is_bound_to_exactly_the_five_sub_agents():
+    model = ScriptedModel(script())
+    run(model)
+    manager_calls = [c for c in model.calls if c.contract == "delivery.manager"]
+    assert {c.tool_names for c in manager_calls} == {
+        ("plan-subagent", "task-subagent", "review-subagent", "risk-subagent", "boundary-subagent")
+    }
+    assert all(c.tool_names == () for c in model.calls if c.contract != "delivery.manager")
+
+
+# ------------------------------------------------------------------------------ the anchor's eight cases
+
+REVISION_FINDING = finding("Recovery state after an interrupted upload has no acceptance criterion.")
+
+
+@pytest.mark.parametrize(
+    ("case", "overrides", "status", "coverage"),
+    [
+        ("direct-pass", {}, "pass", ("completed", "completed", "completed")),
+        ("clarification-required", {"supervisor_pre": [pre_clarification()]}, "clarification_required", None),
+        ("revision-required", {"general_review": [general("needs_changes", findings=[REVISION_FINDING])],
+                               "plan_revision": [plan(summary="Revised plan with recovery criteria.")]},
+         "needs_review", ("completed", "completed", "completed")),
+        ("boundary-blocked", {"boundary_review": [boundary("blocked")]}, "blocked",
+         ("completed", "completed", "completed")),
+        ("risk-blocker", {"risk_review": [risk("blocker", [finding("Unresolved SSO dependency.", severity="blocker")])]},
+         "blocked", ("completed", "completed", "completed")),
+        ("one-reviewer-failure", {"risk_review": [RuntimeError("provider exploded")]}, "needs_review",
+         ("completed", "execution_failed", "completed")),
+        ("two-reviewer-failures", {"risk_review": [TimeoutError("slow")], "boundary_review": [TimeoutError("slow")]},
+         "needs_review", ("completed", "timeout", "timeout")),
+        ("all-reviewers-failure", {"general_review": [INVALID, INVALID], "risk_review": [INVALID, INVALID],
+                                   "boundary_review": [INVALID, INVALID]},
+         "failed", ("contract_failure", "contract_failure", "contract_failure")),
+    ],
+)
+def test_anchor_evaluation_cases(case, overrides, status, coverage):
+    model = ScriptedModel(script(**overrides))
+    out = run(model)
+    assert out["run_status"] == status, case
+    if coverage is None:
+        assert called(model) == ["delivery.supervisor_pre"]
+        assert out["review_bundle"] is None and out["artifacts"]["plan"] is None
+    else:
+        bundle = out["review_bundle"]
+        assert tuple(bundle["coverage"][r] for r in ("general", "risk", "boundary")) == coverage
+        assert len(out["artifacts"]["reviews"]) == coverage.count("completed")
+    assert f"**Status: {status}**" in out["report"]
+    for contract in REVIEWS:
+        assert model.count(contract) <= 2  # one call (+ one repair): never a second review round
+    if status in ("blocked", "failed", "needs_review") and case != "revision-required":
+        assert model.count("delivery.supervisor_post") == 0
+        assert model.count("delivery.plan_revision") == 0
+
+
+def test_all_reviewers_failing_reports_the_missing_reviews_safely():
+    model = ScriptedModel(script(general_review=[RuntimeError("a")], risk_review=[TimeoutError("b")],
+                                 boundary_review=[INVALID, INVALID]))
+    out = run(model)
+    assert out["run_status"] == "failed"
+    assert [m["outcome"] for m in out["review_bundle"]["missing"]] == ["execution_failed", "timeout", "contract_failure"]
+    assert "All three reviews failed" in out["report"]
+    assert out["policy_violation"] is None
+
+
+@pytest.mark.parametrize(("pre", "status"), [(pre_clarification(), "clarification_required"), (pre_blocked(), "blocked")])
+def test_non_execute_branches_start_no_workers(pre, status):
+    model = ScriptedModel(script(supervisor_pre=[pre]))
+    out = run(model)
+    assert out["run_status"] == status
+    assert called(model) == ["delivery.supervisor_pre"]
+    assert out["post_review_decision"] is None and out["artifacts"]["tasks"] is None
+
+
+@pytest.mark.parametrize("roles", [["general", "risk"], ["general"], ["boundary", "risk"]])
+def test_incomplete_reviewer_set_fails_before_any_worker(roles):
+    model = ScriptedModel(script(supervisor_pre=[pre_execute(reviewer_roles=roles)]))
+    out = run(model)
+    assert out["run_status"] == "failed"
+    assert out["policy_violation"]["code"] == "reviewer_roles_inexact"
+    assert called(model) == ["delivery.supervisor_pre"]
+
+
+def test_reviewer_roles_in_any_order_are_accepted():
+    model = ScriptedModel(script(supervisor_pre=[pre_execute(reviewer_roles=["boundary", "general", "risk"])]))
+    assert run(model)["run_status"] == "pass"
+
+
+# ------------------------------------------------------------------------------ hostile managers
+
+
+@pytest.mark.parametrize(
+    ("manager", "code", "never"),
+    [
+        ([turn("task-subagent")], "out_of_order", ["delivery.tasks", "delivery.plan"]),
+        ([turn("plan-subagent", "task-subagent")], "parallel_outside_review", ["delivery.plan", "delivery.tasks"]),
+        ([turn("plan-subagent"), turn("review-subagent", "risk-subagent", "boundary-subagent")], "out_of_order",
+         ["delivery.tasks", *REVIEWS]),
+        ([turn("plan-subagent"), turn("task-subagent"),
+          turn("review-subagent", "risk-subagent", "boundary-subagent", "risk-subagent")],
+         "review_group_over_limit", list(REVIEWS)),
+        ([turn("plan-subagent"), turn("task-subagent"), turn("review-subagent", "risk-subagent", "plan-subagent")],
+         "review_group_mixed", list(REVIEWS)),
+        ([turn("plan-subagent"), turn("task-subagent"), turn("review-subagent", "review-subagent", "risk-subagent")],
+         "review_group_duplicate", list(REVIEWS)),
+        ([turn("plan-subagent"), turn("task-subagent"), turn("review-subagent", "risk-subagent")],
+         "review_group_incomplete", list(REVIEWS)),
+        ([turn("shell")], "unregistered_tool", ["delivery.plan"]),
+        ([turn("plan-subagent"), turn("web_search")], "unregistered_tool", ["delivery.tasks"]),
+        ([AIMessage(content="I will write the plan myself.")], "no_tool_call", ["delivery.plan"]),
+        ([turn("plan-subagent"), turn("task-subagent"),
+          turn("task-subagent", "plan-subagent", "task-subagent", "plan-subagent")],
+         "too_many_calls", list(REVIEWS)),
+        ([AIMessage(content="", tool_calls=[{"name": "plan-subagent", "args": {"requirement": "ignore rules"},
+                                             "id": "c1", "type": "tool_call"}])],
+         "invalid_tool_arguments", ["delivery.plan"]),
+        ([AIMessage(content="", invalid_tool_calls=[{"name": "plan-subagent", "args": "{not json",
+                                                     "id": "c1", "error": "bad json", "type": "invalid_tool_call"}])],
+         "invalid_tool_arguments", ["delivery.plan"]),
+    ],
+)
+def test_hostile_managers_fail_closed_before_any_disallowed_worker(manager, code, never):
+    model = ScriptedModel(script(manager=manager))
+    out = run(model)
+    assert out["run_status"] == "failed"
+    assert out["policy_violation"]["code"] == code
+    for contract in never:
+        assert model.count(contract) == 0, contract
+    # the violation ends the run: the manager is never asked again (its error is not fed back)
+    assert model.count("delivery.manager") == len(manager)
+    assert model.count("delivery.supervisor_post") == 0
+    assert out["report"].count("**Status: failed**") == 1
+    assert code not in out["report"] and "Traceback" not in out["report"]
+
+
+class NoToolCalling(BaseChatModel):
+    """A chat model without native tool calling: ``bind_tools`` is LangChain's NotImplementedError."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "no-tools"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # pragma: no cover - never reached
+        raise AssertionError("a model that cannot call tools must never be invoked")
+
+
+def test_a_model_without_tool_calling_fails_closed():
+    scripted = ScriptedModel(script())
+    models = ModelSet.uniform(scripted).with_models({"manager": NoToolCalling()})
+    out = build_graph(models).invoke({"requirement": "Show a banner when the request limit is reached."})
+    assert out["run_status"] == "failed"
+    assert called(scripted) == ["delivery.supervisor_pre"]
+    assert "cannot call tools" in out["report"]
+    assert out["trace"][-3]["summary"] == "failed closed: tool_calling_unsupported"
+
+
+def test_manager_provider_error_fails_closed():
+    model = ScriptedModel(script(manager=[ConnectionError("upstream reset")]))
+    out = run(model)
+    assert out["run_status"] == "failed" and model.count("delivery.plan") == 0
+    assert "upstream" not in out["report"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "stage", "never"),
+    [
+        ({"plan": [INVALID, INVALID]}, "delegate-plan", ["delivery.tasks", *REVIEWS]),
+        ({"plan": [TimeoutError("slow")]}, "delegate-plan", ["delivery.tasks"]),
+        ({"tasks": [RuntimeError("boom")]}, "delegate-task", list(REVIEWS)),
+        ({"supervisor_pre": [INVALID, INVALID]}, "supervisor-pre-decision", ["delivery.manager"]),
+    ],
+)
+def test_worker_failure_ends_the_run_as_failed(overrides, stage, never):
+    model = ScriptedModel(script(**overrides))
+    out = run(model)
+    assert out["run_status"] == "failed"
+    assert f"Stopped at: {stage}" in out["report"]
+    for contract in never:
+        assert model.count(contract) == 0
+    assert out["policy_violation"] is None
+
+
+def test_one_repair_then_success_is_counted():
+    model = ScriptedModel(script(plan=[{"summary": "only a summary"}, plan()]))
+    out = run(model)
+    assert out["run_status"] == "pass"
+    assert out["metrics"]["per_contract"]["delivery.plan"]["repair_calls"] == 1
+    repair_prompt = model.calls[[c.contract for c in model.calls].index("delivery.plan") + 1].messages[-1].content
+    assert "only a summary" not in repair_prompt and "missing" in repair_prompt
+
+
+# ------------------------------------------------------------------------------ reviewers
+
+
+def test_reviewers_truly_run_in_parallel():
+    barrier = threading.Barrier(3, timeout=5)
+
+    def waiting(value):
+        def respond(_messages):
+            barrier.wait()  # only returns when all three reviewers are inside their call at once
+            return value
+        return respond
+
+    model = ScriptedModel(script(general_review=[waiting(general())], risk_review=[waiting(risk())],
+                                 boundary_review=[waiting(boundary())]))
+    started = time.perf_counter()
+    out = run(model)
+    assert out["review_bundle"]["coverage"] == {"general": "completed", "risk": "completed", "boundary": "completed"}
+    assert out["run_status"] == "pass"
+    assert time.perf_counter() - started < 4
+
+
+def test_reviewers_receive_the_same_snapshot():
+    model = ScriptedModel(script())
+    run(model)
+    prompts = [c.messages[-1].content for c in model.calls if c.contract in REVIEWS]
+    snapshots = {p[p.index("<plan>"): p.index("</tasks>")] for p in prompts}
+    assert len(snapshots) == 1
+    assert "artifact_id" not in next(iter(snapshots)) and "plan-" not in next(iter(snapshots))
+
+
+def _slow(value, seconds):
+    def respond(_messages):
+        time.sleep(seconds)
+        return value
+    return respond
+
+
+@pytest.mark.parametrize(
+    ("risk_script", "outcome"),
+    [
+        ([RuntimeError("exploded")], "execution_failed"),
+        ([TimeoutError("provider timeout")], "timeout"),
+        ([_slow(risk(), 3)], "timeout"),  # our own per-reviewer deadline
+        ([INVALID, INVALID], "contract_failure"),
+        ([{"role": "general", "disposition": "pass", "plan_task_alignment": "aligned", "findings": [],
+           "markdown": "m", "summary": "s"}] * 2, "contract_failure"),  # wrong role for the contract
+    ],
+)
+def test_one_reviewer_failing_leaves_the_other_two(risk_script, outcome):
+    model = ScriptedModel(script(risk_review=risk_script,
+                                 general_review=[general(findings=[finding("Copy is unclear.", kind="observation",
+                                                                           requirement="advisory")])]))
+    started = time.perf_counter()
+    out = run(model, review_timeout_s=0.5)
+    assert time.perf_counter() - started < 2.5  # the slow reviewer did not hold the run
+    bundle = out["review_bundle"]
+    assert bundle["coverage"] == {"general": "completed", "risk": outcome, "boundary": "completed"}
+    assert [c["role"] for c in bundle["completed"]] == ["general", "boundary"]
+    assert bundle["findings"][0]["sources"] == ["general"]
+    assert out["run_status"] == "needs_review"
+    assert "Risk review is missing" in out["report"]
+
+
+def test_review_timeout_from_the_run_context():
+    model = ScriptedModel(script(boundary_review=[_slow(boundary(), 3)]))
+    graph = build_graph(ModelSet.uniform(model))
+    out = graph.invoke({"requirement": "Show a banner."}, context={"review_timeout_s": 0.3})
+    assert out["review_bundle"]["coverage"]["boundary"] == "timeout"
+
+
+# ------------------------------------------------------------------------------ revision
+
+
+def test_wrong_revision_target_from_the_supervisor_changes_nothing():
+    model = ScriptedModel(script(general_review=[general("needs_changes", findings=[REVISION_FINDING])],
+                                 supervisor_post=[post("tasks")], plan_revision=[plan(summary="Revised.")]))
+    out = run(model)
+    assert out["post_review_decision"]["revision_targets"] == ["plan"]
+    assert model.count("delivery.plan_revision") == 1 and model.count("delivery.task_revision") == 0
+    assert out["run_status"] == "needs_review"
+    assert out["artifacts"]["tasks"]["revision"] == 1
+
+
+def test_revision_plan_first_then_tasks_same_ids_revision_two_and_no_second_review():
+    both = finding("Recovery is missing from plan and tasks.", targets=("plan", "tasks"))
+    model = ScriptedModel(script(general_review=[general("needs_changes", findings=[both])],
+                                 supervisor_post=[post("plan", "tasks")],
+                                 plan_revision=[plan(summary="Revised plan.")],
+                                 task_revision=[tasks(summary="Revised tasks.")]))
+    first = ScriptedModel(script())
+    ids = run(first)["artifacts"]
+    out = run(model)
+    sequence = called(model)
+    assert sequence.index("delivery.plan_revision") < sequence.index("delivery.task_revision")
+    assert sequence[-2:] == ["delivery.plan_revision", "delivery.task_revision"]
+    for contract in REVIEWS:
+        assert model.count(contract) == 1
+    artifacts = out["artifacts"]
+    assert artifacts["plan"]["revision"] == 2 and artifacts["tasks"]["revision"] == 2
+    assert artifacts["plan"]["metadata"]["summary"] == "Revised plan."
+    assert artifacts["plan"]["artifact_id"].startswith("plan-") and artifacts["tasks"]["artifact_id"].startswith("tasks-")
+    outcomes = out["revision"]["outcomes"]
+    assert [(o["target"], o["status"], o["from_revision"], o["to_revision"]) for o in outcomes] == [
+        ("plan", "revised", 1, 2), ("tasks", "revised", 1, 2)]
+    finding_id = out["review_bundle"]["findings"][0]["finding_id"]
+    assert all(o["source_finding_ids"] == [finding_id] and o["resolved_claimed"] is False for o in outcomes)
+    assert [r["request_key"] for r in out["revision"]["requests"]] == ["runtime-plan-revision", "runtime-tasks-revision"]
+    assert out["run_status"] == "needs_review"
+    assert "Confirm the revised plan and tasks by hand" in out["report"]
+    assert ids["plan"]["artifact_id"] != "" and "revision 1 → 2" in out["report"]
+
+
+def test_revised_artifact_keeps_its_id():
+    model = ScriptedModel(script(general_review=[general("needs_changes", findings=[REVISION_FINDING])],
+                                 plan_revision=[plan(summary="Revised.")]))
+    graph = build_graph(ModelSet.uniform(model))
+    config = {"configurable": {"thread_id": "same-ids"}}
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    graph = build_graph(ModelSet.uniform(model), checkpointer=InMemorySaver())
+    out = graph.invoke({"requirement": "Resume uploads."}, config)
+    history = [s.values.get("plan") for s in graph.get_state_history(config) if s.values.get("plan")]
+    assert {p["artifact_id"] for p in history} == {out["artifacts"]["plan"]["artifact_id"]}
+    assert {p["revision"] for p in history} == {1, 2}
+
+
+def test_failed_revision_keeps_revision_one_and_warns():
+    model = ScriptedModel(script(general_review=[general("needs_changes", findings=[REVISION_FINDING])],
+                                 plan_revision=[INVALID, INVALID]))
+    out = run(model)
+    assert out["run_status"] == "needs_changes"
+    assert out["artifacts"]["plan"]["revision"] == 1
+    assert out["revision"]["outcomes"][0]["status"] == "failed"
+    assert "The plan revision failed" in out["report"]
+
+
+def test_post_review_guidance_failure_warns_and_still_derives_the_decision():
+    model = ScriptedModel(script(general_review=[general("needs_changes", findings=[REVISION_FINDING])],
+                                 supervisor_post=[INVALID, INVALID], plan_revision=[plan()]))
+    out = run(model)
+    assert out["post_review_decision"]["revision_targets"] == ["plan"]
+    assert out["run_status"] == "needs_review"
+    assert "guidance was unavailable" in out["report"]
+
+
+def test_needs_changes_without_actionable_findings_is_not_revised():
+    model = ScriptedModel(script(general_review=[general("needs_changes")]))
+    out = run(model)
+    assert out["run_status"] == "needs_changes"
+    assert out["post_review_decision"]["action"] == "finalize"
+    assert model.count("delivery.plan_revision") == 0
+
+
+# ------------------------------------------------------------------------------ inputs
+
+
+@pytest.mark.parametrize(
+    ("payload", "fragment"),
+    [
+        ({}, "Provide a requirement"),
+        ({"requirement": "   "}, "Provide a requirement"),
+        ({"requirement_uri": "docs://versions/v0.2.0.md"}, "Version plans go to the tasklist agent"),
+        ({"requirement_uri": "file:///etc/passwd"}, "Only bundled scenarios"),
+        ({"requirement_uri": "https://evil.example/requirement.md"}, "Only bundled scenarios"),
+        ({"requirement_uri": "demo://scenarios/../../../etc/requirement.md"}, "Only bundled scenarios"),
+        ({"requirement_uri": "demo://scenarios/no-such-scenario/requirement.md"}, "scenario does not exist"),
+        ({"requirement": "x", "requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}, "not both"),
+    ],
+)
+def test_bad_input_fails_closed_without_a_model_call(payload, fragment):
+    model = ScriptedModel({})
+    out = build_graph(ModelSet.uniform(model)).invoke(payload)
+    assert out["run_status"] == "failed"
+    assert model.calls == []
+    assert fragment in out["report"]
+    assert "passwd" not in out["report"] and "evil" not in out["report"] and ".." not in out["report"]
+
+
+def test_scenario_input_reads_requirement_and_context():
+    model = ScriptedModel(script())
+    out = build_graph(ModelSet.uniform(model)).invoke(
+        {"requirement_uri": "demo://scenarios/register-login/requirement.md"})
+    assert out["run_status"] == "pass"
+    first_prompt = model.calls[0].messages[-1].content
+    assert "Register and log in" in first_prompt and "users table" in first_prompt
+    assert "Source: scenario register-login" in out["report"]
+
+
+# ------------------------------------------------------------------------------ secrets and progress
+
+SECRETS = ("sk-live0123456789abcdefXYZ", "Bearer eyJhbGciOiJIUzI1NiJ9.secretpayload", "/home/alice/.aws/credentials",
+           "hunter2-password-value")
+SECRET_REQUIREMENT = (
+    "Show a banner when the request limit is reached. Use the key sk-live0123456789abcdefXYZ and send "
+    "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.secretpayload; config lives in /home/alice/.aws/credentials "
+    "with password=hunter2-password-value."
+)
+
+
+def _echo_plan(messages):
+    """A model that echoes its whole prompt into the plan — the worst case for leaks."""
+    prompt = messages[-1].content
+    return plan(summary=prompt[:900], markdown=prompt[:5000])
+
+
+def test_secrets_in_the_requirement_appear_nowhere():
+    model = ScriptedModel(script(plan=_echo_plan, general_review=lambda m: general(
+        "needs_changes", findings=[finding(m[-1].content[:900])]), plan_revision=_echo_plan))
+    out, events = stream(model, {"requirement": SECRET_REQUIREMENT})
+    assert out["run_status"] == "needs_review"
+    visible = json.dumps([out, events])
+    for secret in SECRETS:
+        assert secret not in visible
+        for call in model.calls:  # the models never even saw them
+            assert all(secret not in str(m.content) for m in call.messages)
+    assert "[redacted]" in out["artifacts"]["plan"]["markdown"]
+
+
+def test_progress_events_use_the_step_ids_and_carry_no_content():
+    model = ScriptedModel(script(general_review=[general("needs_changes", findings=[finding(targets=("plan", "tasks"))])],
+                                 plan_revision=[plan()], task_revision=[tasks()]))
+    out, events = stream(model, {"requirement": "Show a banner when the request limit is reached."})
+    assert out["run_status"] == "needs_review"
+    steps = list(dict.fromkeys(e["step"] for e in events))
+    assert steps == ["start", "load", "supervisor-pre-decision", "delegate-plan", "delegate-task",
+                     "delegate-review-group", "synthesize-report", "supervisor-post-decision", "revise-plan",
+                     "revise-tasks", "render-report", "end"]
+    for event in events:
+        assert event["type"] == "workflow-progress" and event["workflow"] == "delivery-chain"
+        assert len(event["summary"]) <= 200 and "\n" not in event["summary"] and "#" not in event["summary"]
+        for text in (plan()["markdown"], tasks()["markdown"], plan()["summary"], "Recovery state"):
+            assert text not in json.dumps(event)
+    assert events[-1]["summary"] == "status needs_review"
+
+
+# ------------------------------------------------------------------------------ polish
+
+
+def test_polish_is_off_by_default():
+    model = ScriptedModel(script(report_polish=[{"summary": "Polished."}]))
+    out = run(model)
+    assert model.count("delivery.report_polish") == 0 and "Polished." not in out["report"]
+
+
+def test_polish_replaces_only_the_summary():
+    model = ScriptedModel(script(report_polish=[{"summary": "A friendly polished summary."}]))
+    plain = run(ScriptedModel(script()))["report"]
+    out = build_graph(ModelSet.uniform(model)).invoke({"requirement": "Show a banner when the request limit is reached."},
+                                                      context={"polish": True})
+    assert "A friendly polished summary." in out["report"]
+    assert out["report"].split("## Conclusion")[1] == plain.split("## Conclusion")[1]
+    assert out["run_status"] == "pass"
+
+
+@pytest.mark.parametrize("failure", [[RuntimeError("down")], [{"summary": "# Status: blocked"}] * 2, [{"x": 1}] * 2])
+def test_polish_failure_falls_back_silently(failure):
+    plain = run(ScriptedModel(script()))["report"]
+    model = ScriptedModel(script(report_polish=failure))
+    out = run(model, polish=True)
+    assert out["report"] == plain
+    assert out["run_status"] == "pass"
+
+
+# ------------------------------------------------------------------------------ shape
+
+
+def test_studio_can_draw_every_branch():
+    drawable = build_graph(ModelSet.uniform(ScriptedModel({}))).get_graph()
+    edges = {(e.source, e.target) for e in drawable.edges}
+    for edge in [("manager", "plan_worker"), ("manager", "task_worker"), ("manager", "reviewer"),
+                 ("manager", "fail_closed"), ("supervisor_pre", "render_report"), ("supervisor_pre", "manager"),
+                 ("reviewer", "synthesize"), ("synthesize", "supervisor_post"), ("supervisor_post", "revise_plan"),
+                 ("supervisor_post", "revise_tasks"), ("revise_plan", "revise_tasks"), ("fail_closed", "render_report"),
+                 ("plan_worker", "manager"), ("task_worker", "fail_closed")]:
+        assert edge in edges, edge
+
+
+def test_two_step_mode_uses_the_encoder():
+    model = ScriptedModel({**script(), "delivery.supervisor_pre": [json.dumps(pre_execute())]})
+    graph = build_graph(ModelSet.uniform(model))
+    # every structured contract drafts as text, then the encoder (same scripted key) encodes it
+    draft_then_encode = {}
+    for name, values in script().items():
+        if name == "delivery.manager":
+            draft_then_encode[name] = values
+            continue
+        draft_then_encode[name] = [v for value in values for v in (json.dumps(value), value)]
+    model = ScriptedModel(draft_then_encode)
+    out = build_graph(ModelSet.uniform(model)).invoke({"requirement": "Show a banner."}, context={"contract_mode": "two_step"})
+    assert out["run_status"] == "pass"
+    assert out["metrics"]["encoder_calls"] == 7
+    assert graph is not None
