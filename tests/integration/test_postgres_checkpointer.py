@@ -1,0 +1,77 @@
+"""Both pipelines checkpoint to a real PostgreSQL server; a paused run resumes from another process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from runtime.checkpoint import open_checkpointer
+from runtime.tracing import run_config
+from tests.integration.conftest import requires_postgres
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+REINS = [sys.executable, "-m", "runtime.cli"]
+
+
+def _reins(args: list[str], url: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "REINS_CHECKPOINT": "postgres", "REINS_CHECKPOINT_URL": url}
+    env.pop("REINS_MODEL", None)
+    return subprocess.run(
+        [*REINS, *args], cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
+    )
+
+
+def _checkpoint_rows(url: str, thread_id: str) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute("select count(*) from checkpoints where thread_id = %s", (thread_id,)).fetchone()[0]
+
+
+@requires_postgres
+def test_paused_tasklist_run_resumes_from_another_process(postgres_url):
+    first = _reins(["tasklist", "docs://versions/v0.2.0-ready.md", "--review", "--json"], postgres_url)
+    assert first.returncode == 5, first.stderr  # paused for the strategy review
+    paused = json.loads(first.stdout)
+    assert paused["paused"] is True
+    assert paused["pending_review"]["kind"] == "strategy_review"
+    assert paused["artifact"] is None
+    thread_id = paused["thread_id"]
+    assert _checkpoint_rows(postgres_url, thread_id) > 0
+
+    refused = _reins(["resume", thread_id, "--decision", '{"type": "ship-it"}', "--json"], postgres_url)
+    assert refused.returncode == 2
+    assert _reins(["resume", thread_id, "--decision", '{"type": "approve"}', "--json"], postgres_url).returncode in (0, 1)
+    again = _reins(["resume", thread_id, "--decision", '{"type": "approve"}', "--json"], postgres_url)
+    assert again.returncode == 2, "a finished run cannot be resumed twice"
+
+    with open_checkpointer("postgres", url=postgres_url) as saver:
+        from graphs.tasklist_agent import build_graph
+
+        values = build_graph(checkpointer=saver, human_review=True).get_state(run_config("tasklist_agent", thread_id=thread_id)).values
+    assert values["final_decision"] in ("final", "final_with_manual_review_items")
+    assert values["artifact"]["metadata"]["validated"] is True
+    steps = [entry.get("step") or entry.get("action") for entry in values["trace"]]
+    assert len(steps) == len(values["trace"]) and steps  # one continuous trace across both processes
+
+
+@requires_postgres
+def test_delivery_chain_runs_with_the_postgres_checkpointer(postgres_url):
+    from graphs.delivery_chain import build_graph
+
+    config = run_config("delivery_chain", thread_id="delivery-pg-1")
+    with open_checkpointer("postgres", url=postgres_url) as saver:
+        result = build_graph(checkpointer=saver).invoke(
+            {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}, config
+        )
+        stored = build_graph(checkpointer=saver).get_state(config).values
+    assert result["run_status"] == "pass"
+    assert stored["run_status"] == "pass"
+    assert stored["report"] == result["report"]
+    assert _checkpoint_rows(postgres_url, "delivery-pg-1") > 3
