@@ -169,4 +169,4 @@ def build_graph(
     return builder.compile(checkpointer=checkpointer, store=memory, name="assistant")
 
 
-graph = build_graph()
+graph = build_graph(store=None)  # LangGraph Server supplies its own checkpointer and store

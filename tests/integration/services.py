@@ -112,8 +112,9 @@ def running_langgraph_dev(project_root: Path, env: dict[str, str] | None = None,
             time.sleep(0.5)
         yield url
     finally:
-        os.killpg(proc.pid, 15)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
+        if proc.poll() is None:
+            os.killpg(proc.pid, 15)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, 9)
