@@ -15,9 +15,20 @@ DEFAULT_LIMIT = 2000
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):.*?(?=\n\S|\Z)", re.S)
 _TRACEBACK_FRAME = re.compile(r'^\s*File "[^"]+", line \d+.*$', re.M)
 
+# Every pattern anchors its start (a lookbehind or a literal) so redaction stays linear in the text
+# length: it runs on whole artifacts and error messages before they are cut.
 _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("url_credentials", re.compile(r"\b([a-z][a-z0-9+.\-]*://)[^/\s:@]+:[^/\s@]+@", re.I), r"\1" + REDACTED + "@"),
+    (
+        "private_key",
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S),
+        REDACTED,
+    ),
+    # file:// URIs carry absolute paths; the path goes, the scheme stays so the sentence still reads.
+    ("file_uri", re.compile(r"\bfile://[^\s\"'<>)]*", re.I), "file://[path]"),
+    ("url_credentials", re.compile(r"(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://)[^/\s:@]*:[^/\s@]+@", re.I), r"\1" + REDACTED + "@"),
     ("bearer", re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=\-]{4,}", re.I), "Bearer " + REDACTED),
+    ("basic_auth", re.compile(r"\b(authorization\s*:\s*basic)\s+[A-Za-z0-9+/=._\-]+", re.I), r"\1 " + REDACTED),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), REDACTED),
     ("openai_key", re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"), REDACTED),
     ("aws_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
     ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b"), REDACTED),
@@ -25,13 +36,17 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
     ("cookie", re.compile(r"\b(set-cookie|cookie)\s*:\s*[^\n]+", re.I), r"\1: " + REDACTED),
     (
         "secret_assignment",
+        # The name may carry a prefix (OPENAI_API_KEY, DB_PASSWORD, x-api-key). Matches start only
+        # where a name can start, so long hyphenated text stays linear (no quadratic rescans).
         re.compile(
-            r"""(?ix)\b(api[_-]?key|access[_-]?key|secret[_-]?key|client[_-]?secret|access[_-]?token
-            |auth[_-]?token|token|secret|password|passwd|pwd)(["']?\s*[:=]\s*["']?)[^\s"',;&]+"""
+            r"""(?ix)(?<![a-z0-9_\-])((?:[a-z0-9]+[_-])*(?:api[_-]?key|access[_-]?key|secret[_-]?key|client[_-]?secret
+            |access[_-]?token|auth[_-]?token|token|secret|password|passwd|pwd))(["']?\s*[:=]\s*["']?)[^\s"',;&]+"""
         ),
         r"\1\2" + REDACTED,
     ),
-    ("windows_path", re.compile(r"\b[A-Za-z]:\\(?:[^\\\s]+\\)*[^\\\s]*"), "[path]"),
+    # A drive path with either slash (C:\\x or C:/x, but not a one-letter URI scheme such as a://).
+    ("windows_path", re.compile(r"(?<![\w/])[A-Za-z]:[\\/](?![\\/])(?:[^\\/\s]+[\\/])*[^\\/\s]*"), "[path]"),
+    ("unc_path", re.compile(r"(?<!\S)\\\\[\w.$\-]+\\[^\s]+"), "[path]"),
     # An absolute POSIX path: a slash not preceded by a word, a colon or another slash (so URIs such
     # as docs://versions/a.md and http://host/x stay), followed by at least one more segment.
     ("posix_path", re.compile(r"(?<![\w:/.\-~])(?:~)?/(?:[\w.\-]+/)+[\w.\-]*"), "[path]"),

@@ -1,0 +1,137 @@
+"""Redaction: every secret, credential, absolute path and traceback of DESIGN §2.5 goes; prose stays."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from policies.redaction import DEFAULT_LIMIT, REDACTED, redact, redact_mapping, truncate
+
+# (case id, text, the secret part that must disappear)
+SECRETS = [
+    ("openai-key", "use sk-abcdefghijklmnop1234 for calls", "sk-abcdefghijklmnop1234"),
+    ("openai-project-key", "key=sk-proj-AbCdEf123456_7890-xyz.", "AbCdEf123456_7890"),
+    ("aws-access-key", "aws AKIAIOSFODNN7EXAMPLE id", "AKIAIOSFODNN7EXAMPLE"),
+    ("aws-session-key", "ASIAIOSFODNN7EXAMPLE", "ASIAIOSFODNN7EXAMPLE"),
+    ("github-token", "token ghp_abcdefghijklmnopqrstuvwxyz0123", "ghp_abcdefghijklmnopqrstuvwxyz0123"),
+    ("slack-token", "xoxb-1234567890-abcdefghij", "xoxb-1234567890-abcdefghij"),
+    ("api_key-assignment", "api_key=abc123secret", "abc123secret"),
+    ("api-key-header", "x-api-key: abc123secret", "abc123secret"),
+    ("api_key-json", '{"api_key": "abc123secret"}', "abc123secret"),
+    ("API-KEY-quoted", "API-KEY: 'abc123secret'", "abc123secret"),
+    ("prefixed-env-key", "OPENAI_API_KEY=abcd1234efgh", "abcd1234efgh"),
+    ("prefixed-password", "DB_PASSWORD: hunter2", "hunter2"),
+    ("password-in-query", "https://x.y/login?password=hunter2&user=bob", "hunter2"),
+    ("token-assignment", "access_token=tok_9f8e7d6c", "tok_9f8e7d6c"),
+    ("client-secret", "client_secret: 'cs-123456'", "cs-123456"),
+    ("bearer", "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.abc.def", "eyJhbGciOiJIUzI1NiJ9"),
+    ("bearer-lowercase", "bearer abcdef123456", "abcdef123456"),
+    ("basic-auth", "Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz"),
+    ("bare-jwt", "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fw", "SflKxwRJSMeKKF2QT4fw"),
+    ("url-credentials", "postgresql://reins:hunter2@db.internal:5432/reins", "hunter2"),
+    ("url-user", "https://alice:s3cret@example.com/x", "alice:s3cret"),
+    ("url-password-only", "redis://:s3cret@cache:6379/0", "s3cret"),
+    ("cookie", "Cookie: session=abc123; theme=dark", "session=abc123"),
+    ("set-cookie", "Set-Cookie: id=a3fWa; Expires=Wed, 21 Oct", "a3fWa"),
+    ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", "MIIEow"),
+    ("posix-path", "failed to open /home/alice/project/secret.txt", "/home/alice"),
+    ("posix-path-quoted", 'open("/etc/reins/config.toml")', "/etc/reins"),
+    ("posix-dir", "cwd is /var/lib/reins/", "/var/lib"),
+    ("home-path", "see ~/notes/plan.md", "~/notes"),
+    ("windows-path", "see C:\\Users\\alice\\secrets.txt now", "alice"),
+    ("windows-forward-slash", "C:/Users/alice/secrets.txt", "alice"),
+    ("unc-path", "\\\\fileserver\\share\\plans\\v1.md", "fileserver"),
+    ("file-uri", "file:///home/alice/x.md", "/home/alice"),
+    (
+        "traceback",
+        'Traceback (most recent call last):\n  File "/app/runtime/x.py", line 3, in <module>\n    boom(key)\n'
+        "ValueError: bad input",
+        "boom(key)",
+    ),
+    ("traceback-frame", '  File "/srv/app/nodes/plan.py", line 42, in plan_worker', "plan_worker"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), [case[1:] for case in SECRETS], ids=[case[0] for case in SECRETS])
+def test_every_pattern_is_removed(text, secret):
+    redacted = redact(text)
+    assert secret not in redacted
+    assert REDACTED in redacted or "[path]" in redacted or "[traceback removed]" in redacted
+
+
+def test_traceback_keeps_the_final_error_line_only():
+    text = 'Traceback (most recent call last):\n  File "/app/x.py", line 3, in f\n    g()\nValueError: bad\nnext'
+    assert redact(text) == "[traceback removed]\nValueError: bad\nnext"
+
+
+ORDINARY = [
+    ("resource-uri", "read docs://versions/v0.2.0-ready.md first"),
+    ("demo-uri", "demo://scenarios/register-login/requirement.md"),
+    ("project-uri", "project://latest-context"),
+    ("https-url", "see https://x.y/z and http://localhost:8123/threads"),
+    ("url-with-port", "https://x.y:443/a@b"),
+    ("versions", "upgrade from v0.2.1 to 1.2.3 (langgraph 1.2.x)"),
+    ("fractions", "3/4 of the tasks, 1/2 done, ratio 10/20/30"),
+    ("slash-words", "and/or, input/output, client/server"),
+    ("relative-path", "edit src/runtime/x.py and ./docs/a.md"),
+    ("time", "at 10:30/45 today"),
+    ("token-prose", "the token budget is 500 tokens; max_tokens=100, input_tokens: 11"),
+    ("password-prose", "Passwords must be hashed; add a password reset flow"),
+    ("cookie-prose", "show the cookie consent banner"),
+    ("basic-prose", "Basic understanding of auth is enough"),
+    ("chinese", "版本 v0.2.1：完成登录与注册（3/4）"),
+    ("markdown", "## Goal\n- [ ] T1: add `limit` banner\n| a | b |"),
+    ("email", "contact ops@example.com"),
+]
+
+
+@pytest.mark.parametrize("text", [case[1] for case in ORDINARY], ids=[case[0] for case in ORDINARY])
+def test_ordinary_text_is_kept(text):
+    assert redact(text) == text
+
+
+def test_length_is_bounded():
+    assert len(redact("x" * 10_000)) == DEFAULT_LIMIT
+    assert len(redact("x" * 500, 200)) == 200
+    assert redact("x" * 500, 200).endswith("…")
+    assert redact("short", 200) == "short"
+    assert redact("anything", 0) == ""
+
+
+def test_secrets_are_removed_before_the_cut():
+    # A key straddling the limit must not survive as a partial prefix.
+    text = "a" * 190 + " sk-abcdefghijklmnop1234"
+    assert "sk-abcdefgh" not in redact(text, 200)
+
+
+def test_non_strings_and_none():
+    assert redact(None) == ""
+    assert redact(ValueError("api_key=abc123secret")) == "api_key=[redacted]"
+    assert redact(42) == "42"
+
+
+def test_truncate():
+    assert truncate("abcdef", 4) == "abc…"
+    assert truncate("abc", 3) == "abc"
+    assert truncate("abc", -1) == ""
+
+
+def test_redact_mapping_walks_nested_values_and_keeps_keys():
+    value = {"error": "token=abc123", "items": ["/home/alice/a.txt", 3, {"password": "pwd: hunter2"}], "n": None}
+    assert redact_mapping(value) == {
+        "error": "token=[redacted]",
+        "items": ["[path]", 3, {"password": "pwd: [redacted]"}],
+        "n": None,
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a-" * 20_000, "a_" * 20_000, "/a" * 20_000, "a:" * 20_000, "\\a" * 20_000, "a." * 20_000],
+    ids=["hyphens", "underscores", "slashes", "colons", "backslashes", "dots"],
+)
+def test_redaction_stays_fast_on_long_adversarial_text(text):
+    started = time.perf_counter()
+    redact(text, 10**9)
+    assert time.perf_counter() - started < 2.0  # quadratic patterns took minutes here
