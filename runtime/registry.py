@@ -14,7 +14,8 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel
 
-_NAME = re.compile(r"^[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*$")
+# snake_case or kebab-case, not a mix of both.
+_NAME = re.compile(r"^[a-z][a-z0-9]*(?:(?:_[a-z0-9]+)*|(?:-[a-z0-9]+)*)$")
 
 
 class RegistryError(ValueError):
@@ -91,8 +92,12 @@ class ToolRegistry:
             raise RegistryError(f"tool {tool.name!r} is already registered")
         if not tool.scopes:
             raise RegistryError(f"tool {tool.name!r} has no scope")
-        if tool.subagent is not None and tool.subagent.allowed_tools:
-            raise RegistryError(f"sub-agent {tool.name!r} may not call tools (no nested delegation)")
+        if tool.subagent is not None:
+            if tool.subagent.allowed_tools:
+                raise RegistryError(f"sub-agent {tool.name!r} may not call tools (no nested delegation)")
+            # The definition the manager reads must describe this very tool, in the same scopes.
+            if tool.subagent.id != tool.name or frozenset(tool.subagent.scopes) != tool.scopes:
+                raise RegistryError(f"sub-agent {tool.name!r} does not match its definition's id and scopes")
         self._tools[tool.name] = tool
         return tool
 
