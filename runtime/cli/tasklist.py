@@ -93,13 +93,13 @@ def drive(
     *,
     interactive: bool,
     as_json: bool,
-    ask: Callable[[str], str] = input,
+    ask: Callable[[str], str] | None = None,
 ) -> int:
     """Answer reviews in the terminal while the run pauses (if interactive), then show the result."""
     from graphs.tasklist_agent import ResumeError, resume_command
 
     while outcome.interrupts and interactive:
-        decision = ask_review(outcome.interrupts[0].value, ask)
+        decision = ask_review(outcome.interrupts[0].value, ask or input)
         if decision is None:  # end of input: leave the run paused, resumable later
             break
         try:

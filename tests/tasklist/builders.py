@@ -57,7 +57,7 @@ SECTIONS = {
     ),
     "test_plan": "## Test plan\n- Unit and e2e tests.\n",
     "risks": "## Risks\n- Large exports may be slow.\n",
-    "discipline": "## Execution discipline\n- Pause after each step and wait for review; run lint and build.\n",
+    "discipline": "## Execution discipline (pause for review)\n- Pause after each step and wait for review; run lint and build.\n",
 }
 
 

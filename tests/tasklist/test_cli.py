@@ -1,0 +1,114 @@
+"""``reins tasklist`` and ``reins resume``: output, exit codes, terminal review, pause and resume."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runtime.cli import main
+from runtime.cli.tasklist import ask_review
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    """Each test gets its own SQLite checkpoint file and the offline model."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("REINS_MODEL", "REINS_CHECKPOINT", "REINS_CHECKPOINT_URL", "REINS_DOCS_ROOT", "REINS_CONTRACT_MODE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize(
+    ("plan", "code", "shown"),
+    [
+        ("v0.2.0-ready.md", 0, "Final decision: final"),
+        ("v0.3.0-needs-review.md", 1, "Manual review items:"),
+        ("draft-ideas.md", 1, "Which version does it target"),
+        ("v0.4.0-overscoped.md", 3, "outside the tasklist agent's boundary"),
+        ("../README.md", 2, "must stay inside docs://versions/"),
+        ("missing.md", 2, "not found"),
+    ],
+)
+def test_tasklist_exit_codes_and_output(capsys, plan, code, shown):
+    assert main(["tasklist", f"docs://versions/{plan}"]) == code
+    out, err = capsys.readouterr()
+    assert shown in out
+    assert "Read the version plan" in err  # live progress on stderr
+    assert "Traceback" not in out + err
+
+
+def test_tasklist_prints_the_artifact(capsys):
+    assert main(["tasklist", "docs://versions/v0.2.2-needs-revision.md"]) == 0
+    out = capsys.readouterr().out
+    assert "Task list (revision 2, validated)" in out and "# v0.2.2 Tasklist" in out
+
+
+def test_tasklist_json(capsys):
+    assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["final_decision"] == "final" and payload["paused"] is False
+    assert payload["thread_id"].startswith("tasklist-") and payload["artifact"]["metadata"]["target_version"] == "v0.2.0"
+
+
+def test_a_request_without_a_uri_is_bad_input(capsys):
+    assert main(["tasklist", "make", "me", "a", "plan"]) == 2
+    assert "reference a version plan" in capsys.readouterr().err
+
+
+def test_review_in_the_terminal(capsys, monkeypatch):
+    answers = iter(["respond", "fewer steps", "nonsense", "approve", "approve"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    assert main(["tasklist", "docs://versions/v0.2.2-needs-revision.md", "--review"]) == 0
+    out, err = capsys.readouterr()
+    assert "decision type nonsense is not allowed" in err
+    assert "Final decision: final" in out
+
+
+def test_end_of_input_leaves_the_run_paused_and_resume_finishes_it(capsys, monkeypatch):
+    def closed(prompt=""):
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", closed)
+    assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--review", "--json"]) == 5
+    paused = json.loads(capsys.readouterr().out)
+    assert paused["paused"] and paused["pending_review"]["kind"] == "strategy_review"
+    thread = paused["thread_id"]
+
+    assert main(["resume", thread, "--decision", "not json"]) == 2
+    assert main(["resume", thread, "--decision", '{"type": "edit"}']) == 2
+    assert "resume refused" in capsys.readouterr().err
+    assert main(["resume", thread, "--decision", '{"type": "approve"}']) == 0
+    assert "Final decision: final" in capsys.readouterr().out
+    assert main(["resume", thread, "--decision", '{"type": "approve"}']) == 2
+    assert "not waiting" in capsys.readouterr().err
+
+
+def test_paused_run_prints_how_to_resume(capsys, monkeypatch):
+    monkeypatch.setattr("builtins.input", lambda prompt="": (_ for _ in ()).throw(EOFError()))
+    assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--review"]) == 5
+    out = capsys.readouterr().out
+    assert "Paused for strategy_review" in out and "reins resume tasklist-" in out
+
+
+@pytest.mark.parametrize(
+    ("kind", "answers", "decision"),
+    [
+        ("strategy_review", ["approve"], {"type": "approve"}),
+        ("strategy_review", ["reject", "too coarse"], {"type": "reject", "reason": "too coarse"}),
+        ("strategy_review", ["respond", "split more"], {"type": "respond", "feedback": "split more"}),
+        ("strategy_review", ["edit", '{"granularity": "coarse"}'], {"type": "edit", "strategy": {"granularity": "coarse"}}),
+        ("revision_review", ["edit", "# New", "- [ ] x", "."], {"type": "edit", "markdown": "# New\n- [ ] x"}),
+        ("revision_review", [], None),
+    ],
+)
+def test_ask_review_builds_the_decision(kind, answers, decision):
+    feed = iter(answers)
+
+    def ask(prompt=""):
+        try:
+            return next(feed)
+        except StopIteration:
+            raise EOFError from None
+
+    payload = {"kind": kind, "question": "?", "allowed_decisions": ["approve", "edit", "reject"], "fix_now": [], "strategy": {}}
+    assert ask_review(payload, ask) == decision
