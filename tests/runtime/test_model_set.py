@@ -1,0 +1,144 @@
+"""ModelSet from settings: the offline default, OpenAI-compatible roles with the anchor's policies."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+from langchain_openai import ChatOpenAI
+
+from runtime.context import ReinsContext, resolve_contract_mode, resolve_models
+from runtime.models import ROLE_POLICIES, ModelSet, RolePolicy, is_retryable, model_set_from_settings
+from runtime.offline import OfflineModel
+from runtime.scripted import ScriptedModel
+from runtime.settings import ROLES, Settings
+
+
+def test_without_reins_model_every_role_is_the_offline_model():
+    models = model_set_from_settings(Settings.from_env({}))
+    assert all(isinstance(models.get(role), OfflineModel) for role in ROLES)
+    assert {models.label(role) for role in ROLES} == {"offline (rule-based stand-in)"}
+
+
+def test_reins_model_and_a_role_override_build_openai_compatible_models():
+    settings = Settings.from_env(
+        {
+            "REINS_MODEL": "gpt-4o-mini",
+            "REINS_MODEL_REVIEWER": "gpt-4o",
+            "OPENAI_BASE_URL": "http://localhost:11434/v1",
+            "OPENAI_API_KEY": "sk-test-0123456789",
+        }
+    )
+
+    models = model_set_from_settings(settings)
+
+    for role in ROLES:
+        model = models.get(role)
+        assert isinstance(model, ChatOpenAI)
+        policy = ROLE_POLICIES[role]
+        assert model.model_name == ("gpt-4o" if role == "reviewer" else "gpt-4o-mini")
+        assert model.request_timeout == policy.timeout_s
+        assert model.temperature == policy.temperature
+        assert model.max_retries == 0  # retries are Reins', on retryable errors only
+        assert model.openai_api_base == "http://localhost:11434/v1"
+    assert models.label("reviewer") == "openai-compatible:gpt-4o"
+
+
+@pytest.mark.parametrize(
+    ("role", "timeout_s", "retries", "temperature"),
+    [("manager", 120, 1, 0.0), ("planner", 180, 1, 0.2), ("reviewer", 120, 1, 0.1), ("encoder", 120, 1, 0.0)],
+)
+def test_role_policies_follow_the_anchor_table(role, timeout_s, retries, temperature):
+    policy = ROLE_POLICIES[role]
+    assert (policy.timeout_s, policy.retries, policy.temperature) == (timeout_s, retries, temperature)
+
+
+def test_a_local_server_needs_no_key():
+    models = model_set_from_settings(Settings.from_env({"REINS_MODEL": "llama3", "OPENAI_BASE_URL": "http://localhost:8080/v1"}))
+    assert models.get("chat").openai_api_key.get_secret_value() == "not-needed"
+
+
+def test_only_configured_roles_leave_the_offline_model():
+    models = model_set_from_settings(Settings.from_env({"REINS_MODEL_MANAGER": "qwen2.5"}))
+    assert isinstance(models.get("manager"), ChatOpenAI)
+    assert all(isinstance(models.get(role), OfflineModel) for role in ROLES if role != "manager")
+    assert models.structured_method == "json_schema"
+
+
+def test_structured_method_comes_from_settings():
+    settings = Settings.from_env({"REINS_STRUCTURED_METHOD": "function_calling"})
+    assert model_set_from_settings(settings).structured_method == "function_calling"
+
+
+def test_model_set_requires_every_role_and_known_overrides():
+    scripted = ScriptedModel({})
+    with pytest.raises(ValueError, match="missing roles"):
+        ModelSet(models={"chat": scripted})
+    models = ModelSet.uniform(scripted)
+    with pytest.raises(ValueError, match="unknown model roles: judge"):
+        models.with_models({"judge": scripted})
+    with pytest.raises(KeyError, match="judge"):
+        models.get("judge")
+
+
+def test_with_models_and_with_policies_return_new_sets():
+    base, other = ScriptedModel({}), ScriptedModel({})
+    models = ModelSet.uniform(base)
+    changed = models.with_models({"reviewer": other}).with_policies(reviewer=RolePolicy(5, 0, 0.5))
+    assert changed.get("reviewer") is other and models.get("reviewer") is base
+    assert changed.policy("reviewer") == RolePolicy(5, 0, 0.5)
+    assert models.policy("reviewer") == ROLE_POLICIES["reviewer"]
+    assert changed.label("planner") == "ScriptedModel"
+
+
+REQUEST = httpx.Request("POST", "https://provider.invalid/v1/chat/completions")
+
+
+@pytest.mark.parametrize(
+    ("error", "retryable"),
+    [
+        (openai.APITimeoutError(request=REQUEST), True),
+        (openai.RateLimitError("429", response=httpx.Response(429, request=REQUEST), body=None), True),
+        (openai.InternalServerError("500", response=httpx.Response(500, request=REQUEST), body=None), True),
+        (httpx.ReadTimeout("slow"), True),
+        (openai.BadRequestError("400", response=httpx.Response(400, request=REQUEST), body=None), False),
+        (openai.AuthenticationError("401", response=httpx.Response(401, request=REQUEST), body=None), False),
+        (ValueError("invalid output"), False),
+    ],
+    ids=["timeout", "429", "500", "httpx-timeout", "400", "401", "validation"],
+)
+def test_only_timeouts_429_and_5xx_are_retryable(error, retryable):
+    assert is_retryable(error) is retryable
+
+
+# -------------------------------------------------------------------------- per-run graph context
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("REINS_", "OPENAI_")):
+            monkeypatch.delenv(name)
+    return monkeypatch
+
+
+def test_context_model_overrides_every_role_for_one_run(clean_env):
+    clean_env.setenv("REINS_MODEL_REVIEWER", "gpt-4o")
+    builder_models = ModelSet.uniform(ScriptedModel({}))
+
+    per_run = resolve_models(ReinsContext(model="gpt-4o-mini"), builder_models)
+
+    assert {per_run.get(role).model_name for role in ROLES} == {"gpt-4o-mini"}
+    assert resolve_models(ReinsContext(), builder_models) is builder_models
+    assert resolve_models(None, builder_models) is builder_models
+
+
+def test_context_contract_mode(clean_env):
+    assert resolve_contract_mode(ReinsContext(contract_mode="two_step")) == "two_step"
+    assert resolve_contract_mode(ReinsContext()) == "direct"
+    clean_env.setenv("REINS_CONTRACT_MODE", "two_step")
+    assert resolve_contract_mode(None) == "two_step"
+    with pytest.raises(ValueError, match="contract_mode"):
+        ReinsContext(contract_mode="sometimes")
