@@ -9,7 +9,7 @@ endif
 VENV := .venv
 RUN := $(VENV)/bin
 
-.PHONY: setup demo test bench eval studio clean
+.PHONY: setup demo test studio diagrams clean
 
 setup: $(VENV)/.synced
 
@@ -21,8 +21,16 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --python $(PYTHON)
 	@touch $@
 
+# The main job on the embedded default (the offline, rule-based stand-in model): the delivery chain.
 demo: setup
-	$(RUN)/reins doctor
+	$(RUN)/reins deliver --scenario request-limit-banner
+
+# LangGraph Studio / local server with the three graphs of langgraph.json.
+studio: setup
+	$(RUN)/langgraph dev
+
+diagrams: setup
+	$(RUN)/python -m runtime.diagrams
 
 test: setup
 	$(RUN)/python -m pytest

@@ -43,7 +43,7 @@ def mermaid(name: str) -> str:
 
 
 def _block(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(<!-- diagram:{re.escape(name)} -->\n```mermaid\n)(.*?)(\n```)", re.S)
+    return re.compile(rf"(<!-- diagram:{re.escape(name)} -->\n```mermaid\n)(.*?)(\n?```)", re.S)
 
 
 def readme_with_diagrams(text: str) -> str:
@@ -52,7 +52,7 @@ def readme_with_diagrams(text: str) -> str:
         if not pattern.search(text):
             raise ValueError(f"README.md has no block for {name} (<!-- diagram:{name} --> + a mermaid fence)")
         diagram = mermaid(name)
-        text = pattern.sub(lambda m, d=diagram: m.group(1) + d + m.group(3), text)
+        text = pattern.sub(lambda m, d=diagram: m.group(1) + d + "\n```", text)
     return text
 
 

@@ -1,0 +1,31 @@
+"""The README's Mermaid diagrams are those of the compiled graphs; `reins graph` prints the same."""
+
+import pytest
+
+from runtime.cli import main
+from runtime.diagrams import README, graph_entry_points, mermaid, readme_with_diagrams
+
+
+def test_readme_diagrams_are_current():
+    current = README.read_text()
+    assert readme_with_diagrams(current) == current, "stale diagrams: run `.venv/bin/python -m runtime.diagrams`"
+
+
+@pytest.mark.parametrize("name", ["tasklist_agent", "delivery_chain", "assistant"])
+def test_reins_graph_prints_the_compiled_graph(name, capsys):
+    assert main(["graph", name]) == 0
+    printed = capsys.readouterr().out.strip()
+    assert printed == mermaid(name)
+    assert "__start__" in printed and "__end__" in printed
+
+
+def test_every_exported_graph_has_a_readme_block():
+    assert sorted(graph_entry_points()) == ["assistant", "delivery_chain", "tasklist_agent"]
+    for name in graph_entry_points():
+        assert f"<!-- diagram:{name} -->" in README.read_text()
+
+
+def test_unknown_graph_is_a_clear_error(capsys):
+    assert main(["graph", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown graph 'nope'" in err and "Traceback" not in err
