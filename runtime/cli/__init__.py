@@ -16,6 +16,7 @@ from runtime.settings import SettingsError
 COMMAND_MODULES = (
     "runtime.cli.doctor",
     "runtime.cli.graph",
+    "runtime.cli.deliver",
     "runtime.cli.tasklist",
     "runtime.cli.resume",
     "runtime.cli.chat",

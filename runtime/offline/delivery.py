@@ -186,8 +186,8 @@ def _document(req: OfflineRequest, tag: str, title: str) -> str:
 
 
 def _signals(req: OfflineRequest, tag: str, title: str, heading_words: Sequence[str], fallback: list) -> list:
-    document = _document(req, tag, title)
-    return parse_signals(document, heading_words) if document.strip() else list(fallback)
+    parsed = parse_signals(_document(req, tag, title), heading_words)
+    return parsed or list(fallback)  # a missing or signal-less document: the built-in list
 
 
 def _area(text: str) -> str:

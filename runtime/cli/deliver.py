@@ -1,0 +1,109 @@
+"""``reins deliver "<requirement>" | --scenario <id> [--json]``: the delivery chain from the terminal.
+
+Live progress goes to stderr; the deterministic report (or, with ``--json``, the public outputs) to
+stdout. The exit code follows the run status: 0 pass; 1 needs attention (needs_review,
+needs_changes, clarification_required); 3 blocked; 4 failed; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from policies.redaction import redact
+from runtime.checkpoint import checkpointer_from_settings
+from runtime.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from runtime.cli.render import ProgressView, colour, print_json, stream_run
+from runtime.paths import RESOURCES
+from runtime.settings import Settings
+from runtime.tracing import new_run_id, run_config
+
+GRAPH_NAME = "delivery_chain"
+PUBLIC_KEYS = (
+    "run_status", "report", "artifacts", "review_bundle", "post_review_decision", "revision",
+    "policy_violation", "metrics", "trace",
+)
+EXIT_CODES: Mapping[str, int] = {
+    "pass": EXIT_OK,
+    "needs_review": EXIT_NEEDS_ATTENTION,
+    "needs_changes": EXIT_NEEDS_ATTENTION,
+    "clarification_required": EXIT_NEEDS_ATTENTION,
+    "blocked": EXIT_BLOCKED,
+    "failed": EXIT_FAILED,
+}
+_SCENARIO_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "deliver", help="requirement → plan, tasks, three parallel reviews, at most one revision, a report"
+    )
+    parser.add_argument("requirement", nargs="*", help="the requirement text (quote it)")
+    parser.add_argument("--scenario", metavar="ID", help="a bundled scenario (see --list)")
+    parser.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
+    parser.add_argument("--polish", action="store_true", help="let the polish model reword the summary")
+    parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    parser.set_defaults(handler=run)
+
+
+def scenario_ids() -> list[str]:
+    root = RESOURCES / "scenarios"
+    return sorted(p.name for p in root.iterdir() if (p / "requirement.md").is_file()) if root.is_dir() else []
+
+
+def exit_code_for(values: Mapping[str, Any]) -> int:
+    if (values.get("failure") or {}).get("stage") == "load":
+        return EXIT_BAD_INPUT  # refused before any model call
+    return EXIT_CODES.get(str(values.get("run_status")), EXIT_FAILED)
+
+
+def payload_for(args: argparse.Namespace) -> dict[str, str]:
+    text = " ".join(args.requirement).strip()
+    if args.scenario and text:
+        raise UserError("give either a requirement or --scenario, not both")
+    if args.scenario:
+        if not _SCENARIO_ID.match(args.scenario):
+            raise UserError("a scenario id is lower-case letters, digits, '-' or '_'; see `reins deliver --list`")
+        return {"requirement_uri": f"demo://scenarios/{args.scenario}/requirement.md"}
+    if not text:
+        raise UserError('give a requirement: reins deliver "<requirement>" or reins deliver --scenario <id>')
+    return {"requirement": text}
+
+
+def _graph(saver: Any) -> Any:
+    # The CLI is the application edge: the one place runtime reaches up to a graph.
+    from graphs.delivery_chain import build_graph
+
+    return build_graph(checkpointer=saver)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.list:
+        for scenario in scenario_ids():
+            print(scenario)
+        return EXIT_OK
+    payload = payload_for(args)
+    settings = Settings.from_env()
+    thread_id = f"deliver-{new_run_id()}"
+    with checkpointer_from_settings(settings) as saver:
+        graph = _graph(saver)
+        config = run_config(GRAPH_NAME, thread_id=thread_id)
+        context = {"polish": True} if args.polish else None
+        outcome = stream_run(graph, payload, config, context=context, view=ProgressView())
+    values = outcome.values
+    show(values, thread_id, args.json)
+    return exit_code_for(values)
+
+
+def show(values: Mapping[str, Any], thread_id: str, as_json: bool) -> None:
+    public = {key: values.get(key) for key in PUBLIC_KEYS}
+    if as_json:
+        print_json({"thread_id": thread_id, **public})
+        return
+    status = str(values.get("run_status") or "failed")
+    print(values.get("report") or "")
+    print("", file=sys.stderr)
+    print(colour(f"status: {status}", status, sys.stderr) + f"  (thread {redact(thread_id, 80)})", file=sys.stderr)
