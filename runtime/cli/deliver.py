@@ -1,5 +1,8 @@
 """``reins deliver "<requirement>" | --scenario <id> [--json]``: the delivery chain from the terminal.
 
+``reins deliver --resume <thread>`` finishes a run that was interrupted (e.g. the process died
+mid-review) from its checkpoint, without re-running the stages that had completed.
+
 Live progress goes to stderr; the deterministic report (or, with ``--json``, the public outputs) to
 stdout. The exit code follows the run status: 0 pass; 1 needs attention (needs_review,
 needs_changes, clarification_required); 3 blocked; 4 failed; 2 bad input.
@@ -44,6 +47,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("requirement", nargs="*", help="the requirement text (quote it)")
     parser.add_argument("--scenario", metavar="ID", help="a bundled scenario (see --list)")
     parser.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
+    parser.add_argument("--resume", metavar="THREAD", help="finish an interrupted run from its checkpoint")
     parser.add_argument("--polish", action="store_true", help="let the polish model reword the summary")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.set_defaults(handler=run)
@@ -73,6 +77,14 @@ def payload_for(args: argparse.Namespace) -> dict[str, str]:
     return {"requirement": text}
 
 
+def resume_check(args: argparse.Namespace) -> None:
+    if args.requirement or args.scenario:
+        raise UserError("--resume continues an existing run; give no requirement or scenario with it")
+    if not re.match(r"^[A-Za-z0-9_.:-]{1,128}$", args.resume):
+        raise UserError("that is not a thread id")
+    return None
+
+
 def _graph(saver: Any) -> Any:
     # The CLI is the application edge: the one place runtime reaches up to a graph.
     from graphs.delivery_chain import build_graph
@@ -85,13 +97,21 @@ def run(args: argparse.Namespace) -> int:
         for scenario in scenario_ids():
             print(scenario)
         return EXIT_OK
-    payload = payload_for(args)
+    payload = resume_check(args) if args.resume else payload_for(args)
     settings = Settings.from_env()
-    thread_id = f"deliver-{new_run_id()}"
+    thread_id = args.resume or f"deliver-{new_run_id()}"
     with checkpointer_from_settings(settings) as saver:
         graph = _graph(saver)
         config = run_config(GRAPH_NAME, thread_id=thread_id)
+        if args.resume:
+            snapshot = graph.get_state(config)
+            if not snapshot.values:
+                raise UserError("no delivery run with that thread id in the configured checkpointer")
+            if not snapshot.next:  # already finished: show it again
+                show(snapshot.values, thread_id, args.json)
+                return exit_code_for(snapshot.values)
         context = {"polish": True} if args.polish else None
+        # Resuming passes no input: completed stages are read from the checkpoint, never re-run.
         outcome = stream_run(graph, payload, config, context=context, view=ProgressView())
     values = outcome.values
     show(values, thread_id, args.json)

@@ -1,7 +1,7 @@
 """Input acceptance, the deterministic report renderer and the sub-agent registry."""
 
 import pytest
-from delivery_builders import boundary, finding, general, plan, risk, tasks
+from delivery_builders import finding, general, plan, risk, tasks
 
 from policies.delivery_input import INPUT_MESSAGES, classify_delivery_input
 from policies.delivery_report import narrative, render_delivery_report

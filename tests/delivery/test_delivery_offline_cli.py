@@ -202,3 +202,32 @@ def test_deliver_failed_run_exit_code(offline_env, capsys, monkeypatch):
     monkeypatch.setattr(deliver, "_graph", scripted_graph)
     assert main(["deliver", "Show a banner when the limit is hit."]) == 4
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_deliver_resume_finishes_an_interrupted_run(offline_env, capsys, monkeypatch):
+    from delivery_builders import script
+
+    from runtime.checkpoint import open_checkpointer
+    from runtime.cli import deliver
+    from runtime.scripted import ScriptedModel
+
+    # A run dies mid-review (KeyboardInterrupt escapes every handler), leaving its checkpoint behind.
+    dying = ScriptedModel(script(boundary_review=[KeyboardInterrupt()]))
+    config = {"configurable": {"thread_id": "deliver-interrupted"}}
+    with open_checkpointer("sqlite", path=".reins/checkpoints.db") as saver:
+        with pytest.raises(KeyboardInterrupt):
+            build_graph(ModelSet.uniform(dying), checkpointer=saver).invoke({"requirement": "Show a banner."}, config)
+    assert dying.count("delivery.plan") == 1
+
+    finishing = ScriptedModel(script(plan=None, tasks=None, general_review=None, risk_review=None, manager=None))
+    monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
+    monkeypatch.setattr(deliver, "_graph", lambda saver: build_graph(ModelSet.uniform(finishing), checkpointer=saver))
+    assert main(["deliver", "--resume", "deliver-interrupted", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["run_status"] == "pass" and payload["thread_id"] == "deliver-interrupted"
+    assert finishing.contracts_called() == ["delivery.boundary_review", "delivery.supervisor_post"]
+    # resuming a finished run shows it again without calling anything
+    assert main(["deliver", "--resume", "deliver-interrupted", "--json"]) == 0
+    assert finishing.contracts_called() == ["delivery.boundary_review", "delivery.supervisor_post"]
+    capsys.readouterr()
+    assert main(["deliver", "--resume", "no-such-thread"]) == 2
