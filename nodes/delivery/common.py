@@ -97,6 +97,17 @@ def outcome_of(error: BaseException) -> str:
     return "execution_failed"
 
 
+def error_label(error: BaseException) -> str:
+    """What a trace may say about a failure: the outcome, issue codes for a contract, else the type.
+    Provider messages are never copied (they can carry request details)."""
+    from runtime.contracts import ContractError
+
+    code = outcome_of(error)
+    if isinstance(error, ContractError):
+        return f"{code} ({', '.join(f'{i.path}: {i.code}' for i in error.issues)})"
+    return code if code == "timeout" else f"{code} ({type(error).__name__})"
+
+
 def artifact_id(kind: str, run_id: str) -> str:
     """Stable per run and kind (a revision keeps it); derived, so no user text ends up in an id."""
     import hashlib

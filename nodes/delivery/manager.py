@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from policies.delegation import SUBAGENT_TOOLS
-from runtime.contracts import invoke_tool_turn, safe_error
-from nodes.delivery.common import DeliveryDeps, fail, trace
+from runtime.contracts import invoke_tool_turn
+from nodes.delivery.common import DeliveryDeps, error_label, fail, trace
 from nodes.delivery.prompts import manager_messages
 from nodes.delivery.state import DeliveryState
 
+NO_TOOL_CALLING = "The manager model cannot call tools; the delivery chain needs native tool calling."
 INVALID_ARGS = {"__invalid_arguments__": True}  # makes the policy reject a call whose JSON did not parse
 
 
@@ -52,7 +53,7 @@ def make_manager(deps: DeliveryDeps):
         except NotImplementedError:
             return {
                 "manager_turns": turn_number,
-                **fail("manager", "tool_calling_unsupported", "The manager model cannot call tools; the delivery chain needs native tool calling."),
+                **fail("manager", "tool_calling_unsupported", NO_TOOL_CALLING),
             }
         except Exception as error:
             failed = fail("manager", "manager_failed", "The manager model call failed.")
@@ -60,7 +61,7 @@ def make_manager(deps: DeliveryDeps):
                 "manager_turns": turn_number,
                 "contract_metrics": getattr(error, "metrics", {}),
                 **failed,
-                "trace": failed["trace"] + trace("manager", safe_error(error, 160)),
+                "trace": failed["trace"] + trace("manager", error_label(error)),
             }
         calls = proposed_calls(turn.message)
         known = [c["name"] for c in calls if c["name"] in deps.tools.names]

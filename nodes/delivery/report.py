@@ -50,7 +50,10 @@ def public_artifacts(state: DeliveryState, report: str, status: str) -> dict[str
             continue
         role = outcome["role"]
         metadata = {"review_type": role, "source": outcome["tool"], **{k: review[k] for k in REVIEW_METADATA[role]}}
-        metadata["blocked"] = review.get("disposition") == "blocked" or review.get("severity") == "blocker" or review.get("boundary_status") == "blocked"
+        # a blocking review is still an artifact, marked as such
+        metadata["blocked"] = "blocked" in (review.get("disposition"), review.get("boundary_status")) or (
+            review.get("severity") == "blocker"
+        )
         reviews.append(RuntimeArtifact(
             artifact_id=artifact_id(f"review-{role}", state["run_id"]), kind="review", title=f"{role.capitalize()} review",
             markdown=review["markdown"], revision=1, metadata={"summary": review["summary"], **metadata},

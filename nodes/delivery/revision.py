@@ -67,7 +67,8 @@ def make_reviser(deps: DeliveryDeps, target: str):
             revision = current["revision"] + 1
             step.summary = f"{target} revised to revision {revision}: {counts(value)}"
         outcome.update(status="revised", to_revision=revision)
-        record = artifact_record(current["artifact_id"], revision, value, tool_result(value, counts(value), current["result"].get("artifact_title", title)))
+        result_view = tool_result(value, counts(value), current["result"].get("artifact_title", title))
+        record = artifact_record(current["artifact_id"], revision, value, result_view)
         return {
             target: record,
             "revision_outcomes": [outcome],

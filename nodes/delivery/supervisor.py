@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from policies.revision import derive_post_review_decision
-from runtime.contracts import invoke_contract, safe_error
+from runtime.contracts import invoke_contract
 from schemas.delivery import SupervisorPostGuidance, SupervisorPreDecision
-from nodes.delivery.common import DeliveryDeps, clean, fail, progress, trace
+from nodes.delivery.common import DeliveryDeps, clean, error_label, fail, progress, trace
 from nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
 from nodes.delivery.state import DeliveryState
 
@@ -28,7 +28,8 @@ def make_supervisor_pre(deps: DeliveryDeps):
                 step.status, step.summary = "failed", "the pre-decision was invalid or unavailable"
                 metrics = getattr(error, "metrics", {})
                 failed = fail("supervisor-pre-decision", "supervisor_failed", "The supervisor's pre-decision failed.")
-                return {**failed, "contract_metrics": metrics, "trace": failed["trace"] + trace("supervisor-pre-decision", safe_error(error, 200))}
+                entries = failed["trace"] + trace("supervisor-pre-decision", error_label(error))
+                return {**failed, "contract_metrics": metrics, "trace": entries}
             decision = clean(result.value.model_dump(mode="json", exclude_none=True))
             step.summary = f"branch: {decision['branch']}"
         update: dict[str, Any] = {
@@ -64,7 +65,7 @@ def make_supervisor_post(deps: DeliveryDeps):
             except Exception as error:  # guidance is optional: the decision comes from findings anyway
                 metrics = getattr(error, "metrics", {})
                 warnings.append("Post-review guidance was unavailable; the decision was derived from findings only.")
-                entries += trace("supervisor-post-decision", f"guidance unavailable: {safe_error(error, 160)}")
+                entries += trace("supervisor-post-decision", f"guidance unavailable: {error_label(error)}")
             decision = derive_post_review_decision(bundle["status"], bundle["findings"], guidance)
             targets = ", ".join(decision["revision_targets"]) or "none"
             step.summary = f"decision: {decision['action']}; revision targets: {targets}"

@@ -543,3 +543,10 @@ def test_two_step_mode_uses_the_encoder():
     assert out["run_status"] == "pass"
     assert out["metrics"]["encoder_calls"] == 7
     assert out["metrics"]["per_contract"]["delivery.plan"]["encoder_calls"] == 1
+
+
+def test_trace_names_failures_without_copying_provider_messages():
+    model = ScriptedModel(script(manager=[ConnectionError("POST https://api.example/v1 key=abc leaked body")]))
+    out = run(model)
+    assert out["trace"][-3:][0]["summary"] == "execution_failed (ConnectionError)"
+    assert "leaked" not in json.dumps(out)
