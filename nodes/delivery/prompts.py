@@ -12,6 +12,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from runtime.registry import SubagentToolDefinition
 from runtime.resources import PROMPT_CHARS, cut_for_prompt
+from schemas.delivery import SubagentInput
 
 # Loaded from demo://governance and demo://rubrics; when a file is missing the built-in text below
 # stands in and the run carries a warning.
@@ -53,16 +54,28 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1)
 
 
-def context_for(stage: str, blocks: Sequence[Mapping[str, str]]) -> str:
-    """The stage's context blocks, each wrapped in a tag named after its kind."""
+def select_blocks(stage: str, blocks: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """The context blocks a stage sees, each cut to the prompt limit."""
     wanted = ROLE_CONTEXT[stage]
+    return [
+        {"kind": b["kind"], "title": b["title"], "markdown": cut_for_prompt(b["markdown"], PROMPT_CHARS)}
+        for b in blocks
+        if b["kind"] in wanted or b["title"] in wanted
+    ]
+
+
+def render_blocks(blocks: Sequence[Mapping[str, str]]) -> str:
+    """Blocks grouped in a tag named after their kind; each document starts with its title mark."""
     chosen: dict[str, list[str]] = {}
     for block in blocks:
-        if block["kind"] in wanted or block["title"] in wanted:
-            chosen.setdefault(_TAG_OF_KIND[block["kind"]], []).append(f"{DOCUMENT_MARK}{block['title']}\n{block['markdown']}")
+        chosen.setdefault(_TAG_OF_KIND[block["kind"]], []).append(f"{DOCUMENT_MARK}{block['title']}\n{block['markdown']}")
     return "\n".join(
         f"<{tag}>\n{cut_for_prompt(chr(10).join(parts), PROMPT_CHARS)}\n</{tag}>" for tag, parts in chosen.items()
     )
+
+
+def context_for(stage: str, blocks: Sequence[Mapping[str, str]]) -> str:
+    return render_blocks(select_blocks(stage, blocks))
 
 
 def _requirement(text: str) -> str:
@@ -154,10 +167,22 @@ def worker_messages(
     note: str = "",
     extra: str = "",
 ) -> list[BaseMessage]:
-    """A sub-agent's prompt, assembled by the runtime from artifacts (the manager only adds a note)."""
-    parts = [_requirement(requirement), context_for(stage, blocks)]
-    if constraints:
-        parts.append("<constraints>\n" + "\n".join(f"- {c}" for c in constraints) + "\n</constraints>")
+    """A sub-agent's prompt, assembled by the runtime from artifacts (the manager only adds a note).
+
+    The input is first built as a strict ``SubagentInput``: bounded constraints and context blocks,
+    and the artifact kinds handed over — which must include every kind the sub-agent declares."""
+    worker_input = SubagentInput(
+        instruction=definition.role_instruction,
+        constraints=[c for c in constraints if c][:20],
+        context_blocks=select_blocks(stage, blocks),
+        input_artifacts=[kind for kind, value in (("plan", plan), ("tasks", tasks)) if value is not None],
+    )
+    missing = set(definition.input_artifact_kinds) - set(worker_input.input_artifacts)
+    if missing:  # the delegation policy already refuses this; never build such an input anyway
+        raise ValueError(f"{definition.id} needs {', '.join(sorted(missing))}")
+    parts = [_requirement(requirement), render_blocks([b.model_dump() for b in worker_input.context_blocks])]
+    if worker_input.constraints:
+        parts.append("<constraints>\n" + "\n".join(f"- {c}" for c in worker_input.constraints) + "\n</constraints>")
     if plan is not None:
         parts.append(f"<plan>\n{_json(plan)}\n</plan>")
     if tasks is not None:
