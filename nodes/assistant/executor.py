@@ -6,6 +6,7 @@ Unknown tools, invalid arguments and tool exceptions become (redacted) observati
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,7 +32,8 @@ from runtime.contracts import invoke_tool_turn, safe_error
 from runtime.registry import ScopedTools
 from schemas.assistant import AssistantStep
 
-OBSERVATION_CHARS = 1500
+_TOOL_NAME = re.compile(r"[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*")
+OBSERVATION_CHARS = 4000  # read_doc's cut; http_get already returns at most 500 characters
 MODEL_ERROR = "model_error"
 
 
@@ -116,7 +118,10 @@ def execute_tool(state: AssistantState, runtime: Any, *, deps: AssistantDeps) ->
     records = list(state.get("records", []))
     trace = list(state.get("trace", []))
     number = len(records) + 1
-    tool_label = redact(str(call.get("tool") or "?"), 64)
+    # Titles and summaries show a tool name only when it is a well-formed identifier.
+    tool_label = str(call.get("tool") or "")
+    if not _TOOL_NAME.fullmatch(tool_label):
+        tool_label = "invalid tool name"
     with progress_for(runtime).step(f"tool-{number}", f"Tool step {number}: {tool_label}") as step:
         ok, output = run_tool(deps.tools, call)
         step.status = "completed" if ok else "failed"

@@ -17,7 +17,8 @@ from nodes.assistant.prompts import reflection_messages
 from nodes.assistant.state import AssistantState, fresh_turn
 from policies.memory import MAX_KEYWORDS, cut_message, keywords, rank_recollections, window_start
 from policies.redaction import redact
-from runtime.contracts import ContractError, ContractTimeout, invoke_contract, safe_error
+from policies.slash_commands import parse_slash
+from runtime.contracts import invoke_contract, safe_error
 from schemas.assistant import AssistantReflection, MemoryNote
 
 MEMORY_ROOT = "assistant-memory"
@@ -76,7 +77,10 @@ def prepare_turn(state: AssistantState, runtime: Any, *, deps: AssistantDeps) ->
     """Reset the turn, trim the conversation to its window and recall related notes."""
     messages = list(state.get("messages", []))
     current = messages[-1] if messages and isinstance(messages[-1], HumanMessage) else None
-    request = cut_message(_text(current).strip()) if current is not None else ""
+    text = _text(current).strip() if current is not None else ""
+    # Chat requests are cut like any message; a slash command goes whole to its pipeline, which
+    # applies its own input rules.
+    request = text if parse_slash(text) else cut_message(text)
     start = window_start([_role(m) for m in messages])
     removed = [RemoveMessage(id=m.id) for m in messages[:start] if m.id]
     window = messages[start:-1] if current is not None else messages[start:]
@@ -112,44 +116,39 @@ def _note_text(reflection: AssistantReflection) -> str:
 
 def reflect(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict[str, Any]:
     """After a COMPLEX task: one reflection note into the long-term store (failure is not fatal)."""
-    trace = list(state.get("trace", []))
     answer = state.get("answer") or {}
     outcome = {"verdict": answer.get("verdict"), "stop_reason": state.get("stop_reason")}
-    store = runtime.store
     progress = progress_for(runtime)
-    try:
-        return _reflect(state, runtime, deps, trace, outcome, store, progress)
-    finally:
-        progress.end("completed", f"verdict {outcome['verdict']}")
-
-
-def _reflect(state, runtime, deps, trace, outcome, store, progress) -> dict[str, Any]:
+    metrics: dict[str, Any] = {}
     with progress.step("reflect", "Reflect for long-term memory") as step:
-        if store is None:
-            step.status, step.summary = "skipped", "no store configured"
-            trace.append("reflect: skipped, no store")
-            return {"trace": trace}
-        try:
-            result = invoke_contract(
-                "assistant.reflection",
-                AssistantReflection,
-                reflection_messages(state, outcome),
-                deps.models_for(runtime),
-                mode=deps.mode_for(runtime),
-            )
-        except (ContractError, ContractTimeout) as error:
-            step.status, step.summary = "skipped", "reflection contract failed"
-            trace.append(f"reflect: skipped ({safe_error(error, 160)})")
-            return {"trace": trace, "metrics": getattr(error, "metrics", {})}
-        reflection = result.value
-        words = list(dict.fromkeys([*reflection.keywords, *keywords(state.get("request", ""), MAX_KEYWORDS)]))[:16]
-        note = MemoryNote(
-            text=_note_text(reflection),
-            keywords=[w[:40] for w in words],
-            created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        )
-        namespace = memory_namespace(runtime.context, thread_id_of(runtime))
-        store.put(namespace, uuid.uuid4().hex, note.model_dump())
-        step.summary = f"note stored with {len(note.keywords)} keyword(s)"
-    trace.append(f"reflect: note stored ({len(note.keywords)} keywords)")
-    return {"trace": trace, "metrics": result.metrics}
+        if runtime.store is None:
+            step.status, line = "skipped", "reflect: skipped, no store"
+        else:
+            try:
+                result = invoke_contract(
+                    "assistant.reflection",
+                    AssistantReflection,
+                    reflection_messages(state, outcome),
+                    deps.models_for(runtime),
+                    mode=deps.mode_for(runtime),
+                )
+            except Exception as error:  # a lost lesson is not a failed turn
+                step.status, line = "skipped", f"reflect: skipped ({safe_error(error, 160)})"
+                metrics = getattr(error, "metrics", {})
+            else:
+                note = _note(result.value, state.get("request", ""))
+                runtime.store.put(memory_namespace(runtime.context, thread_id_of(runtime)), uuid.uuid4().hex, note)
+                line, metrics = f"reflect: note stored ({len(note['keywords'])} keywords)", result.metrics
+        step.summary = line.removeprefix("reflect: ")[:120]
+    progress.end("completed", f"verdict {outcome['verdict']}")
+    return {"trace": [*state.get("trace", []), line], "metrics": metrics}
+
+
+def _note(reflection: AssistantReflection, request: str) -> dict[str, Any]:
+    words = list(dict.fromkeys([*reflection.keywords, *keywords(request, MAX_KEYWORDS)]))[:16]
+    note = MemoryNote(
+        text=_note_text(reflection),
+        keywords=[word[:40] for word in words],
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+    return note.model_dump()

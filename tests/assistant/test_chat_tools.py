@@ -188,8 +188,9 @@ def test_chat_scope_holds_exactly_the_chat_tools_and_no_subagent():
     chat = registry.for_scope("chat")
     assert chat.names == CHAT_TOOLS
     assert all(tool.subagent is None and tool.scopes == frozenset({"chat"}) for tool in chat)
-    manager_tools = {t.name for scope in registry.scopes() - {"chat"} for t in registry.for_scope(scope)}
-    assert not manager_tools & set(CHAT_TOOLS)
+    manager_tools = {t.name for t in registry.for_scope("delivery-chain-manager")}
+    assert len(manager_tools) == 5 and all(name.endswith("-subagent") for name in manager_tools)
+    assert not manager_tools & set(chat.names)
 
 
 def test_a_subagent_registered_beside_the_chat_tools_stays_out_of_chat():
@@ -201,7 +202,7 @@ def test_a_subagent_registered_beside_the_chat_tools_stays_out_of_chat():
             description="plans",
             args_schema=ToolCall,
             scopes=frozenset({"delivery-chain-manager"}),
-            subagent=SubagentToolDefinition("plan", "plan", ("requirement",), "plan", (), ("delivery-chain-manager",)),
+            subagent=SubagentToolDefinition("plan-subagent", "plan", ("requirement",), "plan", (), ("delivery-chain-manager",)),
         )
     )
     assert "plan-subagent" not in registry.for_scope("chat").names

@@ -144,3 +144,12 @@ def test_the_real_pipelines_run_as_subgraphs_on_the_offline_model(offline_models
     delivery = _ask(graph, "/delivery-chain Show a banner when a user reaches the request limit")
     assert delivery["pipeline"]["status"] in ("pass", "needs_changes", "needs_review", "clarification_required", "blocked")
     assert delivery["reply"].startswith(f"/delivery-chain finished with status {delivery['pipeline']['status']}.")
+
+
+def test_a_long_requirement_reaches_the_pipeline_whole(offline_models):
+    seen: list[dict[str, Any]] = []
+    routes = _routes(seen, {"final_decision": "final", "summary": "s"}, {"run_status": "pass", "report": "r"}, [])
+    graph = build_graph(models=offline_models, registry=chat_registry(), pipelines=routes)
+    requirement = "Users can export reports. " * 150  # ~3,900 characters: beyond the chat cut
+    _ask(graph, f"/delivery-chain {requirement}")
+    assert seen[-1] == {"requirement": requirement.strip()}

@@ -265,3 +265,23 @@ def test_slash_help_needs_no_model(runner):
     result = run.ask("/help")
     assert "/delivery-chain <requirement>" in result["reply"]
     assert run.model.calls == []
+
+
+def test_with_the_shipped_registry_the_model_is_bound_to_chat_tools_only(runner):
+    from runtime.registry import default_registry
+
+    shipped = default_registry()
+    subagents = {t.name for t in shipped.for_scope("delivery-chain-manager")}
+    assert subagents  # the manager's five sub-agents are registered in the same registry
+    run = runner(
+        {
+            "assistant.intent": [simple()],
+            "assistant.step": [tool_call("review-subagent", note="review")],
+            "assistant.answer": [answer("No review here.")],
+        },
+        registry=shipped,
+    )
+    result = run.ask("review my plan")
+    bound = [c.tool_names for c in run.model.calls if c.contract == "assistant.step"]
+    assert bound == [CHAT_TOOLS] and not subagents & set(bound[0])
+    assert result["records"][0]["output"].startswith("unknown tool 'review-subagent'")
