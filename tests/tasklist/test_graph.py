@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.tasklist_agent import NODES, build_graph, graph as exported_graph
 from nodes.tasklist.common import TasklistDeps
@@ -358,3 +359,29 @@ def test_two_step_contract_mode_uses_the_encoder():
     assert result["final_decision"] == "final"
     assert result["metrics"]["tasklist.planning_decision"]["encoder_calls"] == 1
     assert [c.role for c in model.calls][:2] == ["tasklist", "encoder"]
+
+
+def test_the_longest_path_fits_the_step_budget_exactly(tmp_path):
+    model = tasklist_script(
+        decision=read_context("project://latest-context"), draft_text=NEEDS_NON_GOALS,
+        tasklist__strategy=[STRATEGY], tasklist__revision=[PASSING],
+    )
+    config = {"configurable": {"thread_id": "longest"}}
+    graph = graph_for(model, resolver=docs_root(tmp_path, CONTEXT_FILES), checkpointer=InMemorySaver())
+    result = graph.invoke({"request": "/tasklist docs://versions/v1.0.0.md"}, config)
+    assert result["final_decision"] == "final"
+    assert graph.get_state(config).values["counters"] == {
+        "steps": 12, "optional_context_reads": 1, "draft_revisions": 1, "strategy_regenerations": 0,
+    }
+
+
+def test_a_model_timeout_fails_the_run_with_a_static_message():
+    from runtime.models import RolePolicy
+    from runtime.settings import ROLES
+
+    model = ScriptedModel({"tasklist.planning_decision": [proceed()], "tasklist.draft": [TimeoutError("slow"), TimeoutError("slow")]})
+    fast = ModelSet.uniform(model).with_policies(**dict.fromkeys(ROLES, RolePolicy(5, 0, 0.0)))
+    result = build_graph(models=fast).invoke({"request": f"/tasklist {READY}"})
+    assert (result["status"], result["final_decision"]) == ("failed", "failed")
+    assert result["message"] == "The run failed: the model did not answer in time."
+    assert result["artifact"] is None and "slow" not in result["summary"]
