@@ -56,7 +56,8 @@ def run_tool(tools: ScopedTools, call: Mapping[str, Any]) -> tuple[bool, str]:
     tool = tools.get(name)
     if tool is None or tool.func is None:
         shown = redact(name, 64) or "(empty)"
-        return False, f"unknown tool {shown!r}; available tools: {', '.join(tools.names)}"
+        available = ", ".join(t.name for t in tools if t.func is not None)
+        return False, f"unknown tool {shown!r}; available tools: {available}"
     try:
         args = tool.args_schema.model_validate(call.get("args") or {})
     except ValidationError as error:
