@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from langgraph.errors import GraphInterrupt  # noqa: F401  (re-exported for callers handling pauses)
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 

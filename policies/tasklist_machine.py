@@ -292,11 +292,6 @@ _NEXT_BY_STATUS: Mapping[str, str] = {
 }
 
 
-def may_lead_to(action: str, status: str) -> bool:
-    """Whether ``status`` is one of the outcomes the table lists for ``action`` (e.g. a review's reject)."""
-    return action in TRANSITIONS and status in TRANSITIONS[action][1]
-
-
 def outcomes_of(action: str) -> frozenset[str]:
     """Every status an action can leave the run in: its table outcomes, or ``stopped`` when refused.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from policies.redaction import redact
+from policies.redaction import redact, redact_mapping
 from policies.tasklist_review import CONTEXT_READ_FAILED_TITLE, manual_item
 from runtime.contracts import ContractError, ContractTimeout, invoke_contract
 from runtime.resources import PROMPT_CHARS, ResourceError, cut_for_prompt
@@ -51,7 +51,8 @@ def planning_decision(state: Mapping[str, Any], runtime: Any, *, deps: TasklistD
             step.status, step.summary = "failed", verdict.reason
             return {**refused("planning-decision", verdict), "metrics": result.metrics}
         step.summary = f"chose {chosen}"
-    decision = result.value.model_dump(mode="json")
+    # Stored redacted: the decision is shown to people, and a model may echo a secret from the plan.
+    decision = redact_mapping(result.value.model_dump(mode="json"), 2000)
     update: dict[str, Any] = {
         "status": verdict.next_status,
         "counters": counted(state),

@@ -8,7 +8,7 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from policies.redaction import redact
+from policies.redaction import redact, redact_mapping
 from policies.tasklist_review import strategy_review_options
 from runtime.contracts import ContractError, ContractTimeout, invoke_contract
 from schemas.tasklist import TasklistStrategy, review_decision_type
@@ -60,7 +60,7 @@ def decide_strategy(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDep
             except ContractTimeout as error:
                 step.status, step.summary = "failed", "the model timed out"
                 return failed_timeout("decide-strategy", error)
-            strategy, metrics = result.value.model_dump(mode="json"), result.metrics
+            strategy, metrics = redact_mapping(result.value.model_dump(mode="json"), 500), result.metrics
             how = "regenerated for the reviewer's response" if regenerating else "generated with the optional context"
         step.summary = f"{_describe(strategy)} ({how})"
     return {
@@ -110,5 +110,5 @@ def review_strategy(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str
     if chosen == "respond":
         return {**update, "status": verdict.next_status, "strategy_review": {"approved": False, "feedback": redact(decision["feedback"], 2000)}}
     if chosen == "edit":
-        update["strategy"] = decision["strategy"]
+        update["strategy"] = redact_mapping(decision["strategy"], 500)
     return {**update, "status": verdict.next_status, "strategy_review": {"approved": True, "feedback": None}}

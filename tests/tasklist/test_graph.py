@@ -385,3 +385,13 @@ def test_a_model_timeout_fails_the_run_with_a_static_message():
     assert (result["status"], result["final_decision"]) == ("failed", "failed")
     assert result["message"] == "The run failed: the model did not answer in time."
     assert result["artifact"] is None and "slow" not in result["summary"]
+
+
+def test_model_text_in_the_decision_and_strategy_is_redacted():
+    secret = "sk-fromtheplan1234567890"
+    leaky = {**STRATEGY, "reason": f"Because api_key={secret}"}
+    model = tasklist_script(decision={"decision": {"type": "proceed_to_tasklist_strategy", "reason": f"token {secret}"},
+                                      "strategy": leaky})
+    result = run(model)
+    assert secret not in json.dumps(result["decision"]) and secret not in json.dumps(result["strategy"])
+    assert secret not in str(model.calls[-1].messages[-1].content)  # nor does it travel on to the draft prompt

@@ -14,7 +14,7 @@ from policies.tasklist_structure import (
     status_for,
     validate_tasklist_structure,
 )
-from tests.tasklist.builders import PASSING, SECTIONS, draft
+from tests.tasklist.builders import PASSING, draft
 
 URI = "docs://versions/v1.md"
 
