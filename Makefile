@@ -9,7 +9,7 @@ endif
 VENV := .venv
 RUN := $(VENV)/bin
 
-.PHONY: setup demo test studio diagrams clean
+.PHONY: setup demo test studio diagrams bench clean
 
 setup: $(VENV)/.synced
 
@@ -28,6 +28,10 @@ demo: setup
 # LangGraph Studio / local server with the three graphs of langgraph.json.
 studio: setup
 	$(RUN)/langgraph dev
+
+# Ratios measured within one run (see benchmarks/run.py).
+bench: setup
+	$(RUN)/python -m benchmarks.run
 
 diagrams: setup
 	$(RUN)/python -m runtime.diagrams

@@ -1,0 +1,136 @@
+"""Reins benchmarks: each prints a ratio measured within one run (these machines are noisy, so no
+absolute thresholds; compare the ratios).
+
+1. review_parallelism: the delivery chain with three reviewers that each take D seconds, against
+   the same chain's plan+tasks stages alone. Parallel reviewers add ≈ 1·D, sequential ones 3·D:
+   the ratio (added time / D) should be close to 1.
+2. guardrail_overhead: a full offline delivery run, split into time spent inside model calls and
+   time spent in the runtime (validation, policies, graph). Reported as runtime / model time.
+3. redaction_scaling: redaction time on 200 KB of adversarial text against 20 KB; a linear
+   implementation gives ≈ 10, a quadratic one ≈ 100.
+4. checkpoint_memory: peak traced memory of a delivery run with the SQLite checkpointer against
+   the same run without a checkpointer.
+
+Run: ``make bench`` (or ``.venv/bin/python -m benchmarks.run``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+from langchain_core.messages import BaseMessage
+
+from policies.redaction import redact
+from runtime.fake_base import CallLabel
+from runtime.models import ModelSet
+from runtime.offline import OfflineModel
+
+REQUIREMENT = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
+REVIEW_CONTRACTS = ("delivery.general_review", "delivery.risk_review", "delivery.boundary_review")
+
+
+class TimedOfflineModel(OfflineModel):
+    """The offline model, optionally slowed for some contracts, accounting time spent answering."""
+
+    delays: dict[str, float] = {}
+    spent_s: float = 0.0
+
+    def respond(self, messages: list[BaseMessage], label: CallLabel):
+        started = time.perf_counter()
+        if label.contract in self.delays:
+            time.sleep(self.delays[label.contract])
+        answer = super().respond(messages, label)
+        self.spent_s += time.perf_counter() - started
+        return answer
+
+
+def _run(model: OfflineModel, checkpointer=None) -> tuple[float, dict]:
+    from graphs.delivery_chain import build_graph
+
+    graph = build_graph(models=ModelSet.uniform(model), checkpointer=checkpointer)
+    config = {"configurable": {"thread_id": f"bench-{time.perf_counter_ns()}"}}
+    started = time.perf_counter()
+    result = graph.invoke(REQUIREMENT, config)
+    return time.perf_counter() - started, result
+
+
+def review_parallelism(delay_s: float = 0.5) -> float:
+    baseline = statistics.median(_run(TimedOfflineModel())[0] for _ in range(3))
+    slowed = statistics.median(
+        _run(TimedOfflineModel(delays=dict.fromkeys(REVIEW_CONTRACTS, delay_s)))[0] for _ in range(3)
+    )
+    ratio = (slowed - baseline) / delay_s
+    print(f"review_parallelism: 3 reviewers × {delay_s:.2f}s added {slowed - baseline:.2f}s → ratio {ratio:.2f} (1.0 = fully parallel, 3.0 = sequential)")
+    return ratio
+
+
+def guardrail_overhead() -> float:
+    _run(TimedOfflineModel())  # warm imports and caches
+    samples, per_call = [], []
+    for _ in range(5):
+        model = TimedOfflineModel()
+        elapsed, result = _run(model)
+        assert result["run_status"] == "pass"
+        calls = sum(result["metrics"]["calls"].values())
+        samples.append((elapsed - model.spent_s) / max(model.spent_s, 1e-9))
+        per_call.append((elapsed - model.spent_s) / calls * 1000)
+    ratio = statistics.median(samples)
+    print(
+        f"guardrail_overhead: runtime (validation, policies, graph) / offline-model time = {ratio:.2f}; "
+        f"{statistics.median(per_call):.1f} ms of runtime per model call (a hosted model call takes ~1000 ms)"
+    )
+    return ratio
+
+
+def redaction_scaling() -> float:
+    unit = "token=abc " + "a" * 40 + " Bearer x.y.z /home/u/f.txt sk-" + "k" * 20 + " password: p "
+    small, large = unit * (20_000 // len(unit)), unit * (200_000 // len(unit))
+
+    def timed(text: str) -> float:
+        return min(_time(lambda: redact(text, len(text) + 10)) for _ in range(3))
+
+    ratio = timed(large) / timed(small)
+    print(f"redaction_scaling: time(200 KB) / time(20 KB) = {ratio:.1f} (10 = linear, 100 = quadratic)")
+    return ratio
+
+
+def checkpoint_memory() -> float:
+    from runtime.checkpoint import open_checkpointer
+
+    def peak(checkpointed: bool) -> int:
+        tracemalloc.start()
+        if checkpointed:
+            with tempfile.TemporaryDirectory() as tmp, open_checkpointer("sqlite", path=Path(tmp) / "c.db") as saver:
+                _run(TimedOfflineModel(), saver)
+        else:
+            _run(TimedOfflineModel())
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top
+
+    peak(False)  # warm imports so both measurements see the same modules
+    without, with_saver = peak(False), peak(True)
+    ratio = with_saver / without
+    print(f"checkpoint_memory: peak traced memory with SQLite checkpointer / without = {ratio:.2f} ({with_saver / 1e6:.1f} MB vs {without / 1e6:.1f} MB)")
+    return ratio
+
+
+def _time(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    review_parallelism()
+    guardrail_overhead()
+    redaction_scaling()
+    checkpoint_memory()
+
+
+if __name__ == "__main__":
+    main()
