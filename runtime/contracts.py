@@ -279,9 +279,36 @@ def _text_of(message: Any) -> str:
     return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
 
 
-def _check_mode(mode: str) -> None:
+@dataclass(frozen=True)
+class _Call:
+    """One model call the contract algorithm asks for (structured unless ``spec`` is None)."""
+
+    kind: str
+    role: str
+    messages: list[BaseMessage]
+    spec: dict[str, Any] | None
+
+
+def _contract_steps(contract: str, schema: type[T], messages: Sequence[BaseMessage], role: str, mode: str):
+    """The contract algorithm once, for both drivers: yields the calls to make, receives their results.
+
+    direct: structured call → validate → (one repair → validate). two_step: free-text draft by the
+    role's model first, then the same steps on the encoder with the draft as its only input.
+    """
     if mode not in CONTRACT_MODES:
         raise ValueError(f"contract mode {mode!r} is not valid; allowed: {', '.join(CONTRACT_MODES)}")
+    spec = _json_schema(schema)
+    if mode == "direct":
+        ask, kind = list(messages), "business_calls"
+    else:
+        draft = yield _Call("business_calls", role, list(messages), None)
+        ask, kind, role = _encoder_messages(spec, _text_of(draft)), "encoder_calls", "encoder"
+    value, issues = _validate(schema, (yield _Call(kind, role, ask, spec)))
+    if value is None:
+        value, issues = _validate(schema, (yield _Call("repair_calls", role, [*ask, repair_message(contract, issues)], spec)))
+        if value is None:
+            raise ContractError(contract, issues)
+    return value
 
 
 def invoke_contract(
@@ -294,22 +321,17 @@ def invoke_contract(
     method: str | None = None,
 ) -> Contracted[T]:
     """Call the contract's role model and return validated output (see the module docstring)."""
-    _check_mode(mode)
     caller = _Caller(contract, models)
-    spec = _json_schema(schema)
     method = method or models.structured_method
-    if mode == "direct":
-        ask, kind, role = list(messages), "business_calls", caller.role
-    else:
-        draft = caller.call("business_calls", caller.role, messages)
-        ask, kind, role = _encoder_messages(spec, _text_of(draft)), "encoder_calls", "encoder"
-    value, issues = _validate(schema, caller.call(kind, role, ask, schema=spec, method=method))
-    if value is None:
-        repaired = caller.call("repair_calls", role, [*ask, repair_message(contract, issues)], schema=spec, method=method)
-        value, issues = _validate(schema, repaired)
-        if value is None:
-            raise ContractError(contract, issues, caller.meter.snapshot())
-    return Contracted(value=value, metrics=caller.meter.snapshot())
+    steps = _contract_steps(contract, schema, messages, caller.role, mode)
+    try:
+        call = next(steps)
+        while True:
+            call = steps.send(caller.call(call.kind, call.role, call.messages, schema=call.spec, method=method))
+    except StopIteration as done:
+        return Contracted(value=done.value, metrics=caller.meter.snapshot())
+    except ContractError as error:
+        raise ContractError(contract, error.issues, caller.meter.snapshot()) from None
 
 
 async def ainvoke_contract(
@@ -321,25 +343,19 @@ async def ainvoke_contract(
     mode: str = "direct",
     method: str | None = None,
 ) -> Contracted[T]:
-    """Async twin of :func:`invoke_contract` (same steps, same metrics)."""
-    _check_mode(mode)
+    """Async twin of :func:`invoke_contract` (the same steps, the same metrics)."""
     caller = _Caller(contract, models)
-    spec = _json_schema(schema)
     method = method or models.structured_method
-    if mode == "direct":
-        ask, kind, role = list(messages), "business_calls", caller.role
-    else:
-        draft = await caller.acall("business_calls", caller.role, messages)
-        ask, kind, role = _encoder_messages(spec, _text_of(draft)), "encoder_calls", "encoder"
-    value, issues = _validate(schema, await caller.acall(kind, role, ask, schema=spec, method=method))
-    if value is None:
-        repaired = await caller.acall(
-            "repair_calls", role, [*ask, repair_message(contract, issues)], schema=spec, method=method
-        )
-        value, issues = _validate(schema, repaired)
-        if value is None:
-            raise ContractError(contract, issues, caller.meter.snapshot())
-    return Contracted(value=value, metrics=caller.meter.snapshot())
+    steps = _contract_steps(contract, schema, messages, caller.role, mode)
+    try:
+        call = next(steps)
+        while True:
+            result = await caller.acall(call.kind, call.role, call.messages, schema=call.spec, method=method)
+            call = steps.send(result)
+    except StopIteration as done:
+        return Contracted(value=done.value, metrics=caller.meter.snapshot())
+    except ContractError as error:
+        raise ContractError(contract, error.issues, caller.meter.snapshot()) from None
 
 
 @dataclass(frozen=True)
