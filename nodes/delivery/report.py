@@ -8,7 +8,7 @@ from typing import Any
 
 from policies.delivery_report import narrative, render_delivery_report
 from policies.revision import status_after_revision
-from runtime.contracts import invoke_contract, merge_metrics, metrics_totals
+from runtime.contracts import CONTRACT_ROLES, invoke_contract, merge_metrics, metrics_totals
 from schemas.delivery import PolishedSummary, RuntimeArtifact
 from nodes.delivery.common import DeliveryDeps, artifact_id, progress, trace
 from nodes.delivery.prompts import polish_messages
@@ -73,8 +73,14 @@ def public_metrics(state: DeliveryState) -> dict[str, Any]:
     per_contract = state.get("contract_metrics") or {}
     totals = metrics_totals(per_contract)
     started = state.get("started_at") or time.time()
+    calls = {name: v["business_calls"] + v["encoder_calls"] + v["repair_calls"] for name, v in per_contract.items()}
+    roles: dict[str, int] = {}
+    for name, count in calls.items():
+        role = CONTRACT_ROLES.get(name, "unknown")
+        roles[role] = roles.get(role, 0) + count
     return {
-        "calls": {name: v["business_calls"] + v["encoder_calls"] + v["repair_calls"] for name, v in per_contract.items()},
+        "calls": calls,
+        "calls_per_role": roles,
         "business_calls": totals["business_calls"],
         "encoder_calls": totals["encoder_calls"],
         "repair_calls": totals["repair_calls"],

@@ -54,6 +54,8 @@ def test_pass_run_outputs_call_counts_and_order():
     # 7 business contracts + 3 manager turns, no repairs
     assert out["metrics"]["business_calls"] == 10 and out["metrics"]["repair_calls"] == 0
     assert out["metrics"]["calls"]["delivery.manager"] == 3
+    assert out["metrics"]["calls_per_role"] == {"supervisor": 2, "manager": 3, "planner": 2, "reviewer": 3}
+    assert out["metrics"]["tokens"]["input"] > 0 and out["metrics"]["elapsed_ms"] >= 0
     assert out["policy_violation"] is None
     assert out["post_review_decision"]["action"] == "finalize"
     assert out["revision"] == {"requests": [], "outcomes": []}
