@@ -29,3 +29,11 @@ def test_unknown_graph_is_a_clear_error(capsys):
     assert main(["graph", "nope"]) == 2
     err = capsys.readouterr().err
     assert "unknown graph 'nope'" in err and "Traceback" not in err
+
+
+def test_reins_graph_json(capsys):
+    import json
+
+    assert main(["graph", "assistant", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload == {"graph": "assistant", "mermaid": mermaid("assistant")}
