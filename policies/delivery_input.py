@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 MAX_REQUIREMENT_CHARS = 60_000
+_BARE_URI = re.compile(r"^[a-z][a-z0-9+.\-]*://\S*$", re.I)
 _SCENARIO_URI = re.compile(r"^demo://scenarios/(?P<id>[a-z0-9][a-z0-9_-]{0,63})/requirement\.md$")
 
 INPUT_MESSAGES = {
@@ -44,6 +45,8 @@ def classify_delivery_input(requirement: object, requirement_uri: object) -> Inp
         return InputDecision("rejected", "empty_input")
     if text and uri:
         return InputDecision("rejected", "ambiguous_input")
+    if _BARE_URI.match(text):  # a URI passed as the requirement is judged as the URI it is
+        text, uri = "", text
     if uri:
         match = _SCENARIO_URI.match(uri)
         if match:

@@ -71,6 +71,8 @@ def payload_for(args: argparse.Namespace) -> dict[str, str]:
     if args.scenario:
         if not _SCENARIO_ID.match(args.scenario):
             raise UserError("a scenario id is lower-case letters, digits, '-' or '_'; see `reins deliver --list`")
+        if args.scenario not in scenario_ids():
+            raise UserError(f"unknown scenario {args.scenario!r}; available: {', '.join(scenario_ids())}")
         return {"requirement_uri": f"demo://scenarios/{args.scenario}/requirement.md"}
     if not text:
         raise UserError('give a requirement: reins deliver "<requirement>" or reins deliver --scenario <id>')
@@ -124,6 +126,10 @@ def show(values: Mapping[str, Any], thread_id: str, as_json: bool) -> None:
         print_json({"thread_id": thread_id, **public})
         return
     status = str(values.get("run_status") or "failed")
+    failure = values.get("failure") or {}
+    if failure.get("stage") == "load":  # bad input: one clear line, not an empty report
+        print(f"reins: error: {redact(failure.get('message', 'the input was refused'), 300)}", file=sys.stderr)
+        return
     print(values.get("report") or "")
     print("", file=sys.stderr)
     print(colour(f"status: {status}", status, sys.stderr) + f"  (thread {redact(thread_id, 80)})", file=sys.stderr)

@@ -14,6 +14,10 @@ from runtime.subagents import DEFINITIONS, SCOPE
     ("requirement", "uri", "kind", "code"),
     [
         ("Show a banner.", None, "inline", ""),
+        ("docs://versions/v0.2.0-ready.md", None, "rejected", "version_plan_uri"),
+        ("file:///etc/passwd", None, "rejected", "unsupported_uri"),
+        ("  demo://scenarios/register-login/requirement.md ", None, "scenario", ""),
+        ("See https://example.com/spec for the banner wording.", None, "inline", ""),
         ("  Show a banner.  ", "", "inline", ""),
         (None, "demo://scenarios/request-limit-banner/requirement.md", "scenario", ""),
         (None, " demo://scenarios/a_b-1/requirement.md ", "scenario", ""),

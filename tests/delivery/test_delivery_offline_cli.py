@@ -157,7 +157,8 @@ def offline_env(monkeypatch, tmp_path):
         (["deliver", "--scenario", "vague-improvement"], 1, "clarification_required"),
         (["deliver", "--scenario", "persist-raw-artifacts"], 3, "blocked"),
         (["deliver", "Show a banner when a user hits the request limit."], 0, "pass"),
-        (["deliver", "--scenario", "no-such-scenario"], 2, "failed"),
+        (["deliver", "docs://versions/v0.2.0-ready.md"], 2, "failed"),
+        (["deliver", "file:///etc/passwd"], 2, "failed"),
     ],
 )
 def test_deliver_exit_codes_and_json(offline_env, capsys, argv, code, status):
@@ -179,11 +180,19 @@ def test_deliver_prints_the_report(offline_env, capsys):
 
 @pytest.mark.parametrize(
     "argv",
-    [["deliver"], ["deliver", "text", "--scenario", "request-limit-banner"], ["deliver", "--scenario", "../etc"]],
+    [
+        ["deliver"],
+        ["deliver", "text", "--scenario", "request-limit-banner"],
+        ["deliver", "--scenario", "../etc"],
+        ["deliver", "--scenario", "no-such-scenario"],
+        ["deliver", "docs://versions/v0.2.0-ready.md"],
+    ],
 )
 def test_deliver_bad_arguments(offline_env, capsys, argv):
     assert main(argv) == 2
-    assert "reins: error:" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "reins: error:" in captured.err
+    assert "# Delivery report" not in captured.out, "bad input gets one line, not an empty report"
 
 
 def test_deliver_list(offline_env, capsys):
