@@ -22,10 +22,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from langchain_core.messages import BaseMessage
-
 from policies.redaction import redact
-from runtime.fake_base import CallLabel
+from runtime.fake_base import ModelCall
 from runtime.models import ModelSet
 from runtime.offline import OfflineModel
 
@@ -39,11 +37,11 @@ class TimedOfflineModel(OfflineModel):
     delays: dict[str, float] = {}
     spent_s: float = 0.0
 
-    def respond(self, messages: list[BaseMessage], label: CallLabel):
+    def respond(self, call: ModelCall):
         started = time.perf_counter()
-        if label.contract in self.delays:
-            time.sleep(self.delays[label.contract])
-        answer = super().respond(messages, label)
+        if call.contract in self.delays:
+            time.sleep(self.delays[call.contract])
+        answer = super().respond(call)
         self.spent_s += time.perf_counter() - started
         return answer
 

@@ -25,22 +25,26 @@ UNLABELLED = "unlabelled"
 
 
 @dataclass(frozen=True)
-class CallLabel:
+class ModelCall:
+    """One call as a stand-in model sees it: which contract and role, how, with which messages."""
+
     contract: str
     role: str
     structured: bool
     tool_names: tuple[str, ...]
+    messages: tuple[BaseMessage, ...]
 
 
-def call_label(run_manager: Any, kwargs: dict[str, Any]) -> CallLabel:
+def call_label(run_manager: Any, kwargs: dict[str, Any], messages: Sequence[BaseMessage] = ()) -> ModelCall:
     metadata = getattr(run_manager, "metadata", None) or {}
     tools = kwargs.get("tools") or []
     names = tuple(t.get("function", {}).get("name", "") for t in tools if isinstance(t, dict))
-    return CallLabel(
+    return ModelCall(
         contract=str(metadata.get(CONTRACT_KEY) or UNLABELLED),
         role=str(metadata.get(ROLE_KEY) or UNLABELLED),
         structured=bool(kwargs.get("reins_structured")),
         tool_names=names,
+        messages=tuple(messages),
     )
 
 
@@ -63,7 +67,7 @@ def _parse_json_output(message: AIMessage) -> Any:
 class StandInChatModel(BaseChatModel):
     """Base for rule-based and scripted chat models: subclasses implement ``respond``."""
 
-    def respond(self, messages: list[BaseMessage], label: CallLabel) -> Any:  # pragma: no cover
+    def respond(self, call: ModelCall) -> Any:  # pragma: no cover
         raise NotImplementedError
 
     def _generate(
@@ -73,8 +77,7 @@ class StandInChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
-        label = call_label(run_manager, kwargs)
-        response = self.respond(messages, label)
+        response = self.respond(call_label(run_manager, kwargs, messages))
         if isinstance(response, BaseException):
             raise response
         message = to_ai_message(response)
@@ -131,4 +134,4 @@ class StandInChatModel(BaseChatModel):
         return bound | RunnableLambda(_with_raw)
 
 
-__all__ = ["CallLabel", "StandInChatModel", "RunnableMap", "to_ai_message", "CONTRACT_KEY", "ROLE_KEY"]
+__all__ = ["ModelCall", "StandInChatModel", "RunnableMap", "to_ai_message", "CONTRACT_KEY", "ROLE_KEY"]

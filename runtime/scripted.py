@@ -18,26 +18,19 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 from pydantic import ConfigDict, PrivateAttr
 
-from runtime.fake_base import CallLabel, StandInChatModel
+from runtime.fake_base import ModelCall, StandInChatModel
 
 
 class UnscriptedCallError(LookupError):
     """The model was asked for a contract that its script does not cover (or has run out of)."""
 
 
-@dataclass(frozen=True)
-class ScriptedCall:
-    contract: str
-    role: str
-    structured: bool
-    tool_names: tuple[str, ...]
-    messages: tuple[BaseMessage, ...]
+ScriptedCall = ModelCall  # what `.calls` records: contract, role, structured, tool_names, messages
 
 
 class ScriptedModel(StandInChatModel):
@@ -72,27 +65,25 @@ class ScriptedModel(StandInChatModel):
     def count(self, contract: str) -> int:
         return sum(1 for call in self._calls if call.contract == contract)
 
-    def respond(self, messages: list[BaseMessage], label: CallLabel) -> Any:
+    def respond(self, call: ModelCall) -> Any:
         with self._lock:
-            self._calls.append(
-                ScriptedCall(label.contract, label.role, label.structured, label.tool_names, tuple(messages))
-            )
-            if label.contract not in self._script:
+            self._calls.append(call)
+            if call.contract not in self._script:
                 raise UnscriptedCallError(
-                    f"ScriptedModel has no response for contract {label.contract!r}; "
+                    f"ScriptedModel has no response for contract {call.contract!r}; "
                     f"scripted: {', '.join(sorted(self._script)) or 'none'}"
                 )
-            entry = self._script[label.contract]
+            entry = self._script[call.contract]
             if callable(entry):
                 response = entry
             else:
-                position = self._positions.get(label.contract, 0)
+                position = self._positions.get(call.contract, 0)
                 if position >= len(entry):
                     raise UnscriptedCallError(
-                        f"ScriptedModel ran out of responses for contract {label.contract!r} "
+                        f"ScriptedModel ran out of responses for contract {call.contract!r} "
                         f"after {len(entry)} call(s)"
                     )
-                self._positions[label.contract] = position + 1
+                self._positions[call.contract] = position + 1
                 response = entry[position]
         # Callables run outside the lock so concurrent calls (parallel reviewers) can meet at a barrier.
-        return response(messages) if callable(response) else response
+        return response(list(call.messages)) if callable(response) else response

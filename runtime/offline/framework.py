@@ -12,7 +12,7 @@ from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ConfigDict, Field
 
-from runtime.fake_base import CallLabel, StandInChatModel
+from runtime.fake_base import ModelCall, StandInChatModel
 
 Responder = Callable[["OfflineRequest"], Any]
 _RESPONDERS: dict[str, Responder] = {}
@@ -35,14 +35,8 @@ def registered_contracts() -> list[str]:
 
 
 @dataclass(frozen=True)
-class OfflineRequest:
-    """One call as a responder sees it: the contract, the messages and helpers to read the prompt."""
-
-    contract: str
-    role: str
-    structured: bool
-    tool_names: tuple[str, ...]
-    messages: tuple[BaseMessage, ...]
+class OfflineRequest(ModelCall):
+    """One call as a responder sees it: the model call plus helpers to read the prompt."""
 
     @property
     def system(self) -> str:
@@ -107,10 +101,10 @@ class OfflineModel(StandInChatModel):
         params["ls_model_name"] = kwargs.get("model", self.model_name)
         return params
 
-    def respond(self, messages: list[BaseMessage], label: CallLabel) -> Any:
-        request = OfflineRequest(label.contract, label.role, label.structured, label.tool_names, tuple(messages))
-        handler = _RESPONDERS.get(label.contract)
-        if label.role == "encoder" or handler is None:
+    def respond(self, call: ModelCall) -> Any:
+        request = OfflineRequest(**vars(call))
+        handler = _RESPONDERS.get(call.contract)
+        if call.role == "encoder" or handler is None:
             return _generic_answer(request)
         return handler(request)
 
