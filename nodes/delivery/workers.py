@@ -6,7 +6,11 @@ never drafted without a plan, and reviews never run without both.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+from pydantic import BaseModel
 
 from policies.delegation import PLAN_TOOL, TASK_TOOL
 from policies.redaction import redact
@@ -47,60 +51,65 @@ def tool_result(value: dict[str, Any], counts: str, title: str) -> dict[str, Any
     ).model_dump(mode="json", exclude_none=True)
 
 
-def make_plan_worker(deps: DeliveryDeps):
-    definition = deps.definition(PLAN_TOOL)
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What differs between the plan and the task sub-agent; everything else is one procedure."""
 
-    def plan_worker(state: DeliveryState, runtime) -> dict[str, Any]:
-        pre = state["pre_decision"]
-        with progress(state).step("delegate-plan", "Plan sub-agent") as step:
+    tool: str
+    kind: str  # the artifact kind it produces: "plan" | "tasks"
+    step: str  # progress step id
+    title: str
+    contract: str
+    schema: type[BaseModel]
+    artifact_title: str
+    counts: Callable[[dict[str, Any]], str]
+    inputs: Callable[[DeliveryState], dict[str, Any]]  # constraints and input artifacts from state
+
+
+PLAN_WORKER = WorkerSpec(
+    PLAN_TOOL, "plan", "delegate-plan", "Plan sub-agent", "delivery.plan", DeliveryPlan, "Implementation plan",
+    plan_counts,
+    lambda state: {"constraints": [state["pre_decision"]["planning_focus"], *state["pre_decision"]["assumptions"]]},
+)
+TASK_WORKER = WorkerSpec(
+    TASK_TOOL, "tasks", "delegate-task", "Task sub-agent", "delivery.tasks", DeliveryTasks, "Task breakdown",
+    task_counts,
+    lambda state: {"constraints": [state["pre_decision"]["task_focus"]], "plan": without_markdown(state["plan"]["value"])},
+)
+
+
+def make_worker(deps: DeliveryDeps, spec: WorkerSpec):
+    definition = deps.definition(spec.tool)
+    label = spec.title.lower()
+
+    def worker(state: DeliveryState, runtime) -> dict[str, Any]:
+        with progress(state).step(spec.step, spec.title) as step:
             messages = worker_messages(
-                definition, "plan", state["requirement_text"], state["context_blocks"],
-                constraints=[pre["planning_focus"], *pre["assumptions"]],
-                note=pending_note(state, PLAN_TOOL),
+                definition, spec.kind, state["requirement_text"], state["context_blocks"],
+                note=pending_note(state, spec.tool), **spec.inputs(state),
             )
             try:
-                result = invoke_contract("delivery.plan", DeliveryPlan, messages, deps.models_for(runtime),
+                result = invoke_contract(spec.contract, spec.schema, messages, deps.models_for(runtime),
                                          mode=deps.mode_for(runtime))
             except Exception as error:
                 code = outcome_of(error)
-                step.status, step.summary = "failed", f"plan sub-agent: {code}"
-                return {"delegated": [PLAN_TOOL], "contract_metrics": getattr(error, "metrics", {}),
-                        **fail("delegate-plan", code, "The plan sub-agent failed; no plan was produced.")}
+                step.status, step.summary = "failed", f"{label}: {code}"
+                return {"delegated": [spec.tool], "contract_metrics": getattr(error, "metrics", {}),
+                        **fail(spec.step, code, f"The {label} failed; no {spec.kind} {'was' if spec.kind == 'plan' else 'were'} produced.")}
             value = clean(result.value.model_dump(mode="json"))
-            step.summary = f"plan ready: {plan_counts(value)}"
-        record = artifact_record(artifact_id("plan", state["run_id"]), 1, value,
-                                 tool_result(value, plan_counts(value), "Implementation plan"))
-        return {"plan": record, "delegated": [PLAN_TOOL], "contract_metrics": result.metrics,
-                "trace": trace("delegate-plan", step.summary)}
+            step.summary = f"{spec.kind} ready: {spec.counts(value)}"
+        record = artifact_record(artifact_id(spec.kind, state["run_id"]), 1, value,
+                                 tool_result(value, spec.counts(value), spec.artifact_title))
+        return {spec.kind: record, "delegated": [spec.tool], "contract_metrics": result.metrics,
+                "trace": trace(spec.step, step.summary)}
 
-    return plan_worker
+    worker.__name__ = f"{spec.kind}_worker"
+    return worker
+
+
+def make_plan_worker(deps: DeliveryDeps):
+    return make_worker(deps, PLAN_WORKER)
 
 
 def make_task_worker(deps: DeliveryDeps):
-    definition = deps.definition(TASK_TOOL)
-
-    def task_worker(state: DeliveryState, runtime) -> dict[str, Any]:
-        pre = state["pre_decision"]
-        with progress(state).step("delegate-task", "Task sub-agent") as step:
-            messages = worker_messages(
-                definition, "tasks", state["requirement_text"], state["context_blocks"],
-                constraints=[pre["task_focus"]],
-                plan=without_markdown(state["plan"]["value"]),
-                note=pending_note(state, TASK_TOOL),
-            )
-            try:
-                result = invoke_contract("delivery.tasks", DeliveryTasks, messages, deps.models_for(runtime),
-                                         mode=deps.mode_for(runtime))
-            except Exception as error:
-                code = outcome_of(error)
-                step.status, step.summary = "failed", f"task sub-agent: {code}"
-                return {"delegated": [TASK_TOOL], "contract_metrics": getattr(error, "metrics", {}),
-                        **fail("delegate-task", code, "The task sub-agent failed; no tasks were produced.")}
-            value = clean(result.value.model_dump(mode="json"))
-            step.summary = f"tasks ready: {task_counts(value)}"
-        record = artifact_record(artifact_id("tasks", state["run_id"]), 1, value,
-                                 tool_result(value, task_counts(value), "Task breakdown"))
-        return {"tasks": record, "delegated": [TASK_TOOL], "contract_metrics": result.metrics,
-                "trace": trace("delegate-task", step.summary)}
-
-    return task_worker
+    return make_worker(deps, TASK_WORKER)
