@@ -58,6 +58,13 @@ CONTRACT_ROLES: Mapping[str, str] = {
     "assistant.step": "chat",
     "assistant.answer": "chat",
     "assistant.reflection": "chat",
+    # The evaluation's two simpler baselines (evals/baselines.py): free-text calls only.
+    "eval.single_agent": "planner",
+    "eval.fixed_plan": "planner",
+    "eval.fixed_tasks": "planner",
+    "eval.fixed_general_review": "reviewer",
+    "eval.fixed_risk_review": "reviewer",
+    "eval.fixed_boundary_review": "reviewer",
 }
 
 

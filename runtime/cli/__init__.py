@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "runtime.cli.tasklist",
     "runtime.cli.resume",
     "runtime.cli.chat",
+    "runtime.cli.eval",
 )
 
 

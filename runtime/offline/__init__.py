@@ -11,6 +11,7 @@ from runtime.offline.framework import OfflineModel, OfflineRequest, responder, r
 # Importing the responder modules registers them.
 from runtime.offline import assistant as _assistant  # noqa: E402,F401
 from runtime.offline import delivery as _delivery  # noqa: E402,F401
+from runtime.offline import evals as _evals  # noqa: E402,F401
 from runtime.offline import tasklist as _tasklist  # noqa: E402,F401
 
 __all__ = ["OfflineModel", "OfflineRequest", "responder", "registered_contracts"]

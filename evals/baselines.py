@@ -1,0 +1,158 @@
+"""The three baselines of DESIGN §7, on the same ModelSet and the same inputs and context documents.
+
+(a) ``single_agent`` — one free-text call (``eval.single_agent``); the status is its ``STATUS`` line.
+(b) ``fixed_multi_agent`` — plan → tasks → three markdown reviews (in parallel); the status comes
+    from marker lines (``evals/markers.py``); no revision, no schema, no coverage rule. A review call
+    that raises is skipped, as a pipeline without feedback does.
+(c) ``controlled_chain`` — the real delivery graph.
+
+Each returns a ``RunOutcome``: the status and the few facts the scorer's hard rules need, plus cost.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from policies.redaction import redact
+from runtime.contracts import invoke_text, merge_metrics, metrics_totals, safe_error
+from runtime.models import ModelSet
+from runtime.resources import ResourceError, ResourceResolver
+from evals.markers import BLOCKING, fixed_status, read_marker, review_verdict, single_agent_reading
+from evals.prompts import fixed_plan_messages, fixed_review_messages, fixed_tasks_messages, single_agent_messages
+from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
+from schemas.delivery import REVIEWER_ROLES
+
+UNREADABLE = "unreadable"  # the baseline's text carried no recognisable status
+REQUIREMENT_LIMIT = 60_000
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    status: str
+    completed_reviews: int
+    blocker_seen: bool  # one of the run's own completed reviews reported a blocker
+    revised: bool
+    calls: int
+    repair_calls: int
+    tokens: int
+    elapsed_ms: int
+    error: str | None = None
+
+
+def _cost(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    totals = metrics_totals(metrics)
+    return {
+        "calls": totals["business_calls"] + totals["encoder_calls"] + totals["repair_calls"],
+        "repair_calls": totals["repair_calls"],
+        "tokens": totals["input_tokens"] + totals["output_tokens"],
+    }
+
+
+def load_input(payload: Mapping[str, str], resolver: ResourceResolver) -> tuple[str, list[dict[str, str]]]:
+    """The requirement (redacted, as the chain does) and the same context documents the chain loads."""
+    blocks: list[dict[str, str]] = []
+    if payload.get("requirement_uri"):
+        uri = payload["requirement_uri"]
+        text = resolver.read(uri).text
+        try:
+            extra = resolver.read(uri.rsplit("/", 1)[0] + "/context.md").text
+            blocks.append({"kind": "scenario_context", "title": "Scenario context", "markdown": redact(extra, 12_000)})
+        except ResourceError:
+            pass
+    else:
+        text = payload.get("requirement") or ""
+    for kind, title, uri in CONTEXT_DOCUMENTS:
+        try:
+            markdown = resolver.read(uri).text
+        except ResourceError:
+            markdown = FALLBACK_DOCUMENTS[title]
+        blocks.append({"kind": kind, "title": title, "markdown": markdown})
+    return redact(text.strip(), REQUIREMENT_LIMIT), blocks
+
+
+def run_single_agent(payload: Mapping[str, str], models: ModelSet, resolver: ResourceResolver) -> RunOutcome:
+    started = time.perf_counter()
+    metrics: dict = {}
+    try:
+        requirement, blocks = load_input(payload, resolver)
+        result = invoke_text("eval.single_agent", single_agent_messages(requirement, blocks), models)
+        metrics = result.metrics
+    except Exception as error:  # the one call failed: nothing to read
+        return RunOutcome("failed", 0, False, False, **_cost(getattr(error, "metrics", {}) or metrics),
+                          elapsed_ms=_ms(started), error=safe_error(error, 200))
+    reading = single_agent_reading(result.text)
+    completed = sum(1 for verdict in reading["verdicts"].values() if verdict is not None)
+    return RunOutcome(reading["status"] or UNREADABLE, completed, bool(reading["blocker_seen"]), False,
+                      **_cost(metrics), elapsed_ms=_ms(started))
+
+
+def run_fixed_multi_agent(payload: Mapping[str, str], models: ModelSet, resolver: ResourceResolver) -> RunOutcome:
+    started = time.perf_counter()
+    metrics: dict = {}
+    try:
+        requirement, blocks = load_input(payload, resolver)
+        plan = invoke_text("eval.fixed_plan", fixed_plan_messages(requirement, blocks), models)
+        metrics = merge_metrics(metrics, plan.metrics)
+        tasks = invoke_text("eval.fixed_tasks", fixed_tasks_messages(requirement, blocks, plan.text), models)
+        metrics = merge_metrics(metrics, tasks.metrics)
+    except Exception as error:  # no plan or no tasks: the pipeline cannot go on
+        metrics = merge_metrics(metrics, getattr(error, "metrics", {}))
+        return RunOutcome("failed", 0, False, False, **_cost(metrics), elapsed_ms=_ms(started),
+                          error=safe_error(error, 200))
+
+    def review(role: str) -> tuple[str | None, dict]:
+        messages = fixed_review_messages(role, requirement, blocks, plan.text, tasks.text)
+        try:
+            result = invoke_text(f"eval.fixed_{role}_review", messages, models)
+            return result.text, result.metrics
+        except Exception as error:  # skipped: this pipeline has no rule for a missing review
+            return None, getattr(error, "metrics", {})
+
+    with ThreadPoolExecutor(max_workers=len(REVIEWER_ROLES), thread_name_prefix="fixed-review") as pool:
+        answers = dict(zip(REVIEWER_ROLES, pool.map(review, REVIEWER_ROLES), strict=True))
+    verdicts = {role: review_verdict(role, text) for role, (text, _) in answers.items()}
+    for _, review_metrics in answers.values():
+        metrics = merge_metrics(metrics, review_metrics)
+    status = fixed_status(read_marker(plan.text, "READINESS"), verdicts)
+    completed = sum(1 for verdict in verdicts.values() if verdict is not None)
+    blocker = any(verdicts[role] == BLOCKING[role] for role in REVIEWER_ROLES)
+    return RunOutcome(status, completed, blocker, False, **_cost(metrics), elapsed_ms=_ms(started))
+
+
+def run_controlled_chain(
+    payload: Mapping[str, str], models: ModelSet, resolver: ResourceResolver, *, review_timeout_s: float | None = None
+) -> RunOutcome:
+    from graphs.delivery_chain import build_graph  # the evaluation is an application: it may use the graph
+
+    started = time.perf_counter()
+    try:
+        out = build_graph(models=models, resolver=resolver, review_timeout_s=review_timeout_s).invoke(dict(payload))
+    except Exception as error:  # the graph itself should never raise; if it does, the run failed
+        return RunOutcome("failed", 0, False, False, 0, 0, 0, _ms(started), error=safe_error(error, 200))
+    bundle = out.get("review_bundle") or {}
+    completed = sum(1 for outcome in (bundle.get("coverage") or {}).values() if outcome == "completed")
+    blocker = any(entry.get("verdict") in ("blocked", "blocker") for entry in bundle.get("completed") or [])
+    revised = bool((out.get("revision") or {}).get("outcomes"))
+    return RunOutcome(str(out.get("run_status") or "failed"), completed, blocker, revised,
+                      **_cost((out.get("metrics") or {}).get("per_contract") or {}), elapsed_ms=_ms(started))
+
+
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+Runner = Callable[[Mapping[str, str], ModelSet, ResourceResolver], RunOutcome]
+RUNNERS: Mapping[str, Runner] = {
+    "single_agent": run_single_agent,
+    "fixed_multi_agent": run_fixed_multi_agent,
+    "controlled_chain": run_controlled_chain,
+}
+
+
+def run_baseline(name: str, payload: Mapping[str, str], models: ModelSet, resolver: ResourceResolver | None = None,
+                 **options: Any) -> RunOutcome:
+    return RUNNERS[name](payload, models, resolver or ResourceResolver(), **options)

@@ -1,0 +1,160 @@
+"""The evaluation's outputs: a markdown report (tables) and a PNG plot (matplotlib, Agg backend)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evals.perturbed import PERTURBATIONS
+from evals.scenarios import SCENARIOS
+from evals.scorer import VIOLATIONS
+
+NAMES: Mapping[str, str] = {
+    "single_agent": "single agent",
+    "fixed_multi_agent": "fixed multi-agent",
+    "controlled_chain": "controlled chain",
+}
+CASES = {s.id: s.case for s in SCENARIOS}
+
+NOTES = """\
+## How to read this
+
+- **status correct**: the run ended in the scenario's expected status (a pipeline that never
+  revises is also right to say `needs_changes` for a revision-required requirement).
+- **consistency**: per scenario, the share of repeats that agree with the most common status;
+  averaged over scenarios.
+- **hard-rule violations**: a blocker not ending in `blocked` (the run's own reviews reported one,
+  or a blocker requirement was let through as `pass`/`needs_changes`), `pass` without three
+  completed reviews, `pass` after a revision. A run that stops (`failed`, `needs_review`) is at
+  worst a wrong status, never a violation.
+- **calls** count every model call (business, encoder, repair); **tokens** are what the model
+  reported (the offline model reports len/4 estimates); **latency** is wall-clock per run.
+- Reviewer-failure scenarios do not apply to the single agent (it has no separate reviewers).
+- The fixed multi-agent pipeline reads verdicts from marker lines and skips a review that failed or
+  whose verdict it cannot read; the single agent's status is its `STATUS` line (`unreadable` when
+  none is recognisable).
+- On the offline model every baseline applies the same rule-based checklists, so differences at
+  rate 0 come from structure (failure handling, revision), not from judgement. Injected timeouts
+  are `TimeoutError`, which the runtime does not retry (it retries provider timeouts only).
+"""
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.0f}%"
+
+
+def _range(values: Mapping[str, float], digits: int = 0) -> str:
+    fmt = f"{{:.{digits}f}}"
+    return f"{fmt.format(values['median'])} [{fmt.format(values['min'])}–{fmt.format(values['max'])}]"
+
+
+def summary_table(summary: Mapping[str, Mapping[str, Any]]) -> str:
+    lines = [
+        "| baseline | runs | status correct | consistency | hard-rule violations | failed runs | "
+        "calls/run median [range] | repair calls | tokens/run median | latency ms median [range] |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for baseline, s in summary.items():
+        lines.append(
+            f"| {NAMES.get(baseline, baseline)} | {s['runs']} | {s['correct']}/{s['runs']} ({_pct(s['correct_rate'])}) | "
+            f"{_pct(s['consistency'])} | {s['violations']} | {s['failed_runs']} | {_range(s['calls'])} | "
+            f"{s['repair_calls']} | {s['tokens']['median']:.0f} | {_range(s['latency_ms'])} |"
+        )
+    return "\n".join(lines)
+
+
+def violations_table(summary: Mapping[str, Mapping[str, Any]]) -> str:
+    lines = ["| baseline | " + " | ".join(VIOLATIONS) + " |", "|---|" + "---:|" * len(VIOLATIONS)]
+    for baseline, s in summary.items():
+        lines.append(f"| {NAMES.get(baseline, baseline)} | "
+                     + " | ".join(str(s["violations_by_rule"][code]) for code in VIOLATIONS) + " |")
+    return "\n".join(lines)
+
+
+def injected_table(summary: Mapping[str, Mapping[str, Any]]) -> str:
+    lines = ["| baseline | " + " | ".join(PERTURBATIONS) + " |", "|---|" + "---:|" * len(PERTURBATIONS)]
+    for baseline, s in summary.items():
+        lines.append(f"| {NAMES.get(baseline, baseline)} | "
+                     + " | ".join(str(s["injected"].get(kind, 0)) for kind in PERTURBATIONS) + " |")
+    return "\n".join(lines)
+
+
+def scenario_table(scenarios: Mapping[str, Mapping[str, Mapping[str, Any]]], baselines: list[str]) -> str:
+    lines = ["| scenario | case | expected | " + " | ".join(NAMES.get(b, b) for b in baselines) + " |",
+             "|---|---|---|" + "---|" * len(baselines)]
+    for scenario, row in scenarios.items():
+        expected = next(iter(row.values()))["expected"]
+        cells = []
+        for baseline in baselines:
+            cell = row.get(baseline)
+            if cell is None:
+                cells.append("n/a")
+                continue
+            mark = " ⚠" * bool(cell["violations"])
+            cells.append(f"{cell['status']} ({cell['correct']}/{cell['runs']}){mark}")
+        lines.append(f"| {scenario} | {CASES.get(scenario, '')} | {expected} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def markdown_report(results: Any) -> str:
+    settings, summary = results.settings, results.summary
+    header = (
+        f"Model: {', '.join(settings['models'])} · perturbation rate {settings['rate']:g} · seed {settings['seed']} · "
+        f"{settings['repeats']} repeat(s) · {len(settings['scenarios'])} scenarios"
+    )
+    return "\n\n".join([
+        "# Reins evaluation: three baselines",
+        header,
+        summary_table(summary),
+        "## Hard-rule violations by rule",
+        violations_table(summary),
+        "## Per scenario\n\nMost common status, correct runs / runs; ⚠ marks a hard-rule violation.",
+        scenario_table(results.scenarios, list(summary)),
+        "## Injected perturbations (random, at the given rate; scenario faults not counted)",
+        injected_table(summary),
+        NOTES,
+    ])
+
+
+def write_plot(results: Any, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: write files only
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    summary = results.summary
+    names = [NAMES.get(b, b) for b in summary]
+    colours = ["#9e9e9e", "#f0a35e", "#3b7dd8"][: len(names)]
+    figure, axes = plt.subplots(1, 3, figsize=(12, 3.8))
+    correct = [100 * s["correct_rate"] for s in summary.values()]
+    axes[0].bar(names, correct, color=colours)
+    axes[0].set_ylim(0, 100)
+    axes[0].set_title("Status correct (%)")
+    axes[1].bar(names, [s["violations"] for s in summary.values()], color=colours)
+    axes[1].set_title("Hard-rule violations (total)")
+    axes[1].yaxis.set_major_locator(MaxNLocator(integer=True))
+    medians = [s["calls"]["median"] for s in summary.values()]
+    errors = [[m - s["calls"]["min"] for m, s in zip(medians, summary.values(), strict=True)],
+              [s["calls"]["max"] - m for m, s in zip(medians, summary.values(), strict=True)]]
+    axes[2].bar(names, medians, color=colours, yerr=errors, capsize=4)
+    axes[2].set_title("Model calls per run (median, range)")
+    for axis in axes:
+        axis.tick_params(axis="x", labelrotation=15)
+    settings = results.settings
+    figure.suptitle(f"Reins evaluation · rate {settings['rate']:g} · {settings['repeats']} repeat(s) · "
+                    f"{len(settings['scenarios'])} scenarios")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def write_report(results: Any, out_dir: Path) -> dict[str, Path]:
+    """``report.md`` and ``plot.png`` in ``out_dir`` (created when missing)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = out_dir / "report.md"
+    report.write_text(markdown_report(results) + "\n", encoding="utf-8")
+    return {"report": report, "plot": write_plot(results, out_dir / "plot.png")}

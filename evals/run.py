@@ -1,0 +1,118 @@
+"""``run_evaluation``: scenarios × baselines × repeats on one ModelSet, optionally perturbed.
+
+Every run gets fresh wrappers: the reviewer faults a scenario prescribes (``PerturbedModel`` at rate
+1.0 on those contracts) inside, the random perturbation at ``rate`` outside. Repeat ``r`` uses the
+same derived seed in every baseline and scenario, so a rerun with the same arguments reproduces the
+same injections. ``models=None`` uses the configured models (``REINS_MODEL`` …), else the offline one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from runtime.models import ModelSet, default_model_set
+from runtime.resources import ResourceResolver
+from evals.baselines import run_baseline
+from evals.perturbed import PerturbedModel
+from evals.scenarios import BASELINES, FAULT_KINDS, SCENARIOS, Scenario
+from evals.scorer import RunRecord, per_scenario, summarise
+
+MAX_REPEATS = 20
+
+
+@dataclass
+class EvaluationResults:
+    settings: dict[str, Any]
+    records: list[RunRecord] = field(default_factory=list)
+
+    @property
+    def summary(self) -> dict[str, dict[str, Any]]:
+        return summarise(self.records)
+
+    @property
+    def scenarios(self) -> dict[str, dict[str, dict[str, Any]]]:
+        return per_scenario(self.records)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"settings": self.settings, "summary": self.summary, "scenarios": self.scenarios,
+                "records": [r.as_dict() for r in self.records]}
+
+
+def run_seed(seed: int, repeat: int) -> int:
+    return int(hashlib.sha256(f"{seed}:{repeat}".encode()).hexdigest()[:12], 16)
+
+
+def wrap_models(models: ModelSet, *, rate: float, seed: int, scenario: Scenario, baseline: str):
+    """The run's ModelSet and its random-perturbation wrappers (to read what they injected)."""
+    fault_contracts = scenario.fault_contracts(baseline)
+    wrapped: dict[int, BaseChatModel] = {}
+    perturbers: list[PerturbedModel] = []
+
+    def wrap(model: BaseChatModel) -> BaseChatModel:
+        if id(model) not in wrapped:  # roles that share a model keep sharing its wrapper
+            current = model
+            if fault_contracts:
+                current = PerturbedModel(current, 1.0, seed, kinds=(FAULT_KINDS[scenario.fault],),
+                                         contracts=fault_contracts)
+            if rate > 0:
+                current = PerturbedModel(current, rate, seed)
+                perturbers.append(current)
+            wrapped[id(model)] = current
+        return wrapped[id(model)]
+
+    return models.with_models({role: wrap(model) for role, model in models.models.items()}), perturbers
+
+
+def run_evaluation(
+    repeats: int = 3,
+    rate: float = 0.0,
+    seed: int = 0,
+    models: ModelSet | None = None,
+    *,
+    scenarios: Sequence[Scenario] = SCENARIOS,
+    baselines: Sequence[str] = BASELINES,
+    review_timeout_s: float | None = None,
+    on_run: Callable[[RunRecord], None] | None = None,
+) -> EvaluationResults:
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise ValueError(f"repeats must be between 1 and {MAX_REPEATS}")
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError("the perturbation rate must be between 0 and 1")
+    unknown = set(baselines) - set(BASELINES)
+    if unknown:
+        raise ValueError(f"unknown baselines: {', '.join(sorted(unknown))}")
+    models = models or default_model_set()
+    resolver = ResourceResolver()
+    results = EvaluationResults(settings={
+        "repeats": repeats, "rate": rate, "seed": seed, "scenarios": [s.id for s in scenarios],
+        "baselines": list(baselines), "models": sorted({models.label(role) for role in models.models}),
+    })
+    for repeat in range(repeats):
+        for scenario in scenarios:
+            for baseline in baselines:
+                if not scenario.applies_to(baseline):
+                    continue
+                run_models, perturbers = wrap_models(models, rate=rate, seed=run_seed(seed, repeat),
+                                                     scenario=scenario, baseline=baseline)
+                options = {"review_timeout_s": review_timeout_s} if baseline == "controlled_chain" else {}
+                outcome = run_baseline(baseline, scenario.payload(), run_models, resolver, **options)
+                injected: dict[str, int] = {}
+                for perturber in perturbers:
+                    for kind, count in perturber.injected_counts().items():
+                        injected[kind] = injected.get(kind, 0) + count
+                record = RunRecord(
+                    baseline=baseline, scenario=scenario.id, repeat=repeat, expected=scenario.expected,
+                    acceptable=tuple(sorted(scenario.acceptable)), status=outcome.status,
+                    completed_reviews=outcome.completed_reviews, blocker_seen=outcome.blocker_seen,
+                    revised=outcome.revised, calls=outcome.calls, repair_calls=outcome.repair_calls,
+                    tokens=outcome.tokens, elapsed_ms=outcome.elapsed_ms, injected=injected, error=outcome.error,
+                )
+                results.records.append(record)
+                if on_run:
+                    on_run(record)
+    return results

@@ -1,0 +1,141 @@
+"""Scoring (pure functions, no I/O): status correctness, consistency across repeats, hard-rule
+violations, cost and latency, per baseline and per scenario.
+
+Hard rules (DESIGN §7), each a named violation:
+
+=============================  ===================================================================
+code                           when
+=============================  ===================================================================
+blocker_not_blocked            the run's own completed reviews reported a blocker and the status is
+                               not ``blocked``; or the requirement is a blocker case (expected
+                               ``blocked``) and the run lets it proceed (``pass`` / ``needs_changes``)
+pass_without_three_reviews     status ``pass`` with fewer than three completed reviews
+pass_after_revision            status ``pass`` after a revision ran (nothing re-reviewed it)
+=============================  ===================================================================
+
+A status that stops the work (``failed``, ``needs_review``, ``clarification_required``, unreadable)
+on a blocker case is a wrong status, not a violation: nothing was let through.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PROCEEDING = frozenset({"pass", "needs_changes"})  # statuses that let the work go ahead
+VIOLATIONS = ("blocker_not_blocked", "pass_without_three_reviews", "pass_after_revision")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    baseline: str
+    scenario: str
+    repeat: int
+    expected: str
+    acceptable: tuple[str, ...]
+    status: str
+    completed_reviews: int
+    blocker_seen: bool
+    revised: bool
+    calls: int
+    repair_calls: int
+    tokens: int
+    elapsed_ms: int
+    injected: Mapping[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "acceptable": list(self.acceptable), "injected": dict(self.injected)}
+
+
+def status_correct(status: str, acceptable: Iterable[str]) -> bool:
+    return status in set(acceptable)
+
+
+def hard_rule_violations(record: RunRecord) -> list[str]:
+    found = []
+    if (record.blocker_seen and record.status != "blocked") or (
+        record.expected == "blocked" and record.status in PROCEEDING
+    ):
+        found.append("blocker_not_blocked")
+    if record.status == "pass" and record.completed_reviews < 3:
+        found.append("pass_without_three_reviews")
+    if record.status == "pass" and record.revised:
+        found.append("pass_after_revision")
+    return found
+
+
+def consistency(statuses: Sequence[str]) -> float:
+    """Share of repeats that agree with the most common status (1.0 for one repeat)."""
+    if not statuses:
+        return 1.0
+    return Counter(statuses).most_common(1)[0][1] / len(statuses)
+
+
+def modal_status(statuses: Sequence[str]) -> str:
+    """The most common status; ties go to the one seen first."""
+    counts = Counter(statuses)
+    return max(statuses, key=lambda s: (counts[s], -statuses.index(s))) if statuses else ""
+
+
+def median_range(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"median": 0, "min": 0, "max": 0}
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def _by(records: Iterable[RunRecord], *keys: str) -> dict[tuple, list[RunRecord]]:
+    groups: dict[tuple, list[RunRecord]] = defaultdict(list)
+    for record in records:
+        groups[tuple(getattr(record, k) for k in keys)].append(record)
+    return groups
+
+
+def summarise(records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
+    """One summary per baseline, in first-seen order."""
+    summaries: dict[str, dict[str, Any]] = {}
+    for (baseline,), runs in _by(records, "baseline").items():
+        per_scenario = _by(runs, "scenario")
+        violations = Counter(code for run in runs for code in hard_rule_violations(run))
+        correct = sum(1 for run in runs if status_correct(run.status, run.acceptable))
+        injected = Counter()
+        for run in runs:
+            injected.update(run.injected)
+        summaries[baseline] = {
+            "runs": len(runs),
+            "scenarios": len(per_scenario),
+            "correct": correct,
+            "correct_rate": correct / len(runs) if runs else 0.0,
+            "consistency": statistics.fmean(consistency([r.status for r in group]) for group in per_scenario.values())
+            if per_scenario else 1.0,
+            "violations": sum(violations.values()),
+            "runs_with_violations": sum(1 for run in runs if hard_rule_violations(run)),
+            "violations_by_rule": {code: violations.get(code, 0) for code in VIOLATIONS},
+            "failed_runs": sum(1 for run in runs if run.status == "failed"),
+            "calls": median_range([r.calls for r in runs]),
+            "repair_calls": sum(r.repair_calls for r in runs),
+            "tokens": median_range([r.tokens for r in runs]),
+            "latency_ms": median_range([r.elapsed_ms for r in runs]),
+            "injected": dict(sorted(injected.items())),
+        }
+    return summaries
+
+
+def per_scenario(records: Sequence[RunRecord]) -> dict[str, dict[str, dict[str, Any]]]:
+    """scenario → baseline → {expected, modal status, correct runs, runs, consistency, violations}."""
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for (scenario, baseline), runs in _by(records, "scenario", "baseline").items():
+        statuses = [r.status for r in runs]
+        table.setdefault(scenario, {})[baseline] = {
+            "expected": runs[0].expected,
+            "status": modal_status(statuses),
+            "statuses": dict(Counter(statuses)),
+            "correct": sum(1 for r in runs if status_correct(r.status, r.acceptable)),
+            "runs": len(runs),
+            "consistency": consistency(statuses),
+            "violations": sum(len(hard_rule_violations(r)) for r in runs),
+        }
+    return table

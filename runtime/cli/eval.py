@@ -1,0 +1,83 @@
+"""``reins eval [--repeats N] [--perturb RATE] [--seed S] [--out DIR] [--json]``: the three-baseline
+evaluation of DESIGN §7.
+
+Runs the scenario set on the configured models (``REINS_MODEL`` …; the offline model when none is
+set), optionally under a seeded ``PerturbedModel``, writes ``report.md`` and ``plot.png`` to the out
+directory and prints the summary table (or, with ``--json``, the summary and per-scenario results).
+One progress line per run goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from policies.redaction import redact
+from runtime.cli.errors import EXIT_OK, UserError
+from runtime.cli.render import print_json
+
+DEFAULT_OUT = Path(".reins") / "eval"
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser(
+        "eval", help="the three-baseline evaluation: single agent, fixed multi-agent, controlled chain"
+    )
+    parser.add_argument("--repeats", type=int, default=3, metavar="N", help="runs per scenario and baseline (1-20)")
+    parser.add_argument("--perturb", type=float, default=0.0, metavar="RATE",
+                        help="share of model calls disturbed by the seeded PerturbedModel (0-1)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the perturbations")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
+                        help="where report.md and plot.png go (default .reins/eval)")
+    parser.add_argument("--scenario", action="append", metavar="ID", help="only these scenarios (repeatable)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    parser.set_defaults(handler=run)
+
+
+def _check(args: argparse.Namespace) -> None:
+    from evals.run import MAX_REPEATS
+
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}")
+    if not (math.isfinite(args.perturb) and 0.0 <= args.perturb <= 1.0):
+        raise UserError("--perturb is a rate between 0 and 1, e.g. 0.2")
+    if args.out.exists() and not args.out.is_dir():
+        raise UserError("--out must name a directory")
+
+
+def _scenarios(ids: list[str] | None):
+    from evals.scenarios import SCENARIOS
+
+    if not ids:
+        return SCENARIOS
+    known = {s.id: s for s in SCENARIOS}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise UserError(f"unknown scenario {redact(unknown[0], 80)}; known: {', '.join(known)}")
+    return tuple(known[i] for i in dict.fromkeys(ids))
+
+
+def run(args: argparse.Namespace) -> int:
+    # The CLI is the application edge: the one place runtime reaches up to the evaluation.
+    from evals.report import summary_table, write_report
+    from evals.run import run_evaluation
+
+    _check(args)
+    scenarios = _scenarios(args.scenario)
+
+    def progress(record) -> None:
+        print(f"  {record.baseline:<18} {record.scenario:<26} r{record.repeat + 1}  {record.status:<22} "
+              f"{record.elapsed_ms} ms", file=sys.stderr)
+
+    results = run_evaluation(args.repeats, args.perturb, args.seed, scenarios=scenarios, on_run=progress)
+    paths = write_report(results, args.out)
+    if args.json:
+        data = results.as_dict()
+        print_json({"settings": data["settings"], "summary": data["summary"], "scenarios": data["scenarios"],
+                    "files": {name: str(path) for name, path in paths.items()}})
+    else:
+        print(summary_table(results.summary))
+        print(f"\nreport: {paths['report']}\nplot:   {paths['plot']}", file=sys.stderr)
+    return EXIT_OK

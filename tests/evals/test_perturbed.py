@@ -1,0 +1,207 @@
+"""PerturbedModel: seeded and deterministic; every kind occurs; every kind is caught by a contract
+(repair or failure) or by the delegation policy in the controlled chain."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from pydantic import ValidationError
+
+from evals.markers import read_marker
+from evals.perturbed import PERTURBATIONS, PerturbedModel, enum_fields, perturb_data, perturb_text, perturb_tool_turn
+from graphs.delivery_chain import build_graph
+from policies.delegation import DelegationLedger, ProposedCall, SUBAGENT_TOOLS, check_delegation, MANAGER
+from runtime.contracts import ContractError, ContractTimeout, _json_schema, invoke_contract, invoke_text
+from runtime.models import ModelSet
+from runtime.offline import OfflineModel
+from runtime.scripted import ScriptedModel
+from schemas.delivery import BoundaryReview, DeliveryPlan, GeneralReview, RiskReview, SupervisorPreDecision
+from tests.delivery.delivery_builders import boundary, general, plan, pre_execute, risk
+
+DATA_KINDS = ("rephrased_verdict", "schema_drift", "extra_fields", "wrong_enum")
+BANNER = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
+CASES = [
+    (GeneralReview, general("needs_changes")),
+    (RiskReview, risk("high")),
+    (BoundaryReview, boundary("passed")),
+    (SupervisorPreDecision, pre_execute()),
+    (DeliveryPlan, plan()),
+]
+
+
+def ask(text: str = "review this") -> list:
+    return [SystemMessage(content="You review."), HumanMessage(content=text)]
+
+
+# ------------------------------------------------------------------------------ pure perturbations
+
+
+@pytest.mark.parametrize("kind", DATA_KINDS)
+@pytest.mark.parametrize(("schema", "valid"), CASES, ids=lambda v: getattr(v, "__name__", ""))
+def test_every_data_perturbation_breaks_the_strict_schema(kind, schema, valid):
+    schema.model_validate(valid)  # the builders' outputs are valid
+    for seed in range(12):
+        changed, applied = perturb_data(valid, kind, random.Random(seed), _json_schema(schema))
+        assert applied == kind or applied == "extra_fields"  # a plan has no verdict or enum to disturb
+        with pytest.raises(ValidationError):
+            schema.model_validate(changed)
+
+
+def test_enum_fields_read_from_the_json_schema():
+    enums = enum_fields(_json_schema(GeneralReview))
+    assert enums["disposition"] == {"pass", "needs_changes", "blocked"}
+    assert enums["role"] == {"general"}
+    assert enums["target_artifacts"] == {"plan", "tasks"}
+    assert enums["severity"] >= {"blocker", "info"}
+
+
+def test_rephrased_verdict_prefers_the_verdict_field():
+    for seed in range(10):
+        changed, _ = perturb_data(general("pass"), "rephrased_verdict", random.Random(seed),
+                                  _json_schema(GeneralReview))
+        rephrased = [key for key in ("disposition", "plan_task_alignment") if changed[key] != general("pass")[key]]
+        assert len(rephrased) == 1 and changed["role"] == "general"
+        assert changed[rephrased[0]] in ("Looks good to ship", "They match up")
+
+
+STATUS_TEXT = "# Delivery\n\nGENERAL: pass\nRISK: low\nBOUNDARY: passed\n\nSTATUS: pass"
+
+
+@pytest.mark.parametrize("kind", ["rephrased_verdict", "schema_drift", "wrong_enum"])
+def test_text_perturbations_make_a_marker_unreadable(kind):
+    labels = ("GENERAL", "RISK", "BOUNDARY", "STATUS")
+    before = {label: read_marker(STATUS_TEXT, label) for label in labels}
+    for seed in range(10):
+        text, applied = perturb_text(STATUS_TEXT, kind, random.Random(seed))
+        after = {label: read_marker(text, label) for label in labels}
+        assert applied == kind
+        assert sum(after[label] is None for label in labels) == 1 and before != after
+
+
+def test_extra_lines_leave_the_markers_readable_and_json_text_is_disturbed_as_data():
+    text, applied = perturb_text(STATUS_TEXT, "extra_fields", random.Random(1))
+    assert applied == "extra_fields" and read_marker(text, "STATUS") == "pass" and text.startswith(STATUS_TEXT)
+    drafted, applied = perturb_text('{"role": "risk", "severity": "low"}', "wrong_enum", random.Random(1))
+    assert applied == "wrong_enum" and drafted != '{"role": "risk", "severity": "low"}'
+
+
+def _policy(message: AIMessage, executed=(), artifacts=()):
+    calls = [ProposedCall(c["name"], c.get("args") or {}) for c in message.tool_calls]
+    return check_delegation(calls, DelegationLedger(executed=tuple(executed), artifacts=frozenset(artifacts),
+                                                    caller=MANAGER))
+
+
+@pytest.mark.parametrize("kind", DATA_KINDS)
+@pytest.mark.parametrize(
+    ("names", "executed", "artifacts"),
+    [(["plan-subagent"], (), ()),
+     (["review-subagent", "risk-subagent", "boundary-subagent"], ("plan-subagent", "task-subagent"), ("plan", "tasks"))],
+)
+def test_every_tool_turn_perturbation_is_refused_by_the_delegation_policy(kind, names, executed, artifacts):
+    turn = AIMessage(content="", tool_calls=[{"name": n, "args": {"note": "go"}, "id": f"c{i}", "type": "tool_call"}
+                                             for i, n in enumerate(names)])
+    assert _policy(turn, executed, artifacts) is None
+    for seed in range(8):
+        changed, applied = perturb_tool_turn(turn, kind, random.Random(seed), SUBAGENT_TOOLS)
+        assert applied == kind
+        assert _policy(changed, executed, artifacts) is not None
+
+
+# ------------------------------------------------------------------------------ the model
+
+
+def test_rate_zero_passes_everything_through_and_bad_arguments_are_refused():
+    inner = ScriptedModel({"delivery.risk_review": [risk("low")], "eval.single_agent": ["STATUS: pass"]})
+    model = PerturbedModel(inner, 0.0, 7)
+    models = ModelSet.uniform(model)
+    assert invoke_contract("delivery.risk_review", RiskReview, ask(), models).value.severity == "low"
+    assert invoke_text("eval.single_agent", ask(), models).text == "STATUS: pass"
+    assert model.injected == [] and inner.contracts_called() == ["delivery.risk_review", "eval.single_agent"]
+    with pytest.raises(ValueError):
+        PerturbedModel(inner, 1.5, 0)
+    with pytest.raises(ValueError):
+        PerturbedModel(inner, 0.5, 0, kinds=("typo",))
+
+
+def _draws(seed: int, rate: float = 0.5, n: int = 60):
+    inner = ScriptedModel({"delivery.risk_review": lambda messages: risk("medium")})
+    model = PerturbedModel(inner, rate, seed)
+    models = ModelSet.uniform(model)
+    outcomes = []
+    for i in range(n):
+        try:
+            result = invoke_contract("delivery.risk_review", RiskReview, ask(f"prompt {i}"), models)
+            outcomes.append(("ok", result.metrics["delivery.risk_review"]["repair_calls"]))
+        except (ContractError, ContractTimeout, ConnectionError) as error:
+            outcomes.append((type(error).__name__, 0))
+    return outcomes, model.injected
+
+
+def test_perturbations_are_deterministic_for_a_seed_and_every_kind_occurs():
+    first, injected = _draws(3)
+    again, injected_again = _draws(3)
+    other, injected_other = _draws(4)
+    assert first == again and injected == injected_again
+    assert injected != injected_other
+    counts = Counter(i.kind for i in injected)
+    assert set(counts) == set(PERTURBATIONS)
+    assert 0.3 < sum(counts.values()) / (len(first) * 1.5) < 0.7  # about the rate (repairs are calls too)
+    # every disturbed business call was caught: repaired, or failed as a contract / timeout / exception
+    assert {o for o, _ in first} >= {"ok", "ContractError", "ContractTimeout", "ConnectionError"}
+    assert any(repairs for o, repairs in first if o == "ok")
+
+
+def test_structured_perturbation_once_is_caught_by_the_single_repair():
+    for kind in DATA_KINDS:
+        model = PerturbedModel(OfflineModel(), 1.0, 0, kinds=(kind,), limit=1)
+        messages = ask("<requirement>\n- Show a banner at the request limit.\n</requirement>")
+        result = invoke_contract("delivery.risk_review", RiskReview, messages, ModelSet.uniform(model))
+        assert result.metrics["delivery.risk_review"]["repair_calls"] == 1
+        assert [i.kind for i in model.injected] == [kind]
+
+
+# ------------------------------------------------------------------------------ in the controlled chain
+
+
+def _chain(model) -> dict:
+    return build_graph(ModelSet.uniform(model)).invoke(BANNER)
+
+
+def test_the_wrapper_carries_structured_output_and_tool_calls_through_the_chain():
+    out = _chain(PerturbedModel(OfflineModel(), 0.0, 0))
+    assert out["run_status"] == "pass" and out["metrics"]["repair_calls"] == 0
+
+
+@pytest.mark.parametrize("kind", PERTURBATIONS)
+def test_each_kind_on_a_reviewer_is_caught_and_the_run_degrades(kind):
+    model = PerturbedModel(OfflineModel(), 1.0, 0, kinds=(kind,), contracts={"delivery.risk_review"})
+    out = _chain(model)
+    assert kind in {i.kind for i in model.injected}
+    coverage = out["review_bundle"]["coverage"]
+    expected = {"timeout": "timeout", "exception": "execution_failed"}.get(kind, "contract_failure")
+    assert coverage == {"general": "completed", "risk": expected, "boundary": "completed"}
+    assert out["run_status"] == "needs_review"
+    if expected == "contract_failure":  # the business call and its one repair were both rejected
+        assert out["metrics"]["per_contract"]["delivery.risk_review"]["repair_calls"] == 1
+
+
+@pytest.mark.parametrize("kind", DATA_KINDS)
+def test_each_data_kind_once_is_repaired_and_the_run_still_passes(kind):
+    model = PerturbedModel(OfflineModel(), 1.0, 0, kinds=(kind,), contracts={"delivery.general_review"}, limit=1)
+    out = _chain(model)
+    assert len(model.injected) == 1
+    assert out["metrics"]["per_contract"]["delivery.general_review"]["repair_calls"] == 1
+    assert out["run_status"] == "pass"
+
+
+@pytest.mark.parametrize("kind", PERTURBATIONS)
+def test_each_kind_on_the_manager_fails_closed(kind):
+    model = PerturbedModel(OfflineModel(), 1.0, 0, kinds=(kind,), contracts={"delivery.manager"})
+    out = _chain(model)
+    assert [i.kind for i in model.injected] == [kind]
+    assert out["run_status"] == "failed" and out["artifacts"]["plan"] is None
+    if kind not in ("timeout", "exception"):
+        assert out["policy_violation"] is not None  # refused by the delegation policy, never executed
