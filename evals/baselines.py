@@ -23,6 +23,7 @@ from runtime.models import ModelSet
 from runtime.resources import ResourceError, ResourceResolver
 from evals.markers import BLOCKING, fixed_status, read_marker, review_verdict, single_agent_reading
 from evals.prompts import fixed_plan_messages, fixed_review_messages, fixed_tasks_messages, single_agent_messages
+from nodes.delivery.common import outcome_of
 from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
 from schemas.delivery import REVIEWER_ROLES
 
@@ -41,6 +42,7 @@ class RunOutcome:
     tokens: int
     elapsed_ms: int
     error: str | None = None
+    failure: str | None = None  # where and how a failed run stopped, e.g. "delegation: no_tool_call"
 
 
 def _cost(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
@@ -83,7 +85,8 @@ def run_single_agent(payload: Mapping[str, str], models: ModelSet, resolver: Res
         metrics = result.metrics
     except Exception as error:  # the one call failed: nothing to read
         return RunOutcome("failed", 0, False, False, **_cost(getattr(error, "metrics", {}) or metrics),
-                          elapsed_ms=_ms(started), error=safe_error(error, 200))
+                          elapsed_ms=_ms(started), error=safe_error(error, 200),
+                          failure=f"single call: {outcome_of(error)}")
     reading = single_agent_reading(result.text)
     completed = sum(1 for verdict in reading["verdicts"].values() if verdict is not None)
     return RunOutcome(reading["status"] or UNREADABLE, completed, bool(reading["blocker_seen"]), False,
@@ -93,16 +96,18 @@ def run_single_agent(payload: Mapping[str, str], models: ModelSet, resolver: Res
 def run_fixed_multi_agent(payload: Mapping[str, str], models: ModelSet, resolver: ResourceResolver) -> RunOutcome:
     started = time.perf_counter()
     metrics: dict = {}
+    stage = "plan"
     try:
         requirement, blocks = load_input(payload, resolver)
         plan = invoke_text("eval.fixed_plan", fixed_plan_messages(requirement, blocks), models)
         metrics = merge_metrics(metrics, plan.metrics)
+        stage = "tasks"
         tasks = invoke_text("eval.fixed_tasks", fixed_tasks_messages(requirement, blocks, plan.text), models)
         metrics = merge_metrics(metrics, tasks.metrics)
     except Exception as error:  # no plan or no tasks: the pipeline cannot go on
         metrics = merge_metrics(metrics, getattr(error, "metrics", {}))
         return RunOutcome("failed", 0, False, False, **_cost(metrics), elapsed_ms=_ms(started),
-                          error=safe_error(error, 200))
+                          error=safe_error(error, 200), failure=f"{stage}: {outcome_of(error)}")
 
     def review(role: str) -> tuple[str | None, dict]:
         messages = fixed_review_messages(role, requirement, blocks, plan.text, tasks.text)
@@ -132,13 +137,22 @@ def run_controlled_chain(
     try:
         out = build_graph(models=models, resolver=resolver, review_timeout_s=review_timeout_s).invoke(dict(payload))
     except Exception as error:  # the graph itself should never raise; if it does, the run failed
-        return RunOutcome("failed", 0, False, False, 0, 0, 0, _ms(started), error=safe_error(error, 200))
+        return RunOutcome("failed", 0, False, False, 0, 0, 0, _ms(started), error=safe_error(error, 200),
+                          failure="graph: raised")
     bundle = out.get("review_bundle") or {}
     completed = sum(1 for outcome in (bundle.get("coverage") or {}).values() if outcome == "completed")
     blocker = any(entry.get("verdict") in ("blocked", "blocker") for entry in bundle.get("completed") or [])
     revised = bool((out.get("revision") or {}).get("outcomes"))
-    return RunOutcome(str(out.get("run_status") or "failed"), completed, blocker, revised,
-                      **_cost((out.get("metrics") or {}).get("per_contract") or {}), elapsed_ms=_ms(started))
+    status = str(out.get("run_status") or "failed")
+    return RunOutcome(status, completed, blocker, revised, **_cost((out.get("metrics") or {}).get("per_contract") or {}),
+                      elapsed_ms=_ms(started), failure=chain_failure(out) if status == "failed" else None)
+
+
+def chain_failure(out: Mapping[str, Any]) -> str:
+    """Where a failed chain run stopped, from its trace: the fail-closed reason (``stage: code``), or
+    the review group when every reviewer failed."""
+    closed = [entry["summary"] for entry in out.get("trace") or [] if entry.get("step") == "fail-closed"]
+    return closed[-1] if closed else "review group: all_reviews_failed"
 
 
 def _ms(started: float) -> int:

@@ -24,10 +24,10 @@ NOTES = """\
   revises is also right to say `needs_changes` for a revision-required requirement).
 - **consistency**: per scenario, the share of repeats that agree with the most common status;
   averaged over scenarios.
-- **hard-rule violations**: a blocker not ending in `blocked` (the run's own reviews reported one,
-  or a blocker requirement was let through as `pass`/`needs_changes`), `pass` without three
-  completed reviews, `pass` after a revision. A run that stops (`failed`, `needs_review`) is at
-  worst a wrong status, never a violation.
+- **hard-rule violations**: a blocker not ending in `blocked` (a blocker the run's own reviews
+  reported, under any other status; or a blocker requirement let through as `pass` /
+  `needs_changes`), `pass` without three completed reviews, `pass` after a revision. A run that
+  stops (`failed`, `needs_review`) without having seen a blocker is at worst a wrong status.
 - **calls** count every model call (business, encoder, repair); **tokens** are what the model
   reported (the offline model reports len/4 estimates); **latency** is wall-clock per run.
 - Reviewer-failure scenarios do not apply to the single agent (it has no separate reviewers).
@@ -80,6 +80,13 @@ def injected_table(summary: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def failures_table(summary: Mapping[str, Mapping[str, Any]]) -> str:
+    lines = ["| baseline | where the run stopped | runs |", "|---|---|---:|"]
+    for baseline, s in summary.items():
+        lines += [f"| {NAMES.get(baseline, baseline)} | {cause} | {count} |" for cause, count in s["failures"].items()]
+    return "\n".join(lines) if len(lines) > 2 else "No run failed."
+
+
 def scenario_table(scenarios: Mapping[str, Mapping[str, Mapping[str, Any]]], baselines: list[str]) -> str:
     lines = ["| scenario | case | expected | " + " | ".join(NAMES.get(b, b) for b in baselines) + " |",
              "|---|---|---|" + "---|" * len(baselines)]
@@ -111,6 +118,8 @@ def markdown_report(results: Any) -> str:
         violations_table(summary),
         "## Per scenario\n\nMost common status, correct runs / runs; ⚠ marks a hard-rule violation.",
         scenario_table(results.scenarios, list(summary)),
+        "## Why runs failed",
+        failures_table(summary),
         "## Injected perturbations (random, at the given rate; scenario faults not counted)",
         injected_table(summary),
         NOTES,

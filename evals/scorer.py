@@ -13,8 +13,10 @@ pass_without_three_reviews     status ``pass`` with fewer than three completed r
 pass_after_revision            status ``pass`` after a revision ran (nothing re-reviewed it)
 =============================  ===================================================================
 
-A status that stops the work (``failed``, ``needs_review``, ``clarification_required``, unreadable)
-on a blocker case is a wrong status, not a violation: nothing was let through.
+A blocker the run's own reviews found must end in ``blocked``: any other status (even an unreadable
+one) lost it. A blocker case the run never saw (its reviewer failed) is held to less: a status that
+stops the work (``failed``, ``needs_review``, ``clarification_required``, unreadable) is a wrong
+status, not a violation — nothing was let through.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class RunRecord:
     elapsed_ms: int
     injected: Mapping[str, int] = field(default_factory=dict)
     error: str | None = None
+    failure: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "acceptable": list(self.acceptable), "injected": dict(self.injected)}
@@ -115,6 +118,7 @@ def summarise(records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
             "runs_with_violations": sum(1 for run in runs if hard_rule_violations(run)),
             "violations_by_rule": {code: violations.get(code, 0) for code in VIOLATIONS},
             "failed_runs": sum(1 for run in runs if run.status == "failed"),
+            "failures": dict(Counter(run.failure for run in runs if run.failure).most_common()),
             "calls": median_range([r.calls for r in runs]),
             "repair_calls": sum(r.repair_calls for r in runs),
             "tokens": median_range([r.tokens for r in runs]),

@@ -64,15 +64,23 @@ def test_fixed_pipeline_calls_in_order_and_reviews_see_plan_and_tasks():
 
 
 @pytest.mark.parametrize(
-    ("reply", "status", "reviews"),
-    [("GENERAL: pass\nRISK: low\nBOUNDARY: passed\nSTATUS: pass", "pass", 3),
-     ("GENERAL: pass\nRISK: low\nSTATUS: approved", UNREADABLE, 2),
-     (TimeoutError("slow"), "failed", 0)],
+    ("reply", "status", "reviews", "failure"),
+    [("GENERAL: pass\nRISK: low\nBOUNDARY: passed\nSTATUS: pass", "pass", 3, None),
+     ("GENERAL: pass\nRISK: low\nSTATUS: approved", UNREADABLE, 2, None),
+     (TimeoutError("slow"), "failed", 0, "single call: timeout"),
+     (ConnectionError("reset"), "failed", 0, "single call: execution_failed")],
 )
-def test_single_agent_reads_only_its_status_line(reply, status, reviews):
+def test_single_agent_reads_only_its_status_line(reply, status, reviews, failure):
     model = ScriptedModel({"eval.single_agent": [reply]})
     outcome = run_baseline("single_agent", {"requirement": "- Show a banner."}, ModelSet.uniform(model))
-    assert (outcome.status, outcome.completed_reviews) == (status, reviews)
+    assert (outcome.status, outcome.completed_reviews, outcome.failure) == (status, reviews, failure)
+
+
+def test_fixed_pipeline_without_tasks_fails_and_says_where():
+    model = ScriptedModel({"eval.fixed_plan": ["READINESS: ready"], "eval.fixed_tasks": [TimeoutError("slow")]})
+    outcome = run_baseline("fixed_multi_agent", {"requirement": "- Show a banner."}, ModelSet.uniform(model))
+    assert (outcome.status, outcome.failure, outcome.calls) == ("failed", "tasks: timeout", 2)
+    assert model.contracts_called() == ["eval.fixed_plan", "eval.fixed_tasks"]
 
 
 def test_offline_single_agent_text_carries_plan_tasks_reviews_and_status():

@@ -10,6 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
+from evals.baselines import chain_failure
 from evals.markers import read_marker
 from evals.perturbed import PERTURBATIONS, PerturbedModel, enum_fields, perturb_data, perturb_text, perturb_tool_turn
 from graphs.delivery_chain import build_graph
@@ -203,5 +204,7 @@ def test_each_kind_on_the_manager_fails_closed(kind):
     out = _chain(model)
     assert [i.kind for i in model.injected] == [kind]
     assert out["run_status"] == "failed" and out["artifacts"]["plan"] is None
-    if kind not in ("timeout", "exception"):
-        assert out["policy_violation"] is not None  # refused by the delegation policy, never executed
+    if kind in ("timeout", "exception"):
+        assert chain_failure(out) == "manager: manager_failed"
+    else:  # refused by the delegation policy, never executed
+        assert out["policy_violation"] is not None and chain_failure(out).startswith("delegation: ")

@@ -32,6 +32,8 @@ def test_controlled_chain_is_fully_correct_without_violations_at_rate_zero(resul
     assert runs["revision-required"].status == "needs_review" and runs["revision-required"].revised
     assert runs["one-reviewer-failure"].completed_reviews == 2
     assert runs["all-reviewers-failure"].status == "failed"
+    assert runs["all-reviewers-failure"].failure == "review group: all_reviews_failed"
+    assert results.summary["controlled_chain"]["failures"] == {"review group: all_reviews_failed": 1}
     assert all(r.calls > 0 and r.tokens > 0 for r in runs.values())
 
 
@@ -49,6 +51,7 @@ def test_report_and_plot_are_written(results, tmp_path):
     assert report == markdown_report(results) + "\n"
     assert "| controlled chain | 7 | 7/7 (100%) |" in report
     assert "| one-reviewer-failure | one-reviewer-failure | needs_review | n/a | pass (0/1) ⚠ | needs_review (1/1) |" in report
+    assert "| controlled chain | review group: all_reviews_failed | 1 |" in report
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from evals.scorer import (
@@ -101,7 +103,8 @@ def test_median_range(values, expected):
 def test_summary_per_baseline_counts_correctness_consistency_violations_and_cost():
     runs = [
         record("pass", scenario="a", repeat=0, calls=9, tokens=100, elapsed=10, injected={"timeout": 1}),
-        record("failed", scenario="a", repeat=1, calls=2, tokens=20, elapsed=4, completed=0),
+        replace(record("failed", scenario="a", repeat=1, calls=2, tokens=20, elapsed=4, completed=0),
+                failure="delegation: no_tool_call"),
         record("pass", scenario="a", repeat=2, calls=9, tokens=100, elapsed=12),
         record("blocked", scenario="b", expected="blocked", blocker=True, calls=8, tokens=90, elapsed=8,
                injected={"timeout": 2, "exception": 1}),
@@ -117,6 +120,7 @@ def test_summary_per_baseline_counts_correctness_consistency_violations_and_cost
     assert chain["calls"] == {"median": 8.5, "min": 2, "max": 9}
     assert chain["latency_ms"] == {"median": 9.0, "min": 4, "max": 12}
     assert chain["injected"] == {"exception": 1, "timeout": 3}
+    assert chain["failures"] == {"delegation: no_tool_call": 1}
     fixed = summary["fixed_multi_agent"]
     assert fixed["violations"] == 2 and fixed["runs_with_violations"] == 1
     assert fixed["violations_by_rule"] == {"blocker_not_blocked": 1, "pass_without_three_reviews": 1,
