@@ -9,7 +9,7 @@ endif
 VENV := .venv
 RUN := $(VENV)/bin
 
-.PHONY: setup demo test studio diagrams bench clean
+.PHONY: setup demo test studio diagrams bench eval clean
 
 setup: $(VENV)/.synced
 
@@ -32,6 +32,10 @@ studio: setup
 # Ratios measured within one run (see benchmarks/run.py).
 bench: setup
 	$(RUN)/python -m benchmarks.run
+
+# The three-baseline evaluation (DESIGN §7); writes .reins/eval/report.md and plot.png.
+eval: setup
+	$(RUN)/reins eval --repeats 3 --perturb 0.2
 
 diagrams: setup
 	$(RUN)/python -m runtime.diagrams

@@ -34,7 +34,9 @@ ROLE_POLICIES: Mapping[str, RolePolicy] = {
     "chat": RolePolicy(60, 1, 0.2),
 }
 
-# Only transient failures are retried: timeouts, 429 and 5xx. A 4xx or a validation error is final.
+# Only transient provider failures are retried: timeouts, 429 and 5xx. A 4xx or a validation error
+# is final. A bare TimeoutError is not retried: it is what a deadline raises (asyncio.wait_for, the
+# reviewers' per-call deadline), and retrying a deadline would silently double it.
 RETRYABLE_ERRORS: tuple[type[BaseException], ...] = (
     openai.APITimeoutError,
     openai.RateLimitError,
