@@ -56,11 +56,15 @@ class Settings:
         docs_root = Path(env.get("REINS_DOCS_ROOT", "").strip() or BUNDLED_DOCS)
         if not docs_root.is_dir():
             raise SettingsError("REINS_DOCS_ROOT does not name an existing directory")
+        base_url = env.get("OPENAI_BASE_URL", "").strip() or None
+        if base_url and not base_url.lower().startswith(("http://", "https://")):
+            # Caught here, not as a connection error on the first model call that names no variable.
+            raise SettingsError("OPENAI_BASE_URL must be an http:// or https:// URL, e.g. http://localhost:11434/v1")
         allowlist = tuple(h.strip().lower() for h in env.get("REINS_HTTP_ALLOWLIST", "").split(",") if h.strip())
         return cls(
             model=env.get("REINS_MODEL", "").strip() or None,
             role_models=role_models,
-            base_url=env.get("OPENAI_BASE_URL", "").strip() or None,
+            base_url=base_url,
             api_key=env.get("OPENAI_API_KEY", "").strip() or None,
             contract_mode=_choice(env, "REINS_CONTRACT_MODE", CONTRACT_MODES, "direct"),
             structured_method=_choice(env, "REINS_STRUCTURED_METHOD", STRUCTURED_METHODS, "json_schema"),

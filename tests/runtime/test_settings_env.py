@@ -78,6 +78,8 @@ INVALID = [
         "postgresql://",
     ),
     ("missing-docs-root", {"REINS_DOCS_ROOT": "/definitely/not/here"}, "REINS_DOCS_ROOT", "existing directory"),
+    ("base-url-without-scheme", {"OPENAI_BASE_URL": "localhost:11434/v1"}, "OPENAI_BASE_URL", "http:// or https://"),
+    ("base-url-other-scheme", {"OPENAI_BASE_URL": "ftp://models.example/v1"}, "OPENAI_BASE_URL", "http:// or https://"),
 ]
 
 
@@ -115,6 +117,7 @@ def test_blank_values_mean_the_default():
         ("REINS_STRUCTURED_METHOD", "xml"),
         ("REINS_MODEL_JUDGE", "gpt-4o"),
         ("REINS_DOCS_ROOT", "/definitely/not/here"),
+        ("OPENAI_BASE_URL", "localhost:11434/v1"),
     ],
 )
 def test_doctor_with_a_bad_value_exits_2_with_one_line(clean_env, capsys, variable, value):
