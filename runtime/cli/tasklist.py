@@ -82,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
         graph = _graph(saver, args.review)
         config = run_config(GRAPH_NAME, thread_id=thread_id)
         outcome = stream_run(graph, {"request": request}, config, view=ProgressView())
-        return drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json)
+        # An in-memory checkpoint ends with this process: a pause must not promise a later resume.
+        resumable = settings.checkpoint != "memory"
+        return drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json, resumable=resumable)
 
 
 def drive(
@@ -94,6 +96,7 @@ def drive(
     interactive: bool,
     as_json: bool,
     ask: Callable[[str], str] | None = None,
+    resumable: bool = True,
 ) -> int:
     """Answer reviews in the terminal while the run pauses (if interactive), then show the result."""
     from graphs.tasklist_agent import ResumeError, resume_command
@@ -112,7 +115,7 @@ def drive(
     values = dict(snapshot.values or {})
     paused = bool(snapshot.interrupts)
     pending = snapshot.interrupts[0].value if paused else None
-    show(values, thread_id, pending, as_json)
+    show(values, thread_id, pending, as_json, resumable)
     return exit_code_for(values, paused)
 
 
@@ -181,12 +184,15 @@ def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) ->
 # ---------------------------------------------------------------------------------------- output
 
 
-def show(values: Mapping[str, Any], thread_id: str, pending: Mapping[str, Any] | None, as_json: bool) -> None:
+def show(
+    values: Mapping[str, Any], thread_id: str, pending: Mapping[str, Any] | None, as_json: bool, resumable: bool = True
+) -> None:
     if as_json:
         public = {key: values.get(key) for key in PUBLIC_KEYS}
         public["thread_id"] = thread_id
         public["paused"] = pending is not None
         public["pending_review"] = dict(pending) if pending else None
+        public["resumable"] = pending is not None and resumable
         print_json(redact_mapping(public, OUTPUT_LIMIT))
         return
     out = sys.stdout
@@ -207,6 +213,10 @@ def show(values: Mapping[str, Any], thread_id: str, pending: Mapping[str, Any] |
         allowed = ", ".join(pending.get("allowed_decisions", []))
         print(colour(f"\nPaused for {pending.get('kind')} (thread {thread_id}).", "paused", out), file=out)
         print(f"Allowed decisions: {allowed}", file=out)
+        if not resumable:
+            print("This run was checkpointed in memory (REINS_CHECKPOINT=memory) and ends with this process;", file=out)
+            print("use REINS_CHECKPOINT=sqlite (the default) or postgres to resume a paused run later.", file=out)
+            return
         print(f"Resume with: reins resume {thread_id} --decision '{{\"type\": \"approve\"}}'", file=out)
         return
     decision = values.get("final_decision") or "unknown"

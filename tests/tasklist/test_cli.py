@@ -71,7 +71,7 @@ def test_end_of_input_leaves_the_run_paused_and_resume_finishes_it(capsys, monke
     monkeypatch.setattr("builtins.input", closed)
     assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--review", "--json"]) == 5
     paused = json.loads(capsys.readouterr().out)
-    assert paused["paused"] and paused["pending_review"]["kind"] == "strategy_review"
+    assert paused["paused"] and paused["pending_review"]["kind"] == "strategy_review" and paused["resumable"]
     thread = paused["thread_id"]
 
     assert main(["resume", thread, "--decision", "not json"]) == 2
@@ -88,6 +88,20 @@ def test_paused_run_prints_how_to_resume(capsys, monkeypatch):
     assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--review"]) == 5
     out = capsys.readouterr().out
     assert "Paused for strategy_review" in out and "reins resume tasklist-" in out
+
+
+def test_a_run_paused_in_memory_does_not_promise_a_resume(capsys, monkeypatch):
+    """REINS_CHECKPOINT=memory dies with the process: say so instead of printing a resume line that fails."""
+    monkeypatch.setenv("REINS_CHECKPOINT", "memory")
+    monkeypatch.setattr("builtins.input", lambda prompt="": (_ for _ in ()).throw(EOFError()))
+    assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--review"]) == 5
+    out = capsys.readouterr().out
+    assert "Paused for strategy_review" in out
+    assert "reins resume" not in out and "REINS_CHECKPOINT=sqlite" in out
+
+    assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--review", "--json"]) == 5
+    paused = json.loads(capsys.readouterr().out)
+    assert paused["paused"] and paused["resumable"] is False
 
 
 @pytest.mark.parametrize(
