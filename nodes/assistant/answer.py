@@ -92,7 +92,9 @@ def check_and_reply(state: AssistantState, runtime: Any) -> dict[str, Any]:
         if checked.findings and checked.summary:
             notices.append("I removed a statement about a tool result that no tool produced.")
         full = redact("\n\n".join([summary, *notices]), SUMMARY_LIMIT)
-        evidence = merge_evidence(evidence_from_records(records), [redact(e, 500) for e in checked.evidence])
+        # Runtime evidence quotes tool arguments, which may carry what the user typed (a key in a URL).
+        runtime_evidence = [redact(e, 500) for e in evidence_from_records(records)]
+        evidence = merge_evidence(runtime_evidence, [redact(e, 500) for e in checked.evidence])
         answer = AssistantAnswer(summary=truncate(full, SUMMARY_LIMIT), evidence=evidence, verdict=verdict)
         step.summary = f"verdict {verdict}" + (f"; {'; '.join(checked.notes)}" if checked.notes else "")
     trace.append(f"check: verdict {verdict}" + (f" ({'; '.join(checked.notes)})" if checked.notes else ""))

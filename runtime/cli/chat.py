@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from policies.redaction import redact
+from policies.redaction import redact, redact_mapping
 from runtime.checkpoint import checkpointer_from_settings
 from runtime.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
 from runtime.cli.render import ProgressView, colour, print_json, stream_run
@@ -111,7 +111,7 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
         "intent": values.get("intent"),
         "stop_reason": values.get("stop_reason"),
         "pipeline": values.get("pipeline"),
-        "records": values.get("records", []),
+        "records": redact_mapping(values.get("records", []), 4000),  # arguments are the user's raw input
         "trace": values.get("trace", []),
     }
 

@@ -58,6 +58,22 @@ def test_chat_once_json(cli_env, capsys):
     assert payload["answer"]["verdict"] == "success" and payload["records"][0]["output"] == "42"
 
 
+SECRET_URL = "http://admin:hunter2pass@evil.example.com/x?api_key=sk-abcdef1234567890ABCD"
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_chat_once_never_shows_secrets_from_the_request(cli_env, capsys, json_flag):
+    # The credentials ride in the tool's arguments: evidence and records must not echo them.
+    assert main(["chat", "--once", f"fetch {SECRET_URL}", *json_flag]) == 4
+    out, err = capsys.readouterr()
+    assert "credentials are not allowed" in out
+    for secret in ("hunter2pass", "sk-abcdef1234567890ABCD"):
+        assert secret not in out and secret not in err
+    if json_flag:
+        payload = json.loads(out)
+        assert payload["records"][0]["tool"] == "http_get" and "[redacted]" in payload["records"][0]["args"]["url"]
+
+
 @pytest.mark.parametrize(
     ("message", "code", "stream", "text"),
     [
