@@ -74,6 +74,10 @@ def test_jaccard(left, right, expected):
 
 LONG = " ".join(f"w{i}" for i in range(20))
 NEAR = LONG + " extra"  # 20/21 ≈ 0.95 similar
+NINE = " ".join(f"w{i}" for i in range(9))
+AT_THRESHOLD = NINE + " extra"  # 9/10 = 0.9 exactly: stalled
+EIGHT = " ".join(f"w{i}" for i in range(8))
+BELOW_THRESHOLD = EIGHT + " extra"  # 8/9 ≈ 0.89: still progress
 
 
 @pytest.mark.parametrize(
@@ -84,6 +88,8 @@ NEAR = LONG + " extra"  # 20/21 ≈ 0.95 similar
         (["4", "4"], False),  # one identical retry is the repeat rule's business
         (["4", "4", "4"], True),
         ([LONG, NEAR, LONG], True),
+        ([NINE, AT_THRESHOLD, NINE], True),
+        ([EIGHT, BELOW_THRESHOLD, EIGHT], False),
         (["1", "2", "3"], False),
         (["4", "4", "5"], False),
         (["5", "4", "4", "4"], True),
