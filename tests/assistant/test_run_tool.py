@@ -6,6 +6,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from nodes.assistant.executor import run_tool
+from runtime.chat_tools import ToolFailure
 from runtime.registry import RegisteredTool
 from tests.assistant.helpers import chat_registry
 
@@ -28,6 +29,8 @@ def tools():
     registry.register(RegisteredTool("boom", "raises", _Empty, frozenset({"chat"}), func=_raise(OSError("/var/lib/secret.db locked"))))
     registry.register(RegisteredTool("shout", "long", _Empty, frozenset({"chat"}), func=lambda: "A" * 10_000))
     registry.register(RegisteredTool("nofunc", "no callable", _Empty, frozenset({"chat"})))
+    refusal = ToolFailure("refused https://u:pw-secret@host.example with key sk-refusal0123456789")
+    registry.register(RegisteredTool("refuse", "refuses", _Empty, frozenset({"chat"}), func=_raise(refusal)))
     return registry.for_scope("chat")
 
 
@@ -43,6 +46,8 @@ def tools():
         ({"tool": "nofunc", "args": {}}, False, "unknown tool 'nofunc'", None),
         ({"tool": "crash", "args": {}}, False, "crash failed: KeyError", "abc.def.ghi"),
         ({"tool": "boom", "args": {}}, False, "boom failed: OSError", "/var/lib"),
+        ({"tool": "refuse", "args": {}}, False, "refused https://[redacted]@host", "sk-refusal"),
+        ({"tool": "refuse", "args": {}}, False, "refused", "pw-secret"),
         ({"tool": "calculator", "args": {}, "error": "invalid tool call: calls.0.tool: string_pattern_mismatch"}, False, "invalid tool call", None),
         ({"tool": "shout", "args": {}}, True, "AAAA", None),
         ({"tool": "read_doc", "args": {"uri": "docs://../../etc/passwd"}}, False, "read_doc: path escapes", None),

@@ -196,6 +196,15 @@ def test_a_fabricated_tool_result_is_caught_and_removed(runner):
     assert any("removed 2 claim(s)" in line for line in result["trace"])
 
 
+def test_secrets_the_model_echoes_never_reach_the_reply(runner):
+    echoed = "Your key sk-echo0123456789abcdef and the file /home/alice/.ssh/id_rsa are noted."
+    run = runner({"assistant.intent": [qa()], "assistant.answer": [answer(echoed, evidence=[echoed])]})
+    result = run.ask("remember sk-echo0123456789abcdef")
+    visible = str([result["reply"], result["answer"], result["messages"][-1].content])
+    assert "sk-echo" not in visible and "/home/alice" not in visible
+    assert "[redacted]" in result["reply"] and "[path]" in result["reply"]
+
+
 def test_a_claim_contradicting_the_record_is_removed_and_the_true_part_kept(runner):
     run = runner(
         {
