@@ -52,10 +52,15 @@ def open_checkpointer(
         if not url:
             raise SettingsError("REINS_CHECKPOINT_URL must be set when REINS_CHECKPOINT=postgres")
         from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg import Connection
+        from psycopg import Connection, OperationalError
         from psycopg.rows import dict_row
 
-        with Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+        try:
+            conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row, connect_timeout=10)
+        except OperationalError:
+            # The driver's message names hosts and sometimes users; say what to check instead.
+            raise SettingsError("REINS_CHECKPOINT_URL: cannot connect to that PostgreSQL server") from None
+        with conn:
             saver = PostgresSaver(conn, serde=serde)
             saver.setup()
             yield saver

@@ -102,3 +102,17 @@ def test_postgres_needs_a_url_and_unknown_kinds_are_refused():
     with pytest.raises(SettingsError, match="REINS_CHECKPOINT='redis' is not valid"):
         with open_checkpointer("redis"):
             pass
+
+
+def test_unreachable_postgres_is_one_line_naming_the_variable():
+    from runtime.checkpoint import open_checkpointer
+    from runtime.settings import SettingsError
+    from tests.integration.services import free_port
+
+    url = f"postgresql://someone:hunter2@127.0.0.1:{free_port()}/db"  # nothing listens there
+    with pytest.raises(SettingsError) as raised:
+        with open_checkpointer("postgres", url=url):
+            pass
+    message = str(raised.value)
+    assert message == "REINS_CHECKPOINT_URL: cannot connect to that PostgreSQL server"
+    assert "hunter2" not in message and "\n" not in message
