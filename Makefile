@@ -31,7 +31,7 @@ studio: setup
 
 # Ratios measured within one run (see benchmarks/run.py).
 bench: setup
-	$(RUN)/python -m benchmarks.run
+	$(RUN)/reins bench
 
 # The three-baseline evaluation (DESIGN §7); writes .reins/eval/report.md and plot.png.
 eval: setup

@@ -37,3 +37,10 @@ def test_reins_graph_json(capsys):
     assert main(["graph", "assistant", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload == {"graph": "assistant", "mermaid": mermaid("assistant")}
+
+
+def test_reins_bench_runs_a_named_benchmark_and_refuses_unknown_ones(capsys):
+    assert main(["bench", "redaction_scaling"]) == 0
+    assert "redaction_scaling: time(200 KB) / time(20 KB) =" in capsys.readouterr().out
+    assert main(["bench", "nope"]) == 2
+    assert "unknown benchmark 'nope'" in capsys.readouterr().err

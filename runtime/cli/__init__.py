@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "runtime.cli.resume",
     "runtime.cli.chat",
     "runtime.cli.eval",
+    "runtime.cli.bench",
 )
 
 
