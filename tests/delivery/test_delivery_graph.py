@@ -473,6 +473,30 @@ def test_secrets_in_the_requirement_appear_nowhere():
     assert "[redacted]" in out["artifacts"]["plan"]["markdown"]
 
 
+MODEL_SECRETS = ("sk-modelinvented0123456789", "/home/bob/.netrc", "Bearer eyJmodel.tokenvalue")
+
+
+def test_secrets_a_model_writes_itself_are_redacted_from_every_output():
+    # The requirement is clean; every stage's model volunteers a secret of its own (or one from a
+    # context document). Stored artifacts, reviews, guidance and the report must still not show it.
+    leak = "Use sk-modelinvented0123456789 from /home/bob/.netrc with Bearer eyJmodel.tokenvalue."
+    model = ScriptedModel(script(
+        supervisor_pre=[pre_execute(assumptions=[leak])],
+        plan=[plan(summary=leak, markdown=f"# Plan\n\n{leak}")],
+        tasks=[tasks(summary=leak)],
+        general_review=[general("needs_changes", findings=[finding(leak)])],
+        supervisor_post=[{"rationale": leak, "recommendations": [
+            {"target": "plan", "summary": leak, "required_actions": [leak], "acceptance_suggestion": leak}]}],
+        plan_revision=[plan(summary=leak, markdown=leak)],
+    ))
+    out, events = stream(model, {"requirement": "Show a banner when the request limit is reached."})
+    assert out["run_status"] == "needs_review"
+    visible = json.dumps([out, events])
+    for secret in MODEL_SECRETS:
+        assert secret not in visible, secret
+    assert "[redacted]" in out["artifacts"]["plan"]["markdown"] and "[path]" in out["report"]
+
+
 def test_progress_events_use_the_step_ids_and_carry_no_content():
     model = ScriptedModel(script(general_review=[general("needs_changes", findings=[finding(targets=("plan", "tasks"))])],
                                  plan_revision=[plan()], task_revision=[tasks()]))
