@@ -9,8 +9,9 @@ from typing import Any
 from policies.redaction import redact
 from policies.tasklist_machine import Counters, Limits, Machine, Proposal, Verdict, guard, limits_for
 from runtime.context import resolve_contract_mode, resolve_models
+from runtime.contracts import ContractError, ContractTimeout
 from runtime.models import ModelSet
-from runtime.progress import Progress
+from runtime.progress import Progress, StepHandle
 from runtime.resources import ResourceResolver
 
 WORKFLOW = "tasklist"
@@ -121,3 +122,15 @@ def failed_timeout(step: str, error: Any) -> dict[str, Any]:
         "metrics": getattr(error, "metrics", {}) or {},
         "trace": [trace(step, f"failed: {error}")],
     }
+
+
+def model_failed(step: StepHandle, step_id: str, what: str, error: ContractError | ContractTimeout) -> dict[str, Any]:
+    """End the run after a failed model call: invalid output after the one repair stops it safely,
+    a timeout (retries already spent) fails it. The step is marked failed either way."""
+    step.status = "failed"
+    if isinstance(error, ContractTimeout):
+        step.summary = "the model timed out"
+        return failed_timeout(step_id, error)
+    step.summary = f"invalid {what} after one repair"
+    message = CONTRACT_STOP_MESSAGE.format(what=what)
+    return {**stopped(step_id, str(error), kind="contract", message=message), "metrics": error.metrics}

@@ -18,7 +18,16 @@ from policies.tasklist_structure import (
 from runtime.contracts import ContractTimeout, invoke_text
 from schemas.tasklist import review_decision_type
 from nodes.tasklist import prompts
-from nodes.tasklist.common import TasklistDeps, ask_guard, counted, failed_timeout, progress_of, refused, stopped, trace
+from nodes.tasklist.common import (
+    TasklistDeps,
+    ask_guard,
+    counted,
+    model_failed,
+    progress_of,
+    refused,
+    stopped,
+    trace,
+)
 from nodes.tasklist.strategy import REVIEW_REJECTED_MESSAGE
 
 
@@ -38,8 +47,7 @@ def draft_v1(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDeps) -> d
         try:
             markdown, metrics = _write(state, runtime, deps, "tasklist.draft", prompts.draft_messages(state))
         except ContractTimeout as error:
-            step.status, step.summary = "failed", "the model timed out"
-            return failed_timeout("draft-v1", error)
+            return model_failed(step, "draft-v1", "draft", error)
         step.summary = f"v1 written ({len(markdown)} chars)"
     return {
         "status": verdict.next_status,
@@ -150,8 +158,7 @@ def revise_v2(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDeps) -> 
         try:
             markdown, metrics = _write(state, runtime, deps, "tasklist.revision", prompts.revision_messages(state, fix_now))
         except ContractTimeout as error:
-            step.status, step.summary = "failed", "the model timed out"
-            return failed_timeout("revise-v2", error)
+            return model_failed(step, "revise-v2", "draft", error)
         step.summary = f"v2 written for {len(fix_now)} finding(s)"
     return {
         "status": verdict.next_status,

@@ -12,14 +12,12 @@ from runtime.resources import PROMPT_CHARS, ResourceError, cut_for_prompt
 from schemas.tasklist import PlanningDecision
 from nodes.tasklist import prompts
 from nodes.tasklist.common import (
-    CONTRACT_STOP_MESSAGE,
     TasklistDeps,
     ask_guard,
     counted,
-    failed_timeout,
+    model_failed,
     progress_of,
     refused,
-    stopped,
     trace,
 )
 
@@ -38,13 +36,8 @@ def planning_decision(state: Mapping[str, Any], runtime: Any, *, deps: TasklistD
                 deps.models_for(runtime),
                 mode=deps.contract_mode(runtime),
             )
-        except ContractError as error:
-            step.status, step.summary = "failed", "invalid planning decision after one repair"
-            message = CONTRACT_STOP_MESSAGE.format(what="planning decision")
-            return {**stopped("planning-decision", str(error), kind="contract", message=message), "metrics": error.metrics}
-        except ContractTimeout as error:
-            step.status, step.summary = "failed", "the model timed out"
-            return failed_timeout("planning-decision", error)
+        except (ContractError, ContractTimeout) as error:
+            return model_failed(step, "planning-decision", "planning decision", error)
         chosen = result.value.decision.type
         verdict = ask_guard(state, "planning_decision", choice=chosen)
         if not verdict.allowed:

@@ -14,11 +14,10 @@ from runtime.contracts import ContractError, ContractTimeout, invoke_contract
 from schemas.tasklist import TasklistStrategy, review_decision_type
 from nodes.tasklist import prompts
 from nodes.tasklist.common import (
-    CONTRACT_STOP_MESSAGE,
     TasklistDeps,
     ask_guard,
     counted,
-    failed_timeout,
+    model_failed,
     progress_of,
     refused,
     stopped,
@@ -53,13 +52,8 @@ def decide_strategy(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDep
                     deps.models_for(runtime),
                     mode=deps.contract_mode(runtime),
                 )
-            except ContractError as error:
-                step.status, step.summary = "failed", "invalid strategy after one repair"
-                message = CONTRACT_STOP_MESSAGE.format(what="split strategy")
-                return {**stopped("decide-strategy", str(error), kind="contract", message=message), "metrics": error.metrics}
-            except ContractTimeout as error:
-                step.status, step.summary = "failed", "the model timed out"
-                return failed_timeout("decide-strategy", error)
+            except (ContractError, ContractTimeout) as error:
+                return model_failed(step, "decide-strategy", "split strategy", error)
             strategy, metrics = redact_mapping(result.value.model_dump(mode="json"), 500), result.metrics
             how = "regenerated for the reviewer's response" if regenerating else "generated with the optional context"
         step.summary = f"{_describe(strategy)} ({how})"
