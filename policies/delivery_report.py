@@ -39,7 +39,6 @@ def _bullets(items: Sequence[object], empty: str) -> list[str]:
 
 def narrative(data: Mapping[str, Any]) -> str:
     """The default narrative summary: a deterministic sentence or two from the structured data."""
-    status = data["status"]
     plan, tasks = data.get("plan"), data.get("tasks")
     bundle = data.get("review_bundle") or {}
     parts = []

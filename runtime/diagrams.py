@@ -11,7 +11,6 @@ import importlib
 import json
 import re
 import sys
-from pathlib import Path
 
 from runtime.paths import PROJECT_ROOT
 
