@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langgraph.types import interrupt
-
 from policies.redaction import redact
 from policies.tasklist_review import decide_warning_disposition, revision_review_options
 from policies.tasklist_structure import (
@@ -20,22 +18,24 @@ from schemas.tasklist import review_decision_type
 from nodes.tasklist import prompts
 from nodes.tasklist.common import (
     TasklistDeps,
+    await_review,
+    review_rejected,
     ask_guard,
     counted,
     model_failed,
     progress_of,
     refused,
-    stopped,
     trace,
 )
-from nodes.tasklist.strategy import REVIEW_REJECTED_MESSAGE
 
 
 def _write(state: Mapping[str, Any], runtime: Any, deps: TasklistDeps, contract: str, messages: list) -> tuple[str, dict]:
     result = invoke_text(contract, messages, deps.models_for(runtime))
     version = state["plan"]["target_version"]
     # The header is the runtime's, whatever the model wrote.
-    return enforce_header(result.text[:DRAFT_TEXT_LIMIT], state["plan_uri"], version), result.metrics
+    # Redacted here, where model text enters state: the draft is the user-visible artifact, and a model
+    # may echo a secret or an absolute path from the plan.
+    return enforce_header(redact(result.text, DRAFT_TEXT_LIMIT), state["plan_uri"], version), result.metrics
 
 
 def draft_v1(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDeps) -> dict[str, Any]:
@@ -111,33 +111,22 @@ def review_revision(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str
         return refused("revision-review", verdict)
     options = revision_review_options()
     fix_now = state["warning_disposition"]["fix_now"]
-    answer = interrupt(
+    decision, update = await_review(
+        state, "revision_review", "revision-review", "Revision review",
         {
-            "kind": "revision_review",
-            "run_id": state["run_id"],
             "question": "The draft needs fixes. Approve one automatic revision, edit the draft yourself, or reject?",
             "plan_uri": state["plan_uri"],
             "fix_now": list(fix_now),
-            "draft": redact(state["drafts"]["v1"], DRAFT_TEXT_LIMIT),
-            "allowed_decisions": list(options),
+            "draft": state["drafts"]["v1"],
         },
-        response_schema=review_decision_type("revision_review", options),
+        options, review_decision_type("revision_review", options),
     )
-    decision = answer.model_dump(mode="json")
     chosen = decision["type"]
-    progress.event("revision-review", "completed", "Revision review", f"reviewer chose {chosen}")
-    update: dict[str, Any] = {"counters": counted(state), "trace": [trace("revision-review", f"reviewer chose {chosen}")]}
     if chosen == "reject":
-        reason = f" Reason: {decision['reason']}" if decision.get("reason") else ""
-        return {
-            **update,
-            **stopped("revision-review", "the reviewer rejected the revision", kind="review_rejected",
-                      message=REVIEW_REJECTED_MESSAGE.format(what="revision") + reason),
-            "trace": [trace("revision-review", "reviewer chose reject; the run stops")],
-        }
+        return {**update, **review_rejected("revision-review", "revision", decision.get("reason"))}
     if chosen == "edit":
         # The reviewer's own text becomes v2 and is validated directly; it is still the one revision.
-        markdown = enforce_header(decision["markdown"], state["plan_uri"], state["plan"]["target_version"])
+        markdown = enforce_header(redact(decision["markdown"], DRAFT_TEXT_LIMIT), state["plan_uri"], state["plan"]["target_version"])
         return {
             **update,
             "status": "revised_v2",

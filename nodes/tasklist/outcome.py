@@ -11,7 +11,6 @@ from policies.tasklist_structure import StructureValidation
 from nodes.tasklist.common import TasklistDeps, ask_guard, counted, progress_of, refused, trace
 
 BLOCKED_MESSAGE = "The task list still fails structural validation; do not adopt it as it is."
-ARTIFACT_LIMIT = 100_000
 
 
 def revision_effect(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
@@ -54,7 +53,7 @@ def final(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
         drafts, validation = state["drafts"], state["validation"]
         latest = "v2" if "v2" in drafts else "v1"
         artifact = {
-            "markdown": redact(drafts[latest], ARTIFACT_LIMIT),
+            "markdown": drafts[latest],  # redacted and bounded where it entered state (drafting)
             "metadata": {
                 "plan_uri": state["plan_uri"],
                 "target_version": state["plan"]["target_version"],

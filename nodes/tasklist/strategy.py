@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langgraph.types import interrupt
-
 from policies.redaction import redact, redact_mapping
 from policies.tasklist_review import strategy_review_options
 from runtime.contracts import ContractError, ContractTimeout, invoke_contract
@@ -15,16 +13,16 @@ from schemas.tasklist import TasklistStrategy, review_decision_type
 from nodes.tasklist import prompts
 from nodes.tasklist.common import (
     TasklistDeps,
+    await_review,
+    review_rejected,
     ask_guard,
     counted,
     model_failed,
     progress_of,
     refused,
-    stopped,
     trace,
 )
 
-REVIEW_REJECTED_MESSAGE = "The reviewer rejected the {what}; no task list was produced."
 
 
 def _describe(strategy: Mapping[str, Any]) -> str:
@@ -76,31 +74,19 @@ def review_strategy(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str
         return refused("strategy-review", verdict)
     counters, limits = state["counters"], state["limits"]
     options = strategy_review_options(counters["strategy_regenerations"], limits["max_strategy_regenerations"])
-    # The response schema admits only the decisions allowed now: LangGraph refuses anything else
-    # before this node consumes it, and the run stays paused.
-    answer = interrupt(
+    decision, update = await_review(
+        state, "strategy_review", "strategy-review", "Strategy review",
         {
-            "kind": "strategy_review",
-            "run_id": state["run_id"],
             "question": "Approve the task-list split strategy before the draft is written?",
             "plan_uri": state["plan_uri"],
             "target_version": state["plan"]["target_version"],
             "strategy": state["strategy"],
-            "allowed_decisions": list(options),
         },
-        response_schema=review_decision_type("strategy_review", options),
+        options, review_decision_type("strategy_review", options),
     )
-    decision = answer.model_dump(mode="json")
     chosen = decision["type"]
-    progress.event("strategy-review", "completed", "Strategy review", f"reviewer chose {chosen}")
-    update: dict[str, Any] = {"counters": counted(state), "trace": [trace("strategy-review", f"reviewer chose {chosen}")]}
     if chosen == "reject":
-        return {
-            **update,
-            **stopped("strategy-review", "the reviewer rejected the strategy", kind="review_rejected",
-                      message=REVIEW_REJECTED_MESSAGE.format(what="split strategy") + f" Reason: {decision['reason']}"),
-            "trace": [trace("strategy-review", "reviewer chose reject; the run stops")],
-        }
+        return {**update, **review_rejected("strategy-review", "split strategy", decision["reason"])}
     if chosen == "respond":
         return {**update, "status": verdict.next_status, "strategy_review": {"approved": False, "feedback": redact(decision["feedback"], 2000)}}
     if chosen == "edit":
