@@ -17,6 +17,13 @@ REVISION_ORDER: tuple[str, ...] = ("plan", "tasks")  # tasks are aligned to the 
 MAX_REQUEST_ITEMS = 20
 
 
+def post_review_allowed(bundle: Mapping[str, Any]) -> bool:
+    """Post-review guidance (and so a revision) only when all three reviews completed and the run is
+    neither failed nor blocked; a partial review set ends at needs_review without a revision."""
+    complete = bool(bundle.get("coverage")) and all(o == "completed" for o in bundle["coverage"].values())
+    return complete and bundle.get("status") in ("pass", "needs_changes")
+
+
 def derive_post_review_decision(
     status: str, findings: Sequence[Mapping[str, Any]], guidance: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:

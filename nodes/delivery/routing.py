@@ -23,6 +23,7 @@ from policies.delegation import (
     validate_exact_reviewer_roles,
 )
 from policies.redaction import redact
+from policies.revision import post_review_allowed
 from nodes.delivery.common import DeliveryDeps, progress, without_markdown
 from nodes.delivery.state import DeliveryState, ReviewerTask
 
@@ -111,11 +112,7 @@ def route_after_worker(state: DeliveryState) -> str:
 
 
 def route_after_synthesis(state: DeliveryState) -> str:
-    bundle = state["review_bundle"]
-    complete = all(outcome == "completed" for outcome in bundle["coverage"].values())
-    if complete and bundle["status"] in ("pass", "needs_changes"):
-        return "supervisor_post"
-    return "render_report"
+    return "supervisor_post" if post_review_allowed(state["review_bundle"]) else "render_report"
 
 
 def route_after_post(state: DeliveryState) -> str:

@@ -11,7 +11,7 @@ from policies.review_bundle import (
     normalise,
     resolve_run_status,
 )
-from policies.revision import derive_post_review_decision, next_steps, status_after_revision
+from policies.revision import derive_post_review_decision, next_steps, post_review_allowed, status_after_revision
 
 
 def outcome(role, review=None, status="completed"):
@@ -225,3 +225,23 @@ def test_status_after_revision_is_never_pass(status, outcomes, expected):
 def test_every_status_has_next_steps(status):
     assert next_steps(status, revised=False)
     assert "by hand" in next_steps(status, revised=True)[0]
+
+
+ALL_DONE = {"general": "completed", "risk": "completed", "boundary": "completed"}
+
+
+@pytest.mark.parametrize(
+    ("coverage", "status", "allowed"),
+    [
+        (ALL_DONE, "pass", True),
+        (ALL_DONE, "needs_changes", True),
+        (ALL_DONE, "blocked", False),
+        (ALL_DONE, "failed", False),
+        ({**ALL_DONE, "risk": "timeout"}, "needs_review", False),
+        ({**ALL_DONE, "risk": "contract_failure"}, "needs_changes", False),
+        ({**ALL_DONE, "boundary": "execution_failed"}, "pass", False),
+        ({}, "pass", False),
+    ],
+)
+def test_post_review_only_after_three_completed_reviews_and_no_hard_stop(coverage, status, allowed):
+    assert post_review_allowed({"coverage": coverage, "status": status}) is allowed
