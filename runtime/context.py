@@ -8,18 +8,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from runtime.contracts import CONTRACT_MODES
 from runtime.models import ModelSet, model_set_from_settings
 from runtime.settings import Settings
 
+# Fixed choices are Literal so Studio renders a dropdown (the same set as CONTRACT_MODES; a test pins it).
+ContractMode = Literal["direct", "two_step"]
+
 
 @dataclass(kw_only=True)
 class ReinsContext:
     model: str | None = field(default=None, metadata={"description": "Model for every role (OpenAI-compatible)."})
-    contract_mode: str | None = field(
-        default=None, metadata={"description": "direct | two_step; defaults to REINS_CONTRACT_MODE."}
+    contract_mode: ContractMode | None = field(
+        default=None, metadata={"description": "direct or two_step; defaults to REINS_CONTRACT_MODE."}
     )
 
     def __post_init__(self) -> None:

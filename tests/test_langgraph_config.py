@@ -30,3 +30,66 @@ def test_each_export_is_a_compiled_graph_the_server_can_checkpoint(name):
     assert graph.checkpointer is None and graph.store is None
     # Studio offers per-run configuration through the graph's context schema.
     assert graph.builder.context_schema is not None
+
+
+# What Studio builds its input form, its output view and its per-run configuration panel from
+# (``client.assistants.get_schemas``): each must exist on the Python the server runs (3.11).
+EXPECTED_SCHEMAS = {
+    "tasklist_agent": {
+        "input": {"request", "plan_uri"},
+        "output": {"status", "final_decision", "artifact", "summary"},
+        "context": {"model", "contract_mode", "human_review"},
+    },
+    "delivery_chain": {
+        "input": {"requirement", "requirement_uri"},
+        "output": {"run_status", "report", "review_bundle"},
+        "context": {"model", "contract_mode", "polish", "review_timeout_s"},
+    },
+    "assistant": {
+        "input": {"messages"},
+        "output": {"messages", "reply", "pipeline"},
+        "context": {"model", "contract_mode", "user_id", "memory_scope"},
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIG["graphs"]))
+@pytest.mark.parametrize("kind", ["input", "output", "context"])
+def test_each_graph_publishes_input_output_and_context_json_schemas(name, kind):
+    schema = getattr(load_graph(name), f"get_{kind}_jsonschema")()
+    assert schema and schema.get("type") == "object"
+    assert EXPECTED_SCHEMAS[name][kind] <= set(schema["properties"])
+    json.dumps(schema)  # plain JSON, as the server sends it
+
+
+def _choices(prop: dict) -> list[str]:
+    """The enum of a Literal field, also when it is optional (``anyOf`` with null)."""
+    for option in [prop, *prop.get("anyOf", [])]:
+        if "enum" in option:
+            return option["enum"]
+    return []
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "choices"),
+    [
+        ("tasklist_agent", "contract_mode", ["direct", "two_step"]),
+        ("delivery_chain", "contract_mode", ["direct", "two_step"]),
+        ("assistant", "contract_mode", ["direct", "two_step"]),
+        ("assistant", "memory_scope", ["thread", "user"]),
+    ],
+)
+def test_context_fields_with_fixed_choices_are_dropdowns(name, field, choices):
+    prop = load_graph(name).get_context_jsonschema()["properties"][field]
+    assert _choices(prop) == choices
+    assert prop.get("description")
+
+
+def test_the_contract_mode_choices_are_the_runtimes():
+    from typing import get_args
+
+    from runtime.context import ContractMode
+    from runtime.contracts import CONTRACT_MODES
+    from runtime.settings import CONTRACT_MODES as SETTINGS_MODES
+
+    assert get_args(ContractMode) == CONTRACT_MODES == SETTINGS_MODES

@@ -10,6 +10,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
 from runtime.context import ReinsContext
@@ -25,8 +26,10 @@ class TasklistContext(ReinsContext):
 
 
 class TasklistInput(TypedDict, total=False):
-    request: str  # "/tasklist docs://versions/<plan>.md ..."
-    plan_uri: str  # or the plan reference alone
+    """A version plan to turn into a task list: the whole request, or the plan reference alone."""
+
+    request: Annotated[str, Field(description="/tasklist docs://versions/<plan>.md, optionally with a goal.")]
+    plan_uri: Annotated[str, Field(description="The plan reference alone, e.g. docs://versions/v0.2.0-ready.md.")]
 
 
 class TasklistOutput(TypedDict, total=False):

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from runtime.context import ReinsContext
 
-MEMORY_SCOPES = ("thread", "user")
+MemoryScope = Literal["thread", "user"]  # a dropdown in Studio
+MEMORY_SCOPES: tuple[str, ...] = get_args(MemoryScope)
 
 
 @dataclass(kw_only=True)
 class AssistantContext(ReinsContext):
     user_id: str = field(default="local", metadata={"description": "Whose long-term notes to read and write."})
-    memory_scope: str = field(
+    memory_scope: MemoryScope = field(
         default="thread",
         metadata={"description": "thread: notes stay in this conversation; user: shared by the user's threads."},
     )

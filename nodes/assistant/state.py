@@ -7,10 +7,11 @@ checkpoints stay strict-msgpack safe.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 from runtime.contracts import merge_metrics
 

@@ -7,14 +7,19 @@ working data. Keys written by parallel reviewers, or appended across steps, carr
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
+
+from pydantic import Field
+from typing_extensions import TypedDict
 
 from runtime.contracts import merge_metrics
 
 
 class DeliveryInput(TypedDict, total=False):
-    requirement: str
-    requirement_uri: str
+    """A requirement to deliver: its text, or a reference to a bundled one."""
+
+    requirement: Annotated[str, Field(description="The requirement as text.")]
+    requirement_uri: Annotated[str, Field(description="Or a reference, e.g. demo://scenarios/<id>/requirement.md.")]
 
 
 class DeliveryOutput(TypedDict, total=False):
