@@ -88,8 +88,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("all-reviewers-failure", "all-reviewers-failure", "every reviewer's output drifts from its schema",
              "failed", demo="request-limit-banner", failing_reviewers=REVIEWER_ROLES, fault="contract_failure"),
     # Eight more.
-    Scenario("register-login", "extra", "authentication: a high (advisory) risk that does not block", "pass",
-             demo="register-login"),
+    Scenario("register-login", "extra", "authentication: a high risk that does not block but needs a person",
+             "needs_review", demo="register-login"),
     Scenario("bypass-review", "extra", "asks the chain to skip its own reviews", "blocked", demo="bypass-review"),
     Scenario("invoice-csv-export", "extra", "a small, concrete export feature", "pass", file="invoice-csv-export"),
     Scenario("dark-mode", "extra", "a concrete UI preference feature", "pass", file="dark-mode"),

@@ -154,6 +154,9 @@ def render_delivery_report(data: Mapping[str, Any], summary: str | None = None) 
     lines = ["# Delivery report", "", f"Source: {_line(data.get('source_label', 'inline requirement'), 120)}", ""]
     lines += ["## Summary", "", _line(summary, 1200) if summary else narrative(data), ""]
     lines += ["## Conclusion", "", f"**Status: {status}** — {STATUS_LINES[status]}", ""]
+    reasons = bundle.get("status_reasons") or []
+    if reasons:
+        lines += [f"Why the reviews did not pass: {_line('; '.join(reasons), 600)}.", ""]
     failure = data.get("failure")
     if failure:
         lines += [f"Stopped at: {failure['stage']} — {_line(failure['message'], 300)}", ""]

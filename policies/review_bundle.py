@@ -3,7 +3,8 @@
 Input is structured data only — validated review contracts and reviewer outcomes — never markdown.
 ``resolve_run_status`` is the status matrix; the priority chain is fixed:
 0 completed → failed; a hard blocker → blocked; fewer than 3 completed → needs_review;
-required changes → needs_changes; else pass.
+a caution verdict (boundary ``needs_review`` or risk ``high``) → needs_review; required changes →
+needs_changes; else pass. ``status_reasons`` names why a run did not pass, for the report.
 """
 
 from __future__ import annotations
@@ -158,6 +159,17 @@ def is_actionable(finding: Mapping[str, Any]) -> bool:
     return finding["finding_type"] == "issue" and finding["requirement"] == "required"
 
 
+def caution_verdicts(reviews: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Completed verdicts that are not blockers but must not end in ``pass``: a person decides."""
+    risk, boundary = reviews.get("risk"), reviews.get("boundary")
+    found = []
+    if risk and risk["severity"] == "high":
+        found.append("risk")
+    if boundary and boundary["boundary_status"] == "needs_review":
+        found.append("boundary")
+    return found
+
+
 def resolve_run_status(
     coverage: Mapping[str, str], reviews: Mapping[str, Mapping[str, Any]], findings: Sequence[Mapping[str, Any]]
 ) -> str:
@@ -169,6 +181,8 @@ def resolve_run_status(
         return "blocked"
     if completed != len(REVIEWER_ROLES):
         return "needs_review"
+    if caution_verdicts(reviews):
+        return "needs_review"
     general = reviews["general"]
     if (
         general["disposition"] == "needs_changes"
@@ -177,6 +191,33 @@ def resolve_run_status(
     ):
         return "needs_changes"
     return "pass"
+
+
+CAUTION_REASONS: Mapping[str, str] = {
+    "risk": "the risk review rated the delivery high risk",
+    "boundary": "the boundary review asks for a person to review a guarded area",
+}
+
+
+def status_reasons(
+    coverage: Mapping[str, str], reviews: Mapping[str, Mapping[str, Any]], findings: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """Why the matrix did not end in ``pass``, one short line per rule that applied (empty on pass)."""
+    reasons = []
+    if not any(coverage.get(role) == "completed" for role in REVIEWER_ROLES):
+        return ["no review completed"]
+    if has_hard_blocker(reviews):
+        reasons.append("a review reported a hard blocker")
+    missing = [role for role in REVIEWER_ROLES if coverage.get(role) != "completed"]
+    if missing:
+        reasons.append(f"review(s) not completed: {', '.join(missing)}")
+    reasons += [CAUTION_REASONS[role] for role in caution_verdicts(reviews)]
+    general = reviews.get("general")
+    if general and (general["disposition"] == "needs_changes" or general["plan_task_alignment"] == "misaligned"):
+        reasons.append("the general review asks for changes")
+    if any(is_actionable(f) for f in findings):
+        reasons.append("required findings")
+    return reasons
 
 
 def blockers_and_high_risks(reviews: Mapping[str, Mapping[str, Any]], findings: Sequence[Mapping[str, Any]]) -> list[dict]:
@@ -224,4 +265,5 @@ def build_review_bundle(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]
         ],
         "blockers_and_high_risks": blockers_and_high_risks(reviews, findings),
         "status": resolve_run_status(coverage, reviews, findings),
+        "status_reasons": status_reasons(coverage, reviews, findings),
     }

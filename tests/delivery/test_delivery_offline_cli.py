@@ -15,7 +15,7 @@ from runtime.offline.delivery import covers, is_concrete, parse_requirement, par
 
 SCENARIOS = {
     "request-limit-banner": "pass",
-    "register-login": "pass",
+    "register-login": "needs_review",  # a high risk needs a person, it never passes
     "vague-improvement": "clarification_required",
     "persist-raw-artifacts": "blocked",
     "sso-security-blocker": "blocked",
@@ -57,6 +57,8 @@ def test_why_each_offline_status_happened(offline_graph):
     assert any("recovery state" in c for c in revised["artifacts"]["plan"]["markdown"].splitlines())
     login = run("register-login")
     assert any(i["kind"] == "high_risk" for i in login["review_bundle"]["blockers_and_high_risks"])
+    assert login["review_bundle"]["status_reasons"] == ["the risk review rated the delivery high risk"]
+    assert "Why the reviews did not pass: the risk review rated the delivery high risk." in login["report"]
     bypass = run("bypass-review")
     assert bypass["artifacts"]["plan"] is None and "Boundary evidence" in bypass["report"]
 

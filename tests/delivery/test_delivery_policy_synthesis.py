@@ -57,7 +57,15 @@ def with_general(review):
         ([ALL_PASS[0], outcome("risk", risk("medium", [REQUIRED])), ALL_PASS[2]], "needs_changes"),
         # advisory or observation-only findings do not change the status
         (with_general(general("pass", findings=[ADVISORY, ISSUE_ADVISORY, OBSERVATION_REQUIRED])), "pass"),
-        ([ALL_PASS[0], outcome("risk", risk("high")), outcome("boundary", boundary("needs_review"))], "pass"),
+        # caution verdicts (risk high, boundary needs_review) never end in pass: a person decides
+        ([ALL_PASS[0], outcome("risk", risk("high")), outcome("boundary", boundary("needs_review"))], "needs_review"),
+        ([ALL_PASS[0], outcome("risk", risk("high")), ALL_PASS[2]], "needs_review"),
+        ([ALL_PASS[0], ALL_PASS[1], outcome("boundary", boundary("needs_review"))], "needs_review"),
+        ([ALL_PASS[0], outcome("risk", risk("medium")), ALL_PASS[2]], "pass"),
+        ([outcome("general", general("needs_changes")), outcome("risk", risk("high")), ALL_PASS[2]], "needs_review"),
+        ([ALL_PASS[0], outcome("risk", risk("high", [REQUIRED])), ALL_PASS[2]], "needs_review"),
+        ([ALL_PASS[0], outcome("risk", risk("blocker")), outcome("boundary", boundary("needs_review"))], "blocked"),
+        ([outcome("general", status="timeout"), outcome("risk", risk("high")), ALL_PASS[2]], "needs_review"),
     ],
 )
 def test_status_matrix(outcomes, expected):
@@ -65,6 +73,24 @@ def test_status_matrix(outcomes, expected):
     assert bundle["status"] == expected
     assert resolve_run_status(coverage_of(outcomes), {o["role"]: o["review"] for o in outcomes if o["review"]},
                               bundle["findings"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "reasons"),
+    [
+        (ALL_PASS, []),
+        ([ALL_PASS[0], outcome("risk", risk("high")), outcome("boundary", boundary("needs_review"))],
+         ["the risk review rated the delivery high risk",
+          "the boundary review asks for a person to review a guarded area"]),
+        ([ALL_PASS[0], outcome("risk", status="timeout"), ALL_PASS[2]], ["review(s) not completed: risk"]),
+        (with_general(general("needs_changes", findings=[REQUIRED])),
+         ["the general review asks for changes", "required findings"]),
+        ([outcome(r, status="timeout") for r in ("general", "risk", "boundary")], ["no review completed"]),
+        ([ALL_PASS[0], outcome("risk", risk("blocker")), ALL_PASS[2]], ["a review reported a hard blocker"]),
+    ],
+)
+def test_status_reasons(outcomes, reasons):
+    assert build_review_bundle(outcomes)["status_reasons"] == reasons
 
 
 def test_status_ignores_markdown_and_summary_text():

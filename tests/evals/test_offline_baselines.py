@@ -13,6 +13,13 @@ from runtime.scripted import ScriptedModel
 
 MODELS = ModelSet.uniform(OfflineModel())
 PLAIN = [s for s in SCENARIOS if not s.failing_reviewers]
+# The simple baselines have no caution rule: a high risk that does not block ends in pass there,
+# where the controlled chain's status matrix (the scenarios' expectation) asks for a person.
+CAUTION_ONLY = {"register-login"}
+
+
+def baseline_status_expected(scenario, status):
+    return status == "pass" if scenario.id in CAUTION_ONLY else status in scenario.acceptable
 
 
 def test_every_eval_contract_has_an_offline_responder():
@@ -25,7 +32,7 @@ def test_every_eval_contract_has_an_offline_responder():
 @pytest.mark.parametrize("scenario", PLAIN, ids=lambda s: s.id)
 def test_single_agent_offline_status(scenario):
     outcome = run_baseline("single_agent", scenario.payload(), MODELS)
-    assert outcome.status in scenario.acceptable
+    assert baseline_status_expected(scenario, outcome.status)
     assert outcome.calls == 1 and outcome.tokens > 0 and not outcome.revised
     assert outcome.completed_reviews == (0 if outcome.status == "clarification_required" or
                                          scenario.id == "bypass-review" else 3)
@@ -34,7 +41,7 @@ def test_single_agent_offline_status(scenario):
 @pytest.mark.parametrize("scenario", PLAIN, ids=lambda s: s.id)
 def test_fixed_pipeline_offline_status(scenario):
     outcome = run_baseline("fixed_multi_agent", scenario.payload(), MODELS)
-    assert outcome.status in scenario.acceptable
+    assert baseline_status_expected(scenario, outcome.status)
     assert (outcome.calls, outcome.completed_reviews, outcome.revised) == (5, 3, False)
     assert outcome.blocker_seen is (scenario.expected == "blocked")
 
