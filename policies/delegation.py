@@ -22,6 +22,11 @@ out_of_order                    plan, then tasks, then the review group; nothing
 missing_input_artifact          a sub-agent's declared input artifacts must exist
 review_group_incomplete         the review group is exactly the three review tools
 ==============================  ===============================================================
+
+A refused turn may be asked again, unchanged, up to ``max_manager_reasks`` times (``reask_allowed``):
+the model is told nothing about the refusal, the refused call never runs, and the rules above still
+bound the whole run (refused calls are never executed, so they never count toward
+``max_tool_calls``). ``max_manager_reasks=0`` fails closed on the first refusal.
 """
 
 from __future__ import annotations
@@ -85,6 +90,14 @@ class DelegationPolicy:
     reject_unregistered_tools: bool = True
     reject_out_of_order_tool_calls: bool = True
     review_group: ReviewGroupPolicy = ReviewGroupPolicy()
+    # How often one refused manager turn is asked again with the identical prompt (0: never).
+    max_manager_reasks: int = 1
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_manager_reasks, bool) or not isinstance(self.max_manager_reasks, int) or (
+            self.max_manager_reasks < 0
+        ):
+            raise ValueError("max_manager_reasks must be a whole number of re-asks, 0 or more")
 
 
 DEFAULT_POLICY = DelegationPolicy()
@@ -191,6 +204,13 @@ def check_delegation(
     if is_review_turn and set(names) != set(group.tools):
         return violation("review_group_incomplete")
     return None
+
+
+def reask_allowed(refusals_in_turn: int, policy: DelegationPolicy = DEFAULT_POLICY) -> bool:
+    """Whether a refused manager turn is asked again. ``refusals_in_turn`` counts this turn's
+    refusals including the one just made: the n-th refusal is re-asked while n ≤ the budget, so one
+    turn reaches the model at most ``1 + max_manager_reasks`` times."""
+    return 1 <= refusals_in_turn <= policy.max_manager_reasks
 
 
 def validate_exact_reviewer_roles(roles: Iterable[str], required: Sequence[str] = REVIEWER_ROLES) -> Violation | None:

@@ -10,6 +10,7 @@ from policies.delegation import (
     DelegationLedger,
     ProposedCall,
     check_delegation,
+    reask_allowed,
     validate_exact_reviewer_roles,
 )
 
@@ -134,3 +135,43 @@ def test_validate_exact_reviewer_roles(roles, ok):
     assert (result is None) is ok
     if not ok:
         assert result.code == "reviewer_roles_inexact"
+
+
+NO_REASK = dataclasses.replace(DEFAULT_POLICY, max_manager_reasks=0)
+THREE_REASKS = dataclasses.replace(DEFAULT_POLICY, max_manager_reasks=3)
+
+
+@pytest.mark.parametrize(
+    ("refusals_in_turn", "policy", "allowed"),
+    [
+        (0, DEFAULT_POLICY, False),  # nothing was refused: nothing to re-ask
+        (1, DEFAULT_POLICY, True),  # the default budget: one re-ask per turn
+        (2, DEFAULT_POLICY, False),
+        (1, NO_REASK, False),  # 0 fails closed on the first refusal
+        (1, THREE_REASKS, True),
+        (3, THREE_REASKS, True),
+        (4, THREE_REASKS, False),
+        (-1, THREE_REASKS, False),
+    ],
+)
+def test_reask_budget(refusals_in_turn, policy, allowed):
+    assert reask_allowed(refusals_in_turn, policy) is allowed
+
+
+def test_reask_budget_bounds_the_model_calls_of_one_turn():
+    for budget in range(5):
+        policy = dataclasses.replace(DEFAULT_POLICY, max_manager_reasks=budget)
+        asked = 1
+        while reask_allowed(asked, policy):  # the asked-th answer was refused: ask again?
+            asked += 1
+        assert asked == 1 + budget
+
+
+@pytest.mark.parametrize("budget", [-1, 1.5, True, "1"])
+def test_reask_budget_must_be_a_whole_number(budget):
+    with pytest.raises(ValueError, match="max_manager_reasks"):
+        dataclasses.replace(DEFAULT_POLICY, max_manager_reasks=budget)
+
+
+def test_default_reask_budget_is_one():
+    assert DEFAULT_POLICY.max_manager_reasks == 1
