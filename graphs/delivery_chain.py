@@ -19,6 +19,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy
+from runtime.calls import node
 from runtime.models import ModelSet
 from runtime.registry import ToolRegistry, default_registry
 from runtime.resources import ResourceResolver
@@ -30,7 +31,7 @@ from nodes.delivery.manager import make_manager
 from nodes.delivery.report import make_fail_closed, make_render_report
 from nodes.delivery.reviewers import make_reviewer
 from nodes.delivery.revision import make_reviser
-from nodes.delivery.state import DeliveryInput, DeliveryOutput, DeliveryState
+from nodes.delivery.state import DeliveryInput, DeliveryOutput, DeliveryState, ReviewerTask
 from nodes.delivery.supervisor import make_supervisor_post, make_supervisor_pre
 from nodes.delivery.synthesis import synthesize
 from nodes.delivery.workers import make_plan_worker, make_task_worker
@@ -61,16 +62,17 @@ def build_graph(
         DeliveryState, context_schema=DeliveryContext, input_schema=DeliveryInput, output_schema=DeliveryOutput
     )
     builder.add_node("load_context", make_load_context(deps))
-    builder.add_node("supervisor_pre", make_supervisor_pre(deps))
-    builder.add_node("manager", make_manager(deps))
-    builder.add_node("plan_worker", make_plan_worker(deps))
-    builder.add_node("task_worker", make_task_worker(deps))
-    builder.add_node("reviewer", make_reviewer(deps))
+    # Model-calling nodes run sync under invoke and async under ainvoke (runtime/calls.py).
+    builder.add_node("supervisor_pre", node(make_supervisor_pre(deps)))
+    builder.add_node("manager", node(make_manager(deps)))
+    builder.add_node("plan_worker", node(make_plan_worker(deps)))
+    builder.add_node("task_worker", node(make_task_worker(deps)))
+    builder.add_node("reviewer", node(make_reviewer(deps)), input_schema=ReviewerTask)
     builder.add_node("synthesize", synthesize)
-    builder.add_node("supervisor_post", make_supervisor_post(deps))
-    builder.add_node("revise_plan", make_reviser(deps, "plan"))
-    builder.add_node("revise_tasks", make_reviser(deps, "tasks"))
-    builder.add_node("render_report", make_render_report(deps))
+    builder.add_node("supervisor_post", node(make_supervisor_post(deps)))
+    builder.add_node("revise_plan", node(make_reviser(deps, "plan")))
+    builder.add_node("revise_tasks", node(make_reviser(deps, "tasks")))
+    builder.add_node("render_report", node(make_render_report(deps)))
     builder.add_node("fail_closed", make_fail_closed(deps))
 
     builder.add_edge(START, "load_context")

@@ -11,7 +11,8 @@
 4. Every call is counted: business, encoder and repair calls, tokens, latency.
 
 Free-text drafts (``invoke_text``) and tool-calling turns (``invoke_tool_turn``) go through the same
-labelling, retry and metrics wrapper.
+labelling, retry and metrics wrapper. Each entry point has an async twin (``ainvoke_*``) that runs
+the same steps on the model's ``ainvoke``; graph nodes reach both through ``runtime/calls.py``.
 """
 
 from __future__ import annotations
@@ -378,6 +379,13 @@ def invoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet
     return TextResult(text=_text_of(message), metrics=caller.meter.snapshot())
 
 
+async def ainvoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet) -> TextResult:
+    """Async twin of :func:`invoke_text`."""
+    caller = _Caller(contract, models)
+    message = await caller.acall("business_calls", caller.role, messages)
+    return TextResult(text=_text_of(message), metrics=caller.meter.snapshot())
+
+
 @dataclass(frozen=True)
 class ToolTurn:
     message: AIMessage
@@ -388,6 +396,17 @@ def invoke_tool_turn(contract: str, messages: Sequence[BaseMessage], models: Mod
     """One native tool-calling turn (the manager's); policy checks happen in the graph, not here."""
     caller = _Caller(contract, models)
     message = caller.call("business_calls", caller.role, messages, tools=tools)
+    if not isinstance(message, AIMessage):
+        message = AIMessage(content=_text_of(message))
+    return ToolTurn(message=message, metrics=caller.meter.snapshot())
+
+
+async def ainvoke_tool_turn(
+    contract: str, messages: Sequence[BaseMessage], models: ModelSet, tools: Sequence[Any]
+) -> ToolTurn:
+    """Async twin of :func:`invoke_tool_turn`."""
+    caller = _Caller(contract, models)
+    message = await caller.acall("business_calls", caller.role, messages, tools=tools)
     if not isinstance(message, AIMessage):
         message = AIMessage(content=_text_of(message))
     return ToolTurn(message=message, metrics=caller.meter.snapshot())

@@ -1,6 +1,7 @@
 """A wall-clock deadline around a blocking call, for nodes that must not wait forever.
 
-LangGraph only cancels async nodes; a sync node (e.g. a reviewer in a parallel group) gets its own
+Under ``ainvoke`` a deadline is an ``asyncio`` timeout (``runtime.calls.Within``); a blocking call
+on the sync path (``invoke``, e.g. a reviewer in a parallel group) cannot be cancelled and gets its
 limit here instead. The call runs in a daemon thread with the caller's context (so LangChain
 config, callbacks and the stream writer still apply); when the deadline passes the caller gets
 ``DeadlineExceeded`` at once and the abandoned call can never hold the process open.

@@ -77,6 +77,20 @@ class StandInChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
+        return self._answer(messages, run_manager, kwargs)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        # Answers are computed by rules in microseconds: no executor thread (the base class would
+        # run ``_generate`` in one).
+        return self._answer(messages, run_manager, kwargs)
+
+    def _answer(self, messages: list[BaseMessage], run_manager: Any, kwargs: dict[str, Any]) -> ChatResult:
         response = self.respond(call_label(run_manager, kwargs, messages))
         if isinstance(response, BaseException):
             raise response

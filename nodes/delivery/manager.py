@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from policies.delegation import SUBAGENT_TOOLS
-from runtime.contracts import invoke_tool_turn
+from runtime.calls import ToolTurn
 from nodes.delivery.common import DeliveryDeps, error_label, fail, trace
 from nodes.delivery.prompts import manager_messages
 from nodes.delivery.state import DeliveryState
@@ -49,7 +49,7 @@ def make_manager(deps: DeliveryDeps):
         turn_number = state.get("manager_turns", 0) + 1
         messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []))
         try:
-            turn = invoke_tool_turn("delivery.manager", messages, deps.models_for(runtime), tools)
+            turn = yield ToolTurn("delivery.manager", messages, deps.models_for(runtime), tools)
         except NotImplementedError:
             return {
                 "manager_turns": turn_number,

@@ -8,7 +8,8 @@ from typing import Any
 
 from policies.delivery_report import narrative, render_delivery_report
 from policies.revision import status_after_revision
-from runtime.contracts import CONTRACT_ROLES, invoke_contract, merge_metrics, metrics_totals
+from runtime.calls import Contract
+from runtime.contracts import CONTRACT_ROLES, merge_metrics, metrics_totals
 from schemas.delivery import PolishedSummary, RuntimeArtifact
 from nodes.delivery.common import DeliveryDeps, artifact_id, progress, trace
 from nodes.delivery.prompts import polish_messages
@@ -113,8 +114,8 @@ def make_render_report(deps: DeliveryDeps):
             summary = None
             if deps.polish_enabled(runtime) and not (state.get("failure") or {}).get("stage") == "load":
                 try:
-                    polished = invoke_contract("delivery.report_polish", PolishedSummary,
-                                               polish_messages(status, narrative(data)), deps.models_for(runtime))
+                    polished = yield Contract("delivery.report_polish", PolishedSummary,
+                                              polish_messages(status, narrative(data)), deps.models_for(runtime))
                     summary, metrics = polished.value.summary, polished.metrics
                     entries += trace("render-report", "narrative summary polished")
                 except Exception as error:  # polish is optional: fall back to the rendered summary

@@ -1,6 +1,6 @@
 """``reviewer``: one of the three parallel reviews (a ``Send`` target), isolated from its peers.
 
-Each reviewer has its own wall-clock deadline and turns every failure into its outcome —
+Each reviewer has its own wall-clock deadline (an ``asyncio`` timeout under ``ainvoke``) and turns every failure into its outcome —
 ``contract_failure`` | ``timeout`` | ``execution_failed`` — so one failure never cancels the others;
 the outcomes join through the ``review_outcomes`` reducer.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from runtime.contracts import ContractError, invoke_contract
-from runtime.deadline import call_with_deadline
+from runtime.calls import Contract, Within
+from runtime.contracts import ContractError
 from schemas.delivery import REVIEW_CONTRACTS, REVIEW_SCHEMAS
 from nodes.delivery.common import DeliveryDeps, clean, outcome_of, trace
 from nodes.delivery.prompts import worker_messages
@@ -34,9 +34,7 @@ def make_reviewer(deps: DeliveryDeps):
         outcome: dict[str, Any] = {"role": role, "tool": tool, "review": None, "failure": None}
         metrics: dict = {}
         try:
-            result = call_with_deadline(
-                lambda: invoke_contract(contract, schema, messages, models, mode=mode), timeout_s, name=f"reviewer-{role}"
-            )
+            result = yield Within(timeout_s, Contract(contract, schema, messages, models, mode=mode), f"reviewer-{role}")
             outcome.update(outcome="completed", review=clean(result.value.model_dump(mode="json")))
             metrics = result.metrics
         except Exception as error:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from policies.delegation import PLAN_TOOL, TASK_TOOL
-from runtime.contracts import invoke_contract
+from runtime.calls import Contract
 from schemas.delivery import DeliveryPlan, DeliveryTasks
 from nodes.delivery.common import DeliveryDeps, artifact_record, clean, outcome_of, progress, trace, without_markdown
 from nodes.delivery.prompts import revision_block, worker_messages
@@ -52,7 +52,7 @@ def make_reviser(deps: DeliveryDeps, target: str):
                 extra=revision_block(findings, request),
             )
             try:
-                result = invoke_contract(contract, schema, messages, deps.models_for(runtime), mode=deps.mode_for(runtime))
+                result = yield Contract(contract, schema, messages, deps.models_for(runtime), mode=deps.mode_for(runtime))
             except Exception as error:
                 code = outcome_of(error)
                 step.status, step.summary = "failed", f"{target} revision: {code}"

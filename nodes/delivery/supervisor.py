@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from policies.revision import derive_post_review_decision
-from runtime.contracts import invoke_contract
+from runtime.calls import Contract
 from schemas.delivery import SupervisorPostGuidance, SupervisorPreDecision
 from nodes.delivery.common import DeliveryDeps, clean, error_label, fail, progress, trace
 from nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
@@ -21,7 +21,7 @@ def make_supervisor_pre(deps: DeliveryDeps):
         with progress(state).step("supervisor-pre-decision", "Supervisor pre-decision") as step:
             messages = supervisor_pre_messages(state["requirement_text"], state["context_blocks"])
             try:
-                result = invoke_contract(
+                result = yield Contract(
                     "delivery.supervisor_pre", SupervisorPreDecision, messages, models, mode=deps.mode_for(runtime)
                 )
             except Exception as error:
@@ -54,7 +54,7 @@ def make_supervisor_post(deps: DeliveryDeps):
         with progress(state).step("supervisor-post-decision", "Post-review decision") as step:
             guidance = None
             try:
-                result = invoke_contract(
+                result = yield Contract(
                     "delivery.supervisor_post",
                     SupervisorPostGuidance,
                     supervisor_post_messages(state["requirement_text"], bundle),

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from policies.delegation import PLAN_TOOL, TASK_TOOL
 from policies.redaction import redact
-from runtime.contracts import invoke_contract
+from runtime.calls import Contract
 from schemas.delivery import DeliveryPlan, DeliveryTasks, SubagentToolResult
 from nodes.delivery.common import (
     DeliveryDeps,
@@ -89,8 +89,8 @@ def make_worker(deps: DeliveryDeps, spec: WorkerSpec):
                 note=pending_note(state, spec.tool), **spec.inputs(state),
             )
             try:
-                result = invoke_contract(spec.contract, spec.schema, messages, deps.models_for(runtime),
-                                         mode=deps.mode_for(runtime))
+                result = yield Contract(spec.contract, spec.schema, messages, deps.models_for(runtime),
+                                        mode=deps.mode_for(runtime))
             except Exception as error:
                 code = outcome_of(error)
                 step.status, step.summary = "failed", f"{label}: {code}"

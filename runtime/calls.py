@@ -1,0 +1,212 @@
+"""Node logic written once, run sync under ``invoke`` and async under ``ainvoke``.
+
+A node that calls a model (or another graph, or the store) is a generator: it *yields* a request —
+``Contract``, ``Text``, ``ToolTurn``, ``StorePut``, ``Subgraph``, optionally wrapped in
+``Within(seconds, …)`` — and gets the result back at the ``yield``. A failed request is raised
+at the ``yield``, so a node handles failures with an ordinary ``try``/``except``; the node returns
+its state update as usual::
+
+    def supervisor_pre(state, runtime):
+        try:
+            result = yield Contract("delivery.supervisor_pre", SupervisorPreDecision, messages, models)
+        except ContractError:
+            return {...}
+        return {"pre_decision": ...}
+
+``node(fn)`` turns such a generator into one LangGraph node with a sync function (each request made
+with ``invoke_contract`` …) and an async one (``ainvoke_contract`` …). ``graph.invoke`` runs the
+first; ``graph.ainvoke`` / ``astream`` and LangGraph Server run the second, so no run holds a
+thread while a model answers. The contract algorithm itself is shared the same way (see
+``_contract_steps`` in ``runtime/contracts.py``). A plain function is returned unchanged: nodes
+that never wait on a model stay ordinary functions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# LangGraph's own node wrapper: it accepts a sync and an async function for one node and injects
+# ``runtime`` / ``config`` like any function node (``add_node`` wraps plain functions in it too).
+from langgraph._internal._runnable import RunnableCallable
+
+from runtime.contracts import (
+    ainvoke_contract,
+    ainvoke_text,
+    ainvoke_tool_turn,
+    invoke_contract,
+    invoke_text,
+    invoke_tool_turn,
+)
+from runtime.deadline import DeadlineExceeded, call_with_deadline
+from runtime.models import ModelSet
+
+
+# ------------------------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True)
+class Contract:
+    """A structured contract call (``invoke_contract``): the result is a ``Contracted``."""
+
+    name: str
+    schema: type
+    messages: Sequence[Any]
+    models: ModelSet
+    mode: str = "direct"
+
+    def run(self) -> Any:
+        return invoke_contract(self.name, self.schema, self.messages, self.models, mode=self.mode)
+
+    async def arun(self) -> Any:
+        return await ainvoke_contract(self.name, self.schema, self.messages, self.models, mode=self.mode)
+
+
+@dataclass(frozen=True)
+class Text:
+    """A free-text call (``invoke_text``): the result is a ``TextResult``."""
+
+    name: str
+    messages: Sequence[Any]
+    models: ModelSet
+
+    def run(self) -> Any:
+        return invoke_text(self.name, self.messages, self.models)
+
+    async def arun(self) -> Any:
+        return await ainvoke_text(self.name, self.messages, self.models)
+
+
+@dataclass(frozen=True)
+class ToolTurn:
+    """One native tool-calling turn (``invoke_tool_turn``): the result is a ``contracts.ToolTurn``."""
+
+    name: str
+    messages: Sequence[Any]
+    models: ModelSet
+    tools: Sequence[Any]
+
+    def run(self) -> Any:
+        return invoke_tool_turn(self.name, self.messages, self.models, self.tools)
+
+    async def arun(self) -> Any:
+        return await ainvoke_tool_turn(self.name, self.messages, self.models, self.tools)
+
+
+@dataclass(frozen=True)
+class StorePut:
+    """A write to the LangGraph store (``put`` / ``aput``)."""
+
+    store: Any
+    namespace: tuple[str, ...]
+    key: str
+    value: Mapping[str, Any]
+
+    def run(self) -> None:
+        self.store.put(self.namespace, self.key, dict(self.value))
+
+    async def arun(self) -> None:
+        await self.store.aput(self.namespace, self.key, dict(self.value))
+
+
+@dataclass(frozen=True)
+class Subgraph:
+    """Run a compiled graph inside this node (``invoke`` / ``ainvoke``): LangGraph treats it as a
+    subgraph — its own checkpoint namespace, its events in the parent's stream, its interrupts
+    pausing the parent's thread."""
+
+    graph: Any
+    input: Any
+    context: Any = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    def run(self) -> Any:
+        return self.graph.invoke(self.input, dict(self.config) or None, context=self.context)
+
+    async def arun(self) -> Any:
+        return await self.graph.ainvoke(self.input, dict(self.config) or None, context=self.context)
+
+
+@dataclass(frozen=True)
+class Within:
+    """Another request with a wall-clock deadline; past it, ``DeadlineExceeded`` (a TimeoutError).
+
+    Async: an ``asyncio`` timeout cancels the call. Sync: a blocking call cannot be cancelled, so
+    it runs under ``call_with_deadline`` and is abandoned at the deadline.
+    """
+
+    seconds: float
+    request: Any
+    name: str = "reins-deadline"
+
+    def run(self) -> Any:
+        return call_with_deadline(self.request.run, self.seconds, name=self.name)
+
+    async def arun(self) -> Any:
+        scope = asyncio.timeout(self.seconds)
+        try:
+            async with scope:
+                return await self.request.arun()
+        except TimeoutError:
+            if scope.expired():
+                raise DeadlineExceeded(self.seconds) from None
+            raise  # the call's own timeout, not this deadline
+
+
+# -------------------------------------------------------------------------------------- drivers
+
+Steps = Generator[Any, Any, Any]
+
+
+def drive(steps: Steps) -> Any:
+    """Run a node's generator, making each request synchronously; return the node's update."""
+    try:
+        request = next(steps)
+        while True:
+            try:
+                result = request.run()
+            except BaseException as error:  # raised at the node's yield
+                request = steps.throw(error)
+            else:
+                request = steps.send(result)
+    except StopIteration as done:
+        return done.value
+
+
+async def adrive(steps: Steps) -> Any:
+    """Run a node's generator, awaiting each request; return the node's update."""
+    try:
+        request = next(steps)
+        while True:
+            try:
+                result = await request.arun()
+            except BaseException as error:  # raised at the node's yield (cancellation included)
+                request = steps.throw(error)
+            else:
+                request = steps.send(result)
+    except StopIteration as done:
+        return done.value
+
+
+def node(fn: Callable[..., Any], name: str | None = None) -> Any:
+    """A LangGraph node for ``fn``: sync and async functions over the same generator if ``fn``
+    yields requests, else ``fn`` itself."""
+    if not inspect.isgeneratorfunction(fn):
+        return fn
+    signature = inspect.signature(fn)
+    label = name or getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "node")
+
+    def run_sync(*args: Any, **kwargs: Any) -> Any:
+        return drive(fn(*args, **kwargs))
+
+    async def run_async(*args: Any, **kwargs: Any) -> Any:
+        return await adrive(fn(*args, **kwargs))
+
+    for wrapper in (run_sync, run_async):
+        wrapper.__signature__ = signature  # type: ignore[attr-defined]  # runtime / config injection
+        wrapper.__name__ = label
+    return RunnableCallable(run_sync, run_async, name=label, trace=False)
+
