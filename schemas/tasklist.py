@@ -8,7 +8,7 @@ strategy's step range is ordered.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import reduce
 from operator import or_
 from typing import Annotated, Any, Literal
@@ -126,31 +126,65 @@ STRATEGY_REVIEW_DECISIONS: tuple[str, ...] = ("approve", "edit", "reject", "resp
 REVISION_REVIEW_DECISIONS: tuple[str, ...] = ("approve", "edit", "reject")
 
 
+def _example(value: dict[str, Any]) -> ConfigDict:
+    """A decision's JSON schema carries one valid example (a test validates every one)."""
+    return ConfigDict(json_schema_extra={"examples": [value]})
+
+
+EXAMPLE_STRATEGY: dict[str, Any] = {
+    "granularity": "medium",
+    "expected_step_range": [2, 4],
+    "grouping": ["Interfaces", "Implementation", "Verification"],
+    "priority": ["Interfaces first"],
+    "reason": "Three groups of work with a clear order.",
+}
+
+
 class ApproveDecision(Strict):
+    """Accept what is shown and continue."""
+
+    model_config = _example({"type": "approve"})
     type: Literal["approve"]
 
 
 class EditStrategyDecision(Strict):
+    """Replace the split strategy with your own; the draft is written from it."""
+
+    model_config = _example({"type": "edit", "strategy": EXAMPLE_STRATEGY})
     type: Literal["edit"]
     strategy: TasklistStrategy
 
 
 class RejectDecision(Strict):
+    """Stop the run without a task list; the reason is shown to the requester."""
+
+    model_config = _example({"type": "reject", "reason": "The split does not match the release plan."})
     type: Literal["reject"]
     reason: Reason
 
 
 class RespondDecision(Strict):
+    """Ask for one regenerated strategy that takes your feedback into account (offered once)."""
+
+    model_config = _example({"type": "respond", "feedback": "Fewer, larger steps; tests in every step."})
     type: Literal["respond"]
     feedback: _text(2000)
 
 
 class EditMarkdownDecision(Strict):
+    """Replace the draft with your own task list; it is validated as the one revision."""
+
+    model_config = _example(
+        {"type": "edit", "markdown": "# v0.2.0 Tasklist\n\n## Goals\n- ...\n\n## Steps\n\n### Step 1: ...\n- [ ] ..."}
+    )
     type: Literal["edit"]
     markdown: _text(MARKDOWN_LIMIT)
 
 
 class RejectRevisionDecision(Strict):
+    """Stop the run instead of revising the draft; a reason is optional."""
+
+    model_config = _example({"type": "reject", "reason": "I will rewrite this task list by hand."})
     type: Literal["reject"]
     reason: Reason | None = None
 
@@ -174,8 +208,8 @@ REVIEW_KINDS: tuple[str, ...] = tuple(_REVIEW_SHAPES)
 def review_decision_type(kind: str, allowed: Sequence[str]) -> Any:
     """The decision type a reviewer may answer with: a union of exactly the ``allowed`` shapes.
 
-    Used as the interrupt's ``response_schema`` so LangGraph refuses any other resume value before
-    the node consumes it (the run stays paused), and by the CLI to check a decision up front.
+    The review policy validates a reviewer's answer against it; its JSON schema is the interrupt's
+    ``response_schema`` so a client can render a form for exactly these decisions.
     """
     shapes = _REVIEW_SHAPES[kind]
     unknown = [name for name in allowed if name not in shapes]
@@ -189,3 +223,26 @@ def review_decision_type(kind: str, allowed: Sequence[str]) -> Any:
 
 def review_decision_adapter(kind: str, allowed: Sequence[str]) -> TypeAdapter[Any]:
     return TypeAdapter(review_decision_type(kind, allowed))
+
+
+def review_response_schema(kind: str, allowed: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of any decision allowed now (what a client may resume with)."""
+    return review_decision_adapter(kind, allowed).json_schema()
+
+
+def review_decision_forms(
+    kind: str, allowed: Sequence[str], examples: Mapping[str, Mapping[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """For each decision allowed now: what it does, its JSON schema and an example to start from.
+
+    ``examples`` replaces the built-in example of a decision (e.g. an edit that starts from the
+    strategy under review); the caller passes only values that validate.
+    """
+    review_decision_type(kind, allowed)  # unknown or empty decisions raise
+    forms: dict[str, dict[str, Any]] = {}
+    for name in allowed:
+        shape = _REVIEW_SHAPES[kind][name]
+        schema = shape.model_json_schema()
+        example = dict((examples or {}).get(name) or shape.model_config["json_schema_extra"]["examples"][0])
+        forms[name] = {"description": schema.get("description", ""), "schema": schema, "example": example}
+    return forms

@@ -6,12 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
-
 from policies.redaction import redact
 from policies.tasklist_machine import Counters, Limits, Machine, Proposal, Verdict, guard, limits_for
-from langgraph.types import interrupt
-
 from runtime.context import resolve_contract_mode, resolve_models
 from runtime.contracts import ContractError, ContractTimeout
 from runtime.models import ModelSet
@@ -138,34 +134,3 @@ def model_failed(step: StepHandle, step_id: str, what: str, error: ContractError
     step.summary = f"invalid {what} after one repair"
     message = CONTRACT_STOP_MESSAGE.format(what=what)
     return {**stopped(step_id, str(error), kind="contract", message=message), "metrics": error.metrics}
-
-
-REVIEW_REJECTED_MESSAGE = "The reviewer rejected the {what}; no task list was produced."
-
-
-def await_review(
-    state: Mapping[str, Any], kind: str, step_id: str, title: str, payload: Mapping[str, Any],
-    options: tuple[str, ...], response_schema: type[BaseModel],
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Pause for a person and return their decision plus the update every review records.
-
-    The response schema admits only the decisions allowed now: LangGraph refuses anything else
-    before this node consumes it, and the run stays paused.
-    """
-    answer = interrupt(
-        {"kind": kind, "run_id": state["run_id"], **payload, "allowed_decisions": list(options)},
-        response_schema=response_schema,
-    )
-    decision = answer.model_dump(mode="json")
-    chosen = decision["type"]
-    progress_of(state).event(step_id, "completed", title, f"reviewer chose {chosen}")
-    return decision, {"counters": counted(state), "trace": [trace(step_id, f"reviewer chose {chosen}")]}
-
-
-def review_rejected(step_id: str, what: str, reason: str | None) -> dict[str, Any]:
-    """A reviewer's reject ends the run in ``stopped`` with their (redacted) reason."""
-    message = REVIEW_REJECTED_MESSAGE.format(what=what) + (f" Reason: {reason}" if reason else "")
-    return {
-        **stopped(step_id, f"the reviewer rejected the {what}", kind="review_rejected", message=message),
-        "trace": [trace(step_id, "reviewer chose reject; the run stops")],
-    }

@@ -14,12 +14,9 @@ from policies.tasklist_structure import (
     validate_tasklist_structure,
 )
 from runtime.contracts import ContractTimeout, invoke_text
-from schemas.tasklist import review_decision_type
 from nodes.tasklist import prompts
 from nodes.tasklist.common import (
     TasklistDeps,
-    await_review,
-    review_rejected,
     ask_guard,
     counted,
     model_failed,
@@ -27,6 +24,7 @@ from nodes.tasklist.common import (
     refused,
     trace,
 )
+from nodes.tasklist.review import await_review, review_rejected
 
 
 def _write(state: Mapping[str, Any], runtime: Any, deps: TasklistDeps, contract: str, messages: list) -> tuple[str, dict]:
@@ -119,7 +117,7 @@ def review_revision(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str
             "fix_now": list(fix_now),
             "draft": state["drafts"]["v1"],
         },
-        options, review_decision_type("revision_review", options),
+        options,
     )
     chosen = decision["type"]
     if chosen == "reject":

@@ -9,12 +9,10 @@ from typing import Any
 from policies.redaction import redact, redact_mapping
 from policies.tasklist_review import strategy_review_options
 from runtime.contracts import ContractError, ContractTimeout, invoke_contract
-from schemas.tasklist import TasklistStrategy, review_decision_type
+from schemas.tasklist import TasklistStrategy
 from nodes.tasklist import prompts
 from nodes.tasklist.common import (
     TasklistDeps,
-    await_review,
-    review_rejected,
     ask_guard,
     counted,
     model_failed,
@@ -22,7 +20,7 @@ from nodes.tasklist.common import (
     refused,
     trace,
 )
-
+from nodes.tasklist.review import await_review, review_rejected
 
 
 def _describe(strategy: Mapping[str, Any]) -> str:
@@ -82,7 +80,7 @@ def review_strategy(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str
             "target_version": state["plan"]["target_version"],
             "strategy": state["strategy"],
         },
-        options, review_decision_type("strategy_review", options),
+        options, {"edit": {"type": "edit", "strategy": state["strategy"]}},
     )
     chosen = decision["type"]
     if chosen == "reject":

@@ -168,6 +168,9 @@ def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) ->
         feedback = _line(ask, "Feedback for the strategy: ")
         return None if feedback is None else {"type": "respond", "feedback": feedback}
     if choice == "edit" and payload.get("kind") == "strategy_review":
+        example = ((payload.get("decisions") or {}).get("edit") or {}).get("example") or {}
+        if example.get("strategy"):
+            print(f"  e.g. {redact(json.dumps(example['strategy'], ensure_ascii=False), 400)}", file=err)
         raw = _line(ask, "Strategy as JSON: ")
         if raw is None:
             return None
@@ -213,6 +216,9 @@ def show(
         allowed = ", ".join(pending.get("allowed_decisions", []))
         print(colour(f"\nPaused for {pending.get('kind')} (thread {thread_id}).", "paused", out), file=out)
         print(f"Allowed decisions: {allowed}", file=out)
+        for name, form in (pending.get("decisions") or {}).items():
+            example = json.dumps(form.get("example"), ensure_ascii=False)
+            print(f"  {name}: {redact(form.get('description', ''), 120)} e.g. {redact(example, 300)}", file=out)
         if not resumable:
             print("This run was checkpointed in memory (REINS_CHECKPOINT=memory) and ends with this process;", file=out)
             print("use REINS_CHECKPOINT=sqlite (the default) or postgres to resume a paused run later.", file=out)

@@ -20,8 +20,34 @@ def client():
         yield get_sync_client(url=url)
 
 
+GRAPHS = ["assistant", "delivery_chain", "tasklist_agent"]
+READY = "/tasklist docs://versions/v0.2.0-ready.md"
+NEEDS_REVISION = "/tasklist docs://versions/v0.2.2-needs-revision.md"
+
+
 def test_server_exports_the_three_graphs(client):
-    assert sorted(a["graph_id"] for a in client.assistants.search()) == ["assistant", "delivery_chain", "tasklist_agent"]
+    assert sorted(a["graph_id"] for a in client.assistants.search()) == GRAPHS
+
+
+@pytest.mark.parametrize("graph_id", GRAPHS)
+def test_every_assistant_publishes_input_output_and_context_schemas(client, graph_id):
+    (assistant,) = [a for a in client.assistants.search(graph_id=graph_id) if a["graph_id"] == graph_id]
+    schemas = client.assistants.get_schemas(assistant["assistant_id"])
+    for kind in ("input_schema", "output_schema", "context_schema"):
+        assert schemas[kind] and schemas[kind]["properties"], f"{graph_id}: no {kind}"
+    assert "contract_mode" in schemas["context_schema"]["properties"]
+
+
+def _pause(client, request: str = READY) -> tuple[str, dict]:
+    """Start a reviewed tasklist run; return its thread id and the pending review."""
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(thread_id, "tasklist_agent", input={"request": request}, context={"human_review": True})
+    (pending,) = client.threads.get_state(thread_id)["interrupts"]
+    return thread_id, pending
+
+
+def _resume(client, thread_id: str, decision) -> dict:
+    return client.runs.wait(thread_id, "tasklist_agent", command={"resume": decision})
 
 
 def test_delivery_run_streams_custom_progress_events(client):
@@ -46,16 +72,9 @@ def test_delivery_run_streams_custom_progress_events(client):
 
 
 def test_tasklist_review_pauses_on_the_interrupt_and_resumes_through_the_sdk(client):
-    thread_id = client.threads.create()["thread_id"]
-    client.runs.wait(
-        thread_id,
-        "tasklist_agent",
-        input={"request": "/tasklist docs://versions/v0.2.0-ready.md"},
-        context={"human_review": True},
-    )
+    thread_id, pending = _pause(client)
     state = client.threads.get_state(thread_id)
     assert state["next"] == ["review_strategy"]
-    (pending,) = state["interrupts"]
     assert pending["value"]["kind"] == "strategy_review"
     assert "approve" in pending["value"]["allowed_decisions"]
 
@@ -69,3 +88,82 @@ def test_tasklist_review_pauses_on_the_interrupt_and_resumes_through_the_sdk(cli
     assert result["final_decision"] == "final"
     assert result["artifact"]["metadata"]["validated"] is True
     assert client.threads.get_state(thread_id)["next"] == []
+
+
+def test_a_review_pause_offers_each_decision_with_its_schema_and_an_example(client):
+    _, pending = _pause(client)
+    value = pending["value"]
+    assert list(value["decisions"]) == value["allowed_decisions"] == ["approve", "edit", "reject", "respond"]
+    for name, form in value["decisions"].items():
+        assert form["schema"]["properties"]["type"]["const"] == name and form["example"]["type"] == name
+    admitted = {ref["$ref"].split("/")[-1] for ref in pending["response_schema"]["oneOf"]}
+    assert admitted == {"ApproveDecision", "EditStrategyDecision", "RejectDecision", "RespondDecision"}
+
+
+@pytest.mark.parametrize("decision", ["approve", "edit", "reject", "respond"])
+def test_a_strategy_review_resumes_with_each_decision(client, decision):
+    thread_id, pending = _pause(client)
+    result = _resume(client, thread_id, pending["value"]["decisions"][decision]["example"])
+    if decision == "approve":
+        assert result["final_decision"] == "final" and result["artifact"]["metadata"]["validated"] is True
+    elif decision == "edit":
+        assert result["final_decision"] == "final" and result["strategy"] == pending["value"]["strategy"]
+    elif decision == "reject":
+        assert result["final_decision"] == "stopped" and result["artifact"] is None
+        assert "The split does not match the release plan." in result["message"]
+    else:  # respond: one regenerated strategy, asked again without respond
+        (again,) = client.threads.get_state(thread_id)["interrupts"]
+        assert again["value"]["kind"] == "strategy_review" and again["value"]["allowed_decisions"] == ["approve", "edit", "reject"]
+        assert _resume(client, thread_id, {"type": "approve"})["final_decision"] == "final"
+    assert client.threads.get(thread_id)["status"] == "idle"
+
+
+@pytest.mark.parametrize("decision", ["approve", "edit", "reject"])
+def test_a_revision_review_resumes_with_each_decision(client, decision):
+    thread_id, _ = _pause(client, NEEDS_REVISION)
+    _resume(client, thread_id, {"type": "approve"})
+    (pending,) = client.threads.get_state(thread_id)["interrupts"]
+    value = pending["value"]
+    assert value["kind"] == "revision_review" and value["fix_now"]
+    answer = {"type": "edit", "markdown": value["draft"]} if decision == "edit" else value["decisions"][decision]["example"]
+    result = _resume(client, thread_id, answer)
+    if decision == "reject":
+        assert result["final_decision"] == "stopped" and result["artifact"] is None
+    else:
+        assert result["artifact"]["metadata"]["revision"] == 2 and result["validation"]["v2"]
+        assert result["revision_effect"] is not None
+    assert client.threads.get(thread_id)["status"] == "idle"
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        ({"type": "ship-it"}, "decision type ship-it is not allowed for strategy_review now"),
+        ({"type": "edit", "strategy": {"granularity": "huge"}}, "the edit decision is not valid (edit.strategy.granularity"),
+        ("approve", "a strategy_review decision must be a JSON object"),
+    ],
+)
+def test_an_invalid_decision_is_refused_and_the_interrupt_stays_pending(client, answer, error):
+    thread_id, pending = _pause(client)
+    run = client.runs.create(thread_id, "tasklist_agent", command={"resume": answer})
+    client.runs.join(thread_id, run["run_id"])
+    assert client.runs.get(thread_id, run["run_id"])["status"] == "success"  # not a failed run
+    assert client.threads.get(thread_id)["status"] == "interrupted"  # not "error"
+    state = client.threads.get_state(thread_id)
+    (again,) = state["interrupts"]
+    assert state["next"] == ["review_strategy"] and state["values"].get("artifact") is None
+    assert again["value"]["error"].startswith(error) and "\n" not in again["value"]["error"]
+    assert "huge" not in again["value"]["error"]  # the rejected value is never echoed
+    assert again["value"]["allowed_decisions"] == pending["value"]["allowed_decisions"]
+    assert _resume(client, thread_id, {"type": "approve"})["final_decision"] == "final"
+
+
+def test_a_two_turn_assistant_thread(client):
+    thread_id = client.threads.create()["thread_id"]
+    first = client.runs.wait(thread_id, "assistant", input={"messages": [{"role": "user", "content": "what is (17+25)*3?"}]})
+    assert "126" in first["reply"]
+    second = client.runs.wait(thread_id, "assistant", input={"messages": [{"role": "user", "content": "and what is 6*7?"}]})
+    assert "42" in second["reply"] and "126" not in second["reply"]
+    messages = client.threads.get_state(thread_id)["values"]["messages"]
+    assert [m["type"] for m in messages] == ["human", "ai", "human", "ai"]
+    assert messages[0]["content"] == "what is (17+25)*3?" and messages[2]["content"] == "and what is 6*7?"

@@ -126,3 +126,13 @@ def test_ask_review_builds_the_decision(kind, answers, decision):
 
     payload = {"kind": kind, "question": "?", "allowed_decisions": ["approve", "edit", "reject"], "fix_now": [], "strategy": {}}
     assert ask_review(payload, ask) == decision
+
+
+def test_a_paused_run_lists_each_decision_with_an_example(capsys, monkeypatch):
+    monkeypatch.setattr("builtins.input", lambda prompt="": (_ for _ in ()).throw(EOFError()))
+    assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--review"]) == 5
+    out = capsys.readouterr().out
+    lines = {line.split(":", 1)[0].strip(): line for line in out.splitlines() if line.startswith("  ")}
+    assert 'e.g. {"type": "approve"}' in lines["approve"]
+    assert '"strategy": {"granularity":' in lines["edit"]
+    assert '"reason":' in lines["reject"] and '"feedback":' in lines["respond"]

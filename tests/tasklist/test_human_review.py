@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from langgraph.types import Command
-from pydantic import ValidationError
 
 from graphs.tasklist_agent import ResumeError, pending_review, resume_command
 from langgraph.checkpoint.memory import InMemorySaver
@@ -89,8 +89,9 @@ def test_respond_triggers_exactly_one_regeneration_then_only_approve_edit_reject
     # a second respond is refused before it is consumed; the run stays paused where it was
     with pytest.raises(ResumeError, match="not allowed"):
         resume_command(graph, config, {"type": "respond", "feedback": "again"})
-    with pytest.raises(ValidationError):
-        graph.invoke(Command(resume={"type": "respond", "feedback": "again"}), config)
+    # straight to the graph: asked again with the reason, never consumed
+    again = graph.invoke(Command(resume={"type": "respond", "feedback": "again"}), config)
+    assert "not allowed" in again["__interrupt__"][0].value["error"]
     assert pending_review(graph, config)["allowed_decisions"] == ["approve", "edit", "reject"]
     assert model.count("tasklist.strategy") == 1
     result = _resume(graph, config, {"type": "approve"})
@@ -114,11 +115,16 @@ def test_an_invalid_resume_is_refused_and_the_run_stays_paused(review_run, decis
     before = graph.get_state(config)
     with pytest.raises(ResumeError, match=message):
         resume_command(graph, config, decision)
-    with pytest.raises(ValidationError):  # straight to the graph: refused there too
-        graph.invoke(Command(resume=decision), config)
+    # Straight to the graph (as LangGraph Server resumes): not an error of the run, the same review
+    # is asked again with the same one-line reason.
+    again = graph.invoke(Command(resume=decision), config)
+    (pending,) = again["__interrupt__"]
+    assert re.search(message, pending.value["error"]) and "\n" not in pending.value["error"]
+    assert pending.value["kind"] == "strategy_review" and pending.value["decisions"]
     after = graph.get_state(config)
     assert after.next == before.next == ("review_strategy",)
     assert after.interrupts and after.values["status"] == "strategy_decided"
+    assert after.values["counters"] == before.values["counters"]
     assert _resume(graph, config, {"type": "approve"})["final_decision"] == "final"
 
 

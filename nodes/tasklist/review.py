@@ -1,0 +1,68 @@
+"""The tasklist agent's human review pauses (strategy review, revision review).
+
+A pause is a LangGraph interrupt whose payload tells a person (CLI, Python, Studio, an SDK client)
+what is under review, which decisions are allowed now and, for each, what it does, its JSON schema
+and an example; the interrupt's ``response_schema`` is the schema of any allowed decision.
+
+An answer is checked by the review policy before the run consumes it. An invalid one is never an
+error of the run: the node asks again with one clear, redacted ``error`` in the payload, so the
+thread stays paused at the same review (LangGraph matches resume values to the interrupts of a
+node in order, so earlier refused answers replay deterministically).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.types import interrupt
+
+from nodes.tasklist.common import counted, progress_of, stopped, trace
+from policies.tasklist_review import check_review_decision
+from schemas.tasklist import review_decision_forms, review_response_schema
+
+REVIEW_REJECTED_MESSAGE = "The reviewer rejected the {what}; no task list was produced."
+
+
+def review_request(
+    state: Mapping[str, Any], kind: str, payload: Mapping[str, Any], options: tuple[str, ...],
+    examples: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The interrupt payload: what is under review plus the allowed decisions, their schemas and examples."""
+    return {
+        "kind": kind,
+        "run_id": state["run_id"],
+        **payload,
+        "allowed_decisions": list(options),
+        "decisions": review_decision_forms(kind, options, examples),
+        "error": None,
+    }
+
+
+def await_review(
+    state: Mapping[str, Any], kind: str, step_id: str, title: str, payload: Mapping[str, Any],
+    options: tuple[str, ...], examples: Mapping[str, Mapping[str, Any]] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Pause for a person until they give a valid decision; return it plus the update every review records."""
+    request = review_request(state, kind, payload, options, examples)
+    schema = review_response_schema(kind, options)
+    check = check_review_decision(kind, options, interrupt(request, response_schema=schema))
+    refused_answers = 0
+    while check.error:
+        refused_answers += 1
+        again = {**request, "error": check.error}
+        check = check_review_decision(kind, options, interrupt(again, response_schema=schema))
+    decision = check.decision
+    chosen = decision["type"]
+    after = f" after {refused_answers} refused answer(s)" if refused_answers else ""
+    progress_of(state).event(step_id, "completed", title, f"reviewer chose {chosen}{after}")
+    return decision, {"counters": counted(state), "trace": [trace(step_id, f"reviewer chose {chosen}{after}")]}
+
+
+def review_rejected(step_id: str, what: str, reason: str | None) -> dict[str, Any]:
+    """A reviewer's reject ends the run in ``stopped`` with their (redacted) reason."""
+    message = REVIEW_REJECTED_MESSAGE.format(what=what) + (f" Reason: {reason}" if reason else "")
+    return {
+        **stopped(step_id, f"the reviewer rejected the {what}", kind="review_rejected", message=message),
+        "trace": [trace(step_id, "reviewer chose reject; the run stops")],
+    }
