@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from runtime.contracts import CONTRACT_MODES
 from runtime.models import ModelSet, model_set_from_settings
-from runtime.settings import Settings
+from runtime.settings import env_snapshot, settings_for
 
 # Fixed choices are Literal so Studio renders a dropdown (the same set as CONTRACT_MODES; a test pins it).
 ContractMode = Literal["direct", "two_step"]
@@ -30,19 +30,24 @@ class ReinsContext:
             raise ValueError(f"contract_mode must be one of {', '.join(CONTRACT_MODES)}")
 
 
-@lru_cache(maxsize=1)
-def _default_models() -> ModelSet:
-    return model_set_from_settings(Settings.from_env())
+# Model sets are built once per environment (and per context model name), not on every node step:
+# the same chat model instances then keep their memoised bound runnables across steps and runs.
+@lru_cache(maxsize=8)
+def _models_for(snapshot: tuple[tuple[str, str], ...], name: str | None) -> ModelSet:
+    settings = settings_for(snapshot)
+    if name:
+        settings = replace(settings, model=name, role_models={})
+    return model_set_from_settings(settings)
 
 
 def resolve_models(context: Any, default: ModelSet | None) -> ModelSet:
     """The context's model wins (per-run override), then the builder's models, then the environment."""
     name = getattr(context, "model", None) if context is not None else None
     if name:
-        return model_set_from_settings(replace(Settings.from_env(), model=name, role_models={}))
-    return default or _default_models()
+        return _models_for(env_snapshot(), name)
+    return default or _models_for(env_snapshot(), None)
 
 
 def resolve_contract_mode(context: Any) -> str:
     mode = getattr(context, "contract_mode", None) if context is not None else None
-    return mode or Settings.from_env().contract_mode
+    return mode or settings_for(env_snapshot()).contract_mode

@@ -17,17 +17,23 @@ the same steps on the model's ``ainvoke``; graph nodes reach both through ``runt
 
 from __future__ import annotations
 
+import copy
 import json
 import re
+import threading
 import time
-from collections.abc import Mapping, Sequence
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
+from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
 from policies.redaction import redact
@@ -225,6 +231,90 @@ ENCODER_INSTRUCTION = (
 )
 
 
+# ------------------------------------------------------------------------------ memoisation
+#
+# Building a structured-output or tool-bound runnable (JSON schema generation, tool conversion, the
+# retry wrapper) costs far more than a zero-latency model call, and its inputs barely vary: one schema
+# class per contract, one tool set per phase, one policy per role. Both are therefore built once and
+# reused. A runnable binds no per-call data (labels and callbacks travel in the call's config), so a
+# reused one behaves exactly like a fresh one.
+
+BOUND_CACHE_SIZE = 256  # bound runnables kept per model set (least recently used dropped first)
+
+
+@lru_cache(maxsize=None)
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a contract's schema class, generated once per class (treat as read-only)."""
+    spec = schema.model_json_schema()
+    spec.setdefault("title", schema.__name__)
+    return spec
+
+
+@lru_cache(maxsize=None)
+def _schema_text(schema: type[BaseModel]) -> str:
+    return json.dumps(_json_schema(schema))
+
+
+def _freeze(value: Any) -> Hashable:
+    """A hashable key for call options and tool definitions: equal content gives an equal key."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, BaseTool):
+        # What binding reads from a tool: its name, description and argument schema (never its function).
+        return ("tool", value.name, value.description, _freeze(value.args_schema))
+    if isinstance(value, (set, frozenset)):
+        return frozenset(_freeze(v) for v in value)
+    hash(value)  # classes, functions, enums, strings, numbers; anything else is not cacheable
+    return value
+
+
+class _BoundRunnables:
+    """Bound runnables per ``ModelSet`` instance, keyed by role, schema or tool set, method and options.
+
+    Entries are held by the model set's identity and dropped when it is garbage-collected (a bound
+    runnable holds its model, so keying by the model itself would keep every model alive); the key
+    holds the objects it names (schema classes, options), so an id is never reused for another one.
+    """
+
+    def __init__(self, maxsize: int = BOUND_CACHE_SIZE):
+        self.maxsize = maxsize
+        self._lock = threading.Lock()
+        self._sets: dict[int, tuple[weakref.ref, OrderedDict[Hashable, Runnable]]] = {}
+
+    def get(self, models: ModelSet, key: Hashable, build: Callable[[], Runnable]) -> Runnable:
+        set_id = id(models)
+        with self._lock:
+            slot = self._sets.get(set_id)
+            if slot is not None and slot[0]() is models and key in slot[1]:
+                slot[1].move_to_end(key)
+                return slot[1][key]
+        runnable = build()  # outside the lock: a duplicate build in a race is harmless
+        with self._lock:
+            slot = self._sets.get(set_id)
+            if slot is None or slot[0]() is not models:
+                slot = (weakref.ref(models, lambda _, set_id=set_id: self._forget(set_id)), OrderedDict())
+                self._sets[set_id] = slot
+            slot[1][key] = runnable
+            while len(slot[1]) > self.maxsize:
+                slot[1].popitem(last=False)
+        return runnable
+
+    def _forget(self, set_id: int) -> None:
+        with self._lock:
+            slot = self._sets.get(set_id)
+            if slot is not None and slot[0]() is None:
+                del self._sets[set_id]
+
+    def __contains__(self, models: ModelSet) -> bool:
+        slot = self._sets.get(id(models))
+        return slot is not None and slot[0]() is models
+
+
+BOUND_RUNNABLES = _BoundRunnables()
+
+
 class _Caller:
     """Shared mechanics of one contract run: labelling, retries, timeouts and metering."""
 
@@ -234,18 +324,38 @@ class _Caller:
         self.models = models
         self.meter = _Meter(contract)
 
-    def _runnable(self, role: str, schema: dict[str, Any] | None, method: str, tools: Sequence[Any] | None) -> Runnable:
+    def _runnable(
+        self,
+        role: str,
+        schema: type[BaseModel] | None,
+        method: str,
+        tools: Sequence[Any] | None,
+        options: Mapping[str, Any] | None = None,
+    ) -> Runnable:
+        """The role model bound for this call (memoised per model set, role, schema or tools, options)."""
         model: BaseChatModel = self.models.get(role)
-        if tools is not None:
-            runnable: Runnable = model.bind_tools(list(tools))
-        elif schema is not None:
-            runnable = model.with_structured_output(schema, method=method, include_raw=True)
-        else:
-            runnable = model
-        return _with_retry(runnable, self.models, role)
+        options = dict(options or {})
 
-    def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None):
-        runnable = self._runnable(role, schema, method, tools)
+        def build() -> Runnable:
+            if tools is not None:
+                runnable: Runnable = model.bind_tools(list(tools), **options)
+            elif schema is not None:
+                # A copy: a provider integration may adjust the schema it is given (the cached one stays intact).
+                spec = copy.deepcopy(_json_schema(schema))
+                runnable = model.with_structured_output(spec, method=method, include_raw=True, **options)
+            else:
+                runnable = model.bind(**options) if options else model
+            return _with_retry(runnable, self.models, role)
+
+        try:
+            tools_key = None if tools is None else _freeze(list(tools))
+            key = (role, schema, method if schema is not None else None, tools_key, _freeze(options))
+        except TypeError:  # an unhashable tool or option: build without caching
+            return build()
+        return BOUND_RUNNABLES.get(self.models, key, build)
+
+    def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None, options=None):
+        runnable = self._runnable(role, schema, method, tools, options)
         started = time.perf_counter()
         try:
             result = runnable.invoke(list(messages), _config(self.contract, role))
@@ -255,8 +365,8 @@ class _Caller:
         self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
         return result
 
-    async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None):
-        runnable = self._runnable(role, schema, method, tools)
+    async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None, options=None):
+        runnable = self._runnable(role, schema, method, tools, options)
         started = time.perf_counter()
         try:
             result = await runnable.ainvoke(list(messages), _config(self.contract, role))
@@ -267,15 +377,9 @@ class _Caller:
         return result
 
 
-def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    spec = schema.model_json_schema()
-    spec.setdefault("title", schema.__name__)
-    return spec
-
-
-def _encoder_messages(schema_json: dict[str, Any], draft: str) -> list[BaseMessage]:
+def _encoder_messages(schema: type[BaseModel], draft: str) -> list[BaseMessage]:
     return [
-        SystemMessage(content=ENCODER_INSTRUCTION.format(schema=json.dumps(schema_json))),
+        SystemMessage(content=ENCODER_INSTRUCTION.format(schema=_schema_text(schema))),
         HumanMessage(content=f"<draft>\n{draft}\n</draft>"),
     ]
 
@@ -289,12 +393,12 @@ def _text_of(message: Any) -> str:
 
 @dataclass(frozen=True)
 class _Call:
-    """One model call the contract algorithm asks for (structured unless ``spec`` is None)."""
+    """One model call the contract algorithm asks for (structured unless ``schema`` is None)."""
 
     kind: str
     role: str
     messages: list[BaseMessage]
-    spec: dict[str, Any] | None
+    schema: type[BaseModel] | None
 
 
 def _contract_steps(contract: str, schema: type[T], messages: Sequence[BaseMessage], role: str, mode: str):
@@ -305,15 +409,14 @@ def _contract_steps(contract: str, schema: type[T], messages: Sequence[BaseMessa
     """
     if mode not in CONTRACT_MODES:
         raise ValueError(f"contract mode {mode!r} is not valid; allowed: {', '.join(CONTRACT_MODES)}")
-    spec = _json_schema(schema)
     if mode == "direct":
         ask, kind = list(messages), "business_calls"
     else:
         draft = yield _Call("business_calls", role, list(messages), None)
-        ask, kind, role = _encoder_messages(spec, _text_of(draft)), "encoder_calls", "encoder"
-    value, issues = _validate(schema, (yield _Call(kind, role, ask, spec)))
+        ask, kind, role = _encoder_messages(schema, _text_of(draft)), "encoder_calls", "encoder"
+    value, issues = _validate(schema, (yield _Call(kind, role, ask, schema)))
     if value is None:
-        value, issues = _validate(schema, (yield _Call("repair_calls", role, [*ask, repair_message(contract, issues)], spec)))
+        value, issues = _validate(schema, (yield _Call("repair_calls", role, [*ask, repair_message(contract, issues)], schema)))
         if value is None:
             raise ContractError(contract, issues)
     return value
@@ -335,7 +438,7 @@ def invoke_contract(
     try:
         call = next(steps)
         while True:
-            call = steps.send(caller.call(call.kind, call.role, call.messages, schema=call.spec, method=method))
+            call = steps.send(caller.call(call.kind, call.role, call.messages, schema=call.schema, method=method))
     except StopIteration as done:
         return Contracted(value=done.value, metrics=caller.meter.snapshot())
     except ContractError as error:
@@ -358,7 +461,7 @@ async def ainvoke_contract(
     try:
         call = next(steps)
         while True:
-            result = await caller.acall(call.kind, call.role, call.messages, schema=call.spec, method=method)
+            result = await caller.acall(call.kind, call.role, call.messages, schema=call.schema, method=method)
             call = steps.send(result)
     except StopIteration as done:
         return Contracted(value=done.value, metrics=caller.meter.snapshot())

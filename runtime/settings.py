@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from runtime.paths import BUNDLED_DOCS
@@ -13,6 +14,7 @@ CONTRACT_MODES = ("direct", "two_step")
 CHECKPOINTERS = ("memory", "sqlite", "postgres")
 STRUCTURED_METHODS = ("json_schema", "function_calling")
 ROLES = ("supervisor", "manager", "planner", "reviewer", "encoder", "tasklist", "polish", "chat")
+ENV_PREFIXES = ("REINS_", "OPENAI_")  # the only variables settings read
 
 
 class SettingsError(ValueError):
@@ -77,3 +79,23 @@ class Settings:
     def model_for(self, role: str) -> str | None:
         """The configured model name for a role, or None when the offline model serves it."""
         return self.role_models.get(role) or self.model
+
+
+def env_snapshot(env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
+    """The variables settings depend on, as a hashable value (equal environments, equal snapshots)."""
+    env = os.environ if env is None else env
+    return tuple(sorted((key, value) for key, value in env.items() if key.startswith(ENV_PREFIXES)))
+
+
+@lru_cache(maxsize=16)
+def settings_for(snapshot: tuple[tuple[str, str], ...]) -> Settings:
+    return Settings.from_env(dict(snapshot))
+
+
+def current_settings() -> Settings:
+    """Settings of the current environment, parsed and validated once per distinct environment.
+
+    Nodes ask for settings on every step; this keeps that to one dictionary scan instead of a full
+    parse with filesystem checks, while a changed variable still takes effect on the next call.
+    """
+    return settings_for(env_snapshot())
