@@ -55,15 +55,61 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
 
 PATTERN_NAMES = tuple(name for name, _, _ in _PATTERNS)
 
+# What every match of a pattern must contain (case-folded), so a text without any of these cannot
+# match and its (relatively slow) regex scan is skipped. Case folding maps the characters that the
+# case-insensitive patterns also fold (e.g. "ſ" → "s", the Kelvin sign → "k"); the two dotted and
+# dotless capitals i that folding keeps apart are mapped first. A table test checks that gated and
+# ungated redaction agree.
+_FOLD_FIRST = str.maketrans({"\u0130": "i", "\u0131": "i"})
+_NEEDLES: dict[str, tuple[str, ...]] = {
+    "traceback": ("traceback (most recent call last):",),
+    "traceback_frame": ('file "',),
+    "private_key": ("-----begin",),
+    "file_uri": ("file://",),
+    "url_credentials": ("://",),
+    "bearer": ("bearer",),
+    "basic_auth": ("authorization",),
+    "jwt": ("eyj",),
+    "openai_key": ("sk-",),
+    "aws_key": ("akia", "asia"),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "slack_token": ("xox",),
+    "cookie": ("cookie",),
+    "secret_assignment": ("key", "token", "secret", "passw", "pwd"),
+    "windows_path": (":\\", ":/"),
+    "unc_path": ("\\\\",),
+    "posix_path": ("/",),
+    "home_path": ("~/",),
+}
+
+
+def _present(needles: tuple[str, ...], folded: str) -> bool:
+    return any(needle in folded for needle in needles)
+
 
 def redact(text: object, limit: int = DEFAULT_LIMIT) -> str:
     """Return ``text`` with secrets, credentials, absolute paths and tracebacks removed, cut to ``limit``."""
     value = "" if text is None else str(text)
+    folded = value.translate(_FOLD_FIRST).casefold()
+    if _present(_NEEDLES["traceback"], folded):
+        value = _TRACEBACK.sub("[traceback removed]", value)
+    if _present(_NEEDLES["traceback_frame"], folded):
+        value = _TRACEBACK_FRAME.sub("[traceback removed]", value)
+    for name, pattern, replacement in _PATTERNS:
+        # A substitution only removes or replaces with fixed text, so the needles of a later pattern
+        # are checked against the original text: a superset of what the current text can contain.
+        if _present(_NEEDLES[name], folded):
+            value = pattern.sub(replacement, value)
+    return truncate(value, limit)
+
+
+def _redact_ungated(value: str) -> str:
+    """Every substitution, unconditionally (the reference the gated path must equal)."""
     value = _TRACEBACK.sub("[traceback removed]", value)
     value = _TRACEBACK_FRAME.sub("[traceback removed]", value)
     for _, pattern, replacement in _PATTERNS:
         value = pattern.sub(replacement, value)
-    return truncate(value, limit)
+    return value
 
 
 def truncate(text: str, limit: int) -> str:

@@ -135,3 +135,33 @@ def test_redaction_stays_fast_on_long_adversarial_text(text):
     started = time.perf_counter()
     redact(text, 10**9)
     assert time.perf_counter() - started < 2.0  # quadratic patterns took minutes here
+
+
+# Case variants the case-insensitive patterns match: capitals, the long s, the Kelvin sign and the
+# two capital/dotless i's that case folding alone would not map to "i".
+CASE_VARIANTS = [
+    "AUTHORIZATION: BASIC dXNlcjpwYXNz",
+    "Authorİzation: Basic dXNlcjpwYXNz",
+    "authorıZation: basic dXNlcjpwYXNz",
+    "paſſword=hunter2",
+    "api_\u212aey=abc123secret",
+    "COOKIE: session=abc",
+    "cookıe: session=abc",
+    "FİLE:///home/alice/x.md",
+    "BEARER abcdef123456",
+    "DB_PASSWD: hunter2",
+]
+
+
+def test_gated_redaction_equals_running_every_pattern():
+    """Patterns are skipped when their needles are absent; that is only sound if nothing changes."""
+    from policies.redaction import _NEEDLES, PATTERN_NAMES, _redact_ungated
+
+    assert set(_NEEDLES) == {"traceback", "traceback_frame", *PATTERN_NAMES}
+    texts = [case[1] for case in SECRETS] + [case[1] for case in ORDINARY] + CASE_VARIANTS
+    texts += [f"prose before {text} and after" for text in texts]
+    texts.append(" ".join(texts))
+    for text in texts:
+        assert redact(text, 100_000) == _redact_ungated(text), text
+    for text in CASE_VARIANTS:
+        assert redact(text) != text, text  # each variant really is a match that must not be skipped
