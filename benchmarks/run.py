@@ -10,6 +10,10 @@ absolute thresholds; compare the ratios).
    implementation gives ≈ 10, a quadratic one ≈ 100.
 4. checkpoint_memory: peak traced memory of a delivery run with the SQLite checkpointer against
    the same run without a checkpointer.
+5. call_overhead: a zero-latency delivery run (every model answer replayed from a recorded run)
+   against a plain LangGraph graph with the same nodes, ``Send`` fan-out and model calls
+   (``benchmarks/baseline.py``), alternating in one run. Reins' own time per model call as a
+   ratio to the baseline's; the goal is at most 2.
 
 Run: ``make bench`` (or ``.venv/bin/python -m benchmarks.run``).
 """
@@ -117,6 +121,29 @@ def checkpoint_memory() -> float:
     return ratio
 
 
+def call_overhead(runs: int = 30) -> float:
+    from benchmarks.baseline import ReplayModel, build_baseline_graph, record_delivery_run
+    from graphs.delivery_chain import build_graph
+
+    recorded = record_delivery_run()
+    reins = build_graph(models=ModelSet.uniform(ReplayModel(recorded)))
+    plain = build_baseline_graph(ReplayModel(recorded), recorded)
+    for _ in range(3):  # warm both: imports, first-use caches, thread pools
+        reins.invoke(REQUIREMENT), plain.invoke({})
+    reins_s, plain_s = [], []
+    for _ in range(runs):  # alternating, so both see the same machine load
+        reins_s.append(_time(lambda: reins.invoke(REQUIREMENT)))
+        plain_s.append(_time(lambda: plain.invoke({})))
+    calls = len(recorded)
+    per_call, plain_per_call = statistics.median(reins_s) / calls, statistics.median(plain_s) / calls
+    ratio = per_call / plain_per_call
+    print(
+        f"call_overhead: Reins {per_call * 1000:.2f} ms per model call vs plain LangGraph {plain_per_call * 1000:.2f} ms "
+        f"at zero model latency ({calls} calls per run) → ratio {ratio:.2f} (goal ≤ 2)"
+    )
+    return ratio
+
+
 def _time(fn) -> float:
     started = time.perf_counter()
     fn()
@@ -128,6 +155,7 @@ def main() -> None:
     guardrail_overhead()
     redaction_scaling()
     checkpoint_memory()
+    call_overhead()
 
 
 if __name__ == "__main__":

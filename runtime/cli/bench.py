@@ -7,7 +7,7 @@ import importlib
 
 from runtime.cli.errors import UserError
 
-BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory")
+BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead")
 
 
 def register(commands: argparse._SubParsersAction) -> None:

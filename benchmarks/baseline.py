@@ -1,0 +1,198 @@
+"""The yardstick for Reins' own per-call cost: a plain LangGraph graph with the delivery chain's
+nodes, ``Send`` fan-out and model calls, and none of its guardrails.
+
+Both graphs run on ``ReplayModel``, a zero-latency chat model that answers each contract with the
+answer the offline model gave it in a recorded delivery run. What is left is each graph's own time:
+for the baseline, LangGraph plus LangChain's model-call machinery and one pydantic validation per
+structured answer; for Reins, the same plus prompts, contracts, policies, redaction, progress and
+tracing.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import BaseMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+from pydantic import PrivateAttr
+
+from runtime.fake_base import CONTRACT_KEY, ROLE_KEY, ModelCall, StandInChatModel
+from runtime.offline import OfflineModel
+from runtime.paths import RESOURCES
+
+SCENARIO = "request-limit-banner"
+REQUIREMENT = {"requirement_uri": f"demo://scenarios/{SCENARIO}/requirement.md"}
+CONTEXT_FILES = (
+    "governance/delivery-boundaries.md", "governance/engineering-rules.md",
+    "rubrics/plan.md", "rubrics/tasks.md", "rubrics/review.md", "rubrics/risk.md",
+)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    contract: str
+    role: str
+    messages: tuple[BaseMessage, ...]
+    response: Any
+
+
+class RecordingModel(OfflineModel):
+    """The offline model, keeping every call and its answer."""
+
+    _recorded: list[Recorded] = PrivateAttr(default_factory=list)
+
+    def respond(self, call: ModelCall) -> Any:
+        answer = super().respond(call)
+        self._recorded.append(Recorded(call.contract, call.role, call.messages, answer))
+        return answer
+
+    @property
+    def recorded(self) -> list[Recorded]:
+        return list(self._recorded)
+
+
+class ReplayModel(StandInChatModel):
+    """Answers each contract with its recorded answers in order, starting over when they run out."""
+
+    _answers: dict[str, list[Any]] = PrivateAttr(default_factory=dict)
+    _next: dict[str, int] = PrivateAttr(default_factory=dict)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _served: list[str] = PrivateAttr(default_factory=list)
+
+    def __init__(self, recorded: Sequence[Recorded], **kwargs: Any):
+        super().__init__(**kwargs)
+        for item in recorded:
+            self._answers.setdefault(item.contract, []).append(item.response)
+
+    @property
+    def _llm_type(self) -> str:
+        return "reins-replay"
+
+    def respond(self, call: ModelCall) -> Any:
+        with self._lock:
+            answers = self._answers[call.contract]
+            position = self._next.get(call.contract, 0)
+            self._next[call.contract] = (position + 1) % len(answers)
+            self._served.append(call.contract)
+        return answers[position]
+
+    @property
+    def served(self) -> list[str]:
+        return list(self._served)
+
+
+def record_delivery_run() -> list[Recorded]:
+    """The calls and answers of one offline delivery run on the benchmark scenario."""
+    from graphs.delivery_chain import build_graph
+    from runtime.models import ModelSet
+
+    model = RecordingModel()
+    result = build_graph(models=ModelSet.uniform(model)).invoke(REQUIREMENT)
+    if result["run_status"] != "pass":
+        raise RuntimeError(f"the benchmark scenario should pass, not {result['run_status']}")
+    return model.recorded
+
+
+class _State(TypedDict, total=False):
+    requirement: str
+    context: list[str]
+    pre: Any
+    turns: int
+    calls: list[str]
+    plan: Any
+    tasks: Any
+    reviews: Annotated[list[Any], operator.add]
+    post: Any
+    report: str
+
+
+def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded]):
+    """The delivery chain's shape in plain LangGraph: same nodes, same calls, no guardrails."""
+    from policies.delegation import REVIEW_ROLE_OF_TOOL
+    from runtime.registry import default_registry
+    from schemas.delivery import (
+        REVIEW_CONTRACTS,
+        REVIEW_SCHEMAS,
+        DeliveryPlan,
+        DeliveryTasks,
+        SupervisorPostGuidance,
+        SupervisorPreDecision,
+    )
+
+    prompts: dict[str, list[tuple[BaseMessage, ...]]] = {}
+    roles: dict[str, str] = {}
+    for item in recorded:
+        prompts.setdefault(item.contract, []).append(item.messages)
+        roles[item.contract] = item.role
+    schemas = {
+        "delivery.supervisor_pre": SupervisorPreDecision, "delivery.plan": DeliveryPlan,
+        "delivery.tasks": DeliveryTasks, "delivery.supervisor_post": SupervisorPostGuidance,
+        **{REVIEW_CONTRACTS[role]: schema for role, schema in REVIEW_SCHEMAS.items()},
+    }
+    structured = {contract: model.with_structured_output(schema) for contract, schema in schemas.items()}
+    manager = model.bind_tools(default_registry().for_scope("manager").langchain_tools())
+
+    def call(runnable: Any, contract: str, turn: int = 0) -> Any:
+        config = {"metadata": {CONTRACT_KEY: contract, ROLE_KEY: roles[contract]}}
+        return runnable.invoke(list(prompts[contract][turn]), config)
+
+    def load_context(state: _State) -> dict:
+        text = (RESOURCES / "scenarios" / SCENARIO / "requirement.md").read_text(encoding="utf-8")
+        context = [(RESOURCES / name).read_text(encoding="utf-8") for name in CONTEXT_FILES]
+        return {"requirement": text, "context": context, "turns": 0}
+
+    def supervisor_pre(state: _State) -> dict:
+        return {"pre": call(structured["delivery.supervisor_pre"], "delivery.supervisor_pre")}
+
+    def manager_turn(state: _State) -> dict:
+        message = call(manager, "delivery.manager", state["turns"])
+        return {"calls": [c["name"] for c in message.tool_calls], "turns": state["turns"] + 1}
+
+    def route(state: _State) -> Any:
+        if state["calls"] == ["plan-subagent"]:
+            return "plan_worker"
+        if state["calls"] == ["task-subagent"]:
+            return "task_worker"
+        return [Send("reviewer", {"contract": REVIEW_CONTRACTS[REVIEW_ROLE_OF_TOOL[name]]}) for name in state["calls"]]
+
+    def plan_worker(state: _State) -> dict:
+        return {"plan": call(structured["delivery.plan"], "delivery.plan")}
+
+    def task_worker(state: _State) -> dict:
+        return {"tasks": call(structured["delivery.tasks"], "delivery.tasks")}
+
+    def reviewer(task: Mapping[str, str]) -> dict:
+        return {"reviews": [call(structured[task["contract"]], task["contract"])]}
+
+    def synthesize(state: _State) -> dict:
+        return {}
+
+    def supervisor_post(state: _State) -> dict:
+        return {"post": call(structured["delivery.supervisor_post"], "delivery.supervisor_post")}
+
+    def render_report(state: _State) -> dict:
+        return {"report": f"{len(state['reviews'])} reviews; {state['post']}"}
+
+    builder = StateGraph(_State)
+    for name, node in (
+        ("load_context", load_context), ("supervisor_pre", supervisor_pre), ("manager", manager_turn),
+        ("plan_worker", plan_worker), ("task_worker", task_worker), ("reviewer", reviewer),
+        ("synthesize", synthesize), ("supervisor_post", supervisor_post), ("render_report", render_report),
+    ):
+        builder.add_node(name, node)
+    builder.add_edge(START, "load_context")
+    builder.add_edge("load_context", "supervisor_pre")
+    builder.add_edge("supervisor_pre", "manager")
+    builder.add_conditional_edges("manager", route, ["plan_worker", "task_worker", "reviewer"])
+    builder.add_edge("plan_worker", "manager")
+    builder.add_edge("task_worker", "manager")
+    builder.add_edge("reviewer", "synthesize")
+    builder.add_edge("synthesize", "supervisor_post")
+    builder.add_edge("supervisor_post", "render_report")
+    builder.add_edge("render_report", END)
+    return builder.compile()
