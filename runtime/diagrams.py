@@ -1,8 +1,9 @@
-"""Mermaid diagrams of the compiled graphs, drawn offline, and the README blocks that show them.
+"""Mermaid diagrams of the compiled graphs, drawn offline: README blocks and notebook pictures.
 
 The graphs are found through ``langgraph.json`` (the same entry points Studio and Server load), so
 the diagrams are of exactly what runs. ``python -m runtime.diagrams`` rewrites the README blocks; a
-test fails when they are stale.
+test fails when they are stale. ``diagram(graph)`` shows a graph as a picture in a notebook without
+the network (``draw_mermaid_png()`` would call mermaid.ink).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import importlib
 import json
 import re
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 from runtime.paths import PROJECT_ROOT
 
@@ -39,6 +42,32 @@ def load_graph(name: str):
 
 def mermaid(name: str) -> str:
     return load_graph(name).get_graph().draw_mermaid().strip()
+
+
+MERMAID_MIME = "text/vnd.mermaid"
+
+
+@dataclass(frozen=True)
+class MermaidDiagram:
+    """A Mermaid diagram that Jupyter displays as a picture, offline.
+
+    JupyterLab 4.1+ and Notebook 7.1+ render the ``text/vnd.mermaid`` output (and Mermaid fences
+    in Markdown) with the Mermaid library they bundle; a front-end without it shows the source.
+    """
+
+    source: str
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {
+            MERMAID_MIME: self.source,
+            "text/markdown": f"```mermaid\n{self.source}\n```",
+            "text/plain": self.source,
+        }
+
+
+def diagram(graph: Any, *, xray: bool | int = False) -> MermaidDiagram:
+    """A compiled graph as a notebook picture; ``xray`` expands subgraphs."""
+    return MermaidDiagram(graph.get_graph(xray=xray).draw_mermaid().strip())
 
 
 def _block(name: str) -> re.Pattern[str]:

@@ -1,18 +1,40 @@
-"""The notebooks run top to bottom on the offline model, and are committed without outputs."""
+"""The notebooks run top to bottom on the offline model under the kernel they declare, draw each graph
+as a picture without the network, and are committed without outputs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+from runtime.diagrams import MERMAID_MIME, diagram, load_graph
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+GRAPH_NOTEBOOKS = {"01_tasklist_agent": "tasklist_agent", "02_delivery_chain": "delivery_chain", "03_assistant": "assistant"}
+KERNEL = "reins"  # the name README's `ipykernel install --name reins` registers
 
 
-def test_the_three_graph_notebooks_exist():
-    assert [p.name for p in NOTEBOOKS][:3] == ["01_tasklist_agent.ipynb", "02_delivery_chain.ipynb", "03_assistant.ipynb"]
+def test_the_graph_notebooks_and_the_evaluation_notebook_exist():
+    assert [p.name for p in NOTEBOOKS] == [
+        "01_tasklist_agent.ipynb", "02_delivery_chain.ipynb", "03_assistant.ipynb", "04_evaluation.ipynb",
+    ]
+
+
+def test_readme_lists_every_notebook_and_registers_the_declared_kernel():
+    readme = (ROOT / "README.md").read_text()
+    for path in NOTEBOOKS:
+        assert path.name in readme, f"README does not list {path.name}"
+    assert f"ipykernel install --user --name {KERNEL}" in readme
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_declares_the_reins_kernel(path):
+    spec = nbformat.read(path, as_version=4).metadata["kernelspec"]
+    assert spec["name"] == KERNEL and spec["language"] == "python"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -23,12 +45,42 @@ def test_notebook_is_committed_without_outputs(path):
             assert cell.outputs == [] and cell.execution_count is None, f"{path.name}: strip outputs before committing"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_notebook_draws_through_the_network(path):
+    code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+    assert not re.search(r"draw_mermaid_png|mermaid\.ink|draw_png", code)
+
+
+def test_a_diagram_is_a_mermaid_picture_with_a_markdown_and_a_text_fallback():
+    bundle = diagram(load_graph("delivery_chain"))._repr_mimebundle_()
+    source = bundle[MERMAID_MIME]
+    assert "graph TD;" in source and "reviewer(reviewer)" in source
+    assert bundle["text/markdown"] == f"```mermaid\n{source}\n```" and bundle["text/plain"] == source
+
+
+@pytest.fixture(scope="module")
+def reins_kernel(tmp_path_factory):
+    """Register this environment as the ``reins`` kernel (as README says) in a private Jupyter path."""
+    from ipykernel.kernelspec import install
+
+    prefix = tmp_path_factory.mktemp("jupyter")
+    install(kernel_name=KERNEL, display_name="Reins (.venv)", prefix=str(prefix))
+    return prefix / "share" / "jupyter"
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs_top_to_bottom(path):
+def test_notebook_runs_top_to_bottom(path, reins_kernel, monkeypatch):
+    monkeypatch.setenv("JUPYTER_PATH", str(reins_kernel))
     book = nbformat.read(path, as_version=4)
-    NotebookClient(book, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
-    errors = [out for cell in book.cells for out in cell.get("outputs", []) if out.get("output_type") == "error"]
-    assert errors == []
-    printed = "".join(out.get("text", "") for cell in book.cells for out in cell.get("outputs", []))
+    NotebookClient(book, timeout=300, resources={"metadata": {"path": str(path.parent)}}).execute()  # its own kernel
+    outputs = [out for cell in book.cells for out in cell.get("outputs", [])]
+    assert [out for out in outputs if out.get("output_type") == "error"] == []
+    printed = "".join(out.get("text", "") for out in outputs)
     assert "Traceback" not in printed
+    if path.stem in GRAPH_NOTEBOOKS:
+        pictures = [out["data"][MERMAID_MIME] for out in outputs if MERMAID_MIME in out.get("data", {})]
+        assert len(pictures) == 1, f"{path.name}: the graph is shown once as a Mermaid picture"
+        expected = load_graph(GRAPH_NOTEBOOKS[path.stem]).get_graph().draw_mermaid().strip()
+        nodes = re.findall(r"^\t(\w+)\(", expected, re.M)
+        assert nodes and all(f"\t{node}(" in pictures[0] for node in nodes)
