@@ -36,6 +36,7 @@ from nodes.assistant.slash import is_slash, run_slash_command
 from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
 from policies.slash_commands import DELIVERY_CHAIN, TASKLIST
 from runtime.chat_tools import CHAT_SCOPE
+from runtime.calls import node
 from runtime.models import ModelSet
 from runtime.registry import ToolRegistry, default_registry
 
@@ -147,12 +148,13 @@ def build_graph(
     builder.add_node("prepare_turn", partial(prepare_turn, deps=deps))
     builder.add_node("empty_request", empty_request)
     builder.add_node("run_slash_command", partial(run_slash_command, deps=deps))
-    builder.add_node("classify_intent", partial(classify_intent, deps=deps))
-    builder.add_node("propose_step", partial(propose_step, deps=deps))
+    # Model-calling nodes run sync under invoke and async under ainvoke (runtime/calls.py).
+    builder.add_node("classify_intent", node(partial(classify_intent, deps=deps), "classify_intent"))
+    builder.add_node("propose_step", node(partial(propose_step, deps=deps), "propose_step"))
     builder.add_node("execute_tool", partial(execute_tool, deps=deps))
-    builder.add_node("draft_answer", partial(draft_answer, deps=deps))
+    builder.add_node("draft_answer", node(partial(draft_answer, deps=deps), "draft_answer"))
     builder.add_node("check_and_reply", check_and_reply)
-    builder.add_node("reflect", partial(reflect, deps=deps))
+    builder.add_node("reflect", node(partial(reflect, deps=deps), "reflect"))
 
     builder.add_edge(START, "prepare_turn")
     builder.add_conditional_edges("prepare_turn", route_input, ["empty_request", "run_slash_command", "classify_intent"])

@@ -32,6 +32,7 @@ from nodes.tasklist.planning import ask_clarification, planning_decision, read_o
 from nodes.tasklist.strategy import decide_strategy, review_strategy
 from policies.tasklist_machine import next_action
 from policies.tasklist_review import check_review_decision
+from runtime.calls import node
 from runtime.models import ModelSet
 from runtime.resources import ResourceResolver
 
@@ -99,8 +100,9 @@ def build_graph(
     """
     deps = TasklistDeps(models=models, resolver=resolver, human_review=human_review, max_steps=max_steps)
     builder = StateGraph(TasklistState, context_schema=TasklistContext, input_schema=TasklistInput, output_schema=TasklistOutput)
-    for name, node in NODES.items():
-        builder.add_node(name, partial(node, deps=deps))
+    for name, function in NODES.items():
+        # Model-calling nodes run sync under invoke and async under ainvoke (runtime/calls.py).
+        builder.add_node(name, node(partial(function, deps=deps), name))
     builder.add_edge(START, "read_plan")
     for name, targets in ROUTES.items():
         builder.add_conditional_edges(name, route, [*targets, "finish"])

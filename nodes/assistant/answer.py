@@ -21,7 +21,8 @@ from policies.answer_check import (
 )
 from policies.loop_guards import STOP_MESSAGES
 from policies.redaction import redact, truncate
-from runtime.contracts import invoke_contract, safe_error
+from runtime.calls import Contract
+from runtime.contracts import safe_error
 from schemas.assistant import AssistantAnswer
 
 SUMMARY_LIMIT = 2000
@@ -39,7 +40,7 @@ def draft_answer(state: AssistantState, runtime: Any, *, deps: AssistantDeps) ->
     records = state.get("records", [])
     with progress_for(runtime).step("answer", "Write the answer") as step:
         try:
-            result = invoke_contract(
+            result = yield Contract(
                 "assistant.answer",
                 AssistantAnswer,
                 answer_messages(state, deps.tools, stop_message(state.get("stop_reason"))),

@@ -28,7 +28,8 @@ from policies.loop_guards import (
 )
 from policies.redaction import redact
 from runtime.chat_tools import ToolFailure
-from runtime.contracts import invoke_tool_turn, safe_error
+from runtime.calls import ToolTurn
+from runtime.contracts import safe_error
 from runtime.registry import ScopedTools
 from schemas.assistant import AssistantStep
 
@@ -86,7 +87,7 @@ def propose_step(state: AssistantState, runtime: Any, *, deps: AssistantDeps) ->
         trace.append(f"loop: stopped before step {steps_taken + 1} (step limit {MAX_STEPS})")
         return {"pending_call": None, "stop_reason": STEP_LIMIT, "trace": trace}
     try:
-        turn = invoke_tool_turn(
+        turn = yield ToolTurn(
             "assistant.step", step_messages(state, deps.tools), deps.models_for(runtime), deps.tools.langchain_tools()
         )
     except Exception as error:  # a failing model ends the loop; what ran so far is still answered

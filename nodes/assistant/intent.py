@@ -9,7 +9,8 @@ from typing import Any
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.prompts import intent_messages
 from nodes.assistant.state import AssistantState
-from runtime.contracts import ContractError, ContractTimeout, invoke_contract, safe_error
+from runtime.calls import Contract
+from runtime.contracts import ContractError, ContractTimeout, safe_error
 from schemas.assistant import AssistantIntent
 
 
@@ -17,7 +18,7 @@ def classify_intent(state: AssistantState, runtime: Any, *, deps: AssistantDeps)
     trace = list(state.get("trace", []))
     with progress_for(runtime).step("classify-intent", "Classify the request") as step:
         try:
-            result = invoke_contract(
+            result = yield Contract(
                 "assistant.intent",
                 AssistantIntent,
                 intent_messages(state, deps.tools),

@@ -18,7 +18,8 @@ from nodes.assistant.state import AssistantState, fresh_turn
 from policies.memory import MAX_KEYWORDS, cut_message, keywords, rank_recollections, window_start
 from policies.redaction import redact
 from policies.slash_commands import parse_slash
-from runtime.contracts import invoke_contract, safe_error
+from runtime.calls import Contract, StorePut
+from runtime.contracts import safe_error
 from schemas.assistant import AssistantReflection, MemoryNote
 
 MEMORY_ROOT = "assistant-memory"
@@ -125,7 +126,7 @@ def reflect(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict
             step.status, line = "skipped", "reflect: skipped, no store"
         else:
             try:
-                result = invoke_contract(
+                result = yield Contract(
                     "assistant.reflection",
                     AssistantReflection,
                     reflection_messages(state, outcome),
@@ -137,7 +138,7 @@ def reflect(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict
                 metrics = getattr(error, "metrics", {})
             else:
                 note = _note(result.value, state.get("request", ""))
-                runtime.store.put(memory_namespace(runtime.context, thread_id_of(runtime)), uuid.uuid4().hex, note)
+                yield StorePut(runtime.store, memory_namespace(runtime.context, thread_id_of(runtime)), uuid.uuid4().hex, note)
                 line, metrics = f"reflect: note stored ({len(note['keywords'])} keywords)", result.metrics
         step.summary = line.removeprefix("reflect: ")[:120]
     progress.end("completed", f"verdict {outcome['verdict']}")

@@ -13,7 +13,8 @@ from policies.tasklist_structure import (
     enforce_header,
     validate_tasklist_structure,
 )
-from runtime.contracts import ContractTimeout, invoke_text
+from runtime.calls import Text
+from runtime.contracts import ContractTimeout
 from nodes.tasklist import prompts
 from nodes.tasklist.common import (
     TasklistDeps,
@@ -27,8 +28,9 @@ from nodes.tasklist.common import (
 from nodes.tasklist.review import await_review, review_rejected
 
 
-def _write(state: Mapping[str, Any], runtime: Any, deps: TasklistDeps, contract: str, messages: list) -> tuple[str, dict]:
-    result = invoke_text(contract, messages, deps.models_for(runtime))
+def _write(state: Mapping[str, Any], runtime: Any, deps: TasklistDeps, contract: str, messages: list):
+    """Write a draft (``yield from`` it in a node): (markdown with the runtime's header, metrics)."""
+    result = yield Text(contract, messages, deps.models_for(runtime))
     version = state["plan"]["target_version"]
     # The header is the runtime's, whatever the model wrote.
     # Redacted here, where model text enters state: the draft is the user-visible artifact, and a model
@@ -43,7 +45,7 @@ def draft_v1(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDeps) -> d
             step.status, step.summary = "failed", verdict.reason
             return refused("draft-v1", verdict)
         try:
-            markdown, metrics = _write(state, runtime, deps, "tasklist.draft", prompts.draft_messages(state))
+            markdown, metrics = yield from _write(state, runtime, deps, "tasklist.draft", prompts.draft_messages(state))
         except ContractTimeout as error:
             return model_failed(step, "draft-v1", "draft", error)
         step.summary = f"v1 written ({len(markdown)} chars)"
@@ -143,7 +145,7 @@ def revise_v2(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDeps) -> 
             return refused("revise-v2", verdict)
         fix_now = state["warning_disposition"]["fix_now"]
         try:
-            markdown, metrics = _write(state, runtime, deps, "tasklist.revision", prompts.revision_messages(state, fix_now))
+            markdown, metrics = yield from _write(state, runtime, deps, "tasklist.revision", prompts.revision_messages(state, fix_now))
         except ContractTimeout as error:
             return model_failed(step, "revise-v2", "draft", error)
         step.summary = f"v2 written for {len(fix_now)} finding(s)"

@@ -7,7 +7,8 @@ from typing import Any
 
 from policies.redaction import redact, redact_mapping
 from policies.tasklist_review import CONTEXT_READ_FAILED_TITLE, manual_item
-from runtime.contracts import ContractError, ContractTimeout, invoke_contract
+from runtime.calls import Contract
+from runtime.contracts import ContractError, ContractTimeout
 from runtime.resources import PROMPT_CHARS, ResourceError, cut_for_prompt
 from schemas.tasklist import PlanningDecision
 from nodes.tasklist import prompts
@@ -29,7 +30,7 @@ def planning_decision(state: Mapping[str, Any], runtime: Any, *, deps: TasklistD
             step.status, step.summary = "failed", verdict.reason
             return refused("planning-decision", verdict)
         try:
-            result = invoke_contract(
+            result = yield Contract(
                 "tasklist.planning_decision",
                 PlanningDecision,
                 prompts.planning_messages(state),

@@ -8,7 +8,8 @@ from typing import Any
 
 from policies.redaction import redact, redact_mapping
 from policies.tasklist_review import strategy_review_options
-from runtime.contracts import ContractError, ContractTimeout, invoke_contract
+from runtime.calls import Contract
+from runtime.contracts import ContractError, ContractTimeout
 from schemas.tasklist import TasklistStrategy
 from nodes.tasklist import prompts
 from nodes.tasklist.common import (
@@ -41,7 +42,7 @@ def decide_strategy(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDep
             strategy, metrics, how = state["decision"]["strategy"], {}, "adopted from the planning decision"
         else:
             try:
-                result = invoke_contract(
+                result = yield Contract(
                     "tasklist.strategy",
                     TasklistStrategy,
                     prompts.strategy_messages(state, feedback if regenerating else None),
