@@ -20,6 +20,9 @@ PAGE = (
 
 class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 - http.server API
+        # Recorded before answering: the client may return (and the next test clear the list)
+        # before a handler thread that recorded afterwards got to it.
+        self.server.hits.append(self.path)
         port = self.server.server_address[1]
         routes = {
             "/page": (200, "text/html; charset=utf-8", PAGE),
@@ -40,14 +43,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-        self.server.hits.append(self.path)
 
     def _redirect(self, location):
         self.send_response(302)
         self.send_header("Location", location)
         self.send_header("Content-Length", "0")
         self.end_headers()
-        self.server.hits.append(self.path)
 
     def log_message(self, *args):
         pass
