@@ -3,7 +3,8 @@ report whose verdict no model can override (DESIGN §4).
 
     START → load_context → supervisor_pre ─┬─ clarification_required / blocked ──────► render_report → END
                                            └─ execute (exact reviewer roles, else fail_closed) → manager
-    manager ⇄ [delegation policy edge] → plan_worker | task_worker | Send×3 reviewer | fail_closed
+    manager ⇄ [delegation policy edge] → plan_worker | task_worker | Send×3 reviewer | manager_refused
+    manager_refused → [re-ask budget] → manager (the identical turn again) | fail_closed
     reviewer×3 (parallel, isolated) → synthesize → supervisor_post → revise_plan → revise_tasks → render_report
     fail_closed → render_report
 
@@ -28,6 +29,7 @@ from nodes.delivery.common import DeliveryDeps
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.load import make_load_context
 from nodes.delivery.manager import make_manager
+from nodes.delivery.refusal import make_manager_refused
 from nodes.delivery.report import make_fail_closed, make_render_report
 from nodes.delivery.reviewers import make_reviewer
 from nodes.delivery.revision import make_reviser
@@ -65,6 +67,7 @@ def build_graph(
     # Model-calling nodes run sync under invoke and async under ainvoke (runtime/calls.py).
     builder.add_node("supervisor_pre", node(make_supervisor_pre(deps)))
     builder.add_node("manager", node(make_manager(deps)))
+    builder.add_node("manager_refused", make_manager_refused(deps))
     builder.add_node("plan_worker", node(make_plan_worker(deps)))
     builder.add_node("task_worker", node(make_task_worker(deps)))
     builder.add_node("reviewer", node(make_reviewer(deps)), input_schema=ReviewerTask)
@@ -80,6 +83,9 @@ def build_graph(
     builder.add_conditional_edges("supervisor_pre", routing.route_after_pre, list(routing.AFTER_PRE))
     builder.add_conditional_edges(
         "manager", routing.make_route_after_manager(deps), list(routing.AFTER_MANAGER)
+    )
+    builder.add_conditional_edges(
+        "manager_refused", routing.make_route_after_refusal(deps), list(routing.AFTER_REFUSAL)
     )
     builder.add_conditional_edges("plan_worker", routing.route_after_worker, list(routing.AFTER_WORKER))
     builder.add_conditional_edges("task_worker", routing.route_after_worker, list(routing.AFTER_WORKER))

@@ -79,9 +79,12 @@ def public_metrics(state: DeliveryState) -> dict[str, Any]:
     for name, count in calls.items():
         role = CONTRACT_ROLES.get(name, "unknown")
         roles[role] = roles.get(role, 0) + count
+    refusals = state.get("manager_refusals") or []
     return {
         "calls": calls,
         "calls_per_role": roles,
+        "manager_refusals": len(refusals),
+        "manager_reasks": sum(1 for record in refusals if record.get("reasked")),
         "business_calls": totals["business_calls"],
         "encoder_calls": totals["encoder_calls"],
         "repair_calls": totals["repair_calls"],

@@ -1,8 +1,9 @@
 """The delivery chain's conditional edges. Each reads structured state and asks a pure policy.
 
 The edge after every manager turn is where the delegation policy runs: a violation routes to
-``fail_closed`` (the proposed tool never runs and nothing goes back to the model); an allowed turn
-routes to its worker, or fans the review group out with ``Send`` — one reviewer per role, all
+``manager_refused`` (the proposed tool never runs and nothing goes back to the model), after which the
+policy's re-ask budget either asks the identical turn again or routes to ``fail_closed``; an allowed
+turn routes to its worker, or fans the review group out with ``Send`` — one reviewer per role, all
 holding the same plan/tasks snapshot.
 """
 
@@ -20,6 +21,7 @@ from policies.delegation import (
     ProposedCall,
     Violation,
     check_delegation,
+    reask_allowed,
     validate_exact_reviewer_roles,
 )
 from policies.redaction import redact
@@ -30,7 +32,8 @@ from nodes.delivery.state import DeliveryState, ReviewerTask
 # Path maps, so LangGraph Studio draws every branch.
 AFTER_LOAD = ("supervisor_pre", "fail_closed")
 AFTER_PRE = ("manager", "render_report", "fail_closed")
-AFTER_MANAGER = ("plan_worker", "task_worker", "reviewer", "fail_closed")
+AFTER_MANAGER = ("plan_worker", "task_worker", "reviewer", "manager_refused", "fail_closed")
+AFTER_REFUSAL = ("manager", "fail_closed")
 AFTER_WORKER = ("manager", "fail_closed")
 AFTER_SYNTHESIS = ("supervisor_post", "render_report")
 AFTER_POST = ("revise_plan", "revise_tasks", "render_report")
@@ -48,6 +51,12 @@ def pending(state: DeliveryState) -> list[ProposedCall]:
 
 def delegation_violation(state: DeliveryState, policy: DelegationPolicy) -> Violation | None:
     return check_delegation(pending(state), ledger(state), policy)
+
+
+def refusals_in_turn(state: DeliveryState) -> int:
+    """Refusals recorded for the manager turn now open (since the last sub-agent ran)."""
+    executed = len(state.get("delegated", []))
+    return sum(1 for record in state.get("manager_refusals", []) if record["executed"] == executed)
 
 
 def roles_violation(state: DeliveryState) -> Violation | None:
@@ -94,8 +103,10 @@ def reviewer_tasks(state: DeliveryState) -> list[ReviewerTask]:
 
 def make_route_after_manager(deps: DeliveryDeps):
     def route_after_manager(state: DeliveryState) -> str | list[Send]:
-        if state.get("failure") or delegation_violation(state, deps.policy):
+        if state.get("failure"):
             return "fail_closed"
+        if delegation_violation(state, deps.policy):
+            return "manager_refused"
         names = [call["name"] for call in state["pending_calls"]]
         if names == [PLAN_TOOL]:
             return "plan_worker"
@@ -105,6 +116,13 @@ def make_route_after_manager(deps: DeliveryDeps):
         return [Send("reviewer", task) for task in reviewer_tasks(state)]
 
     return route_after_manager
+
+
+def make_route_after_refusal(deps: DeliveryDeps):
+    def route_after_refusal(state: DeliveryState) -> str:
+        return "manager" if reask_allowed(refusals_in_turn(state), deps.policy) else "fail_closed"
+
+    return route_after_refusal
 
 
 def route_after_worker(state: DeliveryState) -> str:

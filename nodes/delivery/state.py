@@ -44,6 +44,7 @@ class DeliveryState(DeliveryInput, DeliveryOutput, total=False):
     pre_decision: dict[str, Any] | None
     pending_calls: list[dict[str, Any]]  # the manager's latest turn, checked by the policy edge
     manager_turns: int
+    manager_refusals: Annotated[list[dict[str, Any]], operator.add]  # {turn, executed, code, reasked}
     delegated: Annotated[list[str], operator.add]  # sub-agent tools executed, in order
     plan: dict[str, Any] | None  # {artifact_id, revision, value, result}
     tasks: dict[str, Any] | None

@@ -3,6 +3,7 @@ and isolated reviewers, the single derived revision, inputs, secrets and progres
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -13,6 +14,7 @@ from delivery_builders import (
     boundary,
     finding,
     general,
+    honest_manager,
     plan,
     post,
     pre_blocked,
@@ -26,10 +28,11 @@ from delivery_builders import (
     turn,
 )
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, messages_to_dict
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.delivery_chain import build_graph
+from policies.delegation import DEFAULT_POLICY
 from runtime.models import ModelSet
 from runtime.scripted import ScriptedModel
 
@@ -160,7 +163,7 @@ def test_reviewer_roles_in_any_order_are_accepted():
 # ------------------------------------------------------------------------------ hostile managers
 
 
-@pytest.mark.parametrize(
+HOSTILE_MANAGERS = pytest.mark.parametrize(
     ("manager", "code", "never"),
     [
         ([turn("task-subagent")], "out_of_order", ["delivery.tasks", "delivery.plan"]),
@@ -190,9 +193,14 @@ def test_reviewer_roles_in_any_order_are_accepted():
          "invalid_tool_arguments", ["delivery.plan"]),
     ],
 )
+NO_REASK = dataclasses.replace(DEFAULT_POLICY, max_manager_reasks=0)
+
+
+@HOSTILE_MANAGERS
 def test_hostile_managers_fail_closed_before_any_disallowed_worker(manager, code, never):
+    # A re-ask budget of 0: the first refusal fails closed.
     model = ScriptedModel(script(manager=manager))
-    out = run(model)
+    out = run(model, policy=NO_REASK)
     assert out["run_status"] == "failed"
     assert out["policy_violation"]["code"] == code
     for contract in never:
@@ -202,6 +210,89 @@ def test_hostile_managers_fail_closed_before_any_disallowed_worker(manager, code
     assert model.count("delivery.supervisor_post") == 0
     assert out["report"].count("**Status: failed**") == 1
     assert code not in out["report"] and "Traceback" not in out["report"]
+
+
+def prompt_bytes(call) -> bytes:
+    """A model call's whole prompt, byte for byte, with the tools it was bound to."""
+    return json.dumps([messages_to_dict(call.messages), list(call.tool_names)], sort_keys=True).encode()
+
+
+def manager_calls(model: ScriptedModel) -> list:
+    return [c for c in model.calls if c.contract == "delivery.manager"]
+
+
+@HOSTILE_MANAGERS
+def test_a_refused_turn_is_asked_again_once_unchanged_and_never_runs(manager, code, never):
+    # The default budget: the refused turn is asked once more with the identical prompt; refused
+    # again, the run fails closed with the same violation. Neither refused call ever ran.
+    model = ScriptedModel(script(manager=[*manager, manager[-1]]))
+    out = run(model)
+    assert out["run_status"] == "failed"
+    assert out["policy_violation"]["code"] == code
+    for contract in never:
+        assert model.count(contract) == 0, contract
+    calls = manager_calls(model)
+    assert len(calls) == len(manager) + 1
+    assert prompt_bytes(calls[-1]) == prompt_bytes(calls[-2])  # no feedback about the refusal
+    assert code not in prompt_bytes(calls[-1]).decode()
+    refusals = [e["summary"] for e in out["trace"] if e["step"] == "manager-refused"]
+    assert len(refusals) == 2 and all(code in r for r in refusals)
+    assert "asked again" in refusals[0] and "budget spent" in refusals[1]
+    assert (out["metrics"]["manager_refusals"], out["metrics"]["manager_reasks"]) == (2, 1)
+    assert code not in out["report"] and "Traceback" not in out["report"]
+
+
+@pytest.mark.parametrize(
+    "refused",
+    [
+        turn("task-subagent"),  # out of order: the task sub-agent would run before the plan
+        AIMessage(content="Next I would ask the plan sub-agent."),  # no tool call
+        AIMessage(content="", invalid_tool_calls=[{"name": "plan-subagent", "args": "{not json", "id": "c1",
+                                                   "error": "bad json", "type": "invalid_tool_call"}]),
+    ],
+)
+def test_a_refused_call_is_never_executed_and_the_reask_is_byte_identical(refused):
+    model = ScriptedModel(script(manager=[refused, *honest_manager()]))
+    out = run(model)
+    assert out["run_status"] == "pass"
+    first, second = manager_calls(model)[:2]
+    assert prompt_bytes(first) == prompt_bytes(second)
+    # the refused call never ran: the first sub-agent to run is the plan, after the re-ask
+    assert called(model)[:4] == ["delivery.supervisor_pre", "delivery.manager", "delivery.manager", "delivery.plan"]
+    assert called(model).index("delivery.tasks") > called(model).index("delivery.plan")
+    assert out["metrics"]["calls"]["delivery.manager"] == 4
+    assert (out["metrics"]["manager_refusals"], out["metrics"]["manager_reasks"]) == (1, 1)
+    assert out["policy_violation"] is None
+    steps = [e["step"] for e in out["trace"]]
+    assert steps[:5] == ["load", "supervisor-pre-decision", "manager", "manager-refused", "manager"]
+
+
+@pytest.mark.parametrize("budget", [0, 1, 2, 3])
+def test_the_reask_budget_is_never_exceeded(budget):
+    model = ScriptedModel(script(manager=lambda _messages: AIMessage(content="I would rather write it myself.")))
+    out = run(model, policy=dataclasses.replace(DEFAULT_POLICY, max_manager_reasks=budget))
+    assert out["run_status"] == "failed" and out["policy_violation"]["code"] == "no_tool_call"
+    assert model.count("delivery.manager") == 1 + budget
+    assert model.count("delivery.plan") == 0
+    assert (out["metrics"]["manager_refusals"], out["metrics"]["manager_reasks"]) == (1 + budget, budget)
+    assert len({prompt_bytes(c) for c in manager_calls(model)}) == 1
+
+
+def test_the_budget_is_per_turn_and_the_run_still_follows_the_phases():
+    # One refusal in each of the three turns: each is re-asked once, the run passes, and the policy
+    # still ran plan, tasks and the review group exactly once each, in order.
+    refused = AIMessage(content="thinking")
+    model = ScriptedModel(script(manager=[refused, turn("plan-subagent"), turn("review-subagent"),
+                                          turn("task-subagent"), refused,
+                                          turn("review-subagent", "risk-subagent", "boundary-subagent")]))
+    out = run(model)
+    assert out["run_status"] == "pass"
+    assert model.count("delivery.manager") == 6
+    assert [model.count(c) for c in ("delivery.plan", "delivery.tasks", *REVIEWS)] == [1, 1, 1, 1, 1]
+    assert (out["metrics"]["manager_refusals"], out["metrics"]["manager_reasks"]) == (3, 3)
+    prompts = [prompt_bytes(c) for c in manager_calls(model)]
+    assert prompts[0] == prompts[1] and prompts[2] == prompts[3] and prompts[4] == prompts[5]
+    assert len(set(prompts)) == 3  # each turn sees the artifacts made so far, and nothing else
 
 
 class NoToolCalling(BaseChatModel):
@@ -549,7 +640,8 @@ def test_studio_can_draw_every_branch():
     drawable = build_graph(ModelSet.uniform(ScriptedModel({}))).get_graph()
     edges = {(e.source, e.target) for e in drawable.edges}
     for edge in [("manager", "plan_worker"), ("manager", "task_worker"), ("manager", "reviewer"),
-                 ("manager", "fail_closed"), ("supervisor_pre", "render_report"), ("supervisor_pre", "manager"),
+                 ("manager", "fail_closed"), ("manager", "manager_refused"), ("manager_refused", "manager"),
+                 ("manager_refused", "fail_closed"), ("supervisor_pre", "render_report"), ("supervisor_pre", "manager"),
                  ("reviewer", "synthesize"), ("synthesize", "supervisor_post"), ("supervisor_post", "revise_plan"),
                  ("supervisor_post", "revise_tasks"), ("revise_plan", "revise_tasks"), ("fail_closed", "render_report"),
                  ("plan_worker", "manager"), ("task_worker", "fail_closed")]:
