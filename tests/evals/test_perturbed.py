@@ -14,7 +14,7 @@ from evals.baselines import chain_failure
 from evals.markers import read_marker
 from evals.perturbed import PERTURBATIONS, PerturbedModel, enum_fields, perturb_data, perturb_text, perturb_tool_turn
 from graphs.delivery_chain import build_graph
-from policies.delegation import DelegationLedger, ProposedCall, SUBAGENT_TOOLS, check_delegation, MANAGER
+from policies.delegation import DEFAULT_POLICY, DelegationLedger, ProposedCall, SUBAGENT_TOOLS, check_delegation, MANAGER
 from runtime.contracts import ContractError, ContractTimeout, _json_schema, invoke_contract, invoke_text
 from runtime.models import ModelSet
 from runtime.offline import OfflineModel
@@ -202,9 +202,11 @@ def test_each_data_kind_once_is_repaired_and_the_run_still_passes(kind):
 def test_each_kind_on_the_manager_fails_closed(kind):
     model = PerturbedModel(OfflineModel(), 1.0, 0, kinds=(kind,), contracts={"delivery.manager"})
     out = _chain(model)
-    assert [i.kind for i in model.injected] == [kind]
     assert out["run_status"] == "failed" and out["artifacts"]["plan"] is None
     if kind in ("timeout", "exception"):
+        assert [i.kind for i in model.injected] == [kind]
         assert chain_failure(out) == "manager: manager_failed"
-    else:  # refused by the delegation policy, never executed
+    else:  # refused by the delegation policy, never executed; asked once more (the re-ask budget), refused again
+        assert [i.kind for i in model.injected] == [kind] * (1 + DEFAULT_POLICY.max_manager_reasks)
+        assert out["metrics"]["manager_refusals"] == 1 + DEFAULT_POLICY.max_manager_reasks
         assert out["policy_violation"] is not None and chain_failure(out).startswith("delegation: ")
