@@ -33,7 +33,7 @@ def test_server_exports_the_three_graphs(client):
 def test_every_assistant_publishes_input_output_and_context_schemas(client, graph_id):
     (assistant,) = [a for a in client.assistants.search(graph_id=graph_id) if a["graph_id"] == graph_id]
     schemas = client.assistants.get_schemas(assistant["assistant_id"])
-    for kind in ("input_schema", "output_schema", "context_schema"):
+    for kind in ("input_schema", "output_schema", "state_schema", "context_schema"):
         assert schemas[kind] and schemas[kind]["properties"], f"{graph_id}: no {kind}"
     assert "contract_mode" in schemas["context_schema"]["properties"]
 
