@@ -14,6 +14,9 @@ absolute thresholds; compare the ratios).
    against a plain LangGraph graph with the same nodes, ``Send`` fan-out and model calls
    (``benchmarks/baseline.py``), alternating in one run. Reins' own time per model call as a
    ratio to the baseline's; the goal is at most 2.
+6. checkpoint_cost: a delivery run checkpointed in SQLite the way the CLI does it (``exit``
+   durability: the chain cannot pause) against the same run without a checkpointer: bytes stored
+   per run and the time ratio (goal ≤ 1.1), next to LangGraph's default (``async``) for comparison.
 
 Run: ``make bench`` (or ``.venv/bin/python -m benchmarks.run``).
 """
@@ -144,6 +147,53 @@ def call_overhead(runs: int = 30) -> float:
     return ratio
 
 
+def checkpoint_cost(runs: int = 15) -> float:
+    import sqlite3
+
+    from graphs.delivery_chain import build_graph
+    from policies.retention import durability_for
+    from runtime.checkpoint import open_checkpointer
+
+    cli_mode = durability_for(can_pause=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "checkpoints.db"
+        with open_checkpointer("sqlite", path=db) as saver:
+            plain = build_graph(models=ModelSet.uniform(OfflineModel()))
+            saved = build_graph(models=ModelSet.uniform(OfflineModel()), checkpointer=saver)
+
+            def checkpointed(mode: str) -> float:
+                config = {"configurable": {"thread_id": f"bench-{mode}-{time.perf_counter_ns()}"}}
+                return _time(lambda: saved.invoke(REQUIREMENT, config, durability=mode))
+
+            for mode in (cli_mode, "async"):
+                checkpointed(mode), plain.invoke(REQUIREMENT)  # warm
+            times: dict[str, list[float]] = {"none": [], cli_mode: [], "async": []}
+            for _ in range(runs):  # interleaved, so every variant sees the same machine load
+                times["none"].append(_time(lambda: plain.invoke(REQUIREMENT)))
+                times[cli_mode].append(checkpointed(cli_mode))
+                times["async"].append(checkpointed("async"))
+        with sqlite3.connect(db) as conn:
+            sizes = {}
+            for mode in (cli_mode, "async"):
+                pattern = f"bench-{mode}-%"
+                stored = conn.execute(
+                    "SELECT count(*), coalesce(sum(length(checkpoint)) + sum(length(metadata)), 0) "
+                    "FROM checkpoints WHERE thread_id LIKE ?", (pattern,)).fetchone()
+                written = conn.execute(
+                    "SELECT coalesce(sum(length(value)), 0) FROM writes WHERE thread_id LIKE ?", (pattern,)).fetchone()
+                threads = runs + 1
+                sizes[mode] = (stored[0] / threads, (stored[1] + written[0]) / threads)
+    none = statistics.median(times["none"])
+    ratios = {mode: statistics.median(times[mode]) / none for mode in (cli_mode, "async")}
+    print(
+        f"checkpoint_cost: SQLite with the CLI's durability ({cli_mode}) stores {sizes[cli_mode][1] / 1024:.0f} KiB in "
+        f"{sizes[cli_mode][0]:.0f} checkpoint(s) per delivery run, time ×{ratios[cli_mode]:.2f} of no checkpointer "
+        f"(goal ≤ 1.1); LangGraph's default (async) {sizes['async'][1] / 1024:.0f} KiB in {sizes['async'][0]:.0f}, "
+        f"×{ratios['async']:.2f}"
+    )
+    return ratios[cli_mode]
+
+
 def _time(fn) -> float:
     started = time.perf_counter()
     fn()
@@ -156,6 +206,7 @@ def main() -> None:
     redaction_scaling()
     checkpoint_memory()
     call_overhead()
+    checkpoint_cost()
 
 
 if __name__ == "__main__":

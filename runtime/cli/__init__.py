@@ -1,14 +1,24 @@
-"""The ``reins`` command line. Each sub-command lives in its own module with a ``register`` function."""
+"""The ``reins`` command line. Each sub-command lives in its own module with a ``register`` function.
+
+Start-up stays fast: sub-command modules import only the standard library and light project modules
+at the top; LangGraph, LangChain and the OpenAI client are imported inside the handlers that need
+them, so ``--help``, ``--version`` and argument errors answer without loading them.
+
+With ``--json`` anywhere on the command line, stdout carries exactly one JSON object, errors
+included: ``{"error": {"code": ..., "message": ...}}`` (codes: ``bad_arguments``, ``bad_input``,
+``blocked``, ``failed``, ``interrupted``).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from collections.abc import Sequence
 
 from policies.redaction import redact
-from runtime.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, UserError
+from runtime.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, UserError
 from runtime.resources import ResourceError
 from runtime.settings import SettingsError
 
@@ -19,6 +29,7 @@ COMMAND_MODULES = (
     "runtime.cli.deliver",
     "runtime.cli.tasklist",
     "runtime.cli.resume",
+    "runtime.cli.runs",
     "runtime.cli.chat",
     "runtime.cli.eval",
     "runtime.cli.bench",
@@ -34,8 +45,35 @@ def _version() -> str:
         return "0+unknown"
 
 
+class ArgumentError(Exception):
+    """Bad command-line arguments (argparse's message, plus the usage of the command concerned)."""
+
+    def __init__(self, message: str, usage: str):
+        super().__init__(message)
+        self.usage = usage
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but an argument error is raised (so ``--json`` can report it) instead of exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ArgumentError(message, self.format_usage())
+
+
+ERROR_CODES = {EXIT_BAD_INPUT: "bad_input", EXIT_BLOCKED: "blocked", EXIT_FAILED: "failed"}
+
+
+def _report(as_json: bool, code: str, message: str, prefix: str = "error") -> None:
+    """One redacted line on stderr, or (with ``--json``) one JSON object on stdout."""
+    message = redact(message, 500)
+    if as_json:
+        print(json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False))
+    else:
+        print(f"reins: {prefix}: {message}", file=sys.stderr)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="reins",
         description="Reins: controlled multi-agent pipelines on LangGraph — the model proposes, the runtime decides.",
     )
@@ -47,21 +85,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in argv
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "handler", None):
-        parser.print_help()
+    try:
+        args = parser.parse_args(argv)
+    except ArgumentError as error:
+        if not as_json:
+            sys.stderr.write(error.usage)
+        _report(as_json, "bad_arguments", str(error))
         return EXIT_BAD_INPUT
+    if not getattr(args, "handler", None):
+        if as_json:
+            _report(True, "bad_arguments", "name a command; see reins --help")
+        else:
+            parser.print_help()
+        return EXIT_BAD_INPUT
+    as_json = bool(getattr(args, "json", as_json))
     try:
         return int(args.handler(args) or 0)
     except (UserError, SettingsError, ResourceError) as error:
-        print(f"reins: error: {redact(error, 500)}", file=sys.stderr)
-        return getattr(error, "exit_code", EXIT_BAD_INPUT)
+        code = getattr(error, "exit_code", EXIT_BAD_INPUT)
+        _report(as_json, ERROR_CODES.get(code, "bad_input"), str(error))
+        return code
     except KeyboardInterrupt:
-        print("reins: interrupted", file=sys.stderr)
+        if as_json:
+            _report(True, "interrupted", "interrupted")
+        else:
+            print("reins: interrupted", file=sys.stderr)
         return 130
     except Exception as error:  # never a traceback in front of a user
-        print(f"reins: failed: {redact(f'{type(error).__name__}: {error}', 500)}", file=sys.stderr)
+        _report(as_json, "failed", f"{type(error).__name__}: {error}", prefix="failed")
         return EXIT_FAILED
 
 

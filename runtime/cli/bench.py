@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import json
+import sys
 
 from runtime.cli.errors import UserError
 
-BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead")
+BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead", "checkpoint_cost")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("bench", help="run the benchmarks (prints ratios measured in one run)")
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"any of: {', '.join(BENCHMARKS)} (default: all)")
+    parser.add_argument("--json", action="store_true", help='print {"benchmarks": {name: ratio}}; the lines go to stderr')
     parser.set_defaults(handler=run)
 
 
@@ -22,6 +26,13 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"unknown benchmark {unknown[0]!r}; choose from: {', '.join(BENCHMARKS)}")
     # benchmarks/ is part of the checkout (the app is installed editable), not of the runtime package.
     module = importlib.import_module("benchmarks.run")
+    ratios = {}
     for name in args.names or BENCHMARKS:
-        getattr(module, name)()
+        if args.json:
+            with contextlib.redirect_stdout(sys.stderr):
+                ratios[name] = getattr(module, name)()
+        else:
+            getattr(module, name)()
+    if args.json:
+        print(json.dumps({"benchmarks": ratios}))
     return 0

@@ -15,11 +15,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from langgraph.store.base import BaseStore
-from langgraph.store.memory import InMemoryStore
-
 from policies.redaction import redact, redact_mapping
-from runtime.checkpoint import checkpointer_from_settings
+from policies.retention import durability_for
 from runtime.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
 from runtime.cli.render import ProgressView, colour, print_json, stream_run
 from runtime.paths import STATE_DIR
@@ -55,8 +52,10 @@ def exit_code_for(values: Mapping[str, Any]) -> int:
 
 
 @contextmanager
-def _memory_store(settings: Settings) -> Iterator[BaseStore]:
+def _memory_store(settings: Settings) -> Iterator[Any]:
     if settings.checkpoint != "sqlite":
+        from langgraph.store.memory import InMemoryStore
+
         yield InMemoryStore()
         return
     from langgraph.store.sqlite import SqliteStore
@@ -89,6 +88,7 @@ def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView |
         config={"configurable": {"thread_id": thread}},
         context={"user_id": user},
         view=view,
+        durability=durability_for(can_pause=False),  # a chat turn does not pause: one checkpoint per turn
     )
     return outcome.values
 
@@ -119,6 +119,7 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     from graphs.assistant import build_graph  # the CLI is the application's entry point
+    from runtime.checkpoint import checkpointer_from_settings
 
     thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
     user = (args.user or "local").strip() or "local"

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from policies.redaction import redact
-from runtime.checkpoint import checkpointer_from_settings
+from policies.retention import durability_for
 from runtime.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
 from runtime.cli.render import ProgressView, colour, print_json, stream_run
 from runtime.paths import RESOURCES
@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     payload = resume_check(args) if args.resume else payload_for(args)
     settings = Settings.from_env()
+    from runtime.checkpoint import checkpointer_from_settings
+
     thread_id = args.resume or f"deliver-{new_run_id()}"
     with checkpointer_from_settings(settings) as saver:
         graph = _graph(saver)
@@ -114,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
                 return exit_code_for(snapshot.values)
         context = {"polish": True} if args.polish else None
         # Resuming passes no input: completed stages are read from the checkpoint, never re-run.
-        outcome = stream_run(graph, payload, config, context=context, view=ProgressView())
+        # The chain never pauses: one checkpoint when the run ends (or fails, or is interrupted).
+        outcome = stream_run(graph, payload, config, context=context, view=ProgressView(),
+                             durability=durability_for(can_pause=False))
     values = outcome.values
     show(values, thread_id, args.json)
     return exit_code_for(values)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from runtime.models import model_set_from_settings
 from runtime.settings import ROLES, Settings
 
 
@@ -16,6 +15,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def describe(settings: Settings) -> dict:
+    from runtime.models import model_set_from_settings
+
     models = model_set_from_settings(settings)
     return {
         "roles": {role: models.label(role) for role in ROLES},

@@ -102,13 +102,22 @@ def stream_run(
     config: Mapping[str, Any] | None = None,
     context: Any = None,
     view: ProgressView | None = None,
+    durability: str | None = None,
 ) -> RunOutcome:
-    """Run ``graph`` to its end or its next interrupt, rendering progress; return state and interrupts."""
+    """Run ``graph`` to its end or its next interrupt, rendering progress; return state and interrupts.
+
+    ``durability`` is LangGraph's checkpoint persistence mode (``sync``, ``async`` or ``exit``); None
+    keeps LangGraph's default.
+    """
     view = view or ProgressView()
     values: dict[str, Any] = {}
     interrupts: list[Any] = []
     try:
-        for mode, chunk in graph.stream(inputs, config=dict(config or {}), context=context, stream_mode=["custom", "values", "updates"]):
+        chunks = graph.stream(
+            inputs, config=dict(config or {}), context=context, stream_mode=["custom", "values", "updates"],
+            durability=durability,
+        )
+        for mode, chunk in chunks:
             if mode == "custom" and isinstance(chunk, Mapping):
                 view(chunk)
             elif mode == "values" and isinstance(chunk, Mapping):

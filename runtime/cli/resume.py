@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from runtime.checkpoint import checkpointer_from_settings
+from policies.retention import durability_for
 from runtime.cli.errors import EXIT_BAD_INPUT, UserError
 from runtime.cli.render import ProgressView, stream_run
 from runtime.cli.tasklist import GRAPH_NAME, _graph, drive
@@ -29,6 +29,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from graphs.tasklist_agent import ResumeError, resume_command
+    from runtime.checkpoint import checkpointer_from_settings
 
     try:
         decision = json.loads(args.decision)
@@ -42,5 +43,5 @@ def run(args: argparse.Namespace) -> int:
             command = resume_command(graph, config, decision)
         except ResumeError as error:
             raise UserError(f"resume refused: {error}", EXIT_BAD_INPUT) from None
-        outcome = stream_run(graph, command, config, view=ProgressView())
+        outcome = stream_run(graph, command, config, view=ProgressView(), durability=durability_for(can_pause=True))
         return drive(graph, config, args.thread_id, outcome, interactive=args.review, as_json=args.json)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from policies.redaction import redact, redact_mapping
-from runtime.checkpoint import checkpointer_from_settings
+from policies.retention import durability_for
 from runtime.cli.errors import (
     EXIT_BAD_INPUT,
     EXIT_BLOCKED,
@@ -77,11 +77,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("reference a version plan: reins tasklist docs://versions/<plan>.md")
     request = request if request.lstrip().startswith("/tasklist") else f"/tasklist {request}"
     settings = Settings.from_env()
+    from runtime.checkpoint import checkpointer_from_settings
+
     thread_id = f"tasklist-{new_run_id()}"
     with checkpointer_from_settings(settings) as saver:
         graph = _graph(saver, args.review)
         config = run_config(GRAPH_NAME, thread_id=thread_id)
-        outcome = stream_run(graph, {"request": request}, config, view=ProgressView())
+        durability = durability_for(can_pause=args.review)  # a reviewed run keeps every step
+        outcome = stream_run(graph, {"request": request}, config, view=ProgressView(), durability=durability)
         # An in-memory checkpoint ends with this process: a pause must not promise a later resume.
         resumable = settings.checkpoint != "memory"
         return drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json, resumable=resumable)
@@ -110,7 +113,7 @@ def drive(
         except ResumeError as error:
             print(f"reins: {redact(error, 500)}", file=sys.stderr)
             continue
-        outcome = stream_run(graph, command, config, view=ProgressView())
+        outcome = stream_run(graph, command, config, view=ProgressView(), durability=durability_for(can_pause=True))
     snapshot = graph.get_state(dict(config))
     values = dict(snapshot.values or {})
     paused = bool(snapshot.interrupts)

@@ -1,0 +1,92 @@
+"""How long CLI runs are kept and how often they are checkpointed.
+
+Pure functions: the CLI reads checkpoints, these decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+
+MAX_PRUNE_DAYS = 36_500
+
+# LangGraph's checkpoint persistence modes, most durable first.
+DURABILITY_MODES = ("sync", "async", "exit")
+
+
+def durability_for(can_pause: bool) -> str:
+    """A run that may pause for a human is checkpointed before every step (``sync``): it is resumed
+    later, possibly from another process, and must survive a crash at any point. A run that cannot
+    pause is checkpointed once, when it ends (``exit``): finished, failed or interrupted (Ctrl-C),
+    its state is still saved and ``reins deliver --resume`` continues it; only a hard kill loses it.
+    """
+    return "sync" if can_pause else "exit"
+
+
+def check_prune_days(days: float) -> float:
+    """The age limit for ``reins runs --prune DAYS``: a finite number of days, at least 0."""
+    if not (days == days and 0 <= days <= MAX_PRUNE_DAYS):  # days == days is False for NaN
+        raise ValueError(f"--prune takes a number of days between 0 and {MAX_PRUNE_DAYS}")
+    return float(days)
+
+
+def threads_to_prune(last_activity: Mapping[str, datetime], now: datetime, days: float) -> list[str]:
+    """Threads whose last checkpoint is older than ``days`` before ``now``, oldest first."""
+    cutoff = now - timedelta(days=check_prune_days(days))
+    stale = [(when, thread) for thread, when in last_activity.items() if when < cutoff]
+    return [thread for _, thread in sorted(stale)]
+
+
+def newest_first(last_activity: Mapping[str, datetime], limit: int) -> list[str]:
+    """The ``limit`` most recently active threads, newest first (ties by thread id)."""
+    ordered = sorted(last_activity.items(), key=lambda item: (item[1], item[0]), reverse=True)
+    return [thread for thread, _ in ordered[: max(0, limit)]]
+
+
+def latest_per_thread(entries: Iterable[tuple[str, datetime]]) -> dict[str, datetime]:
+    """The last activity of each thread from (thread, checkpoint time) pairs in any order."""
+    latest: dict[str, datetime] = {}
+    for thread, when in entries:
+        if thread not in latest or when > latest[thread]:
+            latest[thread] = when
+    return latest
+
+
+# Thread-id prefixes the CLI gives its runs, for threads whose checkpoints carry no graph name.
+THREAD_PREFIXES: Mapping[str, str] = {"deliver-": "delivery_chain", "tasklist-": "tasklist_agent", "chat-": "assistant"}
+
+
+def graph_of(thread_id: str, metadata_graph: object) -> str:
+    if isinstance(metadata_graph, str) and metadata_graph:
+        return metadata_graph
+    return next((graph for prefix, graph in THREAD_PREFIXES.items() if thread_id.startswith(prefix)), "unknown")
+
+
+def run_status(values: Mapping[str, object], paused: bool) -> str:
+    """What a thread's latest checkpoint says about its run.
+
+    ``paused`` (waiting for a review decision) wins; then the graph's own final status (delivery
+    ``run_status``, tasklist ``final_decision``, assistant answer verdict); a run with none of these
+    stopped before its end (``incomplete``: a crash or Ctrl-C).
+    """
+    if paused:
+        return "paused"
+    for key in ("run_status", "final_decision"):
+        value = values.get(key)
+        if isinstance(value, str) and value:
+            return value
+    answer = values.get("answer")
+    if isinstance(answer, Mapping) and isinstance(answer.get("verdict"), str):
+        return f"answered ({answer['verdict']})"
+    return "incomplete"
+
+
+def resume_command(graph: str, thread_id: str, status: str) -> str | None:
+    """How to continue a run from the command line, or None when there is nothing to continue."""
+    if status == "paused":
+        return f"reins resume {thread_id} --decision '{{\"type\": \"approve\"}}'"
+    if status == "incomplete" and graph == "delivery_chain":
+        return f"reins deliver --resume {thread_id}"
+    if graph == "assistant":
+        return f"reins chat --thread {thread_id}"
+    return None

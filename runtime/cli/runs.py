@@ -1,0 +1,63 @@
+"""``reins runs [--limit N] [--prune DAYS] [--json]``: recent runs in the configured checkpointer.
+
+Lists each thread's graph, status and whether it is paused (and how to resume it); ``--prune DAYS``
+deletes every thread whose last checkpoint is older than DAYS days (and, for SQLite, gives the space
+back).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from policies.redaction import redact
+from runtime.cli.errors import EXIT_OK, UserError
+from runtime.cli.render import colour, print_json
+from runtime.settings import Settings
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("runs", help="list recent runs (graph, status, paused/resumable); --prune DAYS")
+    parser.add_argument("--limit", type=int, default=20, metavar="N", help="how many threads to list (default 20)")
+    parser.add_argument("--prune", type=float, metavar="DAYS", help="delete threads idle for more than DAYS days")
+    parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from policies.retention import check_prune_days
+
+    if not 1 <= args.limit <= 1000:
+        raise UserError("--limit must be between 1 and 1000")
+    if args.prune is not None:
+        try:
+            check_prune_days(args.prune)
+        except ValueError as error:
+            raise UserError(str(error)) from None
+    settings = Settings.from_env()
+    from runtime.checkpoint import checkpointer_from_settings
+    from runtime.runs import prune_runs, recent_runs
+
+    durable = settings.checkpoint != "memory"
+    with checkpointer_from_settings(settings) as saver:
+        if args.prune is not None:
+            pruned = prune_runs(saver, args.prune)
+            if args.json:
+                print_json({"pruned": pruned, "days": args.prune, "checkpointer": settings.checkpoint})
+            else:
+                print(f"pruned {len(pruned)} thread(s) idle for more than {args.prune:g} day(s)")
+            return EXIT_OK
+        runs = recent_runs(saver, args.limit, durable=durable)
+    if args.json:
+        print_json({"runs": [r.as_dict() for r in runs], "checkpointer": settings.checkpoint})
+        return EXIT_OK
+    if not runs:
+        note = " (REINS_CHECKPOINT=memory keeps nothing between commands)" if not durable else ""
+        print(f"no runs{note}")
+        return EXIT_OK
+    out = sys.stdout
+    print(f"{'thread':<30} {'graph':<15} {'status':<32} {'updated (UTC)':<26} resume", file=out)
+    for r in runs:
+        status = colour(f"{redact(r.status, 32):<32}", r.status, out)
+        print(f"{redact(r.thread_id, 30):<30} {r.graph:<15} {status} {r.updated_at:<26} {r.resume or '-'}", file=out)
+    return EXIT_OK

@@ -1,0 +1,48 @@
+"""``reins runs`` on a delivery run interrupted mid-review under the CLI's exit-only durability."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runtime.cli import main
+
+
+@pytest.fixture
+def sqlite_env(monkeypatch, tmp_path):
+    for name in ("REINS_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / ".reins" / "checkpoints.db"
+
+
+def _json(capsys) -> dict:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_an_interrupted_delivery_run_lists_as_incomplete_and_resumable(sqlite_env, capsys):
+    from delivery_builders import script
+
+    from graphs.delivery_chain import build_graph
+    from runtime.checkpoint import open_checkpointer
+    from runtime.models import ModelSet
+    from runtime.scripted import ScriptedModel
+
+    dying = ScriptedModel(script(boundary_review=[KeyboardInterrupt()]))
+    config = {"configurable": {"thread_id": "deliver-dying"}, "metadata": {"reins_graph": "delivery_chain"}}
+    with open_checkpointer("sqlite", path=sqlite_env) as saver, pytest.raises(KeyboardInterrupt):
+        # The CLI's durability for the chain: even written only at exit, an interrupted run is kept.
+        build_graph(ModelSet.uniform(dying), checkpointer=saver).invoke(
+            {"requirement": "Show a banner."}, config, durability="exit"
+        )
+    assert main(["runs", "--json"]) == 0
+    (run,) = _json(capsys)["runs"]
+    assert run["status"] == "incomplete" and run["resumable"] and not run["paused"]
+    assert run["resume"] == "reins deliver --resume deliver-dying"
+    with open_checkpointer("sqlite", path=sqlite_env) as saver:
+        state = build_graph(ModelSet.uniform(dying), checkpointer=saver).get_state(config)
+    assert state.values["plan"] and state.values["tasks"]  # completed stages were saved
+    assert set(state.next) == {"reviewer"}
+    assert sum(1 for task in state.tasks if task.result) == 2  # the two reviews that had answered

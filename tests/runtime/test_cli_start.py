@@ -1,0 +1,103 @@
+"""A fast CLI start (help, version and argument errors load neither LangGraph nor the OpenAI client)
+and ``--json`` printing exactly one JSON object on every sub-command, errors included."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runtime.cli import COMMAND_MODULES, main
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("langgraph", "langchain_core", "langchain_openai", "openai")
+
+PROBE = """
+import contextlib, io, json, sys
+from runtime.cli import main
+codes = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            codes.append(main(argv))
+        except SystemExit as done:
+            codes.append(done.code)
+loaded = sorted({name.split(".")[0] for name in sys.modules} & set(json.loads(sys.argv[2])))
+print(json.dumps({"codes": codes, "loaded": loaded}))
+"""
+
+COMMANDS = [module.rsplit(".", 1)[1] for module in COMMAND_MODULES]
+
+
+def test_help_version_and_argument_errors_import_no_heavy_library():
+    argv = [["--help"], ["--version"], [], ["deliver", "--bogus"], ["runs", "--limit", "x", "--json"]]
+    argv += [[command, "--help"] for command in COMMANDS]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(HEAVY)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
+    )
+    result = json.loads(done.stdout)
+    assert result["codes"] == [0, 0, 2, 2, 2] + [0] * len(COMMANDS)
+    assert result["loaded"] == []
+
+
+# (argv, exit code, error code): every sub-command, a bad input or bad arguments, with --json.
+BAD = [
+    (["doctor", "--json", "--bogus"], 2, "bad_arguments"),
+    (["graph", "nope", "--json"], 2, "bad_input"),
+    (["deliver", "--json"], 2, "bad_input"),
+    (["deliver", "--scenario", "BAD ID", "--json"], 2, "bad_input"),
+    (["tasklist", "no-uri-here", "--json"], 2, "bad_input"),
+    (["resume", "t1", "--decision", "{not json", "--json"], 2, "bad_input"),
+    (["resume", "--json"], 2, "bad_arguments"),
+    (["runs", "--prune", "-1", "--json"], 2, "bad_input"),
+    (["chat", "--json"], 2, "bad_input"),
+    (["eval", "--repeats", "0", "--json"], 2, "bad_input"),
+    (["bench", "nope", "--json"], 2, "bad_input"),
+    (["nope", "--json"], 2, "bad_arguments"),
+]
+
+
+def test_every_sub_command_is_covered():
+    assert {argv[0] for argv, _, _ in BAD} >= set(COMMANDS)
+
+
+@pytest.mark.parametrize(("argv", "exit_code", "code"), BAD, ids=[" ".join(a) for a, _, _ in BAD])
+def test_json_errors_are_one_json_object(argv, exit_code, code, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REINS_CHECKPOINT", "memory")
+    assert main(argv) == exit_code
+    out = capsys.readouterr().out
+    payload = json.loads(out)  # exactly one object: json.loads refuses trailing data
+    assert list(payload) == ["error"]
+    assert payload["error"]["code"] == code and payload["error"]["message"]
+    assert "\n" not in out.strip()
+
+
+def test_configuration_errors_and_failures_are_json_too(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REINS_CONTRACT_MODE", "sometimes")
+    assert main(["doctor", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]["message"].startswith("REINS_CONTRACT_MODE")
+    monkeypatch.delenv("REINS_CONTRACT_MODE")
+
+    from runtime.cli import graph as graph_command
+
+    def broken(_name: str) -> str:
+        raise RuntimeError("diagram failed at /home/alice/secret")
+
+    monkeypatch.setattr(graph_command, "mermaid", broken)
+    assert main(["graph", "delivery_chain", "--json"]) == 4
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "failed" and "/home/alice" not in error["message"]
+
+
+def test_without_json_errors_stay_one_line_on_stderr(capsys):
+    assert main(["deliver", "--bogus"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("usage: reins") and captured.err.rstrip().endswith("unrecognized arguments: --bogus")
