@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
@@ -37,6 +38,7 @@ from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantStat
 from policies.slash_commands import DELIVERY_CHAIN, TASKLIST
 from runtime.chat_tools import CHAT_SCOPE
 from runtime.calls import node
+from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.registry import ToolRegistry, default_registry
 
@@ -125,7 +127,7 @@ def route_intent(state: AssistantState) -> str:
 
 
 def build_graph(
-    models: ModelSet | None = None,
+    models: ModelSet | BaseChatModel | None = None,
     checkpointer: Any = None,
     *,
     registry: ToolRegistry | None = None,
@@ -134,13 +136,14 @@ def build_graph(
 ) -> Any:
     """Compile the assistant.
 
-    ``models``: role → model (default: resolved at run time from the context / environment).
+    ``models``: a ModelSet, one chat model for every role, or None (resolved at run time from the
+    context / environment).
     ``registry``: where the chat tools come from (only scope ``chat`` is used).
     ``store``: long-term memory (an ``InMemoryStore`` unless given; ``None`` disables it).
     ``pipelines``: slash-command routes (default: the tasklist agent and the delivery chain).
     """
     tools = (registry or default_registry()).for_scope(CHAT_SCOPE)
-    deps = AssistantDeps(models=models, tools=tools, pipelines=default_pipelines() if pipelines is None else pipelines)
+    deps = AssistantDeps(models=model_set_of(models, "assistant"), tools=tools, pipelines=default_pipelines() if pipelines is None else pipelines)
 
     builder = StateGraph(
         AssistantState, context_schema=AssistantContext, input_schema=AssistantInput, output_schema=AssistantOutput

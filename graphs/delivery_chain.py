@@ -21,6 +21,9 @@ from langgraph.graph import END, START, StateGraph
 
 from policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy
 from runtime.calls import node
+from langchain_core.language_models import BaseChatModel
+
+from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.registry import ToolRegistry, default_registry
 from runtime.resources import ResourceResolver
@@ -42,7 +45,7 @@ GRAPH_NAME = "delivery_chain"
 
 
 def build_graph(
-    models: ModelSet | None = None,
+    models: ModelSet | BaseChatModel | None = None,
     checkpointer: Any = None,
     *,
     registry: ToolRegistry | None = None,
@@ -51,9 +54,10 @@ def build_graph(
     polish: bool = False,
     review_timeout_s: float | None = None,
 ):
-    """Compile the delivery chain. ``models=None`` resolves models per run (context, then env)."""
+    """Compile the delivery chain. ``models``: a ``ModelSet``, one chat model for every role, or None
+    to resolve models per run (context, then environment)."""
     deps = DeliveryDeps(
-        models=models,
+        models=model_set_of(models, GRAPH_NAME),
         tools=(registry or default_registry()).for_scope(MANAGER),
         policy=policy,
         resolver=resolver or ResourceResolver(),

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
@@ -33,6 +34,7 @@ from nodes.tasklist.strategy import decide_strategy, review_strategy
 from policies.tasklist_machine import next_action
 from policies.tasklist_review import check_review_decision
 from runtime.calls import node
+from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.resources import ResourceResolver
 
@@ -83,7 +85,7 @@ def route(state: Mapping[str, Any]) -> str:
 
 
 def build_graph(
-    models: ModelSet | None = None,
+    models: ModelSet | BaseChatModel | None = None,
     checkpointer: Any = None,
     *,
     human_review: bool = False,
@@ -93,12 +95,13 @@ def build_graph(
 ):
     """Compile the tasklist agent.
 
-    ``models``: the ModelSet (default: resolved per run from the context / environment).
+    ``models``: a ModelSet, one chat model for every role, or None (resolved per run from the context /
+    environment).
     ``human_review``: pause at the strategy review and before the automatic revision (needs a
     checkpointer). ``resolver``: where ``docs://`` and ``project://`` resources come from.
     ``max_steps``: tighten the step budget (never above 12, or 20 with human review).
     """
-    deps = TasklistDeps(models=models, resolver=resolver, human_review=human_review, max_steps=max_steps)
+    deps = TasklistDeps(models=model_set_of(models, "tasklist_agent"), resolver=resolver, human_review=human_review, max_steps=max_steps)
     builder = StateGraph(TasklistState, context_schema=TasklistContext, input_schema=TasklistInput, output_schema=TasklistOutput)
     for name, function in NODES.items():
         # Model-calling nodes run sync under invoke and async under ainvoke (runtime/calls.py).

@@ -40,6 +40,22 @@ def _models_for(snapshot: tuple[tuple[str, str], ...], name: str | None) -> Mode
     return model_set_from_settings(settings)
 
 
+def model_set_of(models: Any, graph: str) -> ModelSet | None:
+    """What a graph builder accepts as ``models``: None (resolved per run), a ``ModelSet``, or one chat
+    model that then serves every role. Anything else is refused here, at build time, not as an
+    ``AttributeError`` inside the first model call."""
+    from langchain_core.language_models import BaseChatModel
+
+    if models is None or isinstance(models, ModelSet):
+        return models
+    if isinstance(models, BaseChatModel):
+        return ModelSet.uniform(models)
+    raise TypeError(
+        f"{graph}: models must be a LangChain chat model (BaseChatModel, served for every role) or a "
+        f"runtime.models.ModelSet, not {type(models).__name__}"
+    )
+
+
 def resolve_models(context: Any, default: ModelSet | None) -> ModelSet:
     """The context's model wins (per-run override), then the builder's models, then the environment."""
     name = getattr(context, "model", None) if context is not None else None
