@@ -144,6 +144,17 @@ def _revision_section(revision: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
+def governance_line(governance: Mapping[str, Any] | None) -> str:
+    """Which governance and rubric documents the run reviewed against."""
+    if not governance:
+        return "not loaded"
+    custom, bundled = list(governance.get("custom") or []), list(governance.get("bundled") or [])
+    if not custom:
+        return "bundled set"
+    line = f"custom set ({_line(', '.join(custom), 300)})"
+    return line + (f"; bundled: {_line(', '.join(bundled), 300)}" if bundled else "")
+
+
 def render_delivery_report(data: Mapping[str, Any], summary: str | None = None) -> str:
     """The whole report. ``summary`` (e.g. polished) replaces only the narrative paragraph."""
     status = data["status"]
@@ -151,7 +162,8 @@ def render_delivery_report(data: Mapping[str, Any], summary: str | None = None) 
     bundle = data.get("review_bundle") or {}
     revision = data.get("revision") or {}
     revised = any(o.get("status") == "revised" for o in revision.get("outcomes", []))
-    lines = ["# Delivery report", "", f"Source: {_line(data.get('source_label', 'inline requirement'), 120)}", ""]
+    lines = ["# Delivery report", "", f"Source: {_line(data.get('source_label', 'inline requirement'), 120)}"]
+    lines += [f"Governance and rubrics: {governance_line(data.get('governance'))}", ""]
     lines += ["## Summary", "", _line(summary, 1200) if summary else narrative(data), ""]
     lines += ["## Conclusion", "", f"**Status: {status}** — {STATUS_LINES[status]}", ""]
     reasons = bundle.get("status_reasons") or []

@@ -1,7 +1,10 @@
 """Sandboxed resource reads behind URI schemes.
 
 - ``docs://<path>``: the docs root (bundled ``resources/docs`` or ``REINS_DOCS_ROOT``)
-- ``demo://scenarios/<id>/requirement.md|context.md``, ``demo://governance/*.md``, ``demo://rubrics/*.md``
+- ``demo://scenarios/<id>/requirement.md|context.md``, ``demo://governance/*.md``, ``demo://rubrics/*.md``;
+  governance and rubrics come from a team's own root when one is set (``REINS_GOVERNANCE_ROOT`` or
+  the delivery chain's ``governance_root`` context): a document present there replaces the bundled
+  one, a document it lacks stays bundled
 - ``project://latest-context``: a pluggable provider (default: ``latest-context.md`` in the docs root)
 
 Every read stays under its root: no absolute paths, no ``..``, no symlink escapes, at most 128 KiB.
@@ -10,6 +13,7 @@ Errors are ``ResourceError`` with a message that is safe to show (no filesystem 
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections.abc import Callable
@@ -24,6 +28,8 @@ PROMPT_CHARS = 12_000
 PLAN_PROMPT_CHARS = 30_000
 LATEST_CONTEXT_URI = "project://latest-context"
 DEMO_AREAS = ("scenarios", "governance", "rubrics")
+GOVERNANCE_AREAS = ("governance", "rubrics")  # the areas a custom governance root may replace
+BUNDLED, CUSTOM = "bundled", "custom"
 _URI = re.compile(r"^(?P<scheme>[a-z][a-z0-9+.\-]*)://(?P<path>.*)$", re.I)
 _SCENARIO_FILES = ("requirement.md", "context.md")
 
@@ -35,10 +41,15 @@ class ResourceError(Exception):
         super().__init__(redact(message, 300))
 
 
+class ResourceNotFound(ResourceError):
+    """The resource does not exist (as opposed to existing but breaking a sandbox rule)."""
+
+
 @dataclass(frozen=True)
 class Resource:
     uri: str
     text: str
+    origin: str = BUNDLED  # "custom" when read from a custom governance root
 
     def for_prompt(self, limit: int = PROMPT_CHARS) -> str:
         return cut_for_prompt(self.text, limit)
@@ -78,7 +89,7 @@ def read_under(root: Path, relative: PurePosixPath, uri: str) -> str:
     if root != resolved and root not in resolved.parents:
         raise ResourceError(f"{uri} resolves outside its root")
     if not resolved.is_file():
-        raise ResourceError(f"{uri} was not found")
+        raise ResourceNotFound(f"{uri} was not found")
     size = resolved.stat().st_size
     if size > MAX_FILE_BYTES:
         raise ResourceError(f"{uri} is too large ({size} bytes; the limit is {MAX_FILE_BYTES})")
@@ -96,10 +107,34 @@ class ResourceResolver:
         docs_root: Path | None = None,
         bundle_root: Path = RESOURCES,
         latest_context: Callable[[], str] | None = None,
+        governance_root: Path | str | None = None,
     ):
         self._docs_root = Path(docs_root) if docs_root is not None else None
         self.bundle_root = Path(bundle_root)
         self._latest_context = latest_context
+        self._governance_root = Path(governance_root) if governance_root is not None else None
+
+    def with_governance_root(self, root: Path | str | None) -> ResourceResolver:
+        """The same resolver with governance and rubrics from ``root`` (None: unchanged)."""
+        if root is None:
+            return self
+        if not Path(root).is_dir():
+            raise ResourceError("the governance root does not name an existing directory")
+        clone = copy.copy(self)
+        clone._governance_root = Path(root)
+        return clone
+
+    @property
+    def governance_root(self) -> Path | None:
+        """The given root, else ``REINS_GOVERNANCE_ROOT`` (read at each use), else None (bundled)."""
+        if self._governance_root is not None:
+            return self._governance_root
+        configured = os.environ.get("REINS_GOVERNANCE_ROOT", "").strip()
+        if not configured:
+            return None
+        if not Path(configured).is_dir():
+            raise ResourceError("REINS_GOVERNANCE_ROOT does not name an existing directory")
+        return Path(configured)
 
     @property
     def docs_root(self) -> Path:
@@ -123,6 +158,11 @@ class ResourceResolver:
                 raise ResourceError(f"demo:// serves only {', '.join(DEMO_AREAS)}")
             if relative.parts[0] == "scenarios" and (len(relative.parts) != 3 or relative.name not in _SCENARIO_FILES):
                 raise ResourceError("demo://scenarios/<id>/ serves only requirement.md and context.md")
+            custom = self.governance_root if relative.parts[0] in GOVERNANCE_AREAS else None
+            # A document the custom root has (even a broken one: its error is shown, never skipped)
+            # replaces the bundled one; the same sandbox rules apply to both roots.
+            if custom is not None and os.path.lexists(custom.joinpath(*relative.parts)):
+                return Resource(uri, read_under(custom, relative, uri), CUSTOM)
             return Resource(uri, read_under(self.bundle_root, relative, uri))
         if scheme == "project":
             if f"project://{path}" != LATEST_CONTEXT_URI:

@@ -37,6 +37,7 @@ class Settings:
     contract_mode: str = "direct"
     structured_method: str = "json_schema"
     docs_root: Path = BUNDLED_DOCS
+    governance_root: Path | None = None  # own governance/*.md and rubrics/*.md; None: the bundled set
     checkpoint: str = "sqlite"
     checkpoint_url: str | None = field(default=None, repr=False)
     http_allowlist: tuple[str, ...] = ()
@@ -58,6 +59,9 @@ class Settings:
         docs_root = Path(env.get("REINS_DOCS_ROOT", "").strip() or BUNDLED_DOCS)
         if not docs_root.is_dir():
             raise SettingsError("REINS_DOCS_ROOT does not name an existing directory")
+        governance_root = env.get("REINS_GOVERNANCE_ROOT", "").strip() or None
+        if governance_root and not Path(governance_root).is_dir():
+            raise SettingsError("REINS_GOVERNANCE_ROOT does not name an existing directory")
         base_url = env.get("OPENAI_BASE_URL", "").strip() or None
         if base_url and not base_url.lower().startswith(("http://", "https://")):
             # Caught here, not as a connection error on the first model call that names no variable.
@@ -71,6 +75,7 @@ class Settings:
             contract_mode=_choice(env, "REINS_CONTRACT_MODE", CONTRACT_MODES, "direct"),
             structured_method=_choice(env, "REINS_STRUCTURED_METHOD", STRUCTURED_METHODS, "json_schema"),
             docs_root=docs_root.resolve(),
+            governance_root=Path(governance_root).resolve() if governance_root else None,
             checkpoint=checkpoint,
             checkpoint_url=checkpoint_url,
             http_allowlist=allowlist,

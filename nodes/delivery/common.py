@@ -30,6 +30,10 @@ class DeliveryDeps:
     polish: bool = False
     review_timeout_s: float | None = None
 
+    def resolver_for(self, runtime: Any) -> ResourceResolver:
+        """The resolver for this run: the context's governance root, if any, replaces the default."""
+        return self.resolver.with_governance_root(getattr(getattr(runtime, "context", None), "governance_root", None))
+
     def models_for(self, runtime: Any) -> ModelSet:
         return resolve_models(getattr(runtime, "context", None), self.models)
 

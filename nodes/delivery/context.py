@@ -16,6 +16,11 @@ class DeliveryContext(ReinsContext):
     review_timeout_s: float | None = field(
         default=None, metadata={"description": "Wall-clock limit per reviewer, in seconds."}
     )
+    governance_root: str | None = field(
+        default=None,
+        metadata={"description": "Directory with your own governance/*.md and rubrics/*.md (default: "
+                  "REINS_GOVERNANCE_ROOT, else the bundled set)."},
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()

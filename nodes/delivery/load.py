@@ -8,7 +8,7 @@ from typing import Any
 
 from policies.delivery_input import classify_delivery_input
 from policies.redaction import redact
-from runtime.resources import ResourceError
+from runtime.resources import ResourceError, ResourceNotFound
 from nodes.delivery.common import DeliveryDeps, fail, progress, trace
 from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
 from nodes.delivery.state import DeliveryState
@@ -35,29 +35,44 @@ def make_load_context(deps: DeliveryDeps):
                 return {**base, "source_label": "refused input", **fail("load", decision.code, decision.message)}
             blocks: list[dict[str, str]] = []
             warnings: list[str] = []
+            try:
+                resolver = deps.resolver_for(runtime)
+                custom_root = resolver.governance_root is not None
+            except ResourceError as error:
+                step.status, step.summary = "failed", "governance root refused"
+                return {**base, "source_label": "refused input", **fail("load", "governance_root_invalid", str(error))}
             if decision.kind == "scenario":
                 base_uri = f"demo://scenarios/{decision.scenario_id}"
                 try:
-                    text = deps.resolver.read(f"{base_uri}/requirement.md").text
+                    text = resolver.read(f"{base_uri}/requirement.md").text
                 except ResourceError:
                     step.status, step.summary = "failed", "scenario not found"
                     failed = fail("load", "scenario_not_found", "That scenario does not exist.")
                     return {**base, "source_label": "unknown scenario", **failed}
                 try:
-                    extra = deps.resolver.read(f"{base_uri}/context.md").text
+                    extra = resolver.read(f"{base_uri}/context.md").text
                     blocks.append({"kind": "scenario_context", "title": "Scenario context", "markdown": redact(extra, 12_000)})
                 except ResourceError:
                     pass  # context.md is optional
                 label = f"scenario {decision.scenario_id}"
             else:
                 text, label = state["requirement"], "inline requirement"
+            origins: dict[str, list[str]] = {"custom": [], "bundled": []}
             for kind, title, uri in CONTEXT_DOCUMENTS:
                 try:
-                    markdown = deps.resolver.read(uri).text
-                except ResourceError:
+                    resource = resolver.read(uri)
+                    markdown = resource.text
+                    origins["custom" if resource.origin == "custom" else "bundled"].append(title)
+                except ResourceError as error:
+                    if custom_root and not isinstance(error, ResourceNotFound):
+                        # A custom document that breaks a sandbox rule is refused, never replaced quietly.
+                        step.status, step.summary = "failed", f"{title} refused"
+                        failed = fail("load", "governance_document_refused", f"{title}: {error}")
+                        return {**base, "source_label": "refused input", **failed}
                     markdown = FALLBACK_DOCUMENTS[title]
                     warnings.append(f"{title} was not found; a built-in summary was used.")
                 blocks.append({"kind": kind, "title": title, "markdown": markdown})
+            governance = {"set": "custom" if origins["custom"] else "bundled", **origins}
             requirement = redact(text.strip(), REQUIREMENT_LIMIT)
             step.summary = f"{label}: {len(requirement)} characters, {len(blocks)} context block(s)"
         return {
@@ -66,6 +81,7 @@ def make_load_context(deps: DeliveryDeps):
             "requirement_text": requirement,
             "context_blocks": blocks,
             "warnings": warnings,
+            "governance": governance,
             "trace": trace("load", step.summary),
         }
 

@@ -112,6 +112,7 @@ def make_render_report(deps: DeliveryDeps):
                 "review_bundle": state.get("review_bundle"),
                 "revision": {"decision": decision, "outcomes": outcomes},
                 "warnings": state.get("warnings", []),
+                "governance": state.get("governance"),
                 "failure": state.get("failure"),
             }
             summary = None

@@ -41,6 +41,7 @@ class DeliveryState(DeliveryInput, DeliveryOutput, total=False):
     requirement_text: str  # already redacted: no secret ever reaches a model
     context_blocks: list[dict[str, str]]
     warnings: Annotated[list[str], operator.add]
+    governance: dict[str, Any]  # which governance and rubric documents the run used: {set, custom, bundled}
     pre_decision: dict[str, Any] | None
     pending_calls: list[dict[str, Any]]  # the manager's latest turn, checked by the policy edge
     manager_turns: int

@@ -25,6 +25,7 @@ def describe(settings: Settings) -> dict:
         "contract_mode": settings.contract_mode,
         "structured_method": settings.structured_method,
         "docs_root": "bundled" if settings.docs_root == Settings().docs_root else "REINS_DOCS_ROOT",
+        "governance": "REINS_GOVERNANCE_ROOT" if settings.governance_root else "bundled",
         "checkpointer": settings.checkpoint,
         "http_allowlist": list(settings.http_allowlist),
     }
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     print("Reins configuration")
     for role, label in report["roles"].items():
         print(f"  {role:<11} {label}")
-    for key in ("endpoint", "api_key", "contract_mode", "structured_method", "docs_root", "checkpointer"):
+    for key in ("endpoint", "api_key", "contract_mode", "structured_method", "docs_root", "governance", "checkpointer"):
         print(f"  {key:<17} {report[key]}")
     print(f"  http_allowlist    {', '.join(report['http_allowlist']) or '(none)'}")
     return 0
