@@ -35,6 +35,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
+from tenacity import AsyncRetrying, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from policies.redaction import redact
 from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
@@ -106,7 +107,10 @@ class ContractTimeout(Exception):
 
 # ---------------------------------------------------------------------------------------- metrics
 
-METRIC_FIELDS = ("business_calls", "encoder_calls", "repair_calls", "input_tokens", "output_tokens", "latency_ms")
+# ``retries``: extra attempts of a call after a transient provider failure (each is one more request).
+METRIC_FIELDS = (
+    "business_calls", "encoder_calls", "repair_calls", "retries", "input_tokens", "output_tokens", "latency_ms",
+)
 
 
 def empty_metrics(contract: str) -> dict[str, dict[str, int]]:
@@ -165,24 +169,24 @@ def role_for(contract: str) -> str:
         raise KeyError(f"unknown contract {contract!r}") from None
 
 
-def _config(contract: str, role: str) -> RunnableConfig:
+def _config(contract: str, role: str, attempt: int = 1) -> RunnableConfig:
     base = ensure_config()
     metadata = {**base.get("metadata", {}), CONTRACT_KEY: contract, ROLE_KEY: role}
-    return {"metadata": metadata, "run_name": contract, "tags": [*base.get("tags", []), f"contract:{contract}"]}
+    tags = [*base.get("tags", []), f"contract:{contract}"] + ([f"retry:attempt:{attempt}"] if attempt > 1 else [])
+    return {"metadata": metadata, "run_name": contract, "tags": tags}
 
 
-def _with_retry(runnable: Runnable, models: ModelSet, role: str) -> Runnable:
+def _retrying(models: ModelSet, role: str) -> dict[str, Any]:
+    """Tenacity settings for one call: retryable provider failures only, ``retries`` times per the
+    role's policy, waits of backoff·2ⁿ plus up to one backoff of jitter. Anything else — a 4xx, a
+    validation error, a bare ``TimeoutError`` (a deadline) — is raised at once."""
     policy = models.policy(role)
-    if policy.retries <= 0:
-        return runnable
-    return runnable.with_retry(
-        retry_if_exception_type=RETRYABLE_ERRORS,
-        wait_exponential_jitter=True,
-        # Waits are initial * 2**n plus jitter that scales with the initial wait (tenacity's default
-        # jitter is a fixed 1 s on top of any backoff, which would dwarf a short backoff).
-        exponential_jitter_params={"initial": policy.backoff_initial_s, "jitter": policy.backoff_initial_s},
-        stop_after_attempt=policy.retries + 1,
-    )
+    return {
+        "stop": stop_after_attempt(max(policy.retries, 0) + 1),
+        "wait": wait_exponential_jitter(multiplier=policy.backoff_initial_s, jitter=policy.backoff_initial_s),
+        "retry": retry_if_exception_type(RETRYABLE_ERRORS),
+        "reraise": True,
+    }
 
 
 # A path segment is echoed only when it looks like a field name or an index: an unknown key the model
@@ -233,11 +237,11 @@ ENCODER_INSTRUCTION = (
 
 # ------------------------------------------------------------------------------ memoisation
 #
-# Building a structured-output or tool-bound runnable (JSON schema generation, tool conversion, the
-# retry wrapper) costs far more than a zero-latency model call, and its inputs barely vary: one schema
-# class per contract, one tool set per phase, one policy per role. Both are therefore built once and
-# reused. A runnable binds no per-call data (labels and callbacks travel in the call's config), so a
-# reused one behaves exactly like a fresh one.
+# Building a structured-output or tool-bound runnable (JSON schema generation, tool conversion) costs
+# far more than a zero-latency model call, and its inputs barely vary: one schema class per contract,
+# one tool set per phase, one policy per role. Both are therefore built once and reused. A runnable
+# binds no per-call data (labels and callbacks travel in the call's config), so a reused one behaves
+# exactly like a fresh one.
 
 BOUND_CACHE_SIZE = 256  # bound runnables kept per model set (least recently used dropped first)
 
@@ -345,7 +349,7 @@ class _Caller:
                 runnable = model.with_structured_output(spec, method=method, include_raw=True, **options)
             else:
                 runnable = model.bind(**options) if options else model
-            return _with_retry(runnable, self.models, role)
+            return runnable
 
         try:
             tools_key = None if tools is None else _freeze(list(tools))
@@ -354,11 +358,21 @@ class _Caller:
             return build()
         return BOUND_RUNNABLES.get(self.models, key, build)
 
+    def _attempt(self, retry_state: Any) -> int:
+        """The attempt number; every attempt after the first is counted as a retry."""
+        attempt = retry_state.attempt_number
+        if attempt > 1:
+            self.meter.values["retries"] += 1
+        return attempt
+
     def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None, options=None):
         runnable = self._runnable(role, schema, method, tools, options)
         started = time.perf_counter()
         try:
-            result = runnable.invoke(list(messages), _config(self.contract, role))
+            for attempt in Retrying(**_retrying(self.models, role)):
+                with attempt:
+                    number = self._attempt(attempt.retry_state)
+                    result = runnable.invoke(list(messages), _config(self.contract, role, number))
         except TIMEOUT_ERRORS as error:
             self.meter.count(kind, None, started)
             raise ContractTimeout(self.contract, self.meter.snapshot()) from error
@@ -369,7 +383,10 @@ class _Caller:
         runnable = self._runnable(role, schema, method, tools, options)
         started = time.perf_counter()
         try:
-            result = await runnable.ainvoke(list(messages), _config(self.contract, role))
+            async for attempt in AsyncRetrying(**_retrying(self.models, role)):
+                with attempt:
+                    number = self._attempt(attempt.retry_state)
+                    result = await runnable.ainvoke(list(messages), _config(self.contract, role, number))
         except TIMEOUT_ERRORS as error:
             self.meter.count(kind, None, started)
             raise ContractTimeout(self.contract, self.meter.snapshot()) from error

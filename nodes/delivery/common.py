@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from policies.deadlines import contract_deadline_s
 from policies.delegation import DEFAULT_POLICY, DelegationPolicy
 from policies.redaction import redact, redact_mapping
 from runtime.context import resolve_contract_mode, resolve_models
@@ -57,7 +58,8 @@ class DeliveryDeps:
         if self.review_timeout_s:
             return float(self.review_timeout_s)
         policy = models.policy("reviewer")
-        return float(policy.timeout_s) * 2  # the business call and its one repair
+        # the business call and its one repair, each with the role's retries and their backoff
+        return contract_deadline_s(policy.timeout_s, policy.retries, policy.backoff_initial_s)
 
 
 def progress(state: Mapping[str, Any]) -> Progress:

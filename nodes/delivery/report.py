@@ -88,6 +88,7 @@ def public_metrics(state: DeliveryState) -> dict[str, Any]:
         "business_calls": totals["business_calls"],
         "encoder_calls": totals["encoder_calls"],
         "repair_calls": totals["repair_calls"],
+        "retries": totals["retries"],
         "tokens": {"input": totals["input_tokens"], "output": totals["output_tokens"]},
         "elapsed_ms": int((time.time() - started) * 1000),
         "per_contract": per_contract,
