@@ -1,6 +1,7 @@
 """``PerturbedModel``: a chat-model wrapper that injects seeded, realistic unreliability.
 
-At the given rate a call is disturbed in one of six ways (DESIGN §7):
+At the given rate a call is disturbed in one of six ways; the two that raise come in two kinds each,
+as providers raise them (retryable or not), so eight kinds are recorded:
 
 =================  ================================================================================
 kind               what the caller receives
@@ -12,9 +13,15 @@ schema_drift       a required field renamed (``boundaryStatus``) or dropped; a m
 extra_fields       fields the schema does not have (``confidence``, ``notes``); extra tool arguments;
                    extra marker lines in text
 wrong_enum         an out-of-vocabulary enum value (``approved``, ``critical``); a different tool
-timeout            ``TimeoutError`` (raised at once; no sleeping)
-exception          ``ConnectionError`` (a provider failure that is not retried)
+timeout            ``provider_timeout``: ``openai.APITimeoutError`` (the provider did not answer in
+                   time; retryable) or ``deadline_overrun``: a bare ``TimeoutError``, what the run's
+                   own deadline raises (never retried). Raised at once; no sleeping.
+exception          ``connection_error``: ``openai.APIConnectionError`` (retryable) or
+                   ``bad_request``: ``openai.BadRequestError``, a 400 (never retried)
 =================  ================================================================================
+
+The draw picks one of the six families, then one kind within it, so the share of calls that raise is
+what it was before the split; ``kinds`` takes kinds or family names (``timeout`` = both timeouts).
 
 Decisions are deterministic for a seed: each call draws from a generator seeded by (seed, contract
 name, a digest of the prompt, how often this model has seen that prompt), so parallel reviewers
@@ -35,6 +42,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
+import openai
 from langchain_core.callbacks import CallbackManager
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
@@ -46,9 +55,19 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
 
-PERTURBATIONS: tuple[str, ...] = (
-    "rephrased_verdict", "schema_drift", "extra_fields", "wrong_enum", "timeout", "exception",
-)
+# Families, each with the kinds it is recorded as.
+FAMILIES: Mapping[str, tuple[str, ...]] = {
+    "rephrased_verdict": ("rephrased_verdict",),
+    "schema_drift": ("schema_drift",),
+    "extra_fields": ("extra_fields",),
+    "wrong_enum": ("wrong_enum",),
+    "timeout": ("provider_timeout", "deadline_overrun"),
+    "exception": ("connection_error", "bad_request"),
+}
+PERTURBATIONS: tuple[str, ...] = tuple(kind for kinds in FAMILIES.values() for kind in kinds)
+RAISING: frozenset[str] = frozenset({*FAMILIES["timeout"], *FAMILIES["exception"]})
+RETRYABLE_KINDS: frozenset[str] = frozenset({"provider_timeout", "connection_error"})
+_PROVIDER_URL = "https://provider.invalid/v1/chat/completions"
 # Values a model plausibly writes instead of the enum it was given; none of them is in any Reins enum.
 WRONG_VALUES: tuple[str, ...] = ("approved", "critical", "lgtm", "major", "ok", "rejected", "severe", "green")
 REPHRASED: Mapping[str, str] = {
@@ -260,6 +279,30 @@ class _Label:
     tool_names: tuple[str, ...]
 
 
+def raised_error(kind: str, contract: str) -> BaseException:
+    """The exception a raising kind stands for, shaped as the OpenAI SDK raises it."""
+    request = httpx.Request("POST", _PROVIDER_URL)
+    if kind == "provider_timeout":
+        return openai.APITimeoutError(request=request)
+    if kind == "connection_error":
+        return openai.APIConnectionError(message="the model provider closed the connection", request=request)
+    if kind == "bad_request":
+        return openai.BadRequestError("the model provider rejected the request", body=None,
+                                      response=httpx.Response(400, request=request))
+    if kind == "deadline_overrun":
+        return TimeoutError(f"the deadline passed while waiting for {contract}")
+    raise ValueError(f"{kind} is not a raising perturbation")
+
+
+def expand_kinds(kinds: Sequence[str]) -> tuple[str, ...]:
+    """Kinds and family names as kinds, in a stable order; unknown names raise ValueError."""
+    unknown = [k for k in kinds if k not in PERTURBATIONS and k not in FAMILIES]
+    if not kinds or unknown:
+        raise ValueError(f"unknown perturbation kinds: {', '.join(sorted(unknown)) or 'none given'}")
+    wanted = {kind for name in kinds for kind in FAMILIES.get(name, (name,))}
+    return tuple(kind for kind in PERTURBATIONS if kind in wanted)
+
+
 def _label(run_manager: Any, kwargs: Mapping[str, Any]) -> _Label:
     """The call's contract and role from its run metadata, and the names of the bound tools."""
     metadata = getattr(run_manager, "metadata", None) or {}
@@ -297,10 +340,7 @@ class PerturbedModel(BaseChatModel):
     def __init__(self, inner: BaseChatModel, rate: float, seed: int, **kwargs: Any):
         if not 0.0 <= float(rate) <= 1.0:
             raise ValueError("the perturbation rate must be between 0 and 1")
-        kinds = tuple(kwargs.pop("kinds", PERTURBATIONS))
-        unknown = set(kinds) - set(PERTURBATIONS)
-        if not kinds or unknown:
-            raise ValueError(f"unknown perturbation kinds: {', '.join(sorted(unknown)) or 'none given'}")
+        kinds = expand_kinds(tuple(kwargs.pop("kinds", PERTURBATIONS)))
         contracts = kwargs.pop("contracts", None)
         super().__init__(inner=inner, rate=float(rate), seed=int(seed), kinds=kinds,
                          contracts=frozenset(contracts) if contracts is not None else None, **kwargs)
@@ -359,7 +399,9 @@ class PerturbedModel(BaseChatModel):
             if rng.random() >= self.rate or (self.limit is not None and self._drawn >= self.limit):
                 return None
             self._drawn += 1
-            return rng.choice(self.kinds), rng
+            families = [kinds for kinds in FAMILIES.values() if any(k in self.kinds for k in kinds)]
+            family = rng.choice(families)
+            return rng.choice([k for k in family if k in self.kinds]), rng
 
     def _record(self, contract: str, kind: str) -> None:
         with self._lock:
@@ -380,12 +422,9 @@ class PerturbedModel(BaseChatModel):
             )
         drawn = self._draw(label.contract, messages)
         kind, rng = drawn if drawn else (None, None)
-        if kind in ("timeout", "exception"):
+        if kind in RAISING:
             self._record(label.contract, kind)
-        if kind == "timeout":
-            raise TimeoutError(f"the model did not answer {label.contract} in time")
-        if kind == "exception":
-            raise ConnectionError("the model provider closed the connection")
+            raise raised_error(kind, label.contract)
         tools = kwargs.get("tools")
         if tools:
             extra = {"tool_choice": kwargs["tool_choice"]} if kwargs.get("tool_choice") else {}
@@ -421,5 +460,5 @@ class PerturbedModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-__all__ = ["PERTURBATIONS", "Injection", "PerturbedModel", "enum_fields", "perturb_data", "perturb_text",
-           "perturb_tool_turn"]
+__all__ = ["FAMILIES", "PERTURBATIONS", "RETRYABLE_KINDS", "Injection", "PerturbedModel", "enum_fields",
+           "expand_kinds", "perturb_data", "perturb_text", "perturb_tool_turn", "raised_error"]

@@ -27,8 +27,11 @@ REVIEW_CONTRACTS: Mapping[str, Mapping[str, str]] = {
     "controlled_chain": {role: f"delivery.{role}_review" for role in REVIEWER_ROLES},
     "fixed_multi_agent": {role: f"eval.fixed_{role}_review" for role in REVIEWER_ROLES},
 }
-# Reviewer faults as PerturbedModel kinds: execution_failed, timeout, contract_failure.
-FAULT_KINDS: Mapping[str, str] = {"execution_failed": "exception", "timeout": "timeout", "contract_failure": "schema_drift"}
+# Reviewer faults as PerturbedModel kinds: execution_failed, timeout, contract_failure. The raising
+# faults are the ones no retry can mend (a 400, a deadline), so a failing reviewer fails every time.
+FAULT_KINDS: Mapping[str, str] = {
+    "execution_failed": "bad_request", "timeout": "deadline_overrun", "contract_failure": "schema_drift",
+}
 
 
 @dataclass(frozen=True)

@@ -3,20 +3,34 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 
+import openai
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
 from evals.baselines import chain_failure
 from evals.markers import read_marker
-from evals.perturbed import PERTURBATIONS, PerturbedModel, enum_fields, perturb_data, perturb_text, perturb_tool_turn
+from evals.perturbed import (
+    FAMILIES,
+    PERTURBATIONS,
+    RAISING,
+    RETRYABLE_KINDS,
+    PerturbedModel,
+    enum_fields,
+    expand_kinds,
+    perturb_data,
+    perturb_text,
+    perturb_tool_turn,
+    raised_error,
+)
 from graphs.delivery_chain import build_graph
 from policies.delegation import DEFAULT_POLICY, DelegationLedger, ProposedCall, SUBAGENT_TOOLS, check_delegation, MANAGER
 from runtime.contracts import ContractError, ContractTimeout, _json_schema, invoke_contract, invoke_text
-from runtime.models import ModelSet
+from runtime.models import ModelSet, is_retryable
 from runtime.offline import OfflineModel
 from runtime.scripted import ScriptedModel
 from schemas.delivery import BoundaryReview, DeliveryPlan, GeneralReview, RiskReview, SupervisorPreDecision
@@ -127,16 +141,23 @@ def test_rate_zero_passes_everything_through_and_bad_arguments_are_refused():
         PerturbedModel(inner, 0.5, 0, kinds=("typo",))
 
 
+def fast(model) -> ModelSet:
+    """Every role served by ``model``, with the roles' retries after a millisecond backoff."""
+    models = ModelSet.uniform(model)
+    return models.with_policies(**{role: dataclasses.replace(policy, backoff_initial_s=0.001)
+                                   for role, policy in models.policies.items()})
+
+
 def _draws(seed: int, rate: float = 0.5, n: int = 60):
     inner = ScriptedModel({"delivery.risk_review": lambda messages: risk("medium")})
     model = PerturbedModel(inner, rate, seed)
-    models = ModelSet.uniform(model)
+    models = fast(model)
     outcomes = []
     for i in range(n):
         try:
             result = invoke_contract("delivery.risk_review", RiskReview, ask(f"prompt {i}"), models)
             outcomes.append(("ok", result.metrics["delivery.risk_review"]["repair_calls"]))
-        except (ContractError, ContractTimeout, ConnectionError) as error:
+        except (ContractError, ContractTimeout, openai.APIConnectionError, openai.BadRequestError) as error:
             outcomes.append((type(error).__name__, 0))
     return outcomes, model.injected
 
@@ -150,8 +171,8 @@ def test_perturbations_are_deterministic_for_a_seed_and_every_kind_occurs():
     counts = Counter(i.kind for i in injected)
     assert set(counts) == set(PERTURBATIONS)
     assert 0.3 < sum(counts.values()) / (len(first) * 1.5) < 0.7  # about the rate (repairs are calls too)
-    # every disturbed business call was caught: repaired, or failed as a contract / timeout / exception
-    assert {o for o, _ in first} >= {"ok", "ContractError", "ContractTimeout", "ConnectionError"}
+    # every disturbed business call was caught: repaired, retried, or failed as a contract / timeout / 400
+    assert {o for o, _ in first} >= {"ok", "ContractError", "ContractTimeout", "BadRequestError"}
     assert any(repairs for o, repairs in first if o == "ok")
 
 
@@ -168,7 +189,13 @@ def test_structured_perturbation_once_is_caught_by_the_single_repair():
 
 
 def _chain(model) -> dict:
-    return build_graph(ModelSet.uniform(model)).invoke(BANNER)
+    return build_graph(fast(model)).invoke(BANNER)
+
+
+def asks(kind: str) -> int:
+    """How often a call that always raises ``kind`` reaches the model: once, plus the role's retry
+    when the error is a retryable one."""
+    return 2 if is_retryable(raised_error(kind, "c")) else 1
 
 
 def test_the_wrapper_carries_structured_output_and_tool_calls_through_the_chain():
@@ -182,11 +209,14 @@ def test_each_kind_on_a_reviewer_is_caught_and_the_run_degrades(kind):
     out = _chain(model)
     assert kind in {i.kind for i in model.injected}
     coverage = out["review_bundle"]["coverage"]
-    expected = {"timeout": "timeout", "exception": "execution_failed"}.get(kind, "contract_failure")
+    expected = {"provider_timeout": "timeout", "deadline_overrun": "timeout", "connection_error": "execution_failed",
+                "bad_request": "execution_failed"}.get(kind, "contract_failure")
     assert coverage == {"general": "completed", "risk": expected, "boundary": "completed"}
     assert out["run_status"] == "needs_review"
     if expected == "contract_failure":  # the business call and its one repair were both rejected
         assert out["metrics"]["per_contract"]["delivery.risk_review"]["repair_calls"] == 1
+    else:  # a raising kind: retried once when retryable, never when not (a deadline, a 400)
+        assert [i.kind for i in model.injected] == [kind] * asks(kind)
 
 
 @pytest.mark.parametrize("kind", DATA_KINDS)
@@ -203,10 +233,55 @@ def test_each_kind_on_the_manager_fails_closed(kind):
     model = PerturbedModel(OfflineModel(), 1.0, 0, kinds=(kind,), contracts={"delivery.manager"})
     out = _chain(model)
     assert out["run_status"] == "failed" and out["artifacts"]["plan"] is None
-    if kind in ("timeout", "exception"):
-        assert [i.kind for i in model.injected] == [kind]
+    if kind in RAISING:
+        assert [i.kind for i in model.injected] == [kind] * asks(kind)
         assert chain_failure(out) == "manager: manager_failed"
     else:  # refused by the delegation policy, never executed; asked once more (the re-ask budget), refused again
         assert [i.kind for i in model.injected] == [kind] * (1 + DEFAULT_POLICY.max_manager_reasks)
         assert out["metrics"]["manager_refusals"] == 1 + DEFAULT_POLICY.max_manager_reasks
         assert out["policy_violation"] is not None and chain_failure(out).startswith("delegation: ")
+
+
+@pytest.mark.parametrize(
+    ("kind", "error_type", "retryable"),
+    [
+        ("provider_timeout", openai.APITimeoutError, True),
+        ("connection_error", openai.APIConnectionError, True),
+        ("deadline_overrun", TimeoutError, False),
+        ("bad_request", openai.BadRequestError, False),
+    ],
+)
+def test_raising_kinds_are_what_providers_and_deadlines_raise(kind, error_type, retryable):
+    error = raised_error(kind, "delivery.manager")
+    assert type(error) is error_type
+    assert (kind in RETRYABLE_KINDS) is retryable
+    if kind == "deadline_overrun":  # a bare TimeoutError: what the run's own deadline raises
+        assert not isinstance(error, openai.OpenAIError)
+    if kind == "bad_request":
+        assert error.status_code == 400
+
+
+def test_the_split_kinds_keep_the_old_families():
+    assert FAMILIES["timeout"] == ("provider_timeout", "deadline_overrun")
+    assert FAMILIES["exception"] == ("connection_error", "bad_request")
+    assert expand_kinds(("timeout",)) == ("provider_timeout", "deadline_overrun")
+    assert expand_kinds(("exception", "wrong_enum")) == ("wrong_enum", "connection_error", "bad_request")
+    assert expand_kinds(PERTURBATIONS) == PERTURBATIONS and len(PERTURBATIONS) == 8
+    with pytest.raises(ValueError):
+        expand_kinds(("typo",))
+
+
+def test_the_draw_picks_a_family_first_so_raising_calls_keep_their_share():
+    inner = ScriptedModel({"eval.single_agent": lambda messages: "STATUS: pass"})
+    model = PerturbedModel(inner, 1.0, 11)
+    models = ModelSet.uniform(model).with_policies(**{role: dataclasses.replace(policy, retries=0)
+                                                      for role, policy in ModelSet.uniform(inner).policies.items()})
+    for i in range(1200):
+        try:
+            invoke_text("eval.single_agent", ask(f"prompt {i}"), models)
+        except (ContractTimeout, openai.OpenAIError, TimeoutError):
+            pass
+    counts = Counter(i.kind for i in model.injected)
+    per_family = {family: sum(counts[k] for k in kinds) for family, kinds in FAMILIES.items()}
+    assert all(150 <= n <= 250 for n in per_family.values()), per_family  # 1/6 each: 200 expected
+    assert all(60 <= counts[k] <= 140 for k in RAISING), counts  # half a family each: 100 expected
