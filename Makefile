@@ -35,7 +35,7 @@ bench: setup
 
 # The three-baseline evaluation (DESIGN §7); writes .reins/eval/report.md and plot.png.
 eval: setup
-	$(RUN)/reins eval --repeats 3 --perturb 0.2
+	$(RUN)/reins eval --repeats 5 --perturb 0,0.1,0.2
 
 diagrams: setup
 	$(RUN)/python -m runtime.diagrams

@@ -43,14 +43,18 @@ class RunOutcome:
     elapsed_ms: int
     error: str | None = None
     failure: str | None = None  # where and how a failed run stopped, e.g. "delegation: no_tool_call"
+    retries: int = 0  # calls repeated after a transient provider failure (counted in ``calls`` too)
+    reasks: int = 0  # refused manager turns asked again (the controlled chain only)
 
 
 def _cost(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    """Every request made to a model: business, encoder and repair calls and their retries."""
     totals = metrics_totals(metrics)
     return {
-        "calls": totals["business_calls"] + totals["encoder_calls"] + totals["repair_calls"],
+        "calls": totals["business_calls"] + totals["encoder_calls"] + totals["repair_calls"] + totals["retries"],
         "repair_calls": totals["repair_calls"],
         "tokens": totals["input_tokens"] + totals["output_tokens"],
+        "retries": totals["retries"],
     }
 
 
@@ -144,8 +148,10 @@ def run_controlled_chain(
     blocker = any(entry.get("verdict") in ("blocked", "blocker") for entry in bundle.get("completed") or [])
     revised = bool((out.get("revision") or {}).get("outcomes"))
     status = str(out.get("run_status") or "failed")
-    return RunOutcome(status, completed, blocker, revised, **_cost((out.get("metrics") or {}).get("per_contract") or {}),
-                      elapsed_ms=_ms(started), failure=chain_failure(out) if status == "failed" else None)
+    metrics = out.get("metrics") or {}
+    return RunOutcome(status, completed, blocker, revised, **_cost(metrics.get("per_contract") or {}),
+                      elapsed_ms=_ms(started), failure=chain_failure(out) if status == "failed" else None,
+                      reasks=int(metrics.get("manager_reasks") or 0))
 
 
 def chain_failure(out: Mapping[str, Any]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +28,22 @@ NOTES = """\
   reported, under any other status; or a blocker requirement let through as `pass` /
   `needs_changes`), `pass` without three completed reviews, `pass` after a revision. A run that
   stops (`failed`, `needs_review`) without having seen a blocker is at worst a wrong status.
-- **calls** count every model call (business, encoder, repair); **tokens** are what the model
-  reported (the offline model reports len/4 estimates); **latency** is wall-clock per run.
+- **calls** count every request to a model (business, encoder, repair calls and their retries);
+  **calls per pass run** only the runs that ended `pass`; **retries** are calls repeated after a
+  transient provider failure (a provider timeout, a connection error); **resampled manager turns**
+  are manager turns the delegation policy refused and the chain asked again, unchanged (the
+  refused call never ran). **tokens** are what the model reported (the offline model reports len/4
+  estimates); **latency** is wall-clock per run.
 - Reviewer-failure scenarios do not apply to the single agent (it has no separate reviewers).
 - The fixed multi-agent pipeline reads verdicts from marker lines and skips a review that failed or
   whose verdict it cannot read; the single agent's status is its `STATUS` line (`unreadable` when
   none is recognisable).
 - On the offline model every baseline applies the same rule-based checklists, so differences at
-  rate 0 come from structure (failure handling, revision), not from judgement. Injected timeouts
-  are `TimeoutError`, which the runtime does not retry (it retries provider timeouts only).
+  rate 0 come from structure (failure handling, revision), not from judgement.
+- Raised perturbations come as providers and deadlines raise them: `provider_timeout`
+  (`openai.APITimeoutError`) and `connection_error` (`openai.APIConnectionError`) are retried per
+  the role's policy; `deadline_overrun` (a bare `TimeoutError`, what the run's own deadline raises)
+  and `bad_request` (a 400) never are.
 """
 
 
@@ -49,18 +56,45 @@ def _range(values: Mapping[str, float], digits: int = 0) -> str:
     return f"{fmt.format(values['median'])} [{fmt.format(values['min'])}–{fmt.format(values['max'])}]"
 
 
+def _median(values: Mapping[str, float]) -> str:
+    return f"{values['median']:g}" if values["max"] else "–"
+
+
 def summary_table(summary: Mapping[str, Mapping[str, Any]]) -> str:
     lines = [
         "| baseline | runs | status correct | consistency | hard-rule violations | failed runs | "
-        "calls/run median [range] | repair calls | tokens/run median | latency ms median [range] |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "resampled manager turns | retries | calls/run median [range] | calls/pass run median | repair calls | "
+        "tokens/run median | latency ms median [range] |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for baseline, s in summary.items():
         lines.append(
             f"| {NAMES.get(baseline, baseline)} | {s['runs']} | {s['correct']}/{s['runs']} ({_pct(s['correct_rate'])}) | "
-            f"{_pct(s['consistency'])} | {s['violations']} | {s['failed_runs']} | {_range(s['calls'])} | "
+            f"{_pct(s['consistency'])} | {s['violations']} | {s['failed_runs']} | {s['reasks']} | {s['retries']} | "
+            f"{_range(s['calls'])} | {_median(s['calls_per_pass_run'])} | "
             f"{s['repair_calls']} | {s['tokens']['median']:.0f} | {_range(s['latency_ms'])} |"
         )
+    return "\n".join(lines)
+
+
+def rates_table(results: Sequence[Any]) -> str:
+    """One row per baseline and perturbation rate: what ``reins eval`` prints."""
+    lines = [
+        "| baseline | rate | runs | status correct | hard-rule violations | failed runs | resampled manager turns | "
+        "retries | calls/run median [range] | calls/pass run median |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    baselines = list(dict.fromkeys(b for result in results for b in result.summary))
+    for baseline in baselines:
+        for result in results:
+            s = result.summary.get(baseline)
+            if s is None:
+                continue
+            lines.append(
+                f"| {NAMES.get(baseline, baseline)} | {result.settings['rate']:g} | {s['runs']} | "
+                f"{s['correct']}/{s['runs']} ({_pct(s['correct_rate'])}) | {s['violations']} | {s['failed_runs']} | "
+                f"{s['reasks']} | {s['retries']} | {_range(s['calls'])} | {_median(s['calls_per_pass_run'])} |"
+            )
     return "\n".join(lines)
 
 
@@ -161,9 +195,27 @@ def write_plot(results: Any, path: Path) -> Path:
     return path
 
 
+def sweep_report(results: Sequence[Any]) -> str:
+    """Several perturbation rates: the per-rate table first, then each rate's full report."""
+    first = results[0].settings
+    rates = ", ".join(f"{result.settings['rate']:g}" for result in results)
+    header = (
+        f"Model: {', '.join(first['models'])} · perturbation rates {rates} · seed {first['seed']} · "
+        f"{first['repeats']} repeat(s) · {len(first['scenarios'])} scenarios"
+    )
+    parts = ["# Reins evaluation: three baselines", header, rates_table(results)]
+    for result in results:
+        body = markdown_report(result).split("\n\n", 1)[1]  # without the title
+        parts.append(f"## Rate {result.settings['rate']:g}\n\n" + body.replace("\n## ", "\n### "))
+    return "\n\n".join(parts)
+
+
 def write_report(results: Any, out_dir: Path) -> dict[str, Path]:
-    """``report.md`` and ``plot.png`` in ``out_dir`` (created when missing)."""
+    """``report.md`` and ``plot.png`` in ``out_dir`` (created when missing). ``results`` is one
+    evaluation, or a list of them at several rates (the plot shows the last)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     report = out_dir / "report.md"
-    report.write_text(markdown_report(results) + "\n", encoding="utf-8")
-    return {"report": report, "plot": write_plot(results, out_dir / "plot.png")}
+    runs = list(results) if isinstance(results, (list, tuple)) else [results]
+    text = markdown_report(runs[0]) if len(runs) == 1 else sweep_report(runs)
+    report.write_text(text + "\n", encoding="utf-8")
+    return {"report": report, "plot": write_plot(runs[-1], out_dir / "plot.png")}

@@ -111,7 +111,7 @@ def run_evaluation(
                     completed_reviews=outcome.completed_reviews, blocker_seen=outcome.blocker_seen,
                     revised=outcome.revised, calls=outcome.calls, repair_calls=outcome.repair_calls,
                     tokens=outcome.tokens, elapsed_ms=outcome.elapsed_ms, injected=injected, error=outcome.error,
-                    failure=outcome.failure,
+                    failure=outcome.failure, rate=rate, reasks=outcome.reasks, retries=outcome.retries,
                 )
                 results.records.append(record)
                 if on_run:

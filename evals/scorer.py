@@ -49,6 +49,9 @@ class RunRecord:
     injected: Mapping[str, int] = field(default_factory=dict)
     error: str | None = None
     failure: str | None = None
+    rate: float = 0.0
+    reasks: int = 0  # manager turns asked again after a refusal (the controlled chain only)
+    retries: int = 0  # model calls repeated after a transient provider failure
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "acceptable": list(self.acceptable), "injected": dict(self.injected)}
@@ -120,6 +123,9 @@ def summarise(records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
             "failed_runs": sum(1 for run in runs if run.status == "failed"),
             "failures": dict(Counter(run.failure for run in runs if run.failure).most_common()),
             "calls": median_range([r.calls for r in runs]),
+            "calls_per_pass_run": median_range([r.calls for r in runs if r.status == "pass"]),
+            "reasks": sum(r.reasks for r in runs),
+            "retries": sum(r.retries for r in runs),
             "repair_calls": sum(r.repair_calls for r in runs),
             "tokens": median_range([r.tokens for r in runs]),
             "latency_ms": median_range([r.elapsed_ms for r in runs]),

@@ -1,10 +1,11 @@
-"""``reins eval [--repeats N] [--perturb RATE] [--seed S] [--out DIR] [--json]``: the three-baseline
-evaluation of DESIGN §7.
+"""``reins eval [--repeats N] [--perturb RATE[,RATE…]] [--seed S] [--out DIR] [--json]``: the
+three-baseline evaluation.
 
 Runs the scenario set on the configured models (``REINS_MODEL`` …; the offline model when none is
-set), optionally under a seeded ``PerturbedModel``, writes ``report.md`` and ``plot.png`` to the out
-directory and prints the summary table (or, with ``--json``, the summary and per-scenario results).
-One progress line per run goes to stderr.
+set), optionally under a seeded ``PerturbedModel`` at one or more rates, writes ``report.md`` and
+``plot.png`` to the out directory and prints one row per baseline and rate: status correct, hard-rule
+violations, failed runs, resampled manager turns, retries and calls per run (or, with ``--json``, the
+summaries and per-scenario results). One progress line per run goes to stderr.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         "eval", help="the three-baseline evaluation: single agent, fixed multi-agent, controlled chain"
     )
     parser.add_argument("--repeats", type=int, default=3, metavar="N", help="runs per scenario and baseline (1-20)")
-    parser.add_argument("--perturb", type=float, default=0.0, metavar="RATE",
-                        help="share of model calls disturbed by the seeded PerturbedModel (0-1)")
+    parser.add_argument("--perturb", default="0", metavar="RATE[,RATE...]",
+                        help="share of model calls disturbed by the seeded PerturbedModel (0-1); "
+                             "several rates separated by commas, e.g. 0,0.1,0.2")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the perturbations")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
                         help="where report.md and plot.png go (default .reins/eval)")
@@ -41,10 +43,24 @@ def _check(args: argparse.Namespace) -> None:
 
     if not 1 <= args.repeats <= MAX_REPEATS:
         raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}")
-    if not (math.isfinite(args.perturb) and 0.0 <= args.perturb <= 1.0):
-        raise UserError("--perturb is a rate between 0 and 1, e.g. 0.2")
+    args.rates = _rates(args.perturb)
     if args.out.exists() and not args.out.is_dir():
         raise UserError("--out must name a directory")
+
+
+def _rates(text: str) -> list[float]:
+    rates = []
+    for part in str(text).split(","):
+        try:
+            rate = float(part)
+        except ValueError:
+            rate = math.nan
+        if not (math.isfinite(rate) and 0.0 <= rate <= 1.0):
+            raise UserError("--perturb is a rate between 0 and 1, or several separated by commas, e.g. 0,0.1,0.2")
+        rates.append(rate)
+    if len(set(rates)) != len(rates):
+        raise UserError("--perturb names a rate twice")
+    return rates
 
 
 def _scenarios(ids: list[str] | None):
@@ -61,23 +77,26 @@ def _scenarios(ids: list[str] | None):
 
 def run(args: argparse.Namespace) -> int:
     # The CLI is the application edge: the one place runtime reaches up to the evaluation.
-    from evals.report import summary_table, write_report
+    from evals.report import rates_table, write_report
     from evals.run import run_evaluation
 
     _check(args)
     scenarios = _scenarios(args.scenario)
 
     def progress(record) -> None:
-        print(f"  {record.baseline:<18} {record.scenario:<26} r{record.repeat + 1}  {record.status:<22} "
+        print(f"  {record.rate:<4g} {record.baseline:<18} {record.scenario:<26} r{record.repeat + 1}  {record.status:<22} "
               f"{record.elapsed_ms} ms", file=sys.stderr)
 
-    results = run_evaluation(args.repeats, args.perturb, args.seed, scenarios=scenarios, on_run=progress)
-    paths = write_report(results, args.out)
+    runs = [run_evaluation(args.repeats, rate, args.seed, scenarios=scenarios, on_run=progress) for rate in args.rates]
+    paths = write_report(runs if len(runs) > 1 else runs[0], args.out)
     if args.json:
-        data = results.as_dict()
-        print_json({"settings": data["settings"], "summary": data["summary"], "scenarios": data["scenarios"],
-                    "files": {name: str(path) for name, path in paths.items()}})
+        rates = []
+        for results in runs:
+            data = results.as_dict()
+            rates.append({"settings": data["settings"], "summary": data["summary"], "scenarios": data["scenarios"]})
+        files = {name: str(path) for name, path in paths.items()}
+        print_json({**rates[0], "files": files} if len(rates) == 1 else {"rates": rates, "files": files})
     else:
-        print(summary_table(results.summary))
+        print(rates_table(runs))
         print(f"\nreport: {paths['report']}\nplot:   {paths['plot']}", file=sys.stderr)
     return EXIT_OK

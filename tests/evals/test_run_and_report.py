@@ -81,8 +81,9 @@ def test_reins_eval_writes_files_and_prints_the_table(tmp_path, capsys, monkeypa
                  "--out", str(out)])
     printed = capsys.readouterr()
     assert code == 0
-    assert printed.out.startswith("| baseline | runs | status correct |")
-    assert "| controlled chain | 2 | 2/2 (100%) |" in printed.out
+    assert printed.out.startswith("| baseline | rate | runs | status correct | hard-rule violations | failed runs | "
+                                  "resampled manager turns | retries | calls/run median [range] | calls/pass run median |")
+    assert "| controlled chain | 0 | 2 | 2/2 (100%) | 0 | 0 | 0 | 0 |" in printed.out
     assert "controlled_chain" in printed.err and "one-reviewer-failure" in printed.err
     assert (out / "report.md").is_file() and (out / "plot.png").is_file()
     code = main(["eval", "--repeats", "1", "--scenario", "direct-pass", "--out", str(out), "--json"])
@@ -93,10 +94,51 @@ def test_reins_eval_writes_files_and_prints_the_table(tmp_path, capsys, monkeypa
 
 @pytest.mark.parametrize(
     "argv",
-    [["eval", "--perturb", "1.5"], ["eval", "--perturb", "nan"], ["eval", "--repeats", "0"],
+    [["eval", "--perturb", "1.5"], ["eval", "--perturb", "nan"], ["eval", "--perturb", "0,x"],
+     ["eval", "--perturb", "0.1,0.1"], ["eval", "--perturb", ""], ["eval", "--repeats", "0"],
      ["eval", "--scenario", "no-such-case"]],
 )
 def test_reins_eval_refuses_bad_input(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("reins: error:") and "Traceback" not in err
+
+
+def test_reins_eval_reports_each_rate_and_counts_resampled_turns_and_retries(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("REINS_MODEL", raising=False)
+    out = tmp_path / "eval"
+    code = main(["eval", "--repeats", "2", "--scenario", "direct-pass", "--scenario", "dark-mode",
+                 "--perturb", "0,0.3", "--seed", "2", "--out", str(out), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and [r["settings"]["rate"] for r in data["rates"]] == [0.0, 0.3]
+    calm, noisy = (r["summary"]["controlled_chain"] for r in data["rates"])
+    assert (calm["reasks"], calm["retries"], calm["correct"]) == (0, 0, 4)
+    assert calm["calls_per_pass_run"]["median"] == 10
+    report = (out / "report.md").read_text()
+    assert report.startswith("# Reins evaluation: three baselines")
+    assert "## Rate 0\n" in report and "## Rate 0.3\n" in report and "### Per scenario" in report
+    assert "| controlled chain | 0.3 | 4 |" in report
+
+
+def test_resampled_turns_and_retries_reach_the_summary():
+    from dataclasses import replace
+
+    from evals.perturbed import PerturbedModel
+
+    # Every manager turn is refused once, then the re-ask is answered; every plan call times out
+    # once at the provider, then the retry is answered: both recover, and both are counted.
+    def noisy(kind, contract, limit):
+        return PerturbedModel(OfflineModel(), 1.0, 5, kinds=(kind,), contracts={contract}, limit=limit)
+
+    manager = noisy("rephrased_verdict", "delivery.manager", 1)
+    planner = noisy("provider_timeout", "delivery.plan", 1)
+    models = MODELS.with_models({"manager": manager, "planner": planner})
+    models = models.with_policies(**{role: replace(policy, backoff_initial_s=0.001)
+                                     for role, policy in models.policies.items()})
+    results = run_evaluation(1, 0.0, 0, models, scenarios=[scenario_by_id("direct-pass")],
+                             baselines=["controlled_chain"])
+    (record,) = results.records
+    assert record.status == "pass" and (record.reasks, record.retries) == (1, 1)
+    assert record.calls == 12  # 10 calls, the re-asked manager turn and the retried plan
+    summary = results.summary["controlled_chain"]
+    assert (summary["reasks"], summary["retries"]) == (1, 1)

@@ -105,7 +105,7 @@ def test_summary_per_baseline_counts_correctness_consistency_violations_and_cost
         record("pass", scenario="a", repeat=0, calls=9, tokens=100, elapsed=10, injected={"timeout": 1}),
         replace(record("failed", scenario="a", repeat=1, calls=2, tokens=20, elapsed=4, completed=0),
                 failure="delegation: no_tool_call"),
-        record("pass", scenario="a", repeat=2, calls=9, tokens=100, elapsed=12),
+        replace(record("pass", scenario="a", repeat=2, calls=9, tokens=100, elapsed=12), reasks=3, retries=1),
         record("blocked", scenario="b", expected="blocked", blocker=True, calls=8, tokens=90, elapsed=8,
                injected={"timeout": 2, "exception": 1}),
         record("pass", scenario="b", expected="blocked", baseline="fixed_multi_agent", calls=5, completed=2),
@@ -118,6 +118,8 @@ def test_summary_per_baseline_counts_correctness_consistency_violations_and_cost
     assert chain["consistency"] == pytest.approx((2 / 3 + 1) / 2)
     assert chain["violations"] == 0
     assert chain["calls"] == {"median": 8.5, "min": 2, "max": 9}
+    assert chain["calls_per_pass_run"] == {"median": 9, "min": 9, "max": 9}
+    assert (chain["reasks"], chain["retries"]) == (3, 1)
     assert chain["latency_ms"] == {"median": 9.0, "min": 4, "max": 12}
     assert chain["injected"] == {"exception": 1, "timeout": 3}
     assert chain["failures"] == {"delegation: no_tool_call": 1}
