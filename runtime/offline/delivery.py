@@ -10,7 +10,9 @@ Not a language model. Each answer is computed from the text in front of it:
   in the prose, which the planner does not read — is covered by an acceptance criterion and that
   every criterion is delivered by a task;
 - the risk review applies the risk rubric's signal phrases, the boundary review the governance
-  document's signal phrases (with built-in fallbacks when a document is missing);
+  document's signal phrases (with built-in fallbacks when a document is missing). A phrase is found
+  by normalised, stemmed tokens, not as a literal substring, so "storing every raw prompt" meets the
+  signal "store the prompts" (see ``signal_found``);
 - revisions add criteria, phases and tasks for the findings they were given;
 - the manager calls the next sub-agent(s) for the artifacts that exist.
 """
@@ -22,6 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from functools import lru_cache
+
+import snowballstemmer
 from langchain_core.messages import AIMessage
 
 from runtime.offline.framework import OfflineRequest, responder
@@ -165,11 +170,65 @@ def parse_signals(document: str, heading_words: Sequence[str]) -> list[tuple[str
     return found
 
 
+# Signal matching: words are lower-cased and stemmed (Snowball, English), so inflections and
+# derivations meet ("stored", "storing" → store; "unpatched" → unpatch). Determiners are skipped
+# on both sides; a signal's stems must appear in order within one sentence, a content stem at most
+# one word away from the next, a short function word ("log in", "by security") right next to it.
+SKIPPED = frozenset("a an the every each all any some its their our this that these those".split())
+FUNCTION_WORDS = frozenset("in on at by of to for with from into out up off as is are be been not no yet".split())
+_STEMMER = snowballstemmer.stemmer("english")
+_TOKEN = re.compile(r"[a-z0-9]+")
+_SEGMENT = re.compile(r"[.!?;\n]+")
+_WORDS_ONLY = re.compile(r"^[\w\s'-]+$")
+
+
+@lru_cache(maxsize=4096)
+def _stem(word: str) -> str:
+    return word if word in FUNCTION_WORDS else _STEMMER.stemWord(word)
+
+
+def stems(text: str) -> list[str]:
+    """Lower-cased, stemmed word tokens of ``text`` without determiners."""
+    return [_stem(w) for w in _TOKEN.findall(text.lower()) if w not in SKIPPED]
+
+
+def signal_found(signal: Sequence[str], tokens: Sequence[str]) -> bool:
+    """Whether the stemmed ``signal`` occurs in ``tokens`` in order, each next stem at most two
+    tokens after the previous one (one word between), or right after it when either is a function
+    word."""
+    if not signal:
+        return False
+    starts = [i for i, token in enumerate(tokens) if token == signal[0]]
+    for start in starts:
+        position, ok = start, True
+        for previous, wanted in zip(signal, signal[1:]):
+            reach = 1 if previous in FUNCTION_WORDS or wanted in FUNCTION_WORDS else 2
+            following = [j for j in range(position + 1, min(position + reach, len(tokens) - 1) + 1)
+                         if tokens[j] == wanted]
+            if not following:
+                ok = False
+                break
+            position = following[0]
+        if ok:
+            return True
+    return False
+
+
 def matched(text: str, items: Sequence[tuple[str, list[str]]]) -> list[tuple[str, str]]:
+    """``(label, signal)`` for every item one of whose signals occurs in a sentence of ``text``. A
+    signal that is not plain words (``artifact://``) is looked for literally."""
     lowered = " ".join(text.lower().split())
+    segments = [stems(part) for part in _SEGMENT.split(text)]
+
+    def found(signal: str) -> bool:
+        if not _WORDS_ONLY.match(signal):
+            return signal in lowered
+        wanted = stems(signal)
+        return any(signal_found(wanted, segment) for segment in segments)
+
     hits = []
     for label, phrases in items:
-        phrase = next((p for p in phrases if p and p in lowered), None)
+        phrase = next((p for p in phrases if p and found(p)), None)
         if phrase:
             hits.append((label, phrase))
     return hits

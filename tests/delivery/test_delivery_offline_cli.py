@@ -11,7 +11,15 @@ from runtime.cli import main
 from runtime.cli.deliver import scenario_ids
 from runtime.models import ModelSet
 from runtime.offline import OfflineModel
-from runtime.offline.delivery import covers, is_concrete, parse_requirement, parse_signals
+from runtime.offline.delivery import (
+    covers,
+    is_concrete,
+    matched,
+    parse_requirement,
+    parse_signals,
+    signal_found,
+    stems,
+)
 
 SCENARIOS = {
     "request-limit-banner": "pass",
@@ -78,6 +86,71 @@ def test_why_each_offline_status_happened(offline_graph):
 )
 def test_inline_requirements_offline(offline_graph, requirement, status):
     assert offline_graph.invoke({"requirement": requirement})["run_status"] == status
+
+
+@pytest.mark.parametrize(
+    ("requirement", "role", "verdict"),
+    [
+        # paraphrases of the governance document's signals, none of them a literal signal phrase
+        ("- Store every raw prompt and full model response in the production database forever.",
+         "boundary", "blocked"),
+        ("- Integrate checkout with an unpatched third-party crypto library that has a known critical CVE "
+         "and no fix.", "risk", "blocker"),
+        ("- Keep persisting the raw review outputs after each run.", "boundary", "blocked"),
+        ("- Ship the SSO plugin; it has not been approved by the security team yet.", "risk", "blocker"),
+        ("- Users log in with their passwords on the new page.", "risk", "high"),
+        ("- Resume paused runs from their last checkpoints.", "boundary", "needs_review"),
+    ],
+)
+def test_paraphrased_signals_are_caught(offline_graph, requirement, role, verdict):
+    out = offline_graph.invoke({"requirement": requirement})
+    verdicts = {entry["role"]: entry["verdict"] for entry in out["review_bundle"]["completed"]}
+    assert verdicts[role] == verdict
+    assert out["run_status"] == ("blocked" if verdict in ("blocked", "blocker") else "needs_review")
+
+
+HARD = [("Persisting raw delivery artifacts", ["raw delivery artifacts", "persist the raw", "store the prompts",
+                                               "artifact://"])]
+
+
+@pytest.mark.parametrize(
+    ("text", "items", "hits"),
+    [
+        ("Store every raw prompt in the database.", HARD, [("Persisting raw delivery artifacts", "store the prompts")]),
+        ("We persisted the raw plans.", HARD, [("Persisting raw delivery artifacts", "persist the raw")]),
+        ("Save reports under artifact://runs/7.", HARD, [("Persisting raw delivery artifacts", "artifact://")]),
+        # a URI signal stays literal: the word alone is not the signal
+        ("The plan lists each artifact it needs.", HARD, []),
+        # order matters, and a content word may be at most one word away from the next
+        ("Prompts are stored.", HARD, []),
+        ("Store the nightly backup of all user prompts.", HARD, []),
+        # within one sentence only
+        ("Store the backups. Prompts stay in memory.", HARD, []),
+        # a function word must be adjacent: "log in" is not "log each request in"
+        ("Log each request in the audit table.", [("Auth", ["log in"])], []),
+        ("Users can log in from any page.", [("Auth", ["log in"])], [("Auth", "log in")]),
+        ("Show the signed-in customer's orders.", [("Auth", ["sign in"])], [("Auth", "sign in")]),
+        ("", HARD, []),
+    ],
+)
+def test_signal_matching_is_stemmed_ordered_and_local(text, items, hits):
+    assert matched(text, items) == hits
+
+
+@pytest.mark.parametrize(
+    ("signal", "text", "found"),
+    [
+        ("store the prompts", "storing all prompts", True),
+        ("store the prompts", "storing raw prompts", True),
+        ("store the prompts", "storing old raw prompts", False),
+        ("not yet approved by security", "is not yet approved by the security team", True),
+        ("not yet approved by security", "is yet not approved by security", False),
+        ("migration", "migrating the users table", True),
+        ("", "anything", False),
+    ],
+)
+def test_signal_found(signal, text, found):
+    assert signal_found(stems(signal), stems(text)) is found
 
 
 def test_offline_runs_when_governance_documents_are_missing(tmp_path):
