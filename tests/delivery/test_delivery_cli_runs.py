@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 
@@ -23,14 +25,30 @@ def _json(capsys) -> dict:
 
 
 def test_an_interrupted_delivery_run_lists_as_incomplete_and_resumable(sqlite_env, capsys):
-    from delivery_builders import script
+    from delivery_builders import general, risk, script
 
     from graphs.delivery_chain import build_graph
     from runtime.checkpoint import open_checkpointer
     from runtime.models import ModelSet
     from runtime.scripted import ScriptedModel
 
-    dying = ScriptedModel(script(boundary_review=[KeyboardInterrupt()]))
+    # The boundary review dies only after the other two reviews have answered (and had a moment to
+    # finish), so which reviews were saved does not depend on thread scheduling.
+    answered = threading.Barrier(3)
+
+    def answer(review):
+        def respond(_messages):
+            answered.wait(timeout=10)
+            return review
+        return respond
+
+    def die(_messages):
+        answered.wait(timeout=10)
+        time.sleep(0.3)
+        return KeyboardInterrupt()
+
+    dying = ScriptedModel(script(general_review=answer(general()), risk_review=answer(risk()),
+                                 boundary_review=die))
     config = {"configurable": {"thread_id": "deliver-dying"}, "metadata": {"reins_graph": "delivery_chain"}}
     with open_checkpointer("sqlite", path=sqlite_env) as saver, pytest.raises(KeyboardInterrupt):
         # The CLI's durability for the chain: even written only at exit, an interrupted run is kept.
