@@ -38,6 +38,8 @@ from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from policies.redaction import redact
+from policies.tool_choice import structured_tool_choice
+from policies.truncation import TRUNCATED, is_truncated
 from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
 from runtime.models import RETRYABLE_ERRORS, TIMEOUT_ERRORS, ModelSet
 
@@ -208,7 +210,18 @@ def _issues_from(error: ValidationError) -> list[ContractIssue]:
     return issues[:MAX_REPAIR_ISSUES]
 
 
+def truncated(message: Any) -> bool:
+    """The response stopped at the token limit (``finish_reason: length`` or a provider's equivalent)."""
+    return is_truncated(getattr(message, "response_metadata", None))
+
+
+TRUNCATED_ISSUE = ContractIssue(path="$", code=TRUNCATED)
+
+
 def _validate(schema: type[T], raw: Mapping[str, Any]) -> tuple[T | None, list[ContractIssue]]:
+    # Checked first: a cut-off object may still parse (as a shorter, different object).
+    if truncated(raw.get("raw")):
+        return None, [TRUNCATED_ISSUE]
     if raw.get("parsing_error") is not None or raw.get("parsed") is None:
         return None, [ContractIssue(path="$", code="invalid_json")]
     try:
@@ -220,12 +233,24 @@ def _validate(schema: type[T], raw: Mapping[str, Any]) -> tuple[T | None, list[C
 def repair_message(contract: str, issues: Sequence[ContractIssue]) -> HumanMessage:
     """Feedback for the single repair: paths and codes only, never the rejected output."""
     listed = json.dumps([issue.as_dict() for issue in issues[:MAX_REPAIR_ISSUES]])
+    shorter = TRUNCATION_HINT if any(issue.code == TRUNCATED for issue in issues) else ""
     return HumanMessage(
         content=(
             f"Your previous answer for {contract} did not satisfy the schema. "
-            f"Problems as [{{path, code}}]: {listed}. "
+            f"Problems as [{{path, code}}]: {listed}. {shorter}"
             "Answer again with one JSON object that satisfies the schema exactly; no extra fields."
         )
+    )
+
+
+TRUNCATION_HINT = "It was cut off at the output token limit: keep every text field short. "
+
+
+def draft_repair_message(contract: str) -> HumanMessage:
+    """The one repair of a free-text draft that was cut off at the token limit."""
+    return HumanMessage(
+        content=f"Your previous answer for {contract} was cut off at the output token limit. "
+        "Answer again, complete and noticeably shorter."
     )
 
 
@@ -346,7 +371,8 @@ class _Caller:
             elif schema is not None:
                 # A copy: a provider integration may adjust the schema it is given (the cached one stays intact).
                 spec = copy.deepcopy(_json_schema(schema))
-                runnable = model.with_structured_output(spec, method=method, include_raw=True, **options)
+                extra = {**structured_options(method, self.models.tool_choice), **options}
+                runnable = model.with_structured_output(spec, method=method, include_raw=True, **extra)
             else:
                 runnable = model.bind(**options) if options else model
             return runnable
@@ -394,6 +420,15 @@ class _Caller:
         return result
 
 
+def structured_options(method: str, tool_choice: str) -> dict[str, Any]:
+    """Extra ``with_structured_output`` options: with ``function_calling``, ask for the tool call in the
+    configured style (llama.cpp and other local servers refuse a named tool_choice object)."""
+    if method != "function_calling":
+        return {}
+    choice = structured_tool_choice(tool_choice)
+    return {} if choice is None else {"tool_choice": choice}
+
+
 def _encoder_messages(schema: type[BaseModel], draft: str) -> list[BaseMessage]:
     return [
         SystemMessage(content=ENCODER_INSTRUCTION.format(schema=_schema_text(schema))),
@@ -430,6 +465,10 @@ def _contract_steps(contract: str, schema: type[T], messages: Sequence[BaseMessa
         ask, kind = list(messages), "business_calls"
     else:
         draft = yield _Call("business_calls", role, list(messages), None)
+        if truncated(draft):  # a cut-off draft is never encoded as if it were the whole draft
+            draft = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None)
+            if truncated(draft):
+                raise ContractError(contract, [TRUNCATED_ISSUE])
         ask, kind, role = _encoder_messages(schema, _text_of(draft)), "encoder_calls", "encoder"
     value, issues = _validate(schema, (yield _Call(kind, role, ask, schema)))
     if value is None:
@@ -493,9 +532,17 @@ class TextResult:
 
 
 def invoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet) -> TextResult:
-    """A free-text call (e.g. a task-list draft); the caller validates the text by rules."""
+    """A free-text call (e.g. a task-list draft); the caller validates the text by rules.
+
+    A draft cut off at the token limit is never returned as a draft: it gets the one repair (asked
+    again, shorter), and a second cut-off raises ``ContractError`` with the code ``truncated``.
+    """
     caller = _Caller(contract, models)
     message = caller.call("business_calls", caller.role, messages)
+    if truncated(message):
+        message = caller.call("repair_calls", caller.role, [*messages, draft_repair_message(contract)])
+        if truncated(message):
+            raise ContractError(contract, [TRUNCATED_ISSUE], caller.meter.snapshot())
     return TextResult(text=_text_of(message), metrics=caller.meter.snapshot())
 
 
@@ -512,10 +559,19 @@ class ToolTurn:
     metrics: dict[str, dict[str, int]]
 
 
-def invoke_tool_turn(contract: str, messages: Sequence[BaseMessage], models: ModelSet, tools: Sequence[Any]) -> ToolTurn:
-    """One native tool-calling turn (the manager's); policy checks happen in the graph, not here."""
+def invoke_tool_turn(
+    contract: str,
+    messages: Sequence[BaseMessage],
+    models: ModelSet,
+    tools: Sequence[Any],
+    options: Mapping[str, Any] | None = None,
+) -> ToolTurn:
+    """One native tool-calling turn (the manager's); policy checks happen in the graph, not here.
+
+    ``options`` go to ``bind_tools`` as they are (``tool_choice``, ``parallel_tool_calls``; see
+    ``policies.tool_choice``)."""
     caller = _Caller(contract, models)
-    message = caller.call("business_calls", caller.role, messages, tools=tools)
+    message = caller.call("business_calls", caller.role, messages, tools=tools, options=options)
     if not isinstance(message, AIMessage):
         message = AIMessage(content=_text_of(message))
     return ToolTurn(message=message, metrics=caller.meter.snapshot())

@@ -33,6 +33,8 @@ class ModelCall:
     structured: bool
     tool_names: tuple[str, ...]
     messages: tuple[BaseMessage, ...]
+    tool_choice: Any = None  # as the request would carry it (None: not sent)
+    parallel_tool_calls: bool | None = None
 
 
 def call_label(run_manager: Any, kwargs: dict[str, Any], messages: Sequence[BaseMessage] = ()) -> ModelCall:
@@ -45,6 +47,8 @@ def call_label(run_manager: Any, kwargs: dict[str, Any], messages: Sequence[Base
         structured=bool(kwargs.get("reins_structured")),
         tool_names=names,
         messages=tuple(messages),
+        tool_choice=kwargs.get("tool_choice"),
+        parallel_tool_calls=kwargs.get("parallel_tool_calls"),
     )
 
 

@@ -9,39 +9,55 @@ import httpx
 import openai
 from langchain_core.language_models import BaseChatModel
 
+from policies.retry import is_retryable_status
 from runtime.settings import ROLES, Settings
 
 
 @dataclass(frozen=True)
 class RolePolicy:
-    """How calls for one role behave: per-call timeout, retries on retryable errors, temperature."""
+    """How calls for one role behave: per-call timeout, retries on retryable errors, temperature, and
+    the output bound every request of the role sends (``REINS_MAX_TOKENS_<ROLE>`` overrides it)."""
 
     timeout_s: float
     retries: int
     temperature: float
     backoff_initial_s: float = 1.0
+    max_tokens: int = 4096
 
 
-# The anchor's table (manager / planner / reviewer / encoder); the others follow the closest role.
+# Timeouts, retries and temperatures per role; the output bounds fit the largest valid answer of the
+# role's contracts (a plan or task list with its markdown, a task-list draft) with room to spare.
 ROLE_POLICIES: Mapping[str, RolePolicy] = {
-    "supervisor": RolePolicy(120, 1, 0.0),
-    "manager": RolePolicy(120, 1, 0.0),
-    "planner": RolePolicy(180, 1, 0.2),
-    "reviewer": RolePolicy(120, 1, 0.1),
-    "encoder": RolePolicy(120, 1, 0.0),
-    "tasklist": RolePolicy(180, 1, 0.2),
-    "polish": RolePolicy(60, 1, 0.3),
-    "chat": RolePolicy(60, 1, 0.2),
+    "supervisor": RolePolicy(120, 1, 0.0, max_tokens=2048),
+    "manager": RolePolicy(120, 1, 0.0, max_tokens=512),
+    "planner": RolePolicy(180, 1, 0.2, max_tokens=8192),
+    "reviewer": RolePolicy(120, 1, 0.1, max_tokens=4096),
+    "encoder": RolePolicy(120, 1, 0.0, max_tokens=8192),
+    "tasklist": RolePolicy(180, 1, 0.2, max_tokens=8192),
+    "polish": RolePolicy(60, 1, 0.3, max_tokens=1024),
+    "chat": RolePolicy(60, 1, 0.2, max_tokens=2048),
 }
 
-# Only transient provider failures are retried: timeouts, 429 and 5xx. A 4xx or a validation error
-# is final. A bare TimeoutError is not retried: it is what a deadline raises (asyncio.wait_for, the
-# reviewers' per-call deadline), and retrying a deadline would silently double it.
+class _RetryableStatusType(type):
+    """``isinstance(error, RetryableStatusError)`` is true for an HTTP error with a retryable status."""
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, openai.APIStatusError) and is_retryable_status(instance.status_code)
+
+
+class RetryableStatusError(Exception, metaclass=_RetryableStatusType):
+    """A virtual class: no error is raised as this; it matches 408, 409, 429 and 5xx responses."""
+
+
+# Exactly the OpenAI SDK's retryable set (policies.retry): connection errors and provider timeouts
+# (openai.APITimeoutError is an APIConnectionError), 408, 409, 429 and 5xx. Any other 4xx or a
+# validation error is final. A bare TimeoutError is not retried: it is what a deadline raises
+# (asyncio.wait_for, the reviewers' per-call deadline), and retrying a deadline would silently double it.
 RETRYABLE_ERRORS: tuple[type[BaseException], ...] = (
-    openai.APITimeoutError,
-    openai.RateLimitError,
-    openai.InternalServerError,
+    openai.APIConnectionError,
+    RetryableStatusError,
     httpx.TimeoutException,
+    httpx.NetworkError,
 )
 TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (TimeoutError, openai.APITimeoutError, httpx.TimeoutException)
 
@@ -59,6 +75,8 @@ class ModelSet:
     labels: Mapping[str, str] = field(default_factory=dict)
     # json_schema for providers with native structured output; function_calling for the rest.
     structured_method: str = "json_schema"
+    # How a tool call is asked for: required | named | auto (REINS_TOOL_CHOICE).
+    tool_choice: str = "required"
 
     def __post_init__(self) -> None:
         missing = [role for role in ROLES if role not in self.models]
@@ -96,6 +114,12 @@ def create_chat_model(name: str, role: str, settings: Settings) -> BaseChatModel
     from langchain_openai import ChatOpenAI
 
     policy = ROLE_POLICIES[role]
+    max_tokens = settings.role_max_tokens.get(role, policy.max_tokens)
+    # langchain-openai sends its max_tokens as max_completion_tokens, which older OpenAI-compatible
+    # servers ignore; the classic field goes in the request body as it is.
+    bound = {"max_tokens": max_tokens} if settings.max_tokens_param == "max_completion_tokens" else {
+        "extra_body": {"max_tokens": max_tokens}
+    }
     return ChatOpenAI(
         model=name,
         base_url=settings.base_url,
@@ -103,6 +127,7 @@ def create_chat_model(name: str, role: str, settings: Settings) -> BaseChatModel
         timeout=policy.timeout_s,
         max_retries=0,  # retries are ours: only retryable errors, see runtime.contracts
         temperature=policy.temperature,
+        **bound,
     )
 
 
@@ -121,7 +146,9 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
         else:
             models[role] = offline
             labels[role] = "offline (rule-based stand-in)"
-    return ModelSet(models=models, labels=labels, structured_method=settings.structured_method)
+    return ModelSet(
+        models=models, labels=labels, structured_method=settings.structured_method, tool_choice=settings.tool_choice
+    )
 
 
 def default_model_set() -> ModelSet:

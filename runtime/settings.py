@@ -13,6 +13,14 @@ from runtime.paths import BUNDLED_DOCS
 CONTRACT_MODES = ("direct", "two_step")
 CHECKPOINTERS = ("memory", "sqlite", "postgres")
 STRUCTURED_METHODS = ("json_schema", "function_calling")
+# How a tool call is asked for (manager turns and function_calling structured output):
+# required = "tool_choice": "required" (OpenAI, DeepSeek, vLLM >= 0.8.3, llama.cpp; Ollama ignores it),
+# named = the single allowed tool by name (OpenAI, DeepSeek, vLLM; llama.cpp falls back to auto),
+# auto = leave the choice to the model (any server; the policy still refuses a turn without a call).
+TOOL_CHOICES = ("required", "named", "auto")
+# Which request field bounds the output: max_tokens (every OpenAI-compatible server) or
+# max_completion_tokens (OpenAI's newer name, required by its reasoning models).
+MAX_TOKENS_PARAMS = ("max_tokens", "max_completion_tokens")
 ROLES = ("supervisor", "manager", "planner", "reviewer", "encoder", "tasklist", "polish", "chat")
 ENV_PREFIXES = ("REINS_", "OPENAI_")  # the only variables settings read
 
@@ -28,6 +36,23 @@ def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default
     return value
 
 
+def _role_of(key: str, prefix: str) -> str:
+    role = key.removeprefix(prefix).lower()
+    if role not in ROLES:
+        raise SettingsError(f"{key} names an unknown role; allowed roles: {', '.join(ROLES)}")
+    return role
+
+
+def _positive_int(key: str, value: str) -> int:
+    try:
+        number = int(value.strip())
+    except ValueError:
+        number = 0
+    if not 1 <= number <= 1_000_000:
+        raise SettingsError(f"{key} must be a whole number of tokens between 1 and 1000000")
+    return number
+
+
 @dataclass(frozen=True)
 class Settings:
     model: str | None = None
@@ -41,17 +66,20 @@ class Settings:
     checkpoint: str = "sqlite"
     checkpoint_url: str | None = field(default=None, repr=False)
     http_allowlist: tuple[str, ...] = ()
+    tool_choice: str = "required"
+    max_tokens_param: str = "max_tokens"
+    role_max_tokens: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         role_models: dict[str, str] = {}
+        role_max_tokens: dict[str, int] = {}
         for key, value in env.items():
             if key.startswith("REINS_MODEL_") and value.strip():
-                role = key.removeprefix("REINS_MODEL_").lower()
-                if role not in ROLES:
-                    raise SettingsError(f"{key} names an unknown role; allowed roles: {', '.join(ROLES)}")
-                role_models[role] = value.strip()
+                role_models[_role_of(key, "REINS_MODEL_")] = value.strip()
+            if key.startswith("REINS_MAX_TOKENS_") and key != "REINS_MAX_TOKENS_PARAM" and value.strip():
+                role_max_tokens[_role_of(key, "REINS_MAX_TOKENS_")] = _positive_int(key, value)
         checkpoint = _choice(env, "REINS_CHECKPOINT", CHECKPOINTERS, "sqlite")
         checkpoint_url = env.get("REINS_CHECKPOINT_URL", "").strip() or None
         if checkpoint == "postgres" and not (checkpoint_url or "").startswith(("postgresql://", "postgres://")):
@@ -79,6 +107,9 @@ class Settings:
             checkpoint=checkpoint,
             checkpoint_url=checkpoint_url,
             http_allowlist=allowlist,
+            tool_choice=_choice(env, "REINS_TOOL_CHOICE", TOOL_CHOICES, "required"),
+            max_tokens_param=_choice(env, "REINS_MAX_TOKENS_PARAM", MAX_TOKENS_PARAMS, "max_tokens"),
+            role_max_tokens=role_max_tokens,
         )
 
     def model_for(self, role: str) -> str | None:

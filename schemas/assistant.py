@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from schemas.rules import Broken, raise_broken, rule_error
+
 MAX_PLAN_STEPS = 10
 MAX_TOOL_ARGS_CHARS = 4000
 
@@ -46,10 +48,11 @@ class AssistantPlan(Strict):
     @model_validator(mode="after")
     def _ordered_unique_ids(self) -> AssistantPlan:
         ids = [step.id for step in self.steps]
-        if len(set(ids)) != len(ids):
-            raise ValueError("plan step ids must be unique")
-        if ids != sorted(ids):
-            raise ValueError("plan steps must be listed in id order")
+        broken = [Broken(("steps", i, "id"), "duplicate_step_id", "plan step ids must be unique")
+                  for i, step_id in enumerate(ids) if step_id in ids[:i]]
+        if not broken and ids != sorted(ids):
+            broken.append(Broken(("steps",), "steps_out_of_order", "plan steps must be listed in id order"))
+        raise_broken(type(self).__name__, broken)
         return self
 
 
@@ -63,9 +66,10 @@ class AssistantIntent(Strict):
     @model_validator(mode="after")
     def _plan_only_for_complex(self) -> AssistantIntent:
         if self.intent == "COMPLEX" and self.plan is None:
-            raise ValueError("a COMPLEX intent needs a plan")
+            raise_broken(type(self).__name__, [Broken(("plan",), "required_for_complex", "a COMPLEX intent needs a plan")])
         if self.intent != "COMPLEX" and self.plan is not None:
-            raise ValueError("only a COMPLEX intent may carry a plan")
+            raise_broken(type(self).__name__, [
+                Broken(("plan",), "forbidden_unless_complex", "only a COMPLEX intent may carry a plan")])
         return self
 
 
@@ -83,9 +87,9 @@ class ToolCall(Strict):
         try:
             encoded = json.dumps(value, ensure_ascii=False)
         except (TypeError, ValueError):
-            raise ValueError("tool arguments must be JSON data") from None
+            raise rule_error("args_not_json", "tool arguments must be JSON data") from None
         if len(encoded) > MAX_TOOL_ARGS_CHARS:
-            raise ValueError(f"tool arguments are longer than {MAX_TOOL_ARGS_CHARS} characters")
+            raise rule_error("args_too_long", f"tool arguments are longer than {MAX_TOOL_ARGS_CHARS} characters")
         return value
 
 
@@ -123,7 +127,7 @@ class AssistantReflection(Strict):
     def _unique_lower(cls, value: list[str]) -> list[str]:
         lowered = [k.lower() for k in value]
         if len(set(lowered)) != len(lowered):
-            raise ValueError("keywords must be unique")
+            raise rule_error("duplicate_keyword", "keywords must be unique")
         return lowered
 
 

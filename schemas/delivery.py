@@ -8,10 +8,12 @@ that broke them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from schemas.rules import Broken, raise_broken
 
 
 def _text(limit: int = 1000) -> Any:
@@ -79,23 +81,38 @@ def find_cycle(nodes: Mapping[str, Sequence[str]]) -> list[str] | None:
     return None
 
 
-def _check_graph(kind: str, items: Sequence[Any], key: Callable[[Any], str], deps: Callable[[Any], Sequence[str]]) -> None:
-    keys = [key(item) for item in items]
-    repeated = _duplicates(keys)
-    if repeated:
-        raise ValueError(f"{kind} keys must be unique; repeated: {', '.join(repeated[:5])}")
+def _index_of_repeats(values: Sequence[str]) -> list[int]:
+    """Positions whose value already appeared earlier in the list."""
+    seen: set[str] = set()
+    repeats: list[int] = []
+    for index, value in enumerate(values):
+        if value in seen:
+            repeats.append(index)
+        seen.add(value)
+    return repeats
+
+
+def _check_graph(field_name: str, items: Sequence[Any], key_name: str, deps_name: str) -> list[Broken]:
+    """Unique keys, existing and acyclic dependencies, each as a ``(path, code)`` the repair can name.
+
+    Codes: ``duplicate_key``, ``self_dependency``, ``unknown_<key_name>`` (e.g. ``unknown_phase_key``),
+    ``duplicate_dependency`` on an item's path; ``dependency_cycle`` on the list itself.
+    """
+    keys = [getattr(item, key_name) for item in items]
+    broken = [Broken((field_name, i, key_name), "duplicate_key", f"{key_name} must be unique") for i in _index_of_repeats(keys)]
     known = set(keys)
-    for item in items:
-        for dep in deps(item):
-            if dep == key(item):
-                raise ValueError(f"{kind} {key(item)!r} depends on itself")
-            if dep not in known:
-                raise ValueError(f"{kind} {key(item)!r} depends on unknown {kind} {dep!r}")
-        if _duplicates(deps(item)):
-            raise ValueError(f"{kind} {key(item)!r} lists a dependency twice")
-    cycle = find_cycle({key(item): list(deps(item)) for item in items})
-    if cycle:
-        raise ValueError(f"{kind} dependencies form a cycle: {' -> '.join(cycle)}")
+    for index, item in enumerate(items):
+        deps = list(getattr(item, deps_name))
+        path = (field_name, index, deps_name)
+        if getattr(item, key_name) in deps:
+            broken.append(Broken(path, "self_dependency", "an item cannot depend on itself"))
+        if any(dep not in known for dep in deps):
+            broken.append(Broken(path, f"unknown_{key_name}", f"every dependency must name an existing {key_name}"))
+        if _duplicates(deps):
+            broken.append(Broken(path, "duplicate_dependency", "a dependency is listed twice"))
+    if not broken and find_cycle({getattr(item, key_name): list(getattr(item, deps_name)) for item in items}):
+        broken.append(Broken((field_name,), "dependency_cycle", "dependencies must not form a cycle"))
+    return broken
 
 
 # ------------------------------------------------------------------------------ supervisor (pre)
@@ -142,16 +159,17 @@ class SupervisorPreDecision(Strict):
     def _branch_fields(self) -> SupervisorPreDecision:
         wanted = PRE_BRANCH_FIELDS[self.branch]
         every = {name for names in PRE_BRANCH_FIELDS.values() for name in names}
-        missing = [name for name in wanted if getattr(self, name) is None]
-        if missing:
-            raise ValueError(f"branch {self.branch} requires: {', '.join(missing)}")
-        stray = sorted(name for name in every - set(wanted) if getattr(self, name) is not None)
-        if stray:
-            raise ValueError(f"branch {self.branch} forbids: {', '.join(stray)}")
-        if self.reviewer_roles is not None and _duplicates(self.reviewer_roles):
-            raise ValueError("reviewer_roles must be unique")
-        if self.stage_intents is not None and _duplicates(i.stage for i in self.stage_intents):
-            raise ValueError("stage_intents must name plan, tasks and review once each")
+        broken = [Broken((name,), f"required_for_branch_{self.branch}", f"branch {self.branch} requires this field")
+                  for name in wanted if getattr(self, name) is None]
+        broken += [Broken((name,), f"forbidden_for_branch_{self.branch}", f"branch {self.branch} forbids this field")
+                   for name in sorted(every - set(wanted)) if getattr(self, name) is not None]
+        if self.reviewer_roles is not None:
+            broken += [Broken(("reviewer_roles", i), "duplicate_value", "reviewer_roles must be unique")
+                       for i in _index_of_repeats(self.reviewer_roles)]
+        if self.stage_intents is not None:
+            broken += [Broken(("stage_intents", i, "stage"), "duplicate_stage", "name plan, tasks and review once each")
+                       for i in _index_of_repeats([intent.stage for intent in self.stage_intents])]
+        raise_broken(type(self).__name__, broken)
         return self
 
 
@@ -225,10 +243,10 @@ class DeliveryPlan(Strict):
 
     @model_validator(mode="after")
     def _keys_and_dependencies(self) -> DeliveryPlan:
-        _check_graph("phase", self.delivery_phases, lambda p: p.phase_key, lambda p: p.depends_on_phase_keys)
-        repeated = _duplicates(c.criterion_key for c in self.acceptance_criteria)
-        if repeated:
-            raise ValueError(f"criterion keys must be unique; repeated: {', '.join(repeated[:5])}")
+        broken = _check_graph("delivery_phases", self.delivery_phases, "phase_key", "depends_on_phase_keys")
+        broken += [Broken(("acceptance_criteria", i, "criterion_key"), "duplicate_key", "criterion keys must be unique")
+                   for i in _index_of_repeats([c.criterion_key for c in self.acceptance_criteria])]
+        raise_broken(type(self).__name__, broken)
         return self
 
 
@@ -250,7 +268,7 @@ class DeliveryTasks(Strict):
 
     @model_validator(mode="after")
     def _ids_and_dependencies(self) -> DeliveryTasks:
-        _check_graph("task", self.tasks, lambda t: t.task_id, lambda t: t.depends_on_task_ids)
+        raise_broken(type(self).__name__, _check_graph("tasks", self.tasks, "task_id", "depends_on_task_ids"))
         return self
 
 
@@ -268,8 +286,9 @@ class ReviewFinding(Strict):
 
     @model_validator(mode="after")
     def _unique_targets(self) -> ReviewFinding:
-        if _duplicates(self.target_artifacts):
-            raise ValueError("target_artifacts must be unique")
+        raise_broken(type(self).__name__, [
+            Broken(("target_artifacts", i), "duplicate_value", "target_artifacts must be unique")
+            for i in _index_of_repeats(self.target_artifacts)])
         return self
 
 
@@ -304,7 +323,8 @@ class BoundaryReview(Strict):
     @model_validator(mode="after")
     def _blocked_names_a_violation(self) -> BoundaryReview:
         if self.boundary_status == "blocked" and not self.violations:
-            raise ValueError("a blocked boundary review must name at least one violation")
+            raise_broken(type(self).__name__, [
+                Broken(("violations",), "required_when_blocked", "a blocked boundary review must name a violation")])
         return self
 
 
@@ -332,8 +352,9 @@ class SupervisorPostGuidance(Strict):
 
     @model_validator(mode="after")
     def _unique_targets(self) -> SupervisorPostGuidance:
-        if _duplicates(r.target for r in self.recommendations):
-            raise ValueError("recommendation targets must be unique")
+        raise_broken(type(self).__name__, [
+            Broken(("recommendations", i, "target"), "duplicate_target", "recommendation targets must be unique")
+            for i in _index_of_repeats([r.target for r in self.recommendations])])
         return self
 
 
@@ -345,7 +366,8 @@ class PolishedSummary(Strict):
     @model_validator(mode="after")
     def _plain_prose(self) -> PolishedSummary:
         if any(line.lstrip().startswith(("#", "|", "```")) for line in self.summary.splitlines()):
-            raise ValueError("the summary must be plain prose (no headings, tables or code)")
+            raise_broken(type(self).__name__, [
+                Broken(("summary",), "not_plain_prose", "the summary must be plain prose (no headings, tables or code)")])
         return self
 
 

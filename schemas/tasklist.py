@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, model_validator
 
+from schemas.rules import Broken, raise_broken
+
 
 def _text(limit: int) -> Any:
     return Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=limit)]
@@ -97,12 +99,14 @@ class TasklistStrategy(Strict):
     @model_validator(mode="after")
     def _range_is_ordered(self) -> TasklistStrategy:
         low, high = self.expected_step_range
+        broken = []
         if not 1 <= low <= 20:
-            raise ValueError("expected_step_range[0] must be between 1 and 20")
+            broken.append(Broken(("expected_step_range", 0), "out_of_range", "the minimum must be between 1 and 20"))
         if not 1 <= high <= 30:
-            raise ValueError("expected_step_range[1] must be between 1 and 30")
-        if low > high:
-            raise ValueError("expected_step_range must be [min, max] with min <= max")
+            broken.append(Broken(("expected_step_range", 1), "out_of_range", "the maximum must be between 1 and 30"))
+        if not broken and low > high:
+            broken.append(Broken(("expected_step_range",), "min_above_max", "the range is [min, max] with min <= max"))
+        raise_broken(type(self).__name__, broken)
         return self
 
 
@@ -114,9 +118,11 @@ class PlanningDecision(Strict):
     def _strategy_matches_action(self) -> PlanningDecision:
         proceeds = self.decision.type in PROCEED_ACTIONS
         if proceeds and self.strategy is None:
-            raise ValueError(f"{self.decision.type} must carry a strategy")
+            raise_broken(type(self).__name__, [
+                Broken(("strategy",), f"required_for_{self.decision.type}", "this decision must carry a strategy")])
         if not proceeds and self.strategy is not None:
-            raise ValueError(f"{self.decision.type} must not carry a strategy")
+            raise_broken(type(self).__name__, [
+                Broken(("strategy",), f"forbidden_for_{self.decision.type}", "this decision must not carry a strategy")])
         return self
 
 

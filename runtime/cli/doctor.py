@@ -24,6 +24,8 @@ def describe(settings: Settings) -> dict:
         "api_key": "set" if settings.api_key else "not set",
         "contract_mode": settings.contract_mode,
         "structured_method": settings.structured_method,
+        "tool_choice": settings.tool_choice,
+        "max_tokens_param": settings.max_tokens_param,
         "docs_root": "bundled" if settings.docs_root == Settings().docs_root else "REINS_DOCS_ROOT",
         "governance": "REINS_GOVERNANCE_ROOT" if settings.governance_root else "bundled",
         "checkpointer": settings.checkpoint,
@@ -39,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     print("Reins configuration")
     for role, label in report["roles"].items():
         print(f"  {role:<11} {label}")
-    for key in ("endpoint", "api_key", "contract_mode", "structured_method", "docs_root", "governance", "checkpointer"):
+    for key in ("endpoint", "api_key", "contract_mode", "structured_method", "tool_choice", "max_tokens_param",
+                "docs_root", "governance", "checkpointer"):
         print(f"  {key:<17} {report[key]}")
     print(f"  http_allowlist    {', '.join(report['http_allowlist']) or '(none)'}")
     return 0

@@ -33,6 +33,9 @@ def provider_error() -> Callable[[int], openai.APIError]:
     by_status: dict[int, type[openai.APIStatusError]] = {
         400: openai.BadRequestError,
         401: openai.AuthenticationError,
+        404: openai.NotFoundError,
+        408: openai.APIStatusError,  # the SDK has no class of its own for 408
+        409: openai.ConflictError,
         429: openai.RateLimitError,
         500: openai.InternalServerError,
         503: openai.InternalServerError,
@@ -41,6 +44,8 @@ def provider_error() -> Callable[[int], openai.APIError]:
     def build(status: int) -> openai.APIError:
         if status == 0:  # 0 stands for "no response": the client timed out
             return openai.APITimeoutError(request=request)
+        if status == -1:  # -1 stands for "no connection" (refused or reset)
+            return openai.APIConnectionError(request=request)
         response = httpx.Response(status, request=request)
         return by_status[status](f"status {status}", response=response, body=None)
 

@@ -268,7 +268,10 @@ def test_timeouts_surface_as_contract_timeout(fast_models, provider_error, error
     assert caught.value.metrics[CONTRACT]["business_calls"] == 1
 
 
-@pytest.mark.parametrize("status", [429, 500, 503, 0], ids=["rate-limit", "server-error", "unavailable", "timeout"])
+@pytest.mark.parametrize(
+    "status", [408, 409, 429, 500, 503, 0, -1],
+    ids=["request-timeout", "conflict", "rate-limit", "server-error", "unavailable", "timeout", "connection"],
+)
 def test_retryable_error_once_then_success(fast_models, provider_error, status):
     model = ScriptedModel({CONTRACT: [provider_error(status), GOOD]})
 
@@ -278,7 +281,7 @@ def test_retryable_error_once_then_success(fast_models, provider_error, status):
     assert model.count(CONTRACT) == 2
 
 
-@pytest.mark.parametrize("status", [400, 401], ids=["bad-request", "unauthorised"])
+@pytest.mark.parametrize("status", [400, 401, 404], ids=["bad-request", "unauthorised", "not-found"])
 def test_client_errors_are_not_retried(fast_models, provider_error, status):
     error = provider_error(status)
     model = ScriptedModel({CONTRACT: [error, GOOD]})
@@ -356,6 +359,78 @@ def test_tool_turn_returns_the_tool_calls(fast_models):
     assert model.calls[0].tool_names == ("lookup",)
     assert model.calls[0].role == "manager"
     assert turn.metrics["delivery.manager"]["business_calls"] == 1
+
+
+def test_tool_turn_sends_the_options_it_is_given(fast_models):
+    calls = [{"name": "lookup", "args": {}, "id": "c1", "type": "tool_call"}]
+    model = ScriptedModel({"delivery.manager": [AIMessage(content="", tool_calls=calls)]})
+
+    def lookup(note: str) -> str:
+        """Look something up."""
+        return note
+
+    invoke_tool_turn("delivery.manager", ASK, fast_models(model), [lookup],
+                     {"tool_choice": "required", "parallel_tool_calls": False})
+
+    assert (model.calls[0].tool_choice, model.calls[0].parallel_tool_calls) == ("required", False)
+
+
+# ------------------------------------------------------------------------------------ truncation
+
+CUT = {"response_metadata": {"finish_reason": "length"}}
+
+
+def _cut(content: str) -> AIMessage:
+    return AIMessage(content=content, **CUT)
+
+
+def test_truncated_structured_output_uses_the_repair_with_its_own_code(fast_models):
+    # A cut-off answer that still parses is not taken: the length stop is checked before the schema.
+    model = ScriptedModel({CONTRACT: [_cut(json.dumps(GOOD)), GOOD]})
+
+    result = invoke_contract(CONTRACT, Review, ASK, fast_models(model))
+
+    assert result.value == Review.model_validate(GOOD)
+    assert _repair_issues(model) == [{"path": "$", "code": "truncated"}]
+    assert "token limit" in model.calls[-1].messages[-1].content
+    assert result.metrics[CONTRACT]["repair_calls"] == 1
+
+
+def test_truncated_twice_is_a_contract_failure_named_truncated(fast_models):
+    model = ScriptedModel({CONTRACT: [_cut('{"verdict": "pa'), _cut('{"verdict": "pass", "summ')]})
+    with pytest.raises(ContractError) as caught:
+        invoke_contract(CONTRACT, Review, ASK, fast_models(model))
+    assert [(i.path, i.code) for i in caught.value.issues] == [("$", "truncated")]
+    assert model.count(CONTRACT) == 2
+
+
+def test_two_step_never_encodes_a_truncated_draft(fast_models):
+    model = ScriptedModel({CONTRACT: [_cut("Verdict: pass. Summary: looks"), "Verdict: pass. Summary: fine.", GOOD]})
+
+    result = invoke_contract(CONTRACT, Review, ASK, fast_models(model), mode="two_step")
+
+    assert [call.role for call in model.calls] == ["reviewer", "reviewer", "encoder"]
+    assert "Summary: looks" not in model.calls[-1].messages[-1].content  # only the complete draft is encoded
+    counts = result.metrics[CONTRACT]
+    assert (counts["business_calls"], counts["repair_calls"], counts["encoder_calls"]) == (1, 1, 1)
+
+    twice = ScriptedModel({CONTRACT: [_cut("Verdict"), _cut("Verdict: p")]})
+    with pytest.raises(ContractError) as caught:
+        invoke_contract(CONTRACT, Review, ASK, fast_models(twice), mode="two_step")
+    assert [i.code for i in caught.value.issues] == ["truncated"]
+    assert [call.role for call in twice.calls] == ["reviewer", "reviewer"]  # the encoder never ran
+
+
+def test_truncated_text_draft_is_asked_again_once_and_never_accepted(fast_models):
+    model = ScriptedModel({"tasklist.draft": [_cut("# Tasks\n- [ ] on"), "# Tasks\n- [ ] one"]})
+    assert invoke_text("tasklist.draft", ASK, fast_models(model)).text == "# Tasks\n- [ ] one"
+    assert model.count("tasklist.draft") == 2
+
+    cut = ScriptedModel({"tasklist.draft": [_cut("# Tasks"), _cut("# Tasks\n- [")]})
+    with pytest.raises(ContractError) as caught:
+        invoke_text("tasklist.draft", ASK, fast_models(cut))
+    assert [i.code for i in caught.value.issues] == ["truncated"]
+    assert caught.value.metrics["tasklist.draft"]["repair_calls"] == 1
 
 
 def test_text_call_returns_text_and_metrics(fast_models):

@@ -8,6 +8,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from runtime.context import ReinsContext, resolve_contract_mode, resolve_models
+from policies.retry import is_retryable_status
 from runtime.models import ROLE_POLICIES, ModelSet, RolePolicy, is_retryable, model_set_from_settings
 from runtime.offline import OfflineModel
 from runtime.scripted import ScriptedModel
@@ -94,21 +95,51 @@ def test_with_models_and_with_policies_return_new_sets():
 REQUEST = httpx.Request("POST", "https://provider.invalid/v1/chat/completions")
 
 
+def _status(status: int) -> openai.APIStatusError:
+    """The exception the OpenAI SDK raises for an HTTP status (its own class where it has one)."""
+    response = httpx.Response(status, request=REQUEST)
+    return openai.OpenAI(api_key="x", base_url="https://provider.invalid/v1")._make_status_error(
+        f"status {status}", body=None, response=response
+    )
+
+
 @pytest.mark.parametrize(
     ("error", "retryable"),
     [
-        (openai.APITimeoutError(request=REQUEST), True),
-        (openai.RateLimitError("429", response=httpx.Response(429, request=REQUEST), body=None), True),
-        (openai.InternalServerError("500", response=httpx.Response(500, request=REQUEST), body=None), True),
+        (openai.APIConnectionError(request=REQUEST), True),  # connection refused / reset
+        (openai.APITimeoutError(request=REQUEST), True),  # the provider timed out
+        (httpx.ConnectError("refused"), True),
         (httpx.ReadTimeout("slow"), True),
-        (openai.BadRequestError("400", response=httpx.Response(400, request=REQUEST), body=None), False),
-        (openai.AuthenticationError("401", response=httpx.Response(401, request=REQUEST), body=None), False),
+        (_status(408), True),
+        (_status(409), True),
+        (_status(429), True),
+        (_status(500), True),
+        (_status(502), True),
+        (_status(503), True),
+        (_status(599), True),
+        (_status(400), False),
+        (_status(401), False),
+        (_status(403), False),
+        (_status(404), False),
+        (_status(410), False),
+        (_status(422), False),
         (ValueError("invalid output"), False),
+        (TimeoutError("a deadline"), False),  # a deadline is not a provider timeout
     ],
-    ids=["timeout", "429", "500", "httpx-timeout", "400", "401", "validation"],
+    ids=["connection", "timeout", "httpx-connect", "httpx-timeout", "408", "409", "429", "500", "502", "503", "599",
+         "400", "401", "403", "404", "410", "422", "validation", "deadline"],
 )
-def test_only_timeouts_429_and_5xx_are_retryable(error, retryable):
+def test_retryable_set_is_the_openai_sdks(error, retryable):
     assert is_retryable(error) is retryable
+
+
+@pytest.mark.parametrize(
+    ("status", "retryable"),
+    [(None, False), (200, False), (400, False), (407, False), (408, True), (409, True), (410, False), (428, False),
+     (429, True), (430, False), (499, False), (500, True), (504, True), (599, True), (600, False)],
+)
+def test_retryable_status_policy(status, retryable):
+    assert is_retryable_status(status) is retryable
 
 
 # -------------------------------------------------------------------------- per-run graph context
@@ -142,3 +173,37 @@ def test_context_contract_mode(clean_env):
     assert resolve_contract_mode(None) == "two_step"
     with pytest.raises(ValueError, match="contract_mode"):
         ReinsContext(contract_mode="sometimes")
+
+
+def test_every_role_bounds_its_output_and_the_field_name_is_configurable():
+    base = {"REINS_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    classic = model_set_from_settings(Settings.from_env({**base, "REINS_MAX_TOKENS_PLANNER": "1234"}))
+    for role in ROLES:
+        expected = 1234 if role == "planner" else ROLE_POLICIES[role].max_tokens
+        assert classic.get(role).extra_body == {"max_tokens": expected}  # sent as the classic field
+        assert classic.get(role).max_tokens is None
+    newer = model_set_from_settings(Settings.from_env({**base, "REINS_MAX_TOKENS_PARAM": "max_completion_tokens"}))
+    assert newer.get("reviewer").max_tokens == ROLE_POLICIES["reviewer"].max_tokens
+    assert newer.get("reviewer").extra_body is None
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"REINS_MAX_TOKENS_PLANNER": "lots"}, "REINS_MAX_TOKENS_PLANNER must be a whole number"),
+        ({"REINS_MAX_TOKENS_PLANNER": "0"}, "REINS_MAX_TOKENS_PLANNER must be a whole number"),
+        ({"REINS_MAX_TOKENS_WIZARD": "10"}, "REINS_MAX_TOKENS_WIZARD names an unknown role"),
+        ({"REINS_MAX_TOKENS_PARAM": "tokens"}, "REINS_MAX_TOKENS_PARAM='tokens' is not valid"),
+        ({"REINS_TOOL_CHOICE": "force"}, "REINS_TOOL_CHOICE='force' is not valid; allowed values: required, named, auto"),
+    ],
+)
+def test_output_bound_and_tool_choice_settings_are_checked(env, message):
+    from runtime.settings import SettingsError
+
+    with pytest.raises(SettingsError, match=message):
+        Settings.from_env(env)
+
+
+def test_tool_choice_setting_reaches_the_model_set():
+    assert model_set_from_settings(Settings.from_env({})).tool_choice == "required"
+    assert model_set_from_settings(Settings.from_env({"REINS_TOOL_CHOICE": "auto"})).tool_choice == "auto"
