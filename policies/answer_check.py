@@ -232,20 +232,34 @@ def final_verdict(
     unfinished_steps: Sequence[int] = (),
     removed_claims: int = 0,
     records: Sequence[Mapping[str, Any]] = (),
+    intent_failed: bool = False,
+    unsupported_numbers: Sequence[str] = (),
 ) -> str:
     """The model proposes a verdict; the runtime caps it.
 
-    failure stays failure; a task where every tool run failed is a failure; a stopped loop,
+    failure stays failure; a turn whose intent contract failed (nothing decided which tools the
+    request needed) is a failure; an answer stating numbers no tool result supports on a turn that
+    needed tools is a failure; a task where every tool run failed is a failure; a stopped loop,
     unfinished plan steps, removed claims or any failed run cap success at partial.
     """
     verdict = proposed if proposed in VERDICTS else "failure"
-    if verdict == "failure":
-        return verdict
+    if verdict == "failure" or intent_failed or unsupported_numbers:
+        return "failure"
     if records and not any(r.get("ok") for r in records):
         return "failure"
     if stop_reason or unfinished_steps or removed_claims or any(not r.get("ok") for r in records):
         return "partial"
     return verdict
+
+
+def numbers_without_support(summary: str, records: Sequence[Mapping[str, Any]], request: str = "") -> tuple[str, ...]:
+    """Numbers the answer states that neither the request nor a successful tool result contains.
+
+    "The answer is 51" after a calculator returned 51 is supported; "The answer is 51" when no tool
+    ran (or "17*3" echoed from the request is fine, but a result the model computed itself) is not.
+    """
+    seen = _numbers(request).union(*(_numbers(_record_text(r)) for r in records if r.get("ok")))
+    return tuple(sorted(_numbers(summary) - seen))
 
 
 def check_answer(

@@ -18,6 +18,7 @@ from policies.answer_check import (
     fallback_summary,
     final_verdict,
     merge_evidence,
+    numbers_without_support,
 )
 from policies.loop_guards import STOP_MESSAGES
 from policies.redaction import redact, truncate
@@ -26,6 +27,9 @@ from runtime.contracts import safe_error
 from schemas.assistant import AssistantAnswer
 
 SUMMARY_LIMIT = 2000
+INTENT_FAILED = ("I could not work out reliably what your request needs, so no tool ran and this answer is "
+                 "unverified.")
+UNSUPPORTED_NUMBERS = "No tool result supports these numbers in the answer: {numbers}."
 REMOVED_ALL = "I removed a statement about a tool result that no tool produced, so I have no verified answer."
 
 
@@ -81,15 +85,25 @@ def check_and_reply(state: AssistantState, runtime: Any) -> dict[str, Any]:
     progress = progress_for(runtime)
     with progress.step("check", "Check the answer against the execution record") as step:
         checked = check_answer(draft["summary"], draft.get("evidence", []), records, plan_steps)
+        intent_failed = bool(state.get("intent_failed"))
+        summary = checked.summary or (REMOVED_ALL if checked.findings else fallback_summary(records))
+        # A turn that needed tools (or whose classification failed) must not state results no tool produced.
+        needs_tools = intent_failed or state.get("intent") in ("SIMPLE_TOOL", "COMPLEX")
+        unsupported = numbers_without_support(summary, records, state.get("request", "")) if needs_tools else ()
         verdict = final_verdict(
             draft["verdict"],
             stop_reason=state.get("stop_reason"),
             unfinished_steps=checked.unfinished_steps,
             removed_claims=len(checked.findings),
             records=records,
+            intent_failed=intent_failed,
+            unsupported_numbers=unsupported,
         )
-        summary = checked.summary or (REMOVED_ALL if checked.findings else fallback_summary(records))
         notices = _notices(state, checked.unfinished_steps)
+        if intent_failed:
+            notices.append(INTENT_FAILED)
+        if unsupported:
+            notices.append(UNSUPPORTED_NUMBERS.format(numbers=", ".join(unsupported[:5])))
         if checked.findings and checked.summary:
             notices.append("I removed a statement about a tool result that no tool produced.")
         full = redact("\n\n".join([summary, *notices]), SUMMARY_LIMIT)

@@ -29,7 +29,8 @@ def classify_intent(state: AssistantState, runtime: Any, *, deps: AssistantDeps)
             # Fail closed: without a valid classification no tool runs; the request is answered as QA.
             step.status, step.summary = "failed", "classification invalid; answering without tools"
             trace.append(f"intent: QA (fallback, {safe_error(error, 160)})")
-            return {"intent": "QA", "plan": None, "trace": trace, "metrics": getattr(error, "metrics", {})}
+            return {"intent": "QA", "intent_failed": True, "plan": None, "trace": trace,
+                    "metrics": getattr(error, "metrics", {})}
         decision = result.value
         plan = None
         if decision.plan is not None:

@@ -25,6 +25,7 @@ class AssistantOutput(TypedDict, total=False):
     reply: str
     answer: dict[str, Any] | None
     intent: str | None
+    intent_failed: bool  # the intent contract failed: the turn was answered as QA, unverified
     plan: dict[str, Any] | None
     records: list[dict[str, Any]]
     stop_reason: str | None
@@ -49,6 +50,7 @@ def fresh_turn() -> dict[str, Any]:
         "reply": "",
         "answer": None,
         "intent": None,
+        "intent_failed": False,
         "plan": None,
         "records": [],
         "stop_reason": None,

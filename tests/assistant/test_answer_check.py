@@ -8,6 +8,7 @@ from policies.answer_check import (
     evidence_from_records,
     fallback_summary,
     final_verdict,
+    numbers_without_support,
     find_unsupported_claims,
     merge_evidence,
     strip_internal_markers,
@@ -76,10 +77,29 @@ def test_strip_internal_markers(text, expected, removed):
         ("partial", {"records": [CALC_126]}, "partial"),
         ("failure", {"records": [CALC_126]}, "failure"),
         ("excellent", {}, "failure"),
+        ("success", {"intent_failed": True}, "failure"),
+        ("partial", {"intent_failed": True, "records": [CALC_126]}, "failure"),
+        ("success", {"unsupported_numbers": ("51",)}, "failure"),
+        ("success", {"records": [CALC_126], "unsupported_numbers": ()}, "success"),
     ],
 )
 def test_runtime_caps_the_verdict(proposed, kwargs, expected):
     assert final_verdict(proposed, **kwargs) == expected
+
+
+@pytest.mark.parametrize(
+    ("summary", "records", "request", "unsupported"),
+    [
+        ("The answer is 17*3.", [], "what is 17*3?", ()),  # only echoes the request
+        ("The answer is 51.", [], "what is 17*3?", ("51",)),  # a result no tool produced
+        ("The answer is 126.", [CALC_126], "what is (17+25)*3?", ()),
+        ("The answer is 127.", [CALC_126], "what is (17+25)*3?", ("127",)),
+        ("The answer is 126.", [CALC_FAILED], "what is (17+25)*3?", ("126",)),  # a failed run supports nothing
+        ("No numbers here.", [], "hello", ()),
+    ],
+)
+def test_numbers_without_support(summary, records, request, unsupported):
+    assert numbers_without_support(summary, records, request) == unsupported
 
 
 PLAN = [{"id": 1, "tool": "calculator", "purpose": "a"}, {"id": 2, "tool": "clock", "purpose": "b"}, {"id": 3, "tool": "calculator", "purpose": "c"}]

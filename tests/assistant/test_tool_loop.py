@@ -233,6 +233,44 @@ def test_an_invalid_intent_fails_closed_to_qa_without_tools(runner):
     assert any(line.startswith("intent: QA (fallback") for line in result["trace"])
 
 
+def test_a_failed_intent_never_ends_in_success_even_when_the_model_says_so(runner):
+    # Seen on a real small model: the intent contract failed twice, the calculator never ran, and
+    # "The answer is 17*3" came back as a success with exit 0.
+    run = runner(
+        {
+            "assistant.intent": [{"intent": "MATH"}, {"intent": "MATH"}],
+            "assistant.answer": [answer("The answer is 17*3.", verdict="success")],
+        }
+    )
+    result = run.ask("what is 17*3?")
+    assert result["records"] == [] and result["intent_failed"] is True
+    assert result["answer"]["verdict"] == "failure"
+    assert "no tool ran" in result["reply"] and "unverified" in result["reply"]
+
+
+def test_a_tool_turn_whose_answer_states_a_number_no_tool_produced_fails(runner):
+    run = runner(
+        {
+            "assistant.intent": [simple()],
+            "assistant.step": [tool_call("calculator", expression="17*3"), done()],
+            "assistant.answer": [answer("17*3 is 51, and doubled it is 102.", verdict="success")],
+        }
+    )
+    result = run.ask("what is 17*3?")
+    assert [r["output"] for r in result["records"]] == ["51"]
+    assert result["answer"]["verdict"] == "failure"
+    assert "No tool result supports these numbers in the answer: 102." in result["reply"]
+
+    supported = runner(
+        {
+            "assistant.intent": [simple()],
+            "assistant.step": [tool_call("calculator", expression="17*3"), done()],
+            "assistant.answer": [answer("17*3 is 51.", verdict="success")],
+        }
+    ).ask("what is 17*3?")
+    assert supported["answer"]["verdict"] == "success"
+
+
 def test_an_invalid_answer_falls_back_to_the_execution_record(runner):
     run = runner(
         {
