@@ -531,26 +531,44 @@ class TextResult:
     metrics: dict[str, dict[str, int]]
 
 
-def invoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet) -> TextResult:
-    """A free-text call (e.g. a task-list draft); the caller validates the text by rules.
-
-    A draft cut off at the token limit is never returned as a draft: it gets the one repair (asked
-    again, shorter), and a second cut-off raises ``ContractError`` with the code ``truncated``.
-    """
-    caller = _Caller(contract, models)
-    message = caller.call("business_calls", caller.role, messages)
+def _text_steps(contract: str, messages: Sequence[BaseMessage], role: str):
+    """The free-text algorithm once, for both drivers: a draft cut off at the token limit is never
+    returned as a draft; it gets the one repair (asked again, shorter), and a second cut-off raises
+    ``ContractError`` with the code ``truncated``."""
+    message = yield _Call("business_calls", role, list(messages), None)
     if truncated(message):
-        message = caller.call("repair_calls", caller.role, [*messages, draft_repair_message(contract)])
+        message = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None)
         if truncated(message):
-            raise ContractError(contract, [TRUNCATED_ISSUE], caller.meter.snapshot())
-    return TextResult(text=_text_of(message), metrics=caller.meter.snapshot())
+            raise ContractError(contract, [TRUNCATED_ISSUE])
+    return message
+
+
+def invoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet) -> TextResult:
+    """A free-text call (e.g. a task-list draft); the caller validates the text by rules."""
+    caller = _Caller(contract, models)
+    steps = _text_steps(contract, messages, caller.role)
+    try:
+        call = next(steps)
+        while True:
+            call = steps.send(caller.call(call.kind, call.role, call.messages))
+    except StopIteration as done:
+        return TextResult(text=_text_of(done.value), metrics=caller.meter.snapshot())
+    except ContractError as error:
+        raise ContractError(contract, error.issues, caller.meter.snapshot()) from None
 
 
 async def ainvoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet) -> TextResult:
     """Async twin of :func:`invoke_text`."""
     caller = _Caller(contract, models)
-    message = await caller.acall("business_calls", caller.role, messages)
-    return TextResult(text=_text_of(message), metrics=caller.meter.snapshot())
+    steps = _text_steps(contract, messages, caller.role)
+    try:
+        call = next(steps)
+        while True:
+            call = steps.send(await caller.acall(call.kind, call.role, call.messages))
+    except StopIteration as done:
+        return TextResult(text=_text_of(done.value), metrics=caller.meter.snapshot())
+    except ContractError as error:
+        raise ContractError(contract, error.issues, caller.meter.snapshot()) from None
 
 
 @dataclass(frozen=True)
@@ -578,11 +596,15 @@ def invoke_tool_turn(
 
 
 async def ainvoke_tool_turn(
-    contract: str, messages: Sequence[BaseMessage], models: ModelSet, tools: Sequence[Any]
+    contract: str,
+    messages: Sequence[BaseMessage],
+    models: ModelSet,
+    tools: Sequence[Any],
+    options: Mapping[str, Any] | None = None,
 ) -> ToolTurn:
     """Async twin of :func:`invoke_tool_turn`."""
     caller = _Caller(contract, models)
-    message = await caller.acall("business_calls", caller.role, messages, tools=tools)
+    message = await caller.acall("business_calls", caller.role, messages, tools=tools, tool_options=options)
     if not isinstance(message, AIMessage):
         message = AIMessage(content=_text_of(message))
     return ToolTurn(message=message, metrics=caller.meter.snapshot())

@@ -88,7 +88,7 @@ def test_runtime_caps_the_verdict(proposed, kwargs, expected):
 
 
 @pytest.mark.parametrize(
-    ("summary", "records", "request", "unsupported"),
+    ("summary", "records", "asked", "unsupported"),
     [
         ("The answer is 17*3.", [], "what is 17*3?", ()),  # only echoes the request
         ("The answer is 51.", [], "what is 17*3?", ("51",)),  # a result no tool produced
@@ -98,8 +98,8 @@ def test_runtime_caps_the_verdict(proposed, kwargs, expected):
         ("No numbers here.", [], "hello", ()),
     ],
 )
-def test_numbers_without_support(summary, records, request, unsupported):
-    assert numbers_without_support(summary, records, request) == unsupported
+def test_numbers_without_support(summary, records, asked, unsupported):
+    assert numbers_without_support(summary, records, asked) == unsupported
 
 
 PLAN = [{"id": 1, "tool": "calculator", "purpose": "a"}, {"id": 2, "tool": "clock", "purpose": "b"}, {"id": 3, "tool": "calculator", "purpose": "c"}]

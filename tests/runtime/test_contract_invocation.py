@@ -16,6 +16,7 @@ from runtime.contracts import (
     ContractError,
     ContractTimeout,
     ainvoke_contract,
+    ainvoke_text,
     invoke_contract,
     invoke_text,
     invoke_tool_turn,
@@ -431,6 +432,11 @@ def test_truncated_text_draft_is_asked_again_once_and_never_accepted(fast_models
         invoke_text("tasklist.draft", ASK, fast_models(cut))
     assert [i.code for i in caught.value.issues] == ["truncated"]
     assert caught.value.metrics["tasklist.draft"]["repair_calls"] == 1
+
+    async_cut = ScriptedModel({"tasklist.draft": [_cut("# Tasks"), _cut("# Tasks\n- [")]})
+    with pytest.raises(ContractError):
+        asyncio.run(ainvoke_text("tasklist.draft", ASK, fast_models(async_cut)))
+    assert async_cut.count("tasklist.draft") == 2
 
 
 def test_text_call_returns_text_and_metrics(fast_models):
