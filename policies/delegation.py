@@ -37,6 +37,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from policies.tool_choice import tool_turn_options
 from schemas.delivery import REVIEWER_ROLES, SubagentCallArgs
 
 MANAGER = "delivery-chain-manager"
@@ -149,6 +150,39 @@ def _expected_next(policy: DelegationPolicy, executed: Sequence[str]) -> str:
     if not done & set(policy.review_group.tools):
         return "review"
     return "done"
+
+
+@dataclass(frozen=True)
+class ManagerOffer:
+    """What one manager turn is offered: the tools, and the ``bind_tools`` options to ask with."""
+
+    tools: tuple[str, ...]
+    options: Mapping[str, Any]
+
+
+def offered_tools(ledger: DelegationLedger, policy: DelegationPolicy = DEFAULT_POLICY) -> tuple[str, ...]:
+    """Least privilege per phase: only the tools the policy would allow now.
+
+    plan phase: the plan sub-agent; task phase: the task sub-agent; review phase: the review group.
+    ``check_delegation`` still checks every proposed call against the full rules, so a call outside
+    this set (a model that invents a tool name) is a violation exactly as before.
+    """
+    phase = _expected_next(policy, ledger.executed)
+    wanted = {"plan": (PLAN_TOOL,), "tasks": (TASK_TOOL,), "review": tuple(policy.review_group.tools)}.get(phase, ())
+    return tuple(name for name in wanted if name in policy.allowed_tools)
+
+
+def manager_offer(ledger: DelegationLedger, policy: DelegationPolicy, tool_choice: str) -> ManagerOffer:
+    """The tools and request options of the next manager turn (``tool_choice`` is REINS_TOOL_CHOICE).
+
+    Parallel calls are asked for only in the review phase, where the policy needs the whole group in
+    one turn; elsewhere one call per turn is what the policy allows.
+    """
+    tools = offered_tools(ledger, policy)
+    if not tools:  # nothing is allowed any more (not reached by the graph): offer none and fail closed
+        return ManagerOffer((), {})
+    parallel = set(tools) == set(policy.review_group.tools) and policy.review_group.allow_parallel
+    return ManagerOffer(tools, tool_turn_options(tools, tool_choice, parallel=parallel))
 
 
 def _order_violation(policy: DelegationPolicy, ledger: DelegationLedger, names: Sequence[str]) -> bool:

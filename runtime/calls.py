@@ -88,12 +88,13 @@ class ToolTurn:
     messages: Sequence[Any]
     models: ModelSet
     tools: Sequence[Any]
+    options: Mapping[str, Any] | None = None  # bind_tools options: tool_choice, parallel_tool_calls
 
     def run(self) -> Any:
-        return invoke_tool_turn(self.name, self.messages, self.models, self.tools)
+        return invoke_tool_turn(self.name, self.messages, self.models, self.tools, self.options)
 
     async def arun(self) -> Any:
-        return await ainvoke_tool_turn(self.name, self.messages, self.models, self.tools)
+        return await ainvoke_tool_turn(self.name, self.messages, self.models, self.tools, self.options)
 
 
 @dataclass(frozen=True)

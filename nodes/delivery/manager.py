@@ -1,17 +1,21 @@
-"""``manager``: one native tool-calling turn of the manager model, bound to exactly its five tools.
+"""``manager``: one native tool-calling turn of the manager model.
 
-The node records what the model proposed and nothing else; whether anything runs is decided by
-the delegation policy in the edge that follows. A model that cannot call tools fails closed.
+Each turn is offered only the tools the delegation policy allows in the current phase (plan, task
+or the review group), asked for in the configured tool-choice style (``policies.delegation.
+manager_offer``). The node records what the model proposed and nothing else; whether anything
+runs is decided by the delegation policy in the edge that follows, against the full rules. A model
+that cannot call tools fails closed.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from policies.delegation import SUBAGENT_TOOLS
+from policies.delegation import SUBAGENT_TOOLS, manager_offer
 from runtime.calls import ToolTurn
 from nodes.delivery.common import DeliveryDeps, error_label, fail, trace
 from nodes.delivery.prompts import manager_messages
+from nodes.delivery.routing import ledger
 from nodes.delivery.state import DeliveryState
 
 NO_TOOL_CALLING = "The manager model cannot call tools; the delivery chain needs native tool calling."
@@ -41,22 +45,24 @@ def proposed_calls(message: Any) -> list[dict[str, Any]]:
 
 
 def make_manager(deps: DeliveryDeps):
-    tools = deps.tools.langchain_tools()
+    tools = {tool.name: tool for tool in deps.tools.langchain_tools()}
     if tuple(sorted(deps.tools.names)) != tuple(sorted(SUBAGENT_TOOLS)):
-        raise ValueError("the manager must be bound to exactly the five delivery sub-agent tools")
+        raise ValueError("the manager's scope must hold exactly the five delivery sub-agent tools")
 
     def manager(state: DeliveryState, runtime) -> dict[str, Any]:
         turn_number = state.get("manager_turns", 0) + 1
         messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []))
         try:
-            turn = yield ToolTurn("delivery.manager", messages, deps.models_for(runtime), tools)
+            models = deps.models_for(runtime)
+            offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
+            turn = yield ToolTurn("delivery.manager", messages, models, [tools[name] for name in offer.tools], offer.options)
         except NotImplementedError:
             return {
                 "manager_turns": turn_number,
                 **fail("manager", "tool_calling_unsupported", NO_TOOL_CALLING),
             }
         except Exception as error:
-            failed = fail("manager", "manager_failed", "The manager model call failed.")
+            failed = fail("manager", "manager_failed", "The manager model call failed.", error)
             return {
                 "manager_turns": turn_number,
                 "contract_metrics": getattr(error, "metrics", {}),

@@ -72,14 +72,30 @@ def test_pass_run_outputs_call_counts_and_order():
     json.dumps(out)  # plain data all the way
 
 
-def test_manager_is_bound_to_exactly_the_five_sub_agents():
+def test_each_manager_turn_is_offered_only_the_tools_its_phase_allows():
+    # Least privilege per phase (this replaces "bound to exactly the five sub-agents" on every turn):
+    # plan phase the plan sub-agent, task phase the task sub-agent, review phase the three reviewers,
+    # asked for with tool_choice "required" and parallel calls only for the review group.
     model = ScriptedModel(script())
     run(model)
     manager_calls = [c for c in model.calls if c.contract == "delivery.manager"]
-    assert {c.tool_names for c in manager_calls} == {
-        ("plan-subagent", "task-subagent", "review-subagent", "risk-subagent", "boundary-subagent")
-    }
+    assert [c.tool_names for c in manager_calls] == [
+        ("plan-subagent",), ("task-subagent",), ("review-subagent", "risk-subagent", "boundary-subagent")
+    ]
+    assert [(c.tool_choice, c.parallel_tool_calls) for c in manager_calls] == [
+        ("required", False), ("required", False), ("required", True)
+    ]
     assert all(c.tool_names == () for c in model.calls if c.contract != "delivery.manager")
+
+
+def test_a_call_outside_the_offered_set_is_still_a_violation():
+    # The policy edge checks every proposed call against the full rules: a model that calls the task
+    # sub-agent while only the plan sub-agent is offered fails closed, and nothing runs.
+    model = ScriptedModel(script(manager=[turn("task-subagent")] * 3))
+    out = run(model)
+    assert out["run_status"] == "failed"
+    assert out["policy_violation"]["code"] == "out_of_order"
+    assert "delivery.tasks" not in model.contracts_called()
 
 
 # ------------------------------------------------------------------------------ the anchor's eight cases

@@ -8,8 +8,12 @@ from policies.delegation import (
     DEFAULT_POLICY,
     VIOLATION_CODES,
     DelegationLedger,
+    DelegationPolicy,
     ProposedCall,
+    ReviewGroupPolicy,
     check_delegation,
+    manager_offer,
+    offered_tools,
     reask_allowed,
     validate_exact_reviewer_roles,
 )
@@ -175,3 +179,34 @@ def test_reask_budget_must_be_a_whole_number(budget):
 
 def test_default_reask_budget_is_one():
     assert DEFAULT_POLICY.max_manager_reasks == 1
+
+
+# ------------------------------------------------------------------------------ least privilege per phase
+
+_REVIEWS = ("review-subagent", "risk-subagent", "boundary-subagent")
+
+
+@pytest.mark.parametrize(
+    ("executed", "style", "tools", "options"),
+    [
+        ((), "required", ("plan-subagent",), {"tool_choice": "required", "parallel_tool_calls": False}),
+        (("plan-subagent",), "required", ("task-subagent",), {"tool_choice": "required", "parallel_tool_calls": False}),
+        (("plan-subagent", "task-subagent"), "required", _REVIEWS, {"tool_choice": "required", "parallel_tool_calls": True}),
+        ((), "named", ("plan-subagent",), {"tool_choice": "plan-subagent", "parallel_tool_calls": False}),
+        (("plan-subagent", "task-subagent"), "named", _REVIEWS, {"tool_choice": "required", "parallel_tool_calls": True}),
+        (("plan-subagent",), "auto", ("task-subagent",), {"tool_choice": "auto", "parallel_tool_calls": False}),
+        (("plan-subagent", "task-subagent", *_REVIEWS), "required", (), {}),
+    ],
+    ids=["plan", "tasks", "review", "plan-named", "review-named", "tasks-auto", "done"],
+)
+def test_manager_offer_per_phase(executed, style, tools, options):
+    offer = manager_offer(DelegationLedger(executed=executed), DEFAULT_POLICY, style)
+    assert (offer.tools, dict(offer.options)) == (tools, options)
+
+
+def test_offer_respects_the_policys_allowed_tools_and_review_parallelism():
+    no_tasks = DelegationPolicy(allowed_tools=("plan-subagent", *_REVIEWS))
+    assert offered_tools(DelegationLedger(executed=("plan-subagent",)), no_tasks) == ()
+    serial = DelegationPolicy(review_group=ReviewGroupPolicy(allow_parallel=False))
+    offer = manager_offer(DelegationLedger(executed=("plan-subagent", "task-subagent")), serial, "required")
+    assert offer.options["parallel_tool_calls"] is False
