@@ -171,7 +171,10 @@ def render_delivery_report(data: Mapping[str, Any], summary: str | None = None) 
         lines += [f"Why the reviews did not pass: {_line('; '.join(reasons), 600)}.", ""]
     failure = data.get("failure")
     if failure:
-        lines += [f"Stopped at: {failure['stage']} — {_line(failure['message'], 300)}", ""]
+        lines += [f"Stopped at: {failure['stage']} — {_line(failure['message'], 300)}"]
+        if failure.get("cause"):
+            lines += [f"Cause: {_line(failure['cause'], 200)}"]
+        lines += [""]
     if pre.get("branch") == "clarification_required":
         lines += ["Missing information:", *_bullets(pre.get("missing_information", []), "not stated"), ""]
     if pre.get("branch") == "blocked":

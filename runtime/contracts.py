@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
+import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -402,6 +403,8 @@ class _Caller:
         except TIMEOUT_ERRORS as error:
             self.meter.count(kind, None, started)
             raise ContractTimeout(self.contract, self.meter.snapshot()) from error
+        except openai.LengthFinishReasonError as error:
+            result = _cut_off(schema is not None, error)
         self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
         return result
 
@@ -416,8 +419,18 @@ class _Caller:
         except TIMEOUT_ERRORS as error:
             self.meter.count(kind, None, started)
             raise ContractTimeout(self.contract, self.meter.snapshot()) from error
+        except openai.LengthFinishReasonError as error:
+            result = _cut_off(schema is not None, error)
         self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
         return result
+
+
+def _cut_off(structured: bool, error: BaseException) -> Any:
+    """What a call returns when the OpenAI SDK refused to parse a response cut off at the token limit
+    (json_schema output raises instead of returning it): the same truncated result any other path
+    gives, so the contract algorithm treats it as ``truncated`` and uses its one repair."""
+    message = AIMessage(content="", response_metadata={"finish_reason": "length"})
+    return {"raw": message, "parsed": None, "parsing_error": error} if structured else message
 
 
 def structured_options(method: str, tool_choice: str) -> dict[str, Any]:

@@ -70,12 +70,15 @@ def trace(step: str, summary: str) -> list[dict[str, str]]:
     return [{"step": step, "summary": redact(summary, TRACE_LIMIT)}]
 
 
-def fail(stage: str, code: str, message: str) -> dict[str, Any]:
-    """A state update that makes the next edge fail closed with a safe, static reason."""
-    return {
-        "failure": {"stage": stage, "code": code, "message": redact(message, 300)},
-        "trace": trace(stage, f"failed closed: {code}"),
-    }
+def fail(stage: str, code: str, message: str, error: BaseException | None = None) -> dict[str, Any]:
+    """A state update that makes the next edge fail closed with a safe, static reason; with the
+    ``error`` that caused it, its redacted cause class (``connection refused``, ``HTTP 401``, …)."""
+    failure = {"stage": stage, "code": code, "message": redact(message, 300)}
+    if error is not None:
+        from runtime.failures import failure_cause
+
+        failure["cause"] = failure_cause(error)
+    return {"failure": failure, "trace": trace(stage, f"failed closed: {code}")}
 
 
 def clean(value: Any) -> Any:

@@ -139,6 +139,7 @@ def make_render_report(deps: DeliveryDeps):
             "post_review_decision": decision,
             "revision": {"requests": (decision or {}).get("requests", []), "outcomes": outcomes},
             "policy_violation": state.get("policy_violation"),
+            "failure": state.get("failure"),
             "metrics": public_metrics(final_state),
             "contract_metrics": metrics,
             "trace": entries,

@@ -13,6 +13,7 @@ from typing import Any
 from runtime.calls import Contract, Within
 from runtime.contracts import ContractError
 from schemas.delivery import REVIEW_CONTRACTS, REVIEW_SCHEMAS
+from runtime.failures import failure_cause
 from nodes.delivery.common import DeliveryDeps, clean, outcome_of, trace
 from nodes.delivery.prompts import worker_messages
 from nodes.delivery.state import ReviewerTask
@@ -39,7 +40,7 @@ def make_reviewer(deps: DeliveryDeps):
             metrics = result.metrics
         except Exception as error:
             code = outcome_of(error)
-            outcome.update(outcome=code, failure={"code": code})
+            outcome.update(outcome=code, failure={"code": code, "cause": failure_cause(error)})
             if isinstance(error, ContractError):
                 outcome["failure"]["issues"] = [issue.code for issue in error.issues]
             metrics = getattr(error, "metrics", {})

@@ -12,6 +12,7 @@ from typing import Any
 from policies.delegation import PLAN_TOOL, TASK_TOOL
 from runtime.calls import Contract
 from schemas.delivery import DeliveryPlan, DeliveryTasks
+from runtime.failures import failure_cause
 from nodes.delivery.common import DeliveryDeps, artifact_record, clean, outcome_of, progress, trace, without_markdown
 from nodes.delivery.prompts import revision_block, worker_messages
 from nodes.delivery.state import DeliveryState
@@ -56,7 +57,8 @@ def make_reviser(deps: DeliveryDeps, target: str):
             except Exception as error:
                 code = outcome_of(error)
                 step.status, step.summary = "failed", f"{target} revision: {code}"
-                outcome.update(status="failed", to_revision=current["revision"], failure_code=code)
+                outcome.update(status="failed", to_revision=current["revision"], failure_code=code,
+                               failure_cause=failure_cause(error))
                 return {
                     "revision_outcomes": [outcome],
                     "warnings": [f"The {target} revision failed ({code}); revision {current['revision']} stands."],

@@ -30,6 +30,7 @@ class DeliveryOutput(TypedDict, total=False):
     post_review_decision: dict[str, Any] | None
     revision: dict[str, Any]
     policy_violation: dict[str, str] | None
+    failure: dict[str, str] | None  # {stage, code, message, cause?}: why the run failed, when it did
     metrics: dict[str, Any]
     trace: Annotated[list[dict[str, str]], operator.add]
 
@@ -51,7 +52,6 @@ class DeliveryState(DeliveryInput, DeliveryOutput, total=False):
     tasks: dict[str, Any] | None
     review_outcomes: Annotated[list[dict[str, Any]], operator.add]  # the reviewers' join
     revision_outcomes: Annotated[list[dict[str, Any]], operator.add]
-    failure: dict[str, str] | None  # {stage, code, message}: why the run fails closed
     contract_metrics: Annotated[dict[str, dict[str, int]], merge_metrics]
 
 

@@ -27,7 +27,8 @@ def make_supervisor_pre(deps: DeliveryDeps):
             except Exception as error:
                 step.status, step.summary = "failed", "the pre-decision was invalid or unavailable"
                 metrics = getattr(error, "metrics", {})
-                failed = fail("supervisor-pre-decision", "supervisor_failed", "The supervisor's pre-decision failed.")
+                failed = fail("supervisor-pre-decision", "supervisor_failed", "The supervisor's pre-decision failed.",
+                              error)
                 entries = failed["trace"] + trace("supervisor-pre-decision", error_label(error))
                 return {**failed, "contract_metrics": metrics, "trace": entries}
             decision = clean(result.value.model_dump(mode="json", exclude_none=True))

@@ -95,7 +95,7 @@ def make_worker(deps: DeliveryDeps, spec: WorkerSpec):
                 code = outcome_of(error)
                 step.status, step.summary = "failed", f"{label}: {code}"
                 return {"delegated": [spec.tool], "contract_metrics": getattr(error, "metrics", {}),
-                        **fail(spec.step, code, f"The {label} failed; no {spec.kind} {'was' if spec.kind == 'plan' else 'were'} produced.")}
+                        **fail(spec.step, code, f"The {label} failed; no {spec.kind} {'was' if spec.kind == 'plan' else 'were'} produced.", error)}
             value = clean(result.value.model_dump(mode="json"))
             step.summary = f"{spec.kind} ready: {spec.counts(value)}"
         record = artifact_record(artifact_id(spec.kind, state["run_id"]), 1, value,

@@ -14,7 +14,7 @@ from policies.tasklist_structure import (
     validate_tasklist_structure,
 )
 from runtime.calls import Text
-from runtime.contracts import ContractTimeout
+from runtime.contracts import ContractError, ContractTimeout
 from nodes.tasklist import prompts
 from nodes.tasklist.common import (
     TasklistDeps,
@@ -46,7 +46,7 @@ def draft_v1(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDeps) -> d
             return refused("draft-v1", verdict)
         try:
             markdown, metrics = yield from _write(state, runtime, deps, "tasklist.draft", prompts.draft_messages(state))
-        except ContractTimeout as error:
+        except (ContractError, ContractTimeout) as error:  # ContractError: a draft cut off twice
             return model_failed(step, "draft-v1", "draft", error)
         step.summary = f"v1 written ({len(markdown)} chars)"
     return {
@@ -146,7 +146,7 @@ def revise_v2(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDeps) -> 
         fix_now = state["warning_disposition"]["fix_now"]
         try:
             markdown, metrics = yield from _write(state, runtime, deps, "tasklist.revision", prompts.revision_messages(state, fix_now))
-        except ContractTimeout as error:
+        except (ContractError, ContractTimeout) as error:  # ContractError: a draft cut off twice
             return model_failed(step, "revise-v2", "draft", error)
         step.summary = f"v2 written for {len(fix_now)} finding(s)"
     return {

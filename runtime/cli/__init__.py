@@ -114,8 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print("reins: interrupted", file=sys.stderr)
         return 130
-    except Exception as error:  # never a traceback in front of a user
-        _report(as_json, "failed", f"{type(error).__name__}: {error}", prefix="failed")
+    except Exception as error:  # never a traceback in front of a user, nor a provider's message
+        from runtime.failures import failure_line
+
+        _report(as_json, "failed", failure_line(error), prefix="failed")
         return EXIT_FAILED
 
 

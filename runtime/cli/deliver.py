@@ -27,7 +27,7 @@ from runtime.tracing import new_run_id, run_config
 GRAPH_NAME = "delivery_chain"
 PUBLIC_KEYS = (
     "run_status", "report", "artifacts", "review_bundle", "post_review_decision", "revision",
-    "policy_violation", "metrics", "trace",
+    "policy_violation", "failure", "metrics", "trace",
 )
 EXIT_CODES: Mapping[str, int] = {
     "pass": EXIT_OK,
@@ -136,4 +136,7 @@ def show(values: Mapping[str, Any], thread_id: str, as_json: bool) -> None:
         return
     print(values.get("report") or "")
     print("", file=sys.stderr)
+    if status == "failed" and failure:  # why, in one line: the stage and the cause class (or the rule)
+        why = failure.get("cause") or failure.get("code") or "unknown"
+        print(f"reins: failed at {redact(str(failure.get('stage')), 80)}: {redact(str(why), 200)}", file=sys.stderr)
     print(colour(f"status: {status}", status, sys.stderr) + f"  (thread {redact(thread_id, 80)})", file=sys.stderr)

@@ -12,7 +12,7 @@ from runtime.models import ModelSet
 from runtime.scripted import ScriptedModel
 
 OUTPUT_KEYS = ("run_status", "report", "artifacts", "review_bundle", "post_review_decision", "revision",
-               "policy_violation", "metrics", "trace")
+               "policy_violation", "failure", "metrics", "trace")
 REVIEW_TOOL = {"general": "review-subagent", "risk": "risk-subagent", "boundary": "boundary-subagent"}
 
 

@@ -242,7 +242,7 @@ def test_deliver_exit_codes_and_json(offline_env, capsys, argv, code, status):
     payload = json.loads(captured.out)
     assert payload["run_status"] == status
     assert set(payload) == {"thread_id", "run_status", "report", "artifacts", "review_bundle", "post_review_decision",
-                            "revision", "policy_violation", "metrics", "trace"}
+                            "revision", "policy_violation", "failure", "metrics", "trace"}
     assert "Run finished" in captured.err  # live progress on stderr
 
 

@@ -1,0 +1,69 @@
+"""Why a model call failed, as a short cause class a report and the CLI can show.
+
+``failure_cause(error)`` names the class of the failure — ``connection refused``, ``timeout``,
+``HTTP 401``, ``model not found``, ``invalid output after repair: <codes>`` — and never copies a
+provider's message (it can carry request details, hosts or keys). The text is redacted anyway.
+"""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import openai
+
+from policies.redaction import redact
+
+CAUSE_LIMIT = 200
+
+
+def _chain(error: BaseException):
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _refused(error: BaseException) -> bool:
+    return any(isinstance(link, ConnectionRefusedError) for link in _chain(error))
+
+
+def failure_cause(error: BaseException) -> str:
+    """A short, redacted cause class for a failed model call (see the module docstring)."""
+    from runtime.contracts import ContractError, ContractTimeout
+
+    if isinstance(error, ContractError):
+        codes = list(dict.fromkeys(issue.code for issue in error.issues))
+        cause = f"invalid output after repair: {', '.join(codes) or 'unknown'}"
+    elif isinstance(error, (ContractTimeout, TimeoutError, openai.APITimeoutError, httpx.TimeoutException)):
+        cause = "timeout"
+    elif isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        cause = "model not found" if status == 404 else f"HTTP {status}"
+    elif isinstance(error, (openai.APIConnectionError, httpx.TransportError, ConnectionError)):
+        cause = "connection refused" if _refused(error) else "connection failed"
+    elif isinstance(error, NotImplementedError):
+        cause = "no tool calling"
+    else:
+        cause = f"error ({type(error).__name__})"
+    return redact(cause, CAUSE_LIMIT)
+
+
+_TASK_NOTE = re.compile(r"^During task with name '([A-Za-z0-9_\-]{1,64})'")
+
+
+def failed_stage(error: BaseException) -> str | None:
+    """The graph node a failure escaped from (LangGraph notes it on the exception), if any."""
+    for note in getattr(error, "__notes__", None) or ():
+        match = _TASK_NOTE.match(str(note))
+        if match:
+            return match.group(1)
+    return None
+
+
+def failure_line(error: BaseException) -> str:
+    """One line for a user: the failed stage when known, and the cause class."""
+    stage = failed_stage(error)
+    return f"{stage} failed: {failure_cause(error)}" if stage else failure_cause(error)

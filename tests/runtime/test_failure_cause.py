@@ -1,0 +1,71 @@
+"""Failures say why: one cause class per kind of failure, never a provider's own message."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+
+from runtime.contracts import ContractError, ContractIssue, ContractTimeout
+from runtime.failures import failure_cause
+
+REQUEST = httpx.Request("POST", "https://provider.invalid/v1/chat/completions")
+KEY = "sk-proj-ABCDEF0123456789abcdef0123456789"
+
+
+def _status(status: int) -> openai.APIStatusError:
+    response = httpx.Response(status, request=REQUEST)
+    return openai.OpenAI(api_key="x", base_url="https://provider.invalid/v1")._make_status_error(
+        f"Incorrect API key provided: {KEY}", body=None, response=response
+    )
+
+
+def _refused() -> openai.APIConnectionError:
+    error = openai.APIConnectionError(request=REQUEST)
+    try:
+        try:
+            raise ConnectionRefusedError(111, "Connection refused")
+        except ConnectionRefusedError as inner:
+            raise httpx.ConnectError("[Errno 111] Connection refused") from inner
+    except httpx.ConnectError as transport:
+        error.__cause__ = transport
+    return error
+
+
+@pytest.mark.parametrize(
+    ("error", "cause"),
+    [
+        (_refused(), "connection refused"),
+        (openai.APIConnectionError(request=REQUEST), "connection failed"),
+        (openai.APITimeoutError(request=REQUEST), "timeout"),
+        (ContractTimeout("delivery.plan"), "timeout"),
+        (TimeoutError("deadline"), "timeout"),
+        (_status(401), "HTTP 401"),
+        (_status(403), "HTTP 403"),
+        (_status(404), "model not found"),
+        (_status(429), "HTTP 429"),
+        (_status(500), "HTTP 500"),
+        (ContractError("delivery.plan", [ContractIssue("$", "truncated")]), "invalid output after repair: truncated"),
+        (ContractError("delivery.plan", [ContractIssue("a", "missing"), ContractIssue("b", "missing"),
+                                         ContractIssue("tasks", "dependency_cycle")]),
+         "invalid output after repair: missing, dependency_cycle"),
+        (NotImplementedError("bind_tools"), "no tool calling"),
+        (RuntimeError(f"boom {KEY}"), "error (RuntimeError)"),
+    ],
+)
+def test_failure_cause(error, cause):
+    assert failure_cause(error) == cause
+    assert KEY not in failure_cause(error)
+
+
+def test_the_failed_stage_comes_from_langgraphs_task_note():
+    from runtime.failures import failed_stage, failure_line
+
+    error = _refused()
+    assert failed_stage(error) is None and failure_line(error) == "connection refused"
+    error.add_note("During task with name 'planning_decision' and id '1f2e'")
+    assert failed_stage(error) == "planning_decision"
+    assert failure_line(error) == "planning_decision failed: connection refused"
+    odd = RuntimeError("x")
+    odd.add_note("During task with name 'a b; rm -rf' and id '1'")  # not a node name: not echoed
+    assert failed_stage(odd) is None
