@@ -617,7 +617,7 @@ async def ainvoke_tool_turn(
 ) -> ToolTurn:
     """Async twin of :func:`invoke_tool_turn`."""
     caller = _Caller(contract, models)
-    message = await caller.acall("business_calls", caller.role, messages, tools=tools, tool_options=options)
+    message = await caller.acall("business_calls", caller.role, messages, tools=tools, options=options)
     if not isinstance(message, AIMessage):
         message = AIMessage(content=_text_of(message))
     return ToolTurn(message=message, metrics=caller.meter.snapshot())

@@ -109,12 +109,16 @@ class ModelSet:
         return replace(self, policies={**self.policies, **overrides})
 
 
-def create_chat_model(name: str, role: str, settings: Settings) -> BaseChatModel:
-    """An OpenAI-compatible chat model (OpenAI, DeepSeek, vLLM, Ollama /v1, llama.cpp server)."""
+def create_chat_model(
+    name: str, role: str, settings: Settings, *, timeout_s: float | None = None, max_tokens: int | None = None
+) -> BaseChatModel:
+    """An OpenAI-compatible chat model (OpenAI, DeepSeek, vLLM, Ollama /v1, llama.cpp server).
+
+    ``timeout_s`` / ``max_tokens`` override the role's policy (``reins doctor --check`` probes small)."""
     from langchain_openai import ChatOpenAI
 
     policy = ROLE_POLICIES[role]
-    max_tokens = settings.role_max_tokens.get(role, policy.max_tokens)
+    max_tokens = max_tokens or settings.role_max_tokens.get(role, policy.max_tokens)
     # langchain-openai sends its max_tokens as max_completion_tokens, which older OpenAI-compatible
     # servers ignore; the classic field goes in the request body as it is.
     bound = {"max_tokens": max_tokens} if settings.max_tokens_param == "max_completion_tokens" else {
@@ -124,7 +128,7 @@ def create_chat_model(name: str, role: str, settings: Settings) -> BaseChatModel
         model=name,
         base_url=settings.base_url,
         api_key=settings.api_key or "not-needed",  # local servers accept any key
-        timeout=policy.timeout_s,
+        timeout=timeout_s or policy.timeout_s,
         max_retries=0,  # retries are ours: only retryable errors, see runtime.contracts
         temperature=policy.temperature,
         **bound,

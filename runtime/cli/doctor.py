@@ -1,9 +1,14 @@
-"""``reins doctor``: which provider serves each role, contract mode, docs root, checkpointer."""
+"""``reins doctor``: which provider serves each role, contract mode, tool-choice style, docs root,
+checkpointer; ``--check`` also makes tiny requests to every configured model (see ``runtime.probe``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
+
+from policies.redaction import redact
+from runtime.cli.errors import EXIT_FAILED
 
 from runtime.settings import ROLES, Settings
 
@@ -11,6 +16,8 @@ from runtime.settings import ROLES, Settings
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("doctor", help="show how Reins is configured (never prints secrets)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--check", action="store_true",
+                        help="make two tiny requests per configured model: reachable, key, model, tool calling, JSON output")
     parser.set_defaults(handler=run)
 
 
@@ -33,11 +40,25 @@ def describe(settings: Settings) -> dict:
     }
 
 
+TOOL_CHOICE_HELP = {
+    "required": 'tool_choice "required" (OpenAI, DeepSeek, vLLM, llama.cpp)',
+    "named": "the single allowed tool by name (OpenAI, DeepSeek, vLLM)",
+    "auto": "left to the model (any server; a turn without a tool call is refused)",
+}
+
+
 def run(args: argparse.Namespace) -> int:
-    report = describe(Settings.from_env())
+    from runtime.probe import configured_models, probe_model
+
+    settings = Settings.from_env()
+    report = describe(settings)
+    checks = [probe_model(name, settings) for name in configured_models(settings)] if args.check else None
+    code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0
+    if checks is not None:
+        report["checks"] = [{**asdict(check), "model": redact(check.model, 120)} for check in checks]
     if args.json:
         print(json.dumps(report, indent=2))
-        return 0
+        return code
     print("Reins configuration")
     for role, label in report["roles"].items():
         print(f"  {role:<11} {label}")
@@ -45,4 +66,11 @@ def run(args: argparse.Namespace) -> int:
                 "docs_root", "governance", "checkpointer"):
         print(f"  {key:<17} {report[key]}")
     print(f"  http_allowlist    {', '.join(report['http_allowlist']) or '(none)'}")
-    return 0
+    print(f"  (REINS_TOOL_CHOICE={settings.tool_choice}: tool calls are asked for with "
+          f"{TOOL_CHOICE_HELP[settings.tool_choice]})")
+    if checks is not None:
+        if not checks:
+            print("  check             no model configured: the offline stand-in needs no endpoint")
+        for check in checks:
+            print(f"  check {redact(check.model, 80)}: {'ok' if check.ok else 'FAILED'} - {redact(check.result, 200)}")
+    return code

@@ -55,7 +55,7 @@ def fast_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
     def configure(base_url: str, **extra: str) -> None:
         for name, value in env_for(base_url, REINS_CHECKPOINT="memory", **extra).items():
             monkeypatch.setenv(name, value)
-        context._default_models.cache_clear()
+        context._models_for.cache_clear()
 
     yield configure
-    context._default_models.cache_clear()
+    context._models_for.cache_clear()

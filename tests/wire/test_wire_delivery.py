@@ -191,3 +191,15 @@ def test_cli_names_the_stage_and_cause_and_never_the_key(stub, fast_cli, capsys)
     captured = capsys.readouterr()
     assert json.loads(captured.out)["run_status"] == "pass"
     assert KEY not in captured.err + captured.out
+
+
+def test_ainvoke_sends_the_same_requests_as_invoke(stub):
+    import asyncio
+
+    sync_stub, async_stub = stub(cooperative), stub(cooperative)
+    run(sync_stub.base_url)
+    out = asyncio.run(build_graph(models=wire_models(async_stub.base_url)).ainvoke(dict(SCENARIO)))
+    assert out["run_status"] == "pass"
+    shapes = [sorted((kind_of(b), str(b.get("tool_choice")), str(b.get("parallel_tool_calls"))) for b in s.bodies())
+              for s in (sync_stub, async_stub)]
+    assert shapes[0] == shapes[1] and len(shapes[1]) == 10

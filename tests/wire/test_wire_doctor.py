@@ -1,0 +1,68 @@
+"""``reins doctor --check`` against the loopback stub: one line per model, non-zero on failure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runtime.cli import main
+from tests.wire.behaviours import cooperative, kind_of, text_only
+from tests.wire.conftest import KEY
+from tests.wire.provider_stub import Completion, HttpError, closed_port
+
+
+def _doctor(capsys, *flags: str) -> tuple[int, str]:
+    code = main(["doctor", "--check", *flags])
+    captured = capsys.readouterr()
+    assert KEY not in captured.out + captured.err and "Traceback" not in captured.err
+    return code, captured.out
+
+
+def test_a_working_endpoint_passes_with_one_tool_call_and_one_structured_request(stub, fast_cli, capsys, monkeypatch):
+    provider = stub(cooperative)
+    fast_cli(provider.base_url)
+    monkeypatch.setenv("REINS_MODEL_REVIEWER", "stub-reviewer")
+
+    code, out = _doctor(capsys)
+
+    assert code == 0
+    assert "check stub-model: ok - reachable; tool calling and json_schema output work" in out
+    assert "check stub-reviewer: ok" in out
+    bodies = provider.bodies()
+    assert [kind_of(b) for b in bodies] == ["tools:ping", "Ping", "tools:ping", "Ping"]  # two distinct models
+    assert bodies[0]["tool_choice"] == "required" and bodies[0]["max_tokens"] == 256
+
+
+@pytest.mark.parametrize(
+    ("answer", "verdict"),
+    [
+        (lambda body: HttpError(401, f"Incorrect API key provided: {KEY}"), "auth failed (HTTP 401)"),
+        (lambda body: HttpError(404, "The model `stub-model` does not exist"), "model not found"),
+        (text_only, "no tool calling (REINS_TOOL_CHOICE=required)"),
+        (lambda body: Completion(content="ok!") if body.get("response_format") else cooperative(body),
+         "no JSON-schema output (REINS_STRUCTURED_METHOD=json_schema)"),
+    ],
+    ids=["auth", "model", "no-tools", "no-json"],
+)
+def test_each_failure_is_one_named_line_and_a_non_zero_exit(stub, fast_cli, capsys, answer, verdict):
+    provider = stub(answer)
+    fast_cli(provider.base_url)
+    code, out = _doctor(capsys)
+    assert code == 4
+    assert f"check stub-model: FAILED - {verdict}" in out
+
+
+def test_an_unreachable_endpoint_is_reported_as_such(fast_cli, capsys):
+    fast_cli(f"http://127.0.0.1:{closed_port()}/v1")
+    code, out = _doctor(capsys, "--json")
+    assert code == 4
+    assert json.loads(out)["checks"] == [{"model": "stub-model", "ok": False, "result": "unreachable (connection refused)"}]
+
+
+def test_without_a_model_there_is_nothing_to_check(capsys, monkeypatch):
+    for name in ("REINS_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    code = main(["doctor", "--check"])
+    assert code == 0
+    assert "no model configured" in capsys.readouterr().out
