@@ -20,7 +20,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy
-from runtime.calls import node
+from runtime.calls import inline, node
 from langchain_core.language_models import BaseChatModel
 
 from runtime.context import model_set_of
@@ -67,36 +67,35 @@ def build_graph(
     builder = StateGraph(
         DeliveryState, context_schema=DeliveryContext, input_schema=DeliveryInput, output_schema=DeliveryOutput
     )
-    builder.add_node("load_context", make_load_context(deps))
-    # Model-calling nodes run sync under invoke and async under ainvoke (runtime/calls.py).
+    # Model-calling nodes run sync under invoke and async under ainvoke; quick rule-only nodes and
+    # edges run on the event loop under ainvoke instead of an executor thread (runtime/calls.py).
+    builder.add_node("load_context", inline(make_load_context(deps)))
     builder.add_node("supervisor_pre", node(make_supervisor_pre(deps)))
     builder.add_node("manager", node(make_manager(deps)))
-    builder.add_node("manager_refused", make_manager_refused(deps))
+    builder.add_node("manager_refused", inline(make_manager_refused(deps)))
     builder.add_node("plan_worker", node(make_plan_worker(deps)))
     builder.add_node("task_worker", node(make_task_worker(deps)))
     builder.add_node("reviewer", node(make_reviewer(deps)), input_schema=ReviewerTask)
-    builder.add_node("synthesize", synthesize)
+    builder.add_node("synthesize", inline(synthesize))
     builder.add_node("supervisor_post", node(make_supervisor_post(deps)))
     builder.add_node("revise_plan", node(make_reviser(deps, "plan")))
     builder.add_node("revise_tasks", node(make_reviser(deps, "tasks")))
     builder.add_node("render_report", node(make_render_report(deps)))
-    builder.add_node("fail_closed", make_fail_closed(deps))
+    builder.add_node("fail_closed", inline(make_fail_closed(deps)))
 
     builder.add_edge(START, "load_context")
-    builder.add_conditional_edges("load_context", routing.route_after_load, list(routing.AFTER_LOAD))
-    builder.add_conditional_edges("supervisor_pre", routing.route_after_pre, list(routing.AFTER_PRE))
+    builder.add_conditional_edges("load_context", inline(routing.route_after_load, edge=True), list(routing.AFTER_LOAD))
+    builder.add_conditional_edges("supervisor_pre", inline(routing.route_after_pre, edge=True), list(routing.AFTER_PRE))
+    builder.add_conditional_edges("manager", inline(routing.make_route_after_manager(deps), edge=True), list(routing.AFTER_MANAGER))
     builder.add_conditional_edges(
-        "manager", routing.make_route_after_manager(deps), list(routing.AFTER_MANAGER)
+        "manager_refused", inline(routing.make_route_after_refusal(deps), edge=True), list(routing.AFTER_REFUSAL)
     )
-    builder.add_conditional_edges(
-        "manager_refused", routing.make_route_after_refusal(deps), list(routing.AFTER_REFUSAL)
-    )
-    builder.add_conditional_edges("plan_worker", routing.route_after_worker, list(routing.AFTER_WORKER))
-    builder.add_conditional_edges("task_worker", routing.route_after_worker, list(routing.AFTER_WORKER))
+    builder.add_conditional_edges("plan_worker", inline(routing.route_after_worker, edge=True), list(routing.AFTER_WORKER))
+    builder.add_conditional_edges("task_worker", inline(routing.route_after_worker, edge=True), list(routing.AFTER_WORKER))
     builder.add_edge("reviewer", "synthesize")
-    builder.add_conditional_edges("synthesize", routing.route_after_synthesis, list(routing.AFTER_SYNTHESIS))
-    builder.add_conditional_edges("supervisor_post", routing.route_after_post, list(routing.AFTER_POST))
-    builder.add_conditional_edges("revise_plan", routing.route_after_plan_revision, list(routing.AFTER_PLAN_REVISION))
+    builder.add_conditional_edges("synthesize", inline(routing.route_after_synthesis, edge=True), list(routing.AFTER_SYNTHESIS))
+    builder.add_conditional_edges("supervisor_post", inline(routing.route_after_post, edge=True), list(routing.AFTER_POST))
+    builder.add_conditional_edges("revise_plan", inline(routing.route_after_plan_revision, edge=True), list(routing.AFTER_PLAN_REVISION))
     builder.add_edge("revise_tasks", "render_report")
     builder.add_edge("fail_closed", "render_report")
     builder.add_edge("render_report", END)

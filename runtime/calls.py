@@ -211,3 +211,20 @@ def node(fn: Callable[..., Any], name: str | None = None) -> Any:
         wrapper.__name__ = label
     return RunnableCallable(run_sync, run_async, name=label, trace=False)
 
+
+
+def inline(fn: Callable[..., Any], name: str | None = None, *, edge: bool = False) -> Any:
+    """A node (or, with ``edge=True``, a conditional edge) for a quick, local, non-blocking
+    function — rules, state shaping, small bundled files. Under ``ainvoke`` it runs on the event
+    loop instead of hopping to an executor thread."""
+    signature = inspect.signature(fn)
+    label = name or getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "node")
+
+    async def run_async(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    run_async.__signature__ = signature  # type: ignore[attr-defined]
+    run_async.__name__ = label
+    # An edge is traced like LangGraph's own edges; that also gives it the run's config context
+    # (stream writer), which a node receives from its task.
+    return RunnableCallable(fn, run_async, name=label if not edge else None, trace=edge)

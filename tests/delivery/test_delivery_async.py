@@ -118,3 +118,18 @@ def test_many_runs_are_in_flight_at_once_on_one_event_loop(runs):
 
     outs = asyncio.run(main())
     assert [o["run_status"] for o in outs] == ["pass"] * runs
+
+
+def test_astream_carries_the_same_progress_events_as_stream():
+    # Edges and rule-only nodes run on the event loop under ainvoke; their progress events still arrive.
+    sync_graph = build_graph(ModelSet.uniform(AsyncScriptedModel(script())))
+    async_graph = build_graph(ModelSet.uniform(AsyncScriptedModel(script())))
+    sync_steps = [(e["step"], e["status"]) for e in sync_graph.stream(_requirement(), stream_mode="custom")]
+
+    async def main():
+        return [(e["step"], e["status"]) async for e in async_graph.astream(_requirement(), stream_mode="custom")]
+
+    async_steps = asyncio.run(main())
+    assert ("delegate-review-group", "running") in async_steps and ("synthesize-report", "completed") in async_steps
+    assert sorted(async_steps) == sorted(sync_steps)
+    assert async_steps[0] == ("start", "running") and async_steps[-1][0] == "end"
