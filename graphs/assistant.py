@@ -2,7 +2,9 @@
 
 ```
 START → prepare_turn ─┬─ empty ───────────────────────────────────────────────► empty_request → END
-                      ├─ /command ────────────────────────────────────────────► run_slash_command → END
+                      ├─ /tasklist <plan> ────────────────────────────────────► tasklist (subgraph) → END
+                      ├─ /delivery-chain <requirement> ───────────────────────► delivery_chain (subgraph) → END
+                      ├─ other /command ──────────────────────────────────────► run_slash_command → END
                       └─ chat → classify_intent ─┬─ QA ─────────────────────────► draft_answer
                                                  └─ SIMPLE_TOOL | COMPLEX → propose_step
 propose_step ─[loop guards: budget, repeat]─┬─ call → execute_tool ─[stall? SIMPLE_TOOL?]─┬─ next → propose_step
@@ -10,14 +12,14 @@ propose_step ─[loop guards: budget, repeat]─┬─ call → execute_tool ─
 draft_answer → check_and_reply ─┬─ COMPLEX → reflect → END
                                 └─ else → END
 ```
-Slash routes run the pipelines as subgraphs; the sub-agents of the delivery chain are never
-visible here (the tools come from ``registry.for_scope("chat")`` only). Memory: the conversation
+The pipelines are subgraph nodes: Studio draws them, their progress streams with
+``subgraphs=True``, and a tasklist review pause pauses this thread until it is resumed here. Other
+slash input is answered by rule. The sub-agents of the delivery chain are never visible here (the tools come from ``registry.for_scope("chat")`` only). Memory: the conversation
 window lives in the checkpointed ``messages``; long-term notes live in the LangGraph store.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
@@ -29,13 +31,15 @@ from langgraph.store.memory import InMemoryStore
 
 from nodes.assistant.answer import check_and_reply, draft_answer, route_after_check
 from nodes.assistant.context import AssistantContext
-from nodes.assistant.deps import AssistantDeps, PipelineRoute
+from nodes.assistant.deps import AssistantDeps, PipelineRoute, pipeline_context
 from nodes.assistant.executor import execute_tool, propose_step, route_after_execution, route_after_proposal
 from nodes.assistant.intent import classify_intent
 from nodes.assistant.memory import empty_request, prepare_turn, reflect
+from nodes.assistant.pipeline import make_pipeline_node, node_name
 from nodes.assistant.slash import is_slash, run_slash_command
 from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
-from policies.slash_commands import DELIVERY_CHAIN, TASKLIST
+from policies.pipeline_reply import delivery_outcome, tasklist_outcome
+from policies.slash_commands import DELIVERY_CHAIN, TASKLIST, pipeline_to_run
 from runtime.chat_tools import CHAT_SCOPE
 from runtime.calls import node
 from runtime.context import model_set_of
@@ -45,54 +49,25 @@ from runtime.registry import ToolRegistry, default_registry
 __all__ = ["AssistantContext", "AssistantState", "build_graph", "default_pipelines", "graph"]
 
 _DEFAULT_STORE: Any = object()
-SUMMARY_CHARS = 1200
 
 
 # ------------------------------------------------------------------------------------ pipelines
 
 
-def _first_text(value: Any) -> str:
-    """A pipeline's summary: a string as is, a mapping's ``summary`` (or ``markdown``)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        for key in ("summary", "conclusion", "markdown"):
-            if isinstance(value.get(key), str) and value[key].strip():
-                return value[key]
-    return ""
-
-
-def _markdown_section(markdown: str, title: str) -> str:
-    """The body of ``## <title>`` in a rendered report (display only; no decision reads it)."""
-    match = re.search(rf"^##\s+{re.escape(title)}\s*$\n(.*?)(?=^##\s|\Z)", markdown or "", re.M | re.S)
-    return match.group(1).strip() if match else ""
-
-
-def _cut(text: str) -> str:
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1].rstrip() + "…"
-
-
-def _build_tasklist(models: ModelSet) -> Any:
+def _build_tasklist(models: ModelSet | None) -> Any:
     from graphs.tasklist_agent import build_graph as build_tasklist  # lazy: the pipeline may be absent
 
     return build_tasklist(models=models)
 
 
-def _build_delivery(models: ModelSet) -> Any:
+def _build_delivery(models: ModelSet | None) -> Any:
     from graphs.delivery_chain import build_graph as build_delivery  # lazy: the pipeline may be absent
 
     return build_delivery(models=models)
 
 
-def _tasklist_outcome(result: Mapping[str, Any]) -> tuple[str, str]:
-    parts = [_first_text(result.get("summary")), _first_text(result.get("message"))]
-    return str(result.get("final_decision") or "unknown"), _cut("\n\n".join(p.strip() for p in parts if p and p.strip()))
-
-
-def _delivery_outcome(result: Mapping[str, Any]) -> tuple[str, str]:
-    report = _first_text(result.get("report"))
-    summary = _markdown_section(report, "Summary") or report
-    return str(result.get("run_status") or "unknown"), _cut(summary)
+def _tasklist_context(context: Any) -> dict[str, Any]:
+    return {**pipeline_context(context), "human_review": bool(getattr(context, "human_review", False))}
 
 
 def default_pipelines() -> dict[str, PipelineRoute]:
@@ -100,12 +75,13 @@ def default_pipelines() -> dict[str, PipelineRoute]:
         TASKLIST: PipelineRoute(
             build=_build_tasklist,
             make_input=lambda argument, text: {"request": text},
-            read_outcome=_tasklist_outcome,
+            read_outcome=tasklist_outcome,
+            make_context=_tasklist_context,
         ),
         DELIVERY_CHAIN: PipelineRoute(
             build=_build_delivery,
             make_input=lambda argument, text: {"requirement": argument},
-            read_outcome=_delivery_outcome,
+            read_outcome=delivery_outcome,
         ),
     }
 
@@ -113,10 +89,16 @@ def default_pipelines() -> dict[str, PipelineRoute]:
 # ------------------------------------------------------------------------------------ routing
 
 
-def route_input(state: AssistantState) -> str:
-    if not state.get("request"):
-        return "empty_request"
-    return "run_slash_command" if is_slash(state) else "classify_intent"
+def make_route_input(pipelines: Mapping[str, Any]):
+    def route_input(state: AssistantState) -> str:
+        if not state.get("request"):
+            return "empty_request"
+        if not is_slash(state):
+            return "classify_intent"
+        command = pipeline_to_run(state["request"], pipelines)
+        return node_name(command) if command else "run_slash_command"
+
+    return route_input
 
 
 def route_intent(state: AssistantState) -> str:
@@ -143,14 +125,25 @@ def build_graph(
     ``pipelines``: slash-command routes (default: the tasklist agent and the delivery chain).
     """
     tools = (registry or default_registry()).for_scope(CHAT_SCOPE)
-    deps = AssistantDeps(models=model_set_of(models, "assistant"), tools=tools, pipelines=default_pipelines() if pipelines is None else pipelines)
+    routes = default_pipelines() if pipelines is None else pipelines
+    deps = AssistantDeps(models=model_set_of(models, "assistant"), tools=tools, pipelines=routes)
+    subgraphs = {}
+    for command, route in routes.items():
+        try:
+            subgraphs[command] = route.build(deps.models)  # once; models=None resolves per run from the context
+        except ImportError:  # the pipeline is not installed: /command answers that it is unavailable
+            continue
 
     builder = StateGraph(
         AssistantState, context_schema=AssistantContext, input_schema=AssistantInput, output_schema=AssistantOutput
     )
     builder.add_node("prepare_turn", partial(prepare_turn, deps=deps))
     builder.add_node("empty_request", empty_request)
-    builder.add_node("run_slash_command", partial(run_slash_command, deps=deps))
+    builder.add_node("run_slash_command", run_slash_command)
+    # The pipelines are subgraphs: drawn by Studio, streamed with subgraphs=True, paused and resumed
+    # on the assistant's thread.
+    for command, subgraph in subgraphs.items():
+        builder.add_node(node_name(command), make_pipeline_node(command, routes[command], subgraph))
     # Model-calling nodes run sync under invoke and async under ainvoke (runtime/calls.py).
     builder.add_node("classify_intent", node(partial(classify_intent, deps=deps), "classify_intent"))
     builder.add_node("propose_step", node(partial(propose_step, deps=deps), "propose_step"))
@@ -159,10 +152,15 @@ def build_graph(
     builder.add_node("check_and_reply", check_and_reply)
     builder.add_node("reflect", node(partial(reflect, deps=deps), "reflect"))
 
+    pipeline_nodes = [node_name(command) for command in subgraphs]
     builder.add_edge(START, "prepare_turn")
-    builder.add_conditional_edges("prepare_turn", route_input, ["empty_request", "run_slash_command", "classify_intent"])
+    builder.add_conditional_edges(
+        "prepare_turn", make_route_input(subgraphs), ["empty_request", "run_slash_command", *pipeline_nodes, "classify_intent"]
+    )
     builder.add_edge("empty_request", END)
     builder.add_edge("run_slash_command", END)
+    for name in pipeline_nodes:
+        builder.add_edge(name, END)
     builder.add_conditional_edges("classify_intent", route_intent, ["draft_answer", "propose_step"])
     builder.add_conditional_edges("propose_step", route_after_proposal, ["execute_tool", "draft_answer"])
     builder.add_conditional_edges("execute_tool", route_after_execution, ["propose_step", "draft_answer"])

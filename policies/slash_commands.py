@@ -8,7 +8,7 @@ answer instead of being sent to the model.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 HELP = "help"
@@ -69,6 +69,15 @@ def usage_problem(command: SlashCommand) -> str | None:
     if command.name in PIPELINE_COMMANDS and not command.argument:
         return f"Usage: {COMMANDS[command.name][0]}"
     return None
+
+
+def pipeline_to_run(text: str, available: Collection[str]) -> str | None:
+    """The pipeline a message starts, or None: a known pipeline command with an argument whose
+    pipeline is installed. Everything else (help, unknown, usage, unavailable) is answered by rule."""
+    command = parse_slash(text)
+    if command is None or command.name not in PIPELINE_COMMANDS or usage_problem(command):
+        return None
+    return command.name if command.name in available else None
 
 
 # Pipeline outcome → the assistant's verdict (success | partial | failure).

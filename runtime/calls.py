@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 # LangGraph's own node wrapper: it accepts a sync and an async function for one node and injects
@@ -122,13 +122,12 @@ class Subgraph:
     graph: Any
     input: Any
     context: Any = None
-    config: Mapping[str, Any] = field(default_factory=dict)
 
     def run(self) -> Any:
-        return self.graph.invoke(self.input, dict(self.config) or None, context=self.context)
+        return self.graph.invoke(self.input, context=self.context)
 
     async def arun(self) -> Any:
-        return await self.graph.ainvoke(self.input, dict(self.config) or None, context=self.context)
+        return await self.graph.ainvoke(self.input, context=self.context)
 
 
 @dataclass(frozen=True)
@@ -192,19 +191,35 @@ async def adrive(steps: Steps) -> Any:
         return done.value
 
 
-def node(fn: Callable[..., Any], name: str | None = None) -> Any:
+def node(fn: Callable[..., Any], name: str | None = None, *, subgraph: Any = None) -> Any:
     """A LangGraph node for ``fn``: sync and async functions over the same generator if ``fn``
-    yields requests, else ``fn`` itself."""
+    yields requests, else ``fn`` itself.
+
+    ``subgraph``: a compiled graph the node runs (passed to ``fn`` as ``graph=``). LangGraph finds
+    a node's subgraph among the names its functions use, so Studio draws it (``xray``) and
+    ``get_state(subgraphs=True)`` reaches into it.
+    """
     if not inspect.isgeneratorfunction(fn):
         return fn
     signature = inspect.signature(fn)
     label = name or getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "node")
 
-    def run_sync(*args: Any, **kwargs: Any) -> Any:
-        return drive(fn(*args, **kwargs))
+    if subgraph is None:
 
-    async def run_async(*args: Any, **kwargs: Any) -> Any:
-        return await adrive(fn(*args, **kwargs))
+        def run_sync(*args: Any, **kwargs: Any) -> Any:
+            return drive(fn(*args, **kwargs))
+
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            return await adrive(fn(*args, **kwargs))
+
+    else:
+        signature = signature.replace(parameters=[p for p in signature.parameters.values() if p.name != "graph"])
+
+        def run_sync(*args: Any, **kwargs: Any) -> Any:
+            return drive(fn(*args, graph=subgraph, **kwargs))
+
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            return await adrive(fn(*args, graph=subgraph, **kwargs))
 
     for wrapper in (run_sync, run_async):
         wrapper.__signature__ = signature  # type: ignore[attr-defined]  # runtime / config injection

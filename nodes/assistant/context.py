@@ -18,6 +18,10 @@ class AssistantContext(ReinsContext):
         default="thread",
         metadata={"description": "thread: notes stay in this conversation; user: shared by the user's threads."},
     )
+    human_review: bool = field(
+        default=False,
+        metadata={"description": "Pause /tasklist runs for a person at their review points; resume on this thread."},
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -13,17 +13,26 @@ from runtime.registry import ScopedTools
 
 WORKFLOW = "assistant"
 
+
+def pipeline_context(context: Any) -> dict[str, Any]:
+    """The per-run settings every pipeline inherits from the assistant's context."""
+    return {"model": getattr(context, "model", None), "contract_mode": getattr(context, "contract_mode", None)}
+
+
 @dataclass(frozen=True)
 class PipelineRoute:
     """How a slash command reaches a pipeline: build it, shape its input, read its outcome.
 
-    ``build(models)`` returns a compiled graph; ``make_input(argument, text)`` its input;
-    ``read_outcome(result)`` returns ``(status, summary)`` from its output.
+    ``build(models)`` returns a compiled graph (once, when the assistant is built; ``None`` models
+    are resolved per run from the context); ``make_input(argument, text)`` its input;
+    ``read_outcome(result)`` returns ``(status, summary)`` from its output; ``make_context``
+    derives its run context from the assistant's.
     """
 
-    build: Callable[[ModelSet], Any]
+    build: Callable[[ModelSet | None], Any]
     make_input: Callable[[str, str], dict[str, Any]]
     read_outcome: Callable[[Mapping[str, Any]], tuple[str, str]]
+    make_context: Callable[[Any], dict[str, Any]] = pipeline_context
 
 
 @dataclass(frozen=True)

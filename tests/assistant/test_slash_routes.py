@@ -87,8 +87,15 @@ def test_the_slash_routes_hand_the_pipelines_their_input_and_return_their_summar
 
 
 def test_a_failing_pipeline_is_reported_not_raised(offline_models):
-    def broken(models):
+    def explode(state: _Io) -> dict[str, Any]:
         raise RuntimeError("database password=hunter2 unreachable")
+
+    def broken(models):
+        builder = StateGraph(_Io)
+        builder.add_node("run", explode)
+        builder.add_edge(START, "run")
+        builder.add_edge("run", END)
+        return builder.compile()
 
     routes = {**default_pipelines()}
     routes["tasklist"] = PipelineRoute(broken, routes["tasklist"].make_input, routes["tasklist"].read_outcome)
@@ -136,7 +143,7 @@ def test_the_real_pipelines_run_as_subgraphs_on_the_offline_model(offline_models
             namespaces.update(f"{namespace[0].split(':')[0]}/{node}" for node in chunk)
         if not namespace and mode == "values":
             final = chunk
-    assert {"run_slash_command/read_plan", "run_slash_command/check_readiness"} <= namespaces
+    assert {"tasklist/read_plan", "tasklist/check_readiness"} <= namespaces
     assert final["pipeline"]["command"] == "tasklist"
     assert final["pipeline"]["status"] in ("final", "final_with_manual_review_items")
     assert final["reply"].startswith(f"/tasklist finished with status {final['pipeline']['status']}.")
