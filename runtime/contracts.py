@@ -310,7 +310,10 @@ class _BoundRunnables:
 
     def __init__(self, maxsize: int = BOUND_CACHE_SIZE):
         self.maxsize = maxsize
-        self._lock = threading.Lock()
+        # Re-entrant: a model set's weakref callback (``_forget``) runs whenever the garbage collector
+        # frees it — possibly inside ``get`` on the same thread while the lock is held. With a plain
+        # Lock that deadlocked the thread (seen as a test hanging until pytest-timeout).
+        self._lock = threading.RLock()
         self._sets: dict[int, tuple[weakref.ref, OrderedDict[Hashable, Runnable]]] = {}
 
     def get(self, models: ModelSet, key: Hashable, build: Callable[[], Runnable]) -> Runnable:

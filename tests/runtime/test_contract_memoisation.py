@@ -178,3 +178,22 @@ def test_settings_are_parsed_once_per_environment(monkeypatch):
     monkeypatch.setenv("REINS_CONTRACT_MODE", "sometimes")
     with pytest.raises(ValueError, match="REINS_CONTRACT_MODE"):
         current_settings()
+
+
+def test_a_model_set_freed_while_the_cache_lock_is_held_does_not_deadlock():
+    # The weakref callback runs wherever the garbage collector happens to run, including inside
+    # ``get`` on the thread that holds the lock.
+    import threading
+
+    from runtime.contracts import _BoundRunnables
+
+    cache = _BoundRunnables()
+
+    def freed_inside_a_locked_section() -> None:
+        with cache._lock:
+            cache._forget(12345)
+
+    worker = threading.Thread(target=freed_inside_a_locked_section, daemon=True)
+    worker.start()
+    worker.join(timeout=5)
+    assert not worker.is_alive()
