@@ -88,7 +88,8 @@ def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView |
         config={"configurable": {"thread_id": thread}},
         context={"user_id": user},
         view=view,
-        durability=durability_for(can_pause=False),  # a chat turn does not pause: one checkpoint per turn
+        # The CLI never asks for human review, so no turn pauses: one checkpoint per turn.
+        durability=durability_for(can_pause=False),
     )
     return outcome.values
 
