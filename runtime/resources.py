@@ -86,7 +86,7 @@ def read_under(root: Path, relative: PurePosixPath, uri: str) -> str:
     candidate = root.joinpath(*relative.parts)
     # Every component is checked so a symlinked directory inside the root cannot point outside it.
     resolved = candidate.resolve()
-    if root != resolved and root not in resolved.parents:
+    if not resolved.is_relative_to(root):  # both resolved: the same test as root == p or root in p.parents
         raise ResourceError(f"{uri} resolves outside its root")
     if not resolved.is_file():
         raise ResourceNotFound(f"{uri} was not found")

@@ -51,7 +51,8 @@ _TAG_OF_KIND = {"governance": "governance", "rubric": "rubric", "scenario_contex
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=1)
+    # One line: the C encoder (an indent forces the pure-Python one, ~10x slower) and fewer tokens.
+    return json.dumps(value, ensure_ascii=False)
 
 
 def select_blocks(stage: str, blocks: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
