@@ -18,6 +18,10 @@ absolute thresholds; compare the ratios).
    durability: the chain cannot pause) against the same run without a checkpointer: bytes stored
    per run and the time ratio (goal ≤ 1.1), next to LangGraph's default (``async``) for comparison.
 
+7. concurrent_ainvoke: 50 and then 100 delivery runs started together under ``ainvoke`` with a
+   simulated async model latency of 200 ms per call (``benchmarks/concurrency.py``): their median
+   latency against one run's alone. Goals: ≤ 1.5 at 50, ≤ 2 at 100.
+
 Run: ``make bench`` (or ``.venv/bin/python -m benchmarks.run``).
 """
 
@@ -194,6 +198,12 @@ def checkpoint_cost(runs: int = 15) -> float:
     return ratios[cli_mode]
 
 
+def concurrent_ainvoke() -> dict[str, float]:
+    from benchmarks.concurrency import concurrent_ainvoke as measure
+
+    return measure()
+
+
 def _time(fn) -> float:
     started = time.perf_counter()
     fn()
@@ -207,6 +217,7 @@ def main() -> None:
     checkpoint_memory()
     call_overhead()
     checkpoint_cost()
+    concurrent_ainvoke()
 
 
 if __name__ == "__main__":

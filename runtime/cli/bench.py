@@ -10,7 +10,8 @@ import sys
 
 from runtime.cli.errors import UserError
 
-BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead", "checkpoint_cost")
+BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead", "checkpoint_cost",
+              "concurrent_ainvoke")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
