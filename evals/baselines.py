@@ -1,4 +1,4 @@
-"""The three baselines of DESIGN §7, on the same ModelSet and the same inputs and context documents.
+"""The three baselines, on the same ModelSet and the same inputs and context documents.
 
 (a) ``single_agent`` — one free-text call (``eval.single_agent``); the status is its ``STATUS`` line.
 (b) ``fixed_multi_agent`` — plan → tasks → three markdown reviews (in parallel); the status comes

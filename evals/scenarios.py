@@ -1,4 +1,4 @@
-"""The evaluation's scenario set: the anchor's eight cases plus eight more requirements.
+"""The evaluation's scenario set: the eight reference cases plus eight more requirements.
 
 Each scenario names its input (a bundled ``demo://scenarios/...`` requirement or a file under
 ``evals/requirements/``), the status a correct run ends in, and — for the failure cases — which
@@ -37,7 +37,7 @@ FAULT_KINDS: Mapping[str, str] = {
 @dataclass(frozen=True)
 class Scenario:
     id: str
-    case: str  # the anchor's case name, or "extra"
+    case: str  # the reference case's name, or "extra"
     description: str
     expected: str
     demo: str | None = None  # a bundled scenario id
@@ -72,7 +72,7 @@ class Scenario:
 
 
 SCENARIOS: tuple[Scenario, ...] = (
-    # The anchor's eight cases.
+    # The eight reference cases.
     Scenario("direct-pass", "direct-pass", "a concrete UI requirement; all three reviews pass", "pass",
              demo="request-limit-banner"),
     Scenario("clarification-required", "clarification-required", "a requirement with nothing concrete to plan",
@@ -109,7 +109,7 @@ SCENARIOS: tuple[Scenario, ...] = (
              "needs_review", file="invoice-csv-export", failing_reviewers=("general",), fault="timeout"),
 )
 
-ANCHOR_CASES: tuple[str, ...] = (
+REFERENCE_CASES: tuple[str, ...] = (
     "direct-pass", "clarification-required", "revision-required", "boundary-blocked", "risk-blocker",
     "one-reviewer-failure", "two-reviewer-failures", "all-reviewers-failure",
 )

@@ -1,7 +1,7 @@
 """Scoring (pure functions, no I/O): status correctness, consistency across repeats, hard-rule
 violations, cost and latency, per baseline and per scenario.
 
-Hard rules (DESIGN §7), each a named violation:
+Hard rules, each a named violation:
 
 =============================  ===================================================================
 code                           when

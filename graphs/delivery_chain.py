@@ -1,5 +1,5 @@
 """The delivery chain: a requirement → plan, tasks, three parallel reviews, at most one revision and a
-report whose verdict no model can override (DESIGN §4).
+report whose verdict no model can override.
 
     START → load_context → supervisor_pre ─┬─ clarification_required / blocked ──────► render_report → END
                                            └─ execute (exact reviewer roles, else fail_closed) → manager

@@ -1,4 +1,4 @@
-"""Tasklist agent (DESIGN §3): one controlled planning decision inside a guarded, fixed flow.
+"""Tasklist agent: one controlled planning decision inside a guarded, fixed flow.
 
     START → read_plan → check_readiness → planning_decision ─┬─ ask_clarification ──────────┐
                                                              ├─ stop_with_boundary_message ─┤

@@ -229,7 +229,7 @@ class Readiness:
 
 
 def assess_readiness(plan: PlanExtraction, content: str, uri: str) -> Readiness:
-    """Whether the plan can be split into a task list (anchor §1), decided without a model."""
+    """Whether the plan can be split into a task list, decided without a model."""
     goals, changes, interfaces = plan.items("goals"), plan.items("key_changes"), plan.items("interface_changes")
     missing: list[str] = []
     if plan.target_version == "unknown":

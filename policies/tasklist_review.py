@@ -1,6 +1,6 @@
 """After validation: warning disposition, revision effect, the final decision and human-review decisions.
 
-Pure rules (anchor §1, DESIGN §3). Only structural hard faults and a few auto-fixable weak items are
+Pure rules. Only structural hard faults and a few auto-fixable weak items are
 fixed now (and only those go to the revision prompt); everything else becomes a manual review item
 for a person. Whether a revision helped is decided by comparing stable issue ids, never by asking a
 model. A reviewer's answer is checked against the decisions allowed at that point before the run

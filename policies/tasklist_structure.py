@@ -1,6 +1,6 @@
 """``validate_tasklist_structure``: the one tool of the tasklist agent, and the draft header.
 
-Pure rules over a markdown draft (anchor §1): blocking issues, weak sections, per-step checks,
+Pure rules over a markdown draft: blocking issues, weak sections, per-step checks,
 stable issue ids (step-scoped ones as ``<code>:step-N``), a score and a status. The header of a
 draft is enforced by code after generation, so the title, plan URI, target version and draft
 status never depend on a model remembering them.
@@ -21,7 +21,7 @@ BLOCKING_CODES: tuple[str, ...] = (
     "missing_checklist",
     "missing_verification",
 )
-# Weak codes and whether the automatic revision may fix them (anchor: T = autoFixable).
+# Weak codes and whether the automatic revision may fix them (True = auto-fixable).
 AUTO_FIXABLE: Mapping[str, bool] = {
     "missing_test_plan": False,
     "missing_goals": True,
@@ -184,7 +184,7 @@ def _has_goals_heading(texts: Sequence[str]) -> bool:
 
 
 def validate_tasklist_structure(draft_text: str, plan_uri: str, target_version: str | None = None) -> StructureValidation:
-    """Validate a task-list draft (anchor §1). ``target_version`` is accepted for the tool's contract."""
+    """Validate a task-list draft. ``target_version`` is accepted for the tool's contract."""
     text = (draft_text or "")[:DRAFT_TEXT_LIMIT]
     lines = _masked_lines(text)
     texts = [h.text for h in headings(lines)]

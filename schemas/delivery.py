@@ -1,4 +1,4 @@
-"""Delivery-chain contracts (DESIGN Appendix A): the only shapes that cross a model boundary.
+"""Delivery-chain contracts: the only shapes that cross a model boundary.
 
 Every object is strict (unknown fields and type coercion rejected), every string trimmed and
 bounded, every list bounded; cross-field rules (unique keys, existing and acyclic dependencies,

@@ -1,4 +1,4 @@
-"""Tasklist-agent contracts (DESIGN Appendix A, §3): the only shapes that cross a model or human boundary.
+"""Tasklist-agent contracts: the only shapes that cross a model or human boundary.
 
 Strict objects (unknown fields and type coercion rejected), trimmed and bounded strings, bounded
 lists. Cross-field rules live here so nothing downstream reads an output that broke them:

@@ -1,4 +1,4 @@
-"""The delivery chain graph on ScriptedModel: the anchor's evaluation cases, hostile managers, parallel
+"""The delivery chain graph on ScriptedModel: the reference evaluation cases, hostile managers, parallel
 and isolated reviewers, the single derived revision, inputs, secrets and progress."""
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def test_a_call_outside_the_offered_set_is_still_a_violation():
     assert "delivery.tasks" not in model.contracts_called()
 
 
-# ------------------------------------------------------------------------------ the anchor's eight cases
+# ------------------------------------------------------------------------------ the eight reference cases
 
 REVISION_FINDING = finding("Recovery state after an interrupted upload has no acceptance criterion.")
 
@@ -124,7 +124,7 @@ REVISION_FINDING = finding("Recovery state after an interrupted upload has no ac
          "failed", ("contract_failure", "contract_failure", "contract_failure")),
     ],
 )
-def test_anchor_evaluation_cases(case, overrides, status, coverage):
+def test_reference_evaluation_cases(case, overrides, status, coverage):
     model = ScriptedModel(script(**overrides))
     out = run(model)
     assert out["run_status"] == status, case

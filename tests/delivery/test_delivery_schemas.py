@@ -1,4 +1,4 @@
-"""Appendix A contracts: strict, bounded, with cross-field rules."""
+"""Delivery contracts: strict, bounded, with cross-field rules."""
 
 import copy
 

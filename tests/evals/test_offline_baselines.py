@@ -99,11 +99,11 @@ def test_offline_single_agent_text_carries_plan_tasks_reviews_and_status():
     assert read_marker(outcome_text, "BOUNDARY") == "blocked" and read_marker(outcome_text, "STATUS") == "blocked"
 
 
-def test_scenario_set_holds_the_anchor_cases():
-    from evals.scenarios import ANCHOR_CASES
+def test_scenario_set_holds_the_reference_cases():
+    from evals.scenarios import REFERENCE_CASES
 
     assert len(SCENARIOS) >= 12 and len({s.id for s in SCENARIOS}) == len(SCENARIOS)
-    assert [scenario_by_id(c).case for c in ANCHOR_CASES] == list(ANCHOR_CASES)
+    assert [scenario_by_id(c).case for c in REFERENCE_CASES] == list(REFERENCE_CASES)
     assert scenario_by_id("two-reviewer-failures").fault_contracts("controlled_chain") == {
         "delivery.risk_review", "delivery.boundary_review"}
     assert not scenario_by_id("one-reviewer-failure").applies_to("single_agent")

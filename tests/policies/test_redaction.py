@@ -1,4 +1,4 @@
-"""Redaction: every secret, credential, absolute path and traceback of DESIGN §2.5 goes; prose stays."""
+"""Redaction: every secret, credential, absolute path and traceback goes; prose stays."""
 
 from __future__ import annotations
 

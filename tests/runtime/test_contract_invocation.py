@@ -454,9 +454,9 @@ def test_every_contract_is_recorded_with_its_role(fast_models, contract, role):
     assert [(call.contract, call.role) for call in model.calls] == [(contract, role)]
 
 
-def test_contract_roles_cover_the_design_contracts():
-    # DESIGN §2.1: the stable contract names and the roles that serve them (plus the evaluation's
-    # baselines, DESIGN §7, under their own ``eval.`` prefix).
+def test_contract_roles_cover_the_stable_contracts():
+    # The stable contract names and the roles that serve them (plus the evaluation's baselines,
+    # under their own ``eval.`` prefix).
     design = {name: role for name, role in CONTRACT_ROLES.items() if not name.startswith("eval.")}
     assert len(design) == 19
     assert {design[name] for name in ("delivery.plan", "delivery.tasks", "delivery.plan_revision")} == {"planner"}

@@ -1,4 +1,4 @@
-"""ModelSet from settings: the offline default, OpenAI-compatible roles with the anchor's policies."""
+"""ModelSet from settings: the offline default, OpenAI-compatible roles with the per-role call policies."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_reins_model_and_a_role_override_build_openai_compatible_models():
     ("role", "timeout_s", "retries", "temperature"),
     [("manager", 120, 1, 0.0), ("planner", 180, 1, 0.2), ("reviewer", 120, 1, 0.1), ("encoder", 120, 1, 0.0)],
 )
-def test_role_policies_follow_the_anchor_table(role, timeout_s, retries, temperature):
+def test_role_policies_follow_the_role_table(role, timeout_s, retries, temperature):
     policy = ROLE_POLICIES[role]
     assert (policy.timeout_s, policy.retries, policy.temperature) == (timeout_s, retries, temperature)
 

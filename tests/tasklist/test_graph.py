@@ -1,4 +1,4 @@
-"""The compiled tasklist graph on ScriptedModel: the anchor's cases and the guard's refusals."""
+"""The compiled tasklist graph on ScriptedModel: the reference cases and the guard's refusals."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def test_module_graph_builds_without_network_or_environment():
     assert set(exported_graph.get_graph().nodes) >= set(NODES)
 
 
-# -------------------------------------------------------------------------- the anchor's cases
+# ---------------------------------------------------------------------- the reference cases
 
 
 def test_pass_on_v1():

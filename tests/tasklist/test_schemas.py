@@ -1,4 +1,4 @@
-"""Tasklist contracts: strict, bounded, with the cross-field rules of DESIGN Appendix A."""
+"""Tasklist contracts: strict, bounded, with their cross-field rules."""
 
 from __future__ import annotations
 
