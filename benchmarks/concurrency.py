@@ -7,14 +7,23 @@ process spends no time thinking. With async-native nodes, N concurrent runs over
 one event loop, and what is left to share is the runtime's own CPU time per run.
 
 The ratio, measured in one run: median latency of N runs started together / median latency of one
-run alone.
+run alone — in process (``concurrent_ainvoke``) and through ``langgraph dev`` with langgraph-sdk
+(``concurrent_server``, serving ``benchmarks/server_graph.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
+import socket
 import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from pydantic import PrivateAttr
@@ -76,3 +85,75 @@ def concurrent_ainvoke(latency_s: float = 0.2, levels: tuple[int, ...] = (50, 10
         f"{listed} (goals: ≤ 1.5 at 50, ≤ 2 at 100)"
     )
     return ratios
+
+
+# --------------------------------------------------------------------------- through the dev server
+
+SERVER_CONFIG = "benchmarks/langgraph.bench.json"
+
+
+@contextlib.contextmanager
+def _dev_server(root: Path, jobs: int) -> Iterator[str]:
+    """``langgraph dev`` on a free loopback port with the benchmark's config; yields its URL."""
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log_path = root / ".reins" / f"bench-langgraph-dev-{port}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--no-reload",
+               "--host", "127.0.0.1", "--port", str(port), "--config", SERVER_CONFIG, "--n-jobs-per-worker", str(jobs)]
+    env = {**os.environ, "LANGSMITH_TRACING": "false", "REINS_MODEL": ""}
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if server.poll() is not None:
+                raise RuntimeError(f"langgraph dev exited early; see {log_path}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"langgraph dev did not start; see {log_path}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+
+
+def concurrent_server(runs: int = 20) -> float:
+    """``runs`` delivery runs started together through ``langgraph dev`` (langgraph-sdk), median latency
+    against one run alone through the same server."""
+    from langgraph_sdk import get_client
+
+    root = Path(__file__).resolve().parents[1]
+
+    async def timed(client: Any) -> float:
+        thread = await client.threads.create()
+        started = time.perf_counter()
+        result = await client.runs.wait(thread["thread_id"], "delivery_chain_bench", input=REQUIREMENT)
+        if result.get("run_status") != "pass":
+            raise RuntimeError(f"the benchmark scenario should pass, not {result.get('run_status')}")
+        return time.perf_counter() - started
+
+    async def measure(url: str) -> tuple[float, float]:
+        client = get_client(url=url)
+        await asyncio.gather(*(timed(client) for _ in range(3)))  # warm the server's graph and caches
+        single = statistics.median([await timed(client) for _ in range(3)])
+        together = statistics.median(await asyncio.gather(*(timed(client) for _ in range(runs))))
+        return single, together
+
+    with _dev_server(root, jobs=runs + 5) as url:
+        single, together = asyncio.run(measure(url))
+    ratio = together / single
+    print(f"concurrent_server: through langgraph dev, one run alone {single:.2f}s; {runs} concurrent: median "
+          f"{together:.2f}s → ratio {ratio:.2f} (goal ≤ 2)")
+    return ratio

@@ -21,6 +21,8 @@ absolute thresholds; compare the ratios).
 7. concurrent_ainvoke: 50 and then 100 delivery runs started together under ``ainvoke`` with a
    simulated async model latency of 200 ms per call (``benchmarks/concurrency.py``): their median
    latency against one run's alone. Goals: ≤ 1.5 at 50, ≤ 2 at 100.
+8. concurrent_server: the same through ``langgraph dev`` (``benchmarks/langgraph.bench.json``) and
+   langgraph-sdk: 20 runs started together against one alone through the same server. Goal ≤ 2.
 
 Run: ``make bench`` (or ``.venv/bin/python -m benchmarks.run``).
 """
@@ -210,6 +212,12 @@ def concurrent_ainvoke() -> dict[str, float]:
     return measure()
 
 
+def concurrent_server() -> float:
+    from benchmarks.concurrency import concurrent_server as measure
+
+    return measure()
+
+
 def _time(fn) -> float:
     started = time.perf_counter()
     fn()
@@ -224,6 +232,7 @@ def main() -> None:
     call_overhead()
     checkpoint_cost()
     concurrent_ainvoke()
+    concurrent_server()
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import sys
 from runtime.cli.errors import UserError
 
 BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead", "checkpoint_cost",
-              "concurrent_ainvoke")
+              "concurrent_ainvoke", "concurrent_server")
 
 
 def register(commands: argparse._SubParsersAction) -> None:

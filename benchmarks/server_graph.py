@@ -1,0 +1,8 @@
+"""The delivery chain on the simulated-latency model, served by ``langgraph dev`` for the
+``concurrent_server`` benchmark (``benchmarks/langgraph.bench.json``)."""
+
+from benchmarks.concurrency import LatencyModel
+from graphs.delivery_chain import build_graph
+from runtime.models import ModelSet
+
+graph = build_graph(models=ModelSet.uniform(LatencyModel(latency_s=0.2)))
