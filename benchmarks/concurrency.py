@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import shutil
 import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,7 +92,8 @@ def concurrent_ainvoke(latency_s: float = 0.2, levels: tuple[int, ...] = (50, 10
 
 # --------------------------------------------------------------------------- through the dev server
 
-SERVER_CONFIG = "benchmarks/langgraph.bench.json"
+SERVER_CONFIG = "<config>"  # replaced by a config written into the server's temporary directory
+SERVER_GRAPH = "delivery_chain_bench"
 
 
 @contextlib.contextmanager
@@ -105,8 +109,19 @@ def _dev_server(root: Path, jobs: int) -> Iterator[str]:
     command = [str(Path(sys.executable).with_name("langgraph")), "dev", "--no-browser", "--no-reload",
                "--host", "127.0.0.1", "--port", str(port), "--config", SERVER_CONFIG, "--n-jobs-per-worker", str(jobs)]
     env = {**os.environ, "LANGSMITH_TRACING": "false", "REINS_MODEL": ""}
+    # The in-memory server keeps its assistants and threads in ``.langgraph_api`` under its working
+    # directory: a temporary one, so the benchmark's graph never shows up in the project's own server.
+    workdir = tempfile.mkdtemp(prefix="reins-bench-server-")
+    config = Path(workdir) / "langgraph.json"
+    config.write_text(json.dumps({
+        "dependencies": [str(root)],
+        "graphs": {SERVER_GRAPH: f"{root / 'benchmarks' / 'server_graph.py'}:graph"},
+        "python_version": "3.11",
+    }))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root), env.get("PYTHONPATH")]))
+    command[command.index(SERVER_CONFIG)] = str(config)
     with open(log_path, "wb") as log:
-        server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+        server = subprocess.Popen(command, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
                                   start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -122,11 +137,13 @@ def _dev_server(root: Path, jobs: int) -> Iterator[str]:
             time.sleep(0.5)
         yield url
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
         try:
             server.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def concurrent_server(runs: int = 20) -> float:
@@ -139,7 +156,7 @@ def concurrent_server(runs: int = 20) -> float:
     async def timed(client: Any) -> float:
         thread = await client.threads.create()
         started = time.perf_counter()
-        result = await client.runs.wait(thread["thread_id"], "delivery_chain_bench", input=REQUIREMENT)
+        result = await client.runs.wait(thread["thread_id"], SERVER_GRAPH, input=REQUIREMENT)
         if result.get("run_status") != "pass":
             raise RuntimeError(f"the benchmark scenario should pass, not {result.get('run_status')}")
         return time.perf_counter() - started

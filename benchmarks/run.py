@@ -21,7 +21,7 @@ absolute thresholds; compare the ratios).
 7. concurrent_ainvoke: 50 and then 100 delivery runs started together under ``ainvoke`` with a
    simulated async model latency of 200 ms per call (``benchmarks/concurrency.py``): their median
    latency against one run's alone. Goals: ≤ 1.5 at 50, ≤ 2 at 100.
-8. concurrent_server: the same through ``langgraph dev`` (``benchmarks/langgraph.bench.json``) and
+8. concurrent_server: the same through ``langgraph dev`` (serving ``benchmarks/server_graph.py``) and
    langgraph-sdk: 20 runs started together against one alone through the same server. Goal ≤ 2.
 
 Run: ``make bench`` (or ``.venv/bin/python -m benchmarks.run``).

@@ -1,5 +1,5 @@
 """The delivery chain on the simulated-latency model, served by ``langgraph dev`` for the
-``concurrent_server`` benchmark (``benchmarks/langgraph.bench.json``)."""
+``concurrent_server`` benchmark (from a config it writes into the server's temporary directory)."""
 
 from benchmarks.concurrency import LatencyModel
 from graphs.delivery_chain import build_graph
