@@ -38,7 +38,7 @@ eval: setup
 	$(RUN)/reins eval --repeats 5 --perturb 0,0.1,0.2
 
 diagrams: setup
-	$(RUN)/python -m runtime.diagrams
+	$(RUN)/python -m cli.diagrams
 
 test: setup
 	$(RUN)/python -m pytest

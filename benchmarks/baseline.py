@@ -114,7 +114,7 @@ class _State(TypedDict, total=False):
 def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded]):
     """The delivery chain's shape in plain LangGraph: same nodes, same calls, no guardrails."""
     from policies.delegation import REVIEW_ROLE_OF_TOOL
-    from runtime.registry import default_registry
+    from runtime.toolbox import default_registry
     from schemas.delivery import (
         REVIEW_CONTRACTS,
         REVIEW_SCHEMAS,

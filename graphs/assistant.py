@@ -44,7 +44,8 @@ from runtime.chat_tools import CHAT_SCOPE
 from runtime.calls import node
 from runtime.context import model_set_of
 from runtime.models import ModelSet
-from runtime.registry import ToolRegistry, default_registry
+from runtime.registry import ToolRegistry
+from runtime.toolbox import default_registry
 
 __all__ = ["AssistantContext", "AssistantState", "build_graph", "default_pipelines", "graph"]
 

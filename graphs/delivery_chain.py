@@ -25,7 +25,8 @@ from langchain_core.language_models import BaseChatModel
 
 from runtime.context import model_set_of
 from runtime.models import ModelSet
-from runtime.registry import ToolRegistry, default_registry
+from runtime.registry import ToolRegistry
+from runtime.toolbox import default_registry
 from runtime.resources import ResourceResolver
 from nodes.delivery import routing
 from nodes.delivery.common import DeliveryDeps

@@ -49,7 +49,9 @@ T = TypeVar("T", bound=BaseModel)
 MAX_REPAIR_ISSUES = 5
 CONTRACT_MODES = ("direct", "two_step")
 
-CONTRACT_ROLES: Mapping[str, str] = {
+# The stable contracts of the three graphs. Layers above the runtime add theirs with
+# ``register_contracts`` (the evaluation's baselines do, from ``evals/``).
+CONTRACT_ROLES: dict[str, str] = {
     "tasklist.planning_decision": "tasklist",
     "tasklist.strategy": "tasklist",
     "tasklist.draft": "tasklist",
@@ -69,14 +71,16 @@ CONTRACT_ROLES: Mapping[str, str] = {
     "assistant.step": "chat",
     "assistant.answer": "chat",
     "assistant.reflection": "chat",
-    # The evaluation's two simpler baselines (evals/baselines.py): free-text calls only.
-    "eval.single_agent": "planner",
-    "eval.fixed_plan": "planner",
-    "eval.fixed_tasks": "planner",
-    "eval.fixed_general_review": "reviewer",
-    "eval.fixed_risk_review": "reviewer",
-    "eval.fixed_boundary_review": "reviewer",
 }
+
+
+def register_contracts(roles: Mapping[str, str]) -> None:
+    """Add contracts (name → the role whose model serves them); registering the same pair again is a
+    no-op, giving a known contract another role is an error."""
+    clashes = sorted(name for name, role in roles.items() if CONTRACT_ROLES.get(name, role) != role)
+    if clashes:
+        raise ValueError(f"contract {clashes[0]!r} is already served by role {CONTRACT_ROLES[clashes[0]]!r}")
+    CONTRACT_ROLES.update(roles)
 
 
 @dataclass(frozen=True)

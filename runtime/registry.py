@@ -106,13 +106,3 @@ class ToolRegistry:
 
     def scopes(self) -> set[str]:
         return {scope for tool in self._tools.values() for scope in tool.scopes}
-
-
-def default_registry() -> ToolRegistry:
-    """Every tool Reins ships, each in its scopes: the manager's sub-agents and the chat tools."""
-    from runtime import chat_tools, subagents
-
-    registry = ToolRegistry()
-    subagents.register(registry)
-    chat_tools.register(registry)
-    return registry

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from langgraph.graph.state import CompiledStateGraph
 
-from runtime.diagrams import LANGGRAPH_JSON, load_graph
+from cli.diagrams import LANGGRAPH_JSON, load_graph
 
 CONFIG = json.loads(LANGGRAPH_JSON.read_text())
 ROOT = LANGGRAPH_JSON.parent

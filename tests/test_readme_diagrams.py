@@ -2,13 +2,13 @@
 
 import pytest
 
-from runtime.cli import main
-from runtime.diagrams import README, graph_entry_points, mermaid, readme_with_diagrams
+from cli import main
+from cli.diagrams import README, graph_entry_points, mermaid, readme_with_diagrams
 
 
 def test_readme_diagrams_are_current():
     current = README.read_text()
-    assert readme_with_diagrams(current) == current, "stale diagrams: run `.venv/bin/python -m runtime.diagrams`"
+    assert readme_with_diagrams(current) == current, "stale diagrams: run `.venv/bin/python -m cli.diagrams`"
 
 
 @pytest.mark.parametrize("name", ["tasklist_agent", "delivery_chain", "assistant"])

@@ -3,7 +3,7 @@
 import json
 import re
 
-from runtime.diagrams import README
+from cli.diagrams import README
 
 
 def test_readme_python_example_runs(monkeypatch):

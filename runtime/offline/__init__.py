@@ -3,7 +3,8 @@
 It is NOT a language model. It answers each Reins contract by rules applied to the prompt text
 (parsing sections, keyword checklists, arithmetic), so every graph runs offline, in CI and in
 ``make demo``, with no network and no weights. Each pipeline registers its responders, keyed by
-contract name, in its own module of this package.
+contract name, in its own module of this package; the evaluation's baselines register theirs from
+``evals/offline.py``.
 """
 
 from runtime.offline.framework import OfflineModel, OfflineRequest, responder, registered_contracts
@@ -11,7 +12,6 @@ from runtime.offline.framework import OfflineModel, OfflineRequest, responder, r
 # Importing the responder modules registers them.
 from runtime.offline import assistant as _assistant  # noqa: E402,F401
 from runtime.offline import delivery as _delivery  # noqa: E402,F401
-from runtime.offline import evals as _evals  # noqa: E402,F401
 from runtime.offline import tasklist as _tasklist  # noqa: E402,F401
 
 __all__ = ["OfflineModel", "OfflineRequest", "responder", "registered_contracts"]

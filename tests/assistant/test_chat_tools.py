@@ -8,7 +8,8 @@ import pytest
 
 from runtime import chat_tools
 from runtime.chat_tools import ToolFailure, calculator, clock
-from runtime.registry import RegisteredTool, SubagentToolDefinition, ToolRegistry, default_registry
+from runtime.registry import RegisteredTool, SubagentToolDefinition, ToolRegistry
+from runtime.toolbox import default_registry
 from schemas.assistant import ToolCall
 
 CHAT_TOOLS = ("calculator", "clock", "http_get", "read_doc")

@@ -9,8 +9,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from graphs.assistant import build_graph
-from runtime.cli import main
-from runtime.cli.chat import exit_code_for
+from cli import main
+from cli.chat import exit_code_for
 from runtime.models import ModelSet
 from runtime.offline import OfflineModel
 from tests.assistant.helpers import chat_registry

@@ -315,7 +315,7 @@ def test_slash_help_needs_no_model(runner):
 
 
 def test_with_the_shipped_registry_the_model_is_bound_to_chat_tools_only(runner):
-    from runtime.registry import default_registry
+    from runtime.toolbox import default_registry
 
     shipped = default_registry()
     subagents = {t.name for t in shipped.for_scope("delivery-chain-manager")}

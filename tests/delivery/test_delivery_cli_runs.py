@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from runtime.cli import main
+from cli import main
 
 
 @pytest.fixture

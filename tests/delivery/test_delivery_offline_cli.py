@@ -7,8 +7,8 @@ import json
 import pytest
 
 from graphs.delivery_chain import build_graph
-from runtime.cli import main
-from runtime.cli.deliver import scenario_ids
+from cli import main
+from cli.deliver import scenario_ids
 from runtime.models import ModelSet
 from runtime.offline import OfflineModel
 from runtime.offline.delivery import (
@@ -276,7 +276,7 @@ def test_deliver_list(offline_env, capsys):
 
 
 def test_deliver_failed_run_exit_code(offline_env, capsys, monkeypatch):
-    from runtime.cli import deliver
+    from cli import deliver
     from runtime.scripted import ScriptedModel
 
     def scripted_graph(saver):
@@ -292,7 +292,7 @@ def test_deliver_resume_finishes_an_interrupted_run(offline_env, capsys, monkeyp
     from delivery_builders import script
 
     from runtime.checkpoint import open_checkpointer
-    from runtime.cli import deliver
+    from cli import deliver
     from runtime.scripted import ScriptedModel
 
     # A run dies mid-review (KeyboardInterrupt escapes every handler), leaving its checkpoint behind.

@@ -113,7 +113,7 @@ def test_retries_stop_at_the_role_policy_in_a_reviewer():
 
 def test_the_reviewer_deadline_leaves_room_for_a_retry():
     from nodes.delivery.common import DeliveryDeps
-    from runtime.registry import default_registry
+    from runtime.toolbox import default_registry
 
     models = ModelSet.uniform(ScriptedModel({}))
     deps = DeliveryDeps(models=models, tools=default_registry().for_scope("delivery-chain-manager"))

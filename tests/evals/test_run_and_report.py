@@ -10,7 +10,7 @@ from evals.report import markdown_report, write_report
 from evals.run import run_evaluation
 from evals.scenarios import scenario_by_id
 from evals.scorer import hard_rule_violations
-from runtime.cli import main
+from cli import main
 from runtime.models import ModelSet
 from runtime.offline import OfflineModel
 

@@ -18,7 +18,7 @@ from tests.integration.conftest import requires_postgres
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-REINS = [sys.executable, "-m", "runtime.cli"]
+REINS = [sys.executable, "-m", "cli"]
 
 
 def _reins(args: list[str], url: str) -> subprocess.CompletedProcess[str]:

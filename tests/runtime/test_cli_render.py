@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from runtime.cli import main
-from runtime.cli.render import ProgressView, colour
+from cli import main
+from cli.render import ProgressView, colour
 from runtime.progress import EVENT_TYPE
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

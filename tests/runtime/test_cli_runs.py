@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from runtime.cli import main
+from cli import main
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from runtime.cli import main
-from runtime.cli.errors import EXIT_BAD_INPUT
+from cli import main
+from cli.errors import EXIT_BAD_INPUT
 from runtime.paths import BUNDLED_DOCS
 from runtime.settings import CHECKPOINTERS, CONTRACT_MODES, ROLES, STRUCTURED_METHODS, Settings, SettingsError
 

@@ -12,8 +12,8 @@ from runtime.registry import (
     RegistryError,
     SubagentToolDefinition,
     ToolRegistry,
-    default_registry,
 )
+from runtime.toolbox import default_registry
 
 CHAT = "chat"
 MANAGER = "delivery-chain-manager"

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from runtime.cli import main
-from runtime.cli.tasklist import ask_review
+from cli import main
+from cli.tasklist import ask_review
 
 
 @pytest.fixture(autouse=True)

@@ -198,7 +198,7 @@ def test_a_paused_run_survives_a_process_restart(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REINS_", "OPENAI_"))}
     env.update({"REINS_CHECKPOINT": "sqlite", "PYTHONPATH": str(PROJECT)})
-    code = "import sys; from runtime.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from cli import main; sys.exit(main(sys.argv[1:]))"
     done = subprocess.run(
         [sys.executable, "-c", code, "resume", "tasklist-restart", "--decision", '{"type": "approve"}', "--json"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=110,

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from graphs.delivery_chain import build_graph
-from runtime.cli import main
+from cli import main
 from runtime.models import ROLE_POLICIES
 from runtime.offline import OfflineModel
 from runtime.models import ModelSet

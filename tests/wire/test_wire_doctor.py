@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from runtime.cli import main
+from cli import main
 from tests.wire.behaviours import cooperative, kind_of, text_only
 from tests.wire.conftest import KEY
 from tests.wire.provider_stub import Completion, HttpError, closed_port

@@ -8,7 +8,7 @@ import importlib
 import json
 import sys
 
-from runtime.cli.errors import UserError
+from cli.errors import UserError
 
 BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead", "checkpoint_cost",
               "concurrent_ainvoke", "concurrent_server")
@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     unknown = [name for name in args.names if name not in BENCHMARKS]
     if unknown:
         raise UserError(f"unknown benchmark {unknown[0]!r}; choose from: {', '.join(BENCHMARKS)}")
-    # benchmarks/ is part of the checkout (the app is installed editable), not of the runtime package.
+    # benchmarks/ is part of the checkout (the app is installed editable), not of the installed packages.
     module = importlib.import_module("benchmarks.run")
     ratios = {}
     for name in args.names or BENCHMARKS:

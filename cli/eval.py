@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from policies.redaction import redact
-from runtime.cli.errors import EXIT_OK, UserError
-from runtime.cli.render import print_json
+from cli.errors import EXIT_OK, UserError
+from cli.render import print_json
 
 DEFAULT_OUT = Path(".reins") / "eval"
 
@@ -76,7 +76,7 @@ def _scenarios(ids: list[str] | None):
 
 
 def run(args: argparse.Namespace) -> int:
-    # The CLI is the application edge: the one place runtime reaches up to the evaluation.
+    # The CLI is the application edge: it sits above the evaluation.
     from evals.report import rates_table, write_report
     from evals.run import run_evaluation
 

@@ -11,8 +11,8 @@ import argparse
 import sys
 
 from policies.redaction import redact
-from runtime.cli.errors import EXIT_OK, UserError
-from runtime.cli.render import colour, print_json
+from cli.errors import EXIT_OK, UserError
+from cli.render import colour, print_json
 from runtime.settings import Settings
 
 

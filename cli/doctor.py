@@ -8,7 +8,7 @@ import json
 from dataclasses import asdict
 
 from policies.redaction import redact
-from runtime.cli.errors import EXIT_FAILED
+from cli.errors import EXIT_FAILED
 
 from runtime.settings import ROLES, Settings
 

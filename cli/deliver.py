@@ -18,8 +18,8 @@ from typing import Any
 
 from policies.redaction import redact
 from policies.retention import durability_for
-from runtime.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
-from runtime.cli.render import ProgressView, colour, print_json, stream_run
+from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from cli.render import ProgressView, colour, print_json, stream_run
 from runtime.paths import RESOURCES
 from runtime.settings import Settings
 from runtime.tracing import new_run_id, run_config
@@ -88,7 +88,7 @@ def resume_check(args: argparse.Namespace) -> None:
 
 
 def _graph(saver: Any) -> Any:
-    # The CLI is the application edge: the one place runtime reaches up to a graph.
+    # The CLI is the application edge: it sits above the graphs and wires one to the runtime.
     from graphs.delivery_chain import build_graph
 
     return build_graph(checkpointer=saver)

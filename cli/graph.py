@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from runtime.cli.errors import UserError
-from runtime.cli.render import print_json
-from runtime.diagrams import graph_entry_points, mermaid
+from cli.errors import UserError
+from cli.render import print_json
+from cli.diagrams import graph_entry_points, mermaid
 
 
 def register(commands: argparse._SubParsersAction) -> None:

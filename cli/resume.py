@@ -11,9 +11,9 @@ import argparse
 import json
 
 from policies.retention import durability_for
-from runtime.cli.errors import EXIT_BAD_INPUT, UserError
-from runtime.cli.render import ProgressView, stream_run
-from runtime.cli.tasklist import GRAPH_NAME, _graph, drive
+from cli.errors import EXIT_BAD_INPUT, UserError
+from cli.render import ProgressView, stream_run
+from cli.tasklist import GRAPH_NAME, _graph, drive
 from runtime.settings import Settings
 from runtime.tracing import run_config
 

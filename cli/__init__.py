@@ -18,21 +18,21 @@ import sys
 from collections.abc import Sequence
 
 from policies.redaction import redact
-from runtime.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, UserError
+from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, UserError
 from runtime.resources import ResourceError
 from runtime.settings import SettingsError
 
 # Sub-command modules, in the order ``reins --help`` lists them.
 COMMAND_MODULES = (
-    "runtime.cli.doctor",
-    "runtime.cli.graph",
-    "runtime.cli.deliver",
-    "runtime.cli.tasklist",
-    "runtime.cli.resume",
-    "runtime.cli.runs",
-    "runtime.cli.chat",
-    "runtime.cli.eval",
-    "runtime.cli.bench",
+    "cli.doctor",
+    "cli.graph",
+    "cli.deliver",
+    "cli.tasklist",
+    "cli.resume",
+    "cli.runs",
+    "cli.chat",
+    "cli.eval",
+    "cli.bench",
 )
 
 

@@ -17,8 +17,8 @@ from typing import Any, TextIO
 
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
-from runtime.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
-from runtime.cli.render import ProgressView, colour, print_json, stream_run
+from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from cli.render import ProgressView, colour, print_json, stream_run
 from runtime.paths import STATE_DIR
 from runtime.settings import Settings
 

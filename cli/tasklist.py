@@ -17,7 +17,7 @@ from typing import Any
 
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
-from runtime.cli.errors import (
+from cli.errors import (
     EXIT_BAD_INPUT,
     EXIT_BLOCKED,
     EXIT_FAILED,
@@ -26,7 +26,7 @@ from runtime.cli.errors import (
     EXIT_PAUSED,
     UserError,
 )
-from runtime.cli.render import ProgressView, RunOutcome, colour, print_json, stream_run
+from cli.render import ProgressView, RunOutcome, colour, print_json, stream_run
 from runtime.settings import Settings
 from runtime.tracing import new_run_id, run_config
 
@@ -65,7 +65,7 @@ def exit_code_for(values: Mapping[str, Any], paused: bool) -> int:
 
 
 def _graph(saver: Any, review: bool) -> Any:
-    # The CLI is the one place the runtime package reaches up to a graph: it is the application edge.
+    # The CLI is the application edge: it sits above the graphs and wires one to the runtime.
     from graphs.tasklist_agent import build_graph
 
     return build_graph(checkpointer=saver, human_review=review)

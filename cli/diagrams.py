@@ -1,7 +1,7 @@
 """Mermaid diagrams of the compiled graphs, drawn offline: README blocks and notebook pictures.
 
 The graphs are found through ``langgraph.json`` (the same entry points Studio and Server load), so
-the diagrams are of exactly what runs. ``python -m runtime.diagrams`` rewrites the README blocks; a
+the diagrams are of exactly what runs. ``python -m cli.diagrams`` rewrites the README blocks; a
 test fails when they are stale. ``diagram(graph)`` shows a graph as a picture in a notebook without
 the network (``draw_mermaid_png()`` would call mermaid.ink).
 """

@@ -1,4 +1,5 @@
-"""Offline responders for the evaluation's two simpler baselines (``evals/baselines.py``).
+"""Offline responders for the evaluation's two simpler baselines (``evals/baselines.py``), registered
+with the offline model whenever the ``evals`` package is imported.
 
 Not a language model: the same kind of rules as the delivery responders (requirement statements,
 acceptance-criteria coverage, the rubric's risk signals, the governance document's boundary
