@@ -38,22 +38,19 @@ import random
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import openai
 from langchain_core.callbacks import CallbackManager
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable, RunnableLambda
-from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
+from runtime.fake_base import CONTRACT_KEY, ROLE_KEY, StandInBindings, call_label
 
 # Families, each with the kinds it is recorded as.
 FAMILIES: Mapping[str, tuple[str, ...]] = {
@@ -272,13 +269,6 @@ def perturb_tool_turn(message: AIMessage, kind: str, rng: random.Random, tool_na
     return message.model_copy(update={"tool_calls": calls}), kind
 
 
-@dataclass(frozen=True)
-class _Label:
-    contract: str
-    role: str
-    tool_names: tuple[str, ...]
-
-
 def raised_error(kind: str, contract: str) -> BaseException:
     """The exception a raising kind stands for, shaped as the OpenAI SDK raises it."""
     request = httpx.Request("POST", _PROVIDER_URL)
@@ -303,14 +293,6 @@ def expand_kinds(kinds: Sequence[str]) -> tuple[str, ...]:
     return tuple(kind for kind in PERTURBATIONS if kind in wanted)
 
 
-def _label(run_manager: Any, kwargs: Mapping[str, Any]) -> _Label:
-    """The call's contract and role from its run metadata, and the names of the bound tools."""
-    metadata = getattr(run_manager, "metadata", None) or {}
-    tools = kwargs.get("tools") or []
-    names = tuple(t.get("function", {}).get("name", "") for t in tools if isinstance(t, dict))
-    return _Label(str(metadata.get(CONTRACT_KEY) or "unlabelled"), str(metadata.get(ROLE_KEY) or "unlabelled"), names)
-
-
 def _digest(messages: Sequence[BaseMessage]) -> str:
     text = "\x1e".join(f"{m.type}:{m.content}" for m in messages)
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
@@ -319,7 +301,7 @@ def _digest(messages: Sequence[BaseMessage]) -> str:
 # ------------------------------------------------------------------------------------------ model
 
 
-class PerturbedModel(BaseChatModel):
+class PerturbedModel(StandInBindings):
     """Wraps any chat model; see the module docstring. ``kinds`` narrows the perturbations,
     ``contracts`` the calls that may be disturbed, ``limit`` the total number of injections."""
 
@@ -358,34 +340,9 @@ class PerturbedModel(BaseChatModel):
     def injected_counts(self) -> dict[str, int]:
         return dict(Counter(i.kind for i in self.injected))
 
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        if tool_choice is not None:
-            kwargs["tool_choice"] = tool_choice
-        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
-
-    def with_structured_output(
-        self, schema: dict[str, Any] | type, *, include_raw: bool = False, **kwargs: Any
-    ) -> Runnable[LanguageModelInput, Any]:
+    def _structured_request(self, schema: dict[str, Any] | type, kwargs: dict[str, Any]) -> dict[str, Any]:
         # The schema travels with the call so the inner model gets the same structured request.
-        bound = self.bind(reins_structured=True, reins_schema=schema, reins_method=kwargs.get("method"))
-
-        def parse(message: AIMessage) -> Any:
-            data = json.loads(message.content if isinstance(message.content, str) else json.dumps(message.content))
-            return schema.model_validate(data) if isinstance(schema, type) and issubclass(schema, BaseModel) else data
-
-        def with_raw(message: AIMessage) -> dict[str, Any]:
-            try:
-                return {"raw": message, "parsed": parse(message), "parsing_error": None}
-            except (ValueError, TypeError) as error:
-                return {"raw": message, "parsed": None, "parsing_error": error}
-
-        return bound | RunnableLambda(with_raw if include_raw else parse)
+        return {"reins_schema": schema, "reins_method": kwargs.get("method")}
 
     # ------------------------------------------------------------------------------ one call
 
@@ -410,7 +367,7 @@ class PerturbedModel(BaseChatModel):
     def _generate(
         self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        label = _label(run_manager, kwargs)
+        label = call_label(run_manager, kwargs)
         config: dict[str, Any] = {"metadata": {CONTRACT_KEY: label.contract, ROLE_KEY: label.role}}
         if run_manager is not None:  # the inner model's run nests under this one in traces
             config["callbacks"] = CallbackManager(

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from policies.redaction import truncate
+
 VERDICTS = ("success", "partial", "failure")
 
 # How people (and models) refer to each chat tool in prose.
@@ -316,7 +318,7 @@ def evidence_from_records(records: Sequence[Mapping[str, Any]], limit: int = MAX
     for record in records[:limit]:
         outcome = record.get("output", "") if record.get("ok") else f"error: {record.get('output', '')}"
         line = f"{record.get('tool')}({_compact_args(record.get('args'))}) → {outcome}"
-        lines.append(line if len(line) <= EVIDENCE_CHARS else line[: EVIDENCE_CHARS - 1] + "…")
+        lines.append(truncate(line, EVIDENCE_CHARS))
     return lines
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
+from policies.redaction import truncate
+
 MAX_TEXT_CHARS = 500
 MAX_REDIRECTS = 3
 ALLOWED_SCHEMES = ("http", "https")
@@ -116,6 +118,4 @@ def looks_like_html(content_type: str, body: str) -> bool:
 
 def trim_text(text: str, limit: int = MAX_TEXT_CHARS) -> str:
     """At most ``limit`` characters; a cut is marked with an ellipsis inside the limit."""
-    if len(text) <= limit:
-        return text
-    return text[: limit - 1].rstrip() + "…"
+    return truncate(text, limit)

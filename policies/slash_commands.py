@@ -11,6 +11,8 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from policies.redaction import truncate
+
 HELP = "help"
 TASKLIST = "tasklist"
 DELIVERY_CHAIN = "delivery-chain"
@@ -57,7 +59,7 @@ def help_text() -> str:
 
 def unknown_command_message(name: str) -> str:
     known = ", ".join(f"/{command}" for command in COMMANDS)
-    shown = name if len(name) <= 40 else name[:39] + "…"
+    shown = truncate(name, 40)
     return f"Unknown command /{shown}. Available commands: {known}. Type /help for details."
 
 

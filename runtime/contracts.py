@@ -42,6 +42,7 @@ from policies.redaction import redact
 from policies.tool_choice import structured_tool_choice
 from policies.truncation import TRUNCATED, is_truncated
 from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
+from runtime.messages import message_text
 from runtime.models import RETRYABLE_ERRORS, TIMEOUT_ERRORS, ModelSet
 
 T = TypeVar("T", bound=BaseModel)
@@ -456,13 +457,6 @@ def _encoder_messages(schema: type[BaseModel], draft: str) -> list[BaseMessage]:
     ]
 
 
-def _text_of(message: Any) -> str:
-    content = getattr(message, "content", message)
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
-
-
 @dataclass(frozen=True)
 class _Call:
     """One model call the contract algorithm asks for (structured unless ``schema`` is None)."""
@@ -489,7 +483,7 @@ def _contract_steps(contract: str, schema: type[T], messages: Sequence[BaseMessa
             draft = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None)
             if truncated(draft):
                 raise ContractError(contract, [TRUNCATED_ISSUE])
-        ask, kind, role = _encoder_messages(schema, _text_of(draft)), "encoder_calls", "encoder"
+        ask, kind, role = _encoder_messages(schema, message_text(draft)), "encoder_calls", "encoder"
     value, issues = _validate(schema, (yield _Call(kind, role, ask, schema)))
     if value is None:
         value, issues = _validate(schema, (yield _Call("repair_calls", role, [*ask, repair_message(contract, issues)], schema)))
@@ -572,7 +566,7 @@ def invoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet
         while True:
             call = steps.send(caller.call(call.kind, call.role, call.messages))
     except StopIteration as done:
-        return TextResult(text=_text_of(done.value), metrics=caller.meter.snapshot())
+        return TextResult(text=message_text(done.value), metrics=caller.meter.snapshot())
     except ContractError as error:
         raise ContractError(contract, error.issues, caller.meter.snapshot()) from None
 
@@ -586,7 +580,7 @@ async def ainvoke_text(contract: str, messages: Sequence[BaseMessage], models: M
         while True:
             call = steps.send(await caller.acall(call.kind, call.role, call.messages))
     except StopIteration as done:
-        return TextResult(text=_text_of(done.value), metrics=caller.meter.snapshot())
+        return TextResult(text=message_text(done.value), metrics=caller.meter.snapshot())
     except ContractError as error:
         raise ContractError(contract, error.issues, caller.meter.snapshot()) from None
 
@@ -611,7 +605,7 @@ def invoke_tool_turn(
     caller = _Caller(contract, models)
     message = caller.call("business_calls", caller.role, messages, tools=tools, options=options)
     if not isinstance(message, AIMessage):
-        message = AIMessage(content=_text_of(message))
+        message = AIMessage(content=message_text(message))
     return ToolTurn(message=message, metrics=caller.meter.snapshot())
 
 
@@ -626,7 +620,7 @@ async def ainvoke_tool_turn(
     caller = _Caller(contract, models)
     message = await caller.acall("business_calls", caller.role, messages, tools=tools, options=options)
     if not isinstance(message, AIMessage):
-        message = AIMessage(content=_text_of(message))
+        message = AIMessage(content=message_text(message))
     return ToolTurn(message=message, metrics=caller.meter.snapshot())
 
 

@@ -68,7 +68,56 @@ def _parse_json_output(message: AIMessage) -> Any:
     return json.loads(text)
 
 
-class StandInChatModel(BaseChatModel):
+class StandInBindings(BaseChatModel):
+    """How every stand-in model (scripted, offline, the evaluation's perturbing wrapper) takes tools
+    and a structured-output request: both travel as call keyword arguments, so the model's
+    ``_generate`` sees them."""
+
+    def _structured_request(self, schema: dict[str, Any] | type, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Extra call keyword arguments a structured request carries (a wrapper passes the schema on)."""
+        return {}
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        formatted = [convert_to_openai_tool(tool) for tool in tools]
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        return self.bind(tools=formatted, **kwargs)
+
+    def with_structured_output(
+        self,
+        schema: dict[str, Any] | type,
+        *,
+        include_raw: bool = False,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, Any]:
+        bound = self.bind(reins_structured=True, **self._structured_request(schema, kwargs))
+
+        def _parse(message: AIMessage) -> Any:
+            # Like the provider integrations: a pydantic class gives an instance, a JSON schema a dict.
+            data = _parse_json_output(message)
+            if isinstance(schema, type) and issubclass(schema, BaseModel):
+                return schema.model_validate(data)
+            return data
+
+        if not include_raw:
+            return bound | RunnableLambda(_parse)
+
+        def _with_raw(message: AIMessage) -> dict[str, Any]:
+            try:
+                return {"raw": message, "parsed": _parse(message), "parsing_error": None}
+            except (ValueError, TypeError) as error:
+                return {"raw": message, "parsed": None, "parsing_error": error}
+
+        return bound | RunnableLambda(_with_raw)
+
+
+class StandInChatModel(StandInBindings):
     """Base for rule-based and scripted chat models: subclasses implement ``respond``."""
 
     def respond(self, call: ModelCall) -> Any:  # pragma: no cover
@@ -112,44 +161,5 @@ class StandInChatModel(BaseChatModel):
             }
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def bind_tools(
-        self,
-        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
-        *,
-        tool_choice: str | None = None,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, AIMessage]:
-        formatted = [convert_to_openai_tool(tool) for tool in tools]
-        if tool_choice is not None:
-            kwargs["tool_choice"] = tool_choice
-        return self.bind(tools=formatted, **kwargs)
 
-    def with_structured_output(
-        self,
-        schema: dict[str, Any] | type,
-        *,
-        include_raw: bool = False,
-        **kwargs: Any,
-    ) -> Runnable[LanguageModelInput, Any]:
-        bound = self.bind(reins_structured=True)
-
-        def _parse(message: AIMessage) -> Any:
-            # Like the provider integrations: a pydantic class gives an instance, a JSON schema a dict.
-            data = _parse_json_output(message)
-            if isinstance(schema, type) and issubclass(schema, BaseModel):
-                return schema.model_validate(data)
-            return data
-
-        if not include_raw:
-            return bound | RunnableLambda(_parse)
-
-        def _with_raw(message: AIMessage) -> dict[str, Any]:
-            try:
-                return {"raw": message, "parsed": _parse(message), "parsing_error": None}
-            except (ValueError, TypeError) as error:
-                return {"raw": message, "parsed": None, "parsing_error": error}
-
-        return bound | RunnableLambda(_with_raw)
-
-
-__all__ = ["ModelCall", "StandInChatModel", "RunnableMap", "to_ai_message", "CONTRACT_KEY", "ROLE_KEY"]
+__all__ = ["ModelCall", "StandInBindings", "StandInChatModel", "call_label", "RunnableMap", "to_ai_message", "CONTRACT_KEY", "ROLE_KEY"]

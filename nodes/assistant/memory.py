@@ -20,6 +20,7 @@ from policies.redaction import redact
 from policies.slash_commands import parse_slash
 from runtime.calls import Contract, StorePut
 from runtime.contracts import safe_error
+from runtime.messages import message_text
 from schemas.assistant import AssistantReflection, MemoryNote
 
 MEMORY_ROOT = "assistant-memory"
@@ -35,10 +36,7 @@ def _role(message: AnyMessage) -> str:
 
 
 def _text(message: AnyMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return " ".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+    return message_text(message, " ")
 
 
 def _label(value: str) -> str:

@@ -29,7 +29,7 @@ from functools import lru_cache
 import snowballstemmer
 from langchain_core.messages import AIMessage
 
-from runtime.offline.framework import OfflineRequest, responder
+from runtime.offline.framework import OfflineRequest, one_line, responder
 
 MAX_STATEMENTS = 20
 COVERAGE_RATIO = 0.6
@@ -263,9 +263,7 @@ def _area(text: str) -> str:
     return "application"
 
 
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+_short = one_line
 
 
 # ------------------------------------------------------------------------------------ supervisor

@@ -12,7 +12,9 @@ from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ConfigDict, Field
 
+from policies.redaction import truncate
 from runtime.fake_base import ModelCall, StandInChatModel
+from runtime.messages import message_text
 
 Responder = Callable[["OfflineRequest"], Any]
 _RESPONDERS: dict[str, Responder] = {}
@@ -67,11 +69,13 @@ class OfflineRequest(ModelCall):
             return default
 
 
+def one_line(text: object, limit: int) -> str:
+    """``text`` on one line (whitespace runs collapsed), cut to ``limit`` characters with an ellipsis."""
+    return truncate(" ".join(str(text).split()), limit)
+
+
 def _text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+    return message_text(message, "\n")
 
 
 class OfflineModel(StandInChatModel):

@@ -19,7 +19,7 @@ from typing import Any
 
 from policies.tasklist_plan import section_items
 from policies.tasklist_structure import RISKS_HEADING, split_steps
-from runtime.offline.framework import OfflineRequest, responder
+from runtime.offline.framework import OfflineRequest, one_line, responder
 
 BOUNDARY_PHRASES: tuple[str, ...] = (
     "scan the source", "scan source", "scan the repository", "scan the repo", "scan the whole",
@@ -62,9 +62,7 @@ def _chinese(*texts: str) -> bool:
     return len(_CJK.findall(joined)) > max(10, len(joined) // 10)
 
 
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+_cut = one_line
 
 
 # ------------------------------------------------------------------------------------ strategy
