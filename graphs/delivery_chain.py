@@ -3,8 +3,9 @@ report whose verdict no model can override.
 
     START → load_context → supervisor_pre ─┬─ clarification_required / blocked ──────► render_report → END
                                            └─ execute (exact reviewer roles, else fail_closed) → manager
-    manager ⇄ [delegation policy edge] → plan_worker | task_worker | Send×3 reviewer | manager_refused
-    manager_refused → [re-ask budget] → manager (the identical turn again) | fail_closed
+    manager [delegation policy] → plan_worker | task_worker | Send×3 reviewer | manager_refused
+    plan_worker | task_worker → manager (a failed worker: fail_closed)
+    manager_refused [re-ask budget] → manager (the identical turn again) | fail_closed
     reviewer×3 (parallel, isolated) → synthesize → supervisor_post → revise_plan → revise_tasks → render_report
     fail_closed → render_report
 
@@ -34,7 +35,7 @@ from nodes.delivery.context import DeliveryContext
 from nodes.delivery.load import make_load_context
 from nodes.delivery.manager import make_manager
 from nodes.delivery.refusal import make_manager_refused
-from nodes.delivery.report import make_fail_closed, make_render_report
+from nodes.delivery.report import fail_closed, make_render_report
 from nodes.delivery.reviewers import make_reviewer
 from nodes.delivery.revision import make_reviser
 from nodes.delivery.state import DeliveryInput, DeliveryOutput, DeliveryState, ReviewerTask
@@ -70,10 +71,11 @@ def build_graph(
     )
     # Model-calling nodes run sync under invoke and async under ainvoke; quick rule-only nodes and
     # edges run on the event loop under ainvoke instead of an executor thread (runtime/calls.py).
+    # The deciding nodes route with Command; ``destinations`` lets Studio draw their branches.
     builder.add_node("load_context", inline(make_load_context(deps)))
-    builder.add_node("supervisor_pre", node(make_supervisor_pre(deps)))
-    builder.add_node("manager", node(make_manager(deps)))
-    builder.add_node("manager_refused", inline(make_manager_refused(deps)))
+    builder.add_node("supervisor_pre", node(make_supervisor_pre(deps)), destinations=routing.AFTER_PRE)
+    builder.add_node("manager", node(make_manager(deps)), destinations=routing.AFTER_MANAGER)
+    builder.add_node("manager_refused", inline(make_manager_refused(deps)), destinations=routing.AFTER_REFUSAL)
     builder.add_node("plan_worker", node(make_plan_worker(deps)))
     builder.add_node("task_worker", node(make_task_worker(deps)))
     builder.add_node("reviewer", node(make_reviewer(deps)), input_schema=ReviewerTask)
@@ -82,15 +84,10 @@ def build_graph(
     builder.add_node("revise_plan", node(make_reviser(deps, "plan")))
     builder.add_node("revise_tasks", node(make_reviser(deps, "tasks")))
     builder.add_node("render_report", node(make_render_report(deps)))
-    builder.add_node("fail_closed", inline(make_fail_closed(deps)))
+    builder.add_node("fail_closed", inline(fail_closed))
 
     builder.add_edge(START, "load_context")
     builder.add_conditional_edges("load_context", inline(routing.route_after_load, edge=True), list(routing.AFTER_LOAD))
-    builder.add_conditional_edges("supervisor_pre", inline(routing.route_after_pre, edge=True), list(routing.AFTER_PRE))
-    builder.add_conditional_edges("manager", inline(routing.make_route_after_manager(deps), edge=True), list(routing.AFTER_MANAGER))
-    builder.add_conditional_edges(
-        "manager_refused", inline(routing.make_route_after_refusal(deps), edge=True), list(routing.AFTER_REFUSAL)
-    )
     builder.add_conditional_edges("plan_worker", inline(routing.route_after_worker, edge=True), list(routing.AFTER_WORKER))
     builder.add_conditional_edges("task_worker", inline(routing.route_after_worker, edge=True), list(routing.AFTER_WORKER))
     builder.add_edge("reviewer", "synthesize")

@@ -1,8 +1,9 @@
 """The delivery chain's phase-aware delegation policy and the exact reviewer-role check (pure).
 
 The manager model proposes tool calls; this module decides. ``check_delegation`` runs on every
-manager turn (in the graph's conditional edge) and returns the first violated rule, or None. A
-violation is final: the tool is not executed and the error never goes back to the model.
+manager turn (the manager node records its verdict and routes on it) and returns the first violated
+rule, or None. A violation is final: the tool is not executed and the error never goes back to the
+model.
 
 Rules, in the order they are checked (the first match names the violation):
 

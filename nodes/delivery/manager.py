@@ -2,21 +2,25 @@
 
 Each turn is offered only the tools the delegation policy allows in the current phase (plan, task
 or the review group), asked for in the configured tool-choice style (``policies.delegation.
-manager_offer``). The node records what the model proposed and nothing else; whether anything
-runs is decided by the delegation policy in the edge that follows, against the full rules. A model
-that cannot call tools fails closed.
+manager_offer``). What the model proposed is then checked by the delegation policy against the full
+rules; the node records the proposal and the policy's verdict, and routes on that verdict: to the
+worker, to the review group (one ``Send`` per reviewer), or to ``manager_refused``. A model that cannot
+call tools fails closed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
+
+from langgraph.types import Command
 
 from policies.delegation import SUBAGENT_TOOLS, manager_offer
 from runtime.calls import ToolTurn
-from nodes.delivery.common import DeliveryDeps, error_label, fail, trace
+from nodes.delivery.common import DeliveryDeps, error_label, fail, progress, trace
 from nodes.delivery.prompts import manager_messages
-from nodes.delivery.routing import ledger
-from nodes.delivery.state import DeliveryState
+from nodes.delivery.routing import delegation_verdict, ledger, reviewer_sends
+from nodes.delivery.state import AfterManager, DeliveryState
 
 NO_TOOL_CALLING = "The manager model cannot call tools; the delivery chain needs native tool calling."
 INVALID_ARGS = {"__invalid_arguments__": True}  # makes the policy reject a call whose JSON did not parse
@@ -49,7 +53,7 @@ def make_manager(deps: DeliveryDeps):
     if tuple(sorted(deps.tools.names)) != tuple(sorted(SUBAGENT_TOOLS)):
         raise ValueError("the manager's scope must hold exactly the five delivery sub-agent tools")
 
-    def manager(state: DeliveryState, runtime) -> dict[str, Any]:
+    def manager(state: DeliveryState, runtime) -> Generator[Any, Any, Command[AfterManager]]:
         turn_number = state.get("manager_turns", 0) + 1
         messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []))
         try:
@@ -57,29 +61,38 @@ def make_manager(deps: DeliveryDeps):
             offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
             turn = yield ToolTurn("delivery.manager", messages, models, [tools[name] for name in offer.tools], offer.options)
         except NotImplementedError:
-            return {
-                "manager_turns": turn_number,
-                **fail("manager", "tool_calling_unsupported", NO_TOOL_CALLING),
-            }
+            return Command(
+                update={"manager_turns": turn_number, **fail("manager", "tool_calling_unsupported", NO_TOOL_CALLING)},
+                goto="fail_closed",
+            )
         except Exception as error:
             failed = fail("manager", "manager_failed", "The manager model call failed.", error)
-            return {
-                "manager_turns": turn_number,
-                "contract_metrics": getattr(error, "metrics", {}),
-                **failed,
-                "trace": failed["trace"] + trace("manager", error_label(error)),
-            }
+            return Command(
+                update={
+                    "manager_turns": turn_number,
+                    "contract_metrics": getattr(error, "metrics", {}),
+                    **failed,
+                    "trace": failed["trace"] + trace("manager", error_label(error)),
+                },
+                goto="fail_closed",
+            )
         calls = proposed_calls(turn.message)
         known = [c["name"] for c in calls if c["name"] in deps.tools.names]
         unknown = len(calls) - len(known)
         summary = f"turn {turn_number}: proposed {', '.join(known) or 'no registered tool'}"
         if unknown:
             summary += f" and {unknown} unregistered call(s)"
-        return {
+        verdict = delegation_verdict(calls, state, deps.policy)
+        update = {
             "manager_turns": turn_number,
             "pending_calls": calls,
+            "delegation": verdict,
             "contract_metrics": turn.metrics,
             "trace": trace("manager", summary),
         }
+        if verdict["next"] != "reviewer":
+            return Command(update=update, goto=verdict["next"])
+        progress(state).event("delegate-review-group", "running", "Parallel review group", "3 reviewers started")
+        return Command(update=update, goto=reviewer_sends(state, calls))
 
     return manager

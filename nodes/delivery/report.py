@@ -13,23 +13,15 @@ from runtime.contracts import CONTRACT_ROLES, merge_metrics, metrics_totals
 from schemas.delivery import PolishedSummary, RuntimeArtifact
 from nodes.delivery.common import DeliveryDeps, artifact_id, progress, trace
 from nodes.delivery.prompts import polish_messages
-from nodes.delivery.routing import fail_closed_reason
 from nodes.delivery.state import DeliveryState
 
 REVIEW_METADATA = {"general": ("disposition", "plan_task_alignment"), "risk": ("severity",), "boundary": ("boundary_status",)}
 
 
-def make_fail_closed(deps: DeliveryDeps):
-    def fail_closed(state: DeliveryState) -> dict[str, Any]:
-        failure, violation = fail_closed_reason(state, deps.policy)
-        return {
-            "run_status": "failed",
-            "failure": failure,
-            "policy_violation": violation.as_dict() if violation else None,
-            "trace": trace("fail-closed", f"{failure['stage']}: {failure['code']}"),
-        }
-
-    return fail_closed
+def fail_closed(state: DeliveryState) -> dict[str, Any]:
+    """Every route here records why first: a failed step, or the rule a policy found broken."""
+    failure = state["failure"]
+    return {"run_status": "failed", "trace": trace("fail-closed", f"{failure['stage']}: {failure['code']}")}
 
 
 def _public_artifact(record: dict[str, Any] | None, kind: str, title: str, metadata: dict[str, Any]) -> dict | None:

@@ -7,12 +7,41 @@ working data. Keys written by parallel reviewers, or appended across steps, carr
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, TypedDict
 
 from runtime.contracts import merge_metrics
+
+# Where the deciding nodes may send the run next (their ``Command`` destinations, so Studio draws them).
+AfterPre = Literal["manager", "render_report", "fail_closed"]
+AfterManager = Literal["plan_worker", "task_worker", "reviewer", "manager_refused", "fail_closed"]
+AfterRefusal = Literal["manager", "fail_closed"]
+
+
+class Failure(TypedDict):
+    """Why the run failed closed: a static, safe reason (and the redacted cause class of an error)."""
+
+    stage: str
+    code: str
+    message: str
+    cause: NotRequired[str]
+
+
+class PolicyViolation(TypedDict):
+    """The rule a policy found broken (``policies.delegation.Violation`` as data)."""
+
+    code: str
+    message: str
+
+
+class DelegationVerdict(TypedDict):
+    """The delegation policy's verdict on the manager's latest turn, recorded by the manager itself:
+    where the run goes next and, for a refused turn, the rule it broke."""
+
+    next: AfterManager
+    violation: PolicyViolation | None
 
 
 class DeliveryInput(TypedDict, total=False):
@@ -29,8 +58,8 @@ class DeliveryOutput(TypedDict, total=False):
     review_bundle: dict[str, Any] | None
     post_review_decision: dict[str, Any] | None
     revision: dict[str, Any]
-    policy_violation: dict[str, str] | None
-    failure: dict[str, str] | None  # {stage, code, message, cause?}: why the run failed, when it did
+    policy_violation: PolicyViolation | None  # the rule that stopped the run, when one did
+    failure: Failure | None  # why the run failed, when it did
     metrics: dict[str, Any]
     trace: Annotated[list[dict[str, str]], operator.add]
 
@@ -44,7 +73,8 @@ class DeliveryState(DeliveryInput, DeliveryOutput, total=False):
     warnings: Annotated[list[str], operator.add]
     governance: dict[str, Any]  # which governance and rubric documents the run used: {set, custom, bundled}
     pre_decision: dict[str, Any] | None
-    pending_calls: list[dict[str, Any]]  # the manager's latest turn, checked by the policy edge
+    pending_calls: list[dict[str, Any]]  # the manager's latest turn, as proposed
+    delegation: DelegationVerdict  # the policy's verdict on that turn
     manager_turns: int
     manager_refusals: Annotated[list[dict[str, Any]], operator.add]  # {turn, executed, code, reasked}
     delegated: Annotated[list[str], operator.add]  # sub-agent tools executed, in order

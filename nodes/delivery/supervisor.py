@@ -1,22 +1,28 @@
-"""``supervisor_pre`` (execute | clarification_required | blocked) and ``supervisor_post`` (optional
-guidance, then the runtime-derived post-review decision)."""
+"""``supervisor_pre`` (execute | clarification_required | blocked, and the exact reviewer-role check
+before any worker starts) and ``supervisor_post`` (optional guidance, then the runtime-derived
+post-review decision)."""
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
+from langgraph.types import Command
+
+from policies.delegation import validate_exact_reviewer_roles
 from policies.revision import derive_post_review_decision
 from runtime.calls import Contract
 from schemas.delivery import SupervisorPostGuidance, SupervisorPreDecision
 from nodes.delivery.common import DeliveryDeps, clean, error_label, fail, progress, trace
 from nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
-from nodes.delivery.state import DeliveryState
+from nodes.delivery.routing import stopped_by_policy, violation_record
+from nodes.delivery.state import AfterPre, DeliveryState
 
 PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "blocked"}
 
 
 def make_supervisor_pre(deps: DeliveryDeps):
-    def supervisor_pre(state: DeliveryState, runtime) -> dict[str, Any]:
+    def supervisor_pre(state: DeliveryState, runtime) -> Generator[Any, Any, Command[AfterPre]]:
         models = deps.models_for(runtime)
         with progress(state).step("supervisor-pre-decision", "Supervisor pre-decision") as step:
             messages = supervisor_pre_messages(state["requirement_text"], state["context_blocks"])
@@ -30,7 +36,7 @@ def make_supervisor_pre(deps: DeliveryDeps):
                 failed = fail("supervisor-pre-decision", "supervisor_failed", "The supervisor's pre-decision failed.",
                               error)
                 entries = failed["trace"] + trace("supervisor-pre-decision", error_label(error))
-                return {**failed, "contract_metrics": metrics, "trace": entries}
+                return Command(update={**failed, "contract_metrics": metrics, "trace": entries}, goto="fail_closed")
             decision = clean(result.value.model_dump(mode="json", exclude_none=True))
             step.summary = f"branch: {decision['branch']}"
         update: dict[str, Any] = {
@@ -40,7 +46,13 @@ def make_supervisor_pre(deps: DeliveryDeps):
         }
         if decision["branch"] in PRE_STATUS:
             update["run_status"] = PRE_STATUS[decision["branch"]]
-        return update
+            return Command(update=update, goto="render_report")
+        # The declared reviewer set is checked before any worker starts.
+        violation = validate_exact_reviewer_roles(decision.get("reviewer_roles", []))
+        if violation:
+            stopped = stopped_by_policy("supervisor-pre-decision", violation_record(violation))
+            return Command(update={**update, **stopped}, goto="fail_closed")
+        return Command(update=update, goto="manager")
 
     return supervisor_pre
 

@@ -283,6 +283,31 @@ def test_a_refused_call_is_never_executed_and_the_reask_is_byte_identical(refuse
     assert steps[:5] == ["load", "supervisor-pre-decision", "manager", "manager-refused", "manager"]
 
 
+def test_the_deciding_nodes_record_the_verdicts_they_route_on():
+    # The manager records the policy's verdict on each turn; a run the policy stops records the
+    # rule with its failure, and fail_closed reports exactly that (nothing is worked out again).
+    graph = build_graph(ModelSet.uniform(ScriptedModel(script(manager=[turn("task-subagent")] * 2))),
+                        checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "refused"}}
+    out = graph.invoke({"requirement": "Show a banner when the request limit is reached."}, thread)
+    violation = {"code": "out_of_order", "message": out["policy_violation"]["message"]}
+    assert graph.get_state(thread).values["delegation"] == {"next": "manager_refused", "violation": violation}
+    assert out["policy_violation"] == violation
+    assert out["failure"] == {"stage": "delegation", **violation}
+    assert out["trace"][-2] == {"step": "fail-closed", "summary": "delegation: out_of_order"}
+
+    graph = build_graph(ModelSet.uniform(ScriptedModel(script())), checkpointer=InMemorySaver())
+    graph.invoke({"requirement": "Show a banner when the request limit is reached."}, thread)
+    verdicts = [s.values["delegation"]["next"] for s in graph.get_state_history(thread) if s.values.get("delegation")]
+    assert sorted(set(verdicts)) == ["plan_worker", "reviewer", "task_worker"]
+    assert graph.get_state(thread).values["delegation"] == {"next": "reviewer", "violation": None}
+
+    roles = build_graph(ModelSet.uniform(ScriptedModel(script(supervisor_pre=[pre_execute(reviewer_roles=["risk"])]))))
+    out = roles.invoke({"requirement": "Show a banner when the request limit is reached."})
+    assert out["failure"] == {"stage": "supervisor-pre-decision", **out["policy_violation"]}
+    assert out["policy_violation"]["code"] == "reviewer_roles_inexact"
+
+
 @pytest.mark.parametrize("budget", [0, 1, 2, 3])
 def test_the_reask_budget_is_never_exceeded(budget):
     model = ScriptedModel(script(manager=lambda _messages: AIMessage(content="I would rather write it myself.")))
