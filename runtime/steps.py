@@ -1,0 +1,143 @@
+"""Two things every node does: attempt a model request, and record the step it ran.
+
+``attempt`` turns a request into its outcome — the value, or the failure with its code — so a node
+chooses its fallback with an ``if`` rather than an ``except`` block; the metrics the call spent come
+with either::
+
+    outcome = yield from attempt(Contract("assistant.answer", AssistantAnswer, messages, models))
+    if not outcome.ok:
+        return {"failure": outcome.code, "metrics": outcome.metrics}
+
+``recorded_step`` is a progress step whose summary is also the step's trace record, so the progress
+event and the trace say the same thing, redacted and cut alike::
+
+    with recorded_step(progress, "answer", "Write the answer") as step:
+        ...
+        step.summary = "drafted"
+    return {"trace": [step.trace()]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.errors import GraphBubbleUp
+
+from policies.redaction import redact
+from runtime.contracts import ContractError, ContractTimeout, safe_error
+from runtime.progress import SUMMARY_LIMIT, Progress, StepHandle
+from schemas.trace import TraceRecord
+
+CONTRACT_FAILURE = "contract_failure"
+TIMEOUT = "timeout"
+EXECUTION_FAILED = "execution_failed"
+
+
+def failure_code(error: BaseException) -> str:
+    """What kind of failure: the output broke its contract (after the repair), no answer in time
+    (a contract's own timeout or a deadline), or anything else that went wrong."""
+    if isinstance(error, ContractError):
+        return CONTRACT_FAILURE
+    if isinstance(error, (ContractTimeout, TimeoutError)):
+        return TIMEOUT
+    return EXECUTION_FAILED
+
+
+def failure_label(error: BaseException) -> str:
+    """What a trace may say about a failure: the code, issue codes for a contract, else the type.
+    Provider messages are never copied (they can carry request details)."""
+    code = failure_code(error)
+    if isinstance(error, ContractError):
+        return f"{code} ({', '.join(f'{i.path}: {i.code}' for i in error.issues)})"
+    return code if code == TIMEOUT else f"{code} ({type(error).__name__})"
+
+
+def metrics_of(outcome: Any) -> dict[str, Any]:
+    """The contract metrics a result or a failure carries (none for store writes and subgraphs)."""
+    metrics = getattr(outcome, "metrics", None)
+    return dict(metrics) if isinstance(metrics, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The outcome of one request: its value, or the failure that replaced it."""
+
+    value: Any = None
+    error: BaseException | None = None
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def code(self) -> str:
+        """``""`` when ok, else contract_failure | timeout | execution_failed."""
+        return "" if self.error is None else failure_code(self.error)
+
+    def reason(self, limit: int = 160) -> str:
+        """The failure as a trace or a user may read it: redacted and bounded (``""`` when ok)."""
+        return "" if self.error is None else safe_error(self.error, limit)
+
+
+def attempt(request: Any) -> Generator[Any, Any, Attempt]:
+    """Inside a node generator: ``outcome = yield from attempt(Contract(...))``.
+
+    An ordinary failure becomes the outcome. Cancellation and interrupts (a review pause, a
+    ``Command`` for the parent graph) are not failures of the request and propagate.
+    """
+    try:
+        value = yield request
+    except GraphBubbleUp:
+        raise
+    except Exception as error:
+        return Attempt(error=error, metrics=metrics_of(error))
+    return Attempt(value=value, metrics=metrics_of(value))
+
+
+def trace_record(step: str, summary: str, *, limit: int = SUMMARY_LIMIT, **flags: Any) -> TraceRecord:
+    """A trace record: the summary redacted and cut to ``limit``; flags that are ``None`` left out."""
+    record: dict[str, Any] = {"step": step, "summary": redact(summary, limit)}
+    record.update({key: value for key, value in flags.items() if value is not None})
+    return record  # type: ignore[return-value]  # keys checked by TraceRecord's readers
+
+
+class RecordedStep:
+    """A progress step that is also a trace record: set ``status`` and ``summary`` as on a
+    ``StepHandle``; ``trace()`` is the record with the summary the completing event shows."""
+
+    def __init__(self, step_id: str, handle: StepHandle, flags: Mapping[str, Any]):
+        self.step_id = step_id
+        self._handle = handle
+        self._flags = dict(flags)
+
+    @property
+    def status(self) -> str:
+        return self._handle.status
+
+    @status.setter
+    def status(self, value: str) -> None:
+        self._handle.status = value
+
+    @property
+    def summary(self) -> str:
+        return self._handle.summary
+
+    @summary.setter
+    def summary(self, value: str) -> None:
+        self._handle.summary = value
+
+    def trace(self, **flags: Any) -> TraceRecord:
+        """This step's trace record; ``flags`` add to (or override) those given when it started."""
+        return trace_record(self.step_id, self.summary, **{**self._flags, **flags})
+
+
+@contextmanager
+def recorded_step(progress: Progress, step_id: str, title: str, **flags: Any) -> Iterator[RecordedStep]:
+    """``Progress.step`` (running, then completed or the status set; failed on an error) whose
+    summary is also the step's trace record."""
+    with progress.step(step_id, title) as handle:
+        yield RecordedStep(step_id, handle, flags)

@@ -1,0 +1,18 @@
+"""The trace record: one step of a run as its trace shows it, the same shape in every graph.
+
+A trace says what a run did, never what it wrote: summaries are redacted and bounded when the
+record is made (``runtime.steps``), and a record is plain data so checkpoints stay msgpack-safe.
+"""
+
+from __future__ import annotations
+
+# typing_extensions: pydantic builds the graphs' JSON schemas from these on Python 3.11, which
+# needs its TypedDict (and NotRequired with it).
+from typing_extensions import NotRequired, TypedDict
+
+
+class TraceRecord(TypedDict):
+    step: str  # the step's id, as its progress events name it
+    summary: str  # safe: redacted and bounded
+    violation: NotRequired[bool]  # the step stopped an action a rule forbids
+    plan_step: NotRequired[int]  # the plan step a tool call served
