@@ -9,9 +9,10 @@
        └─ fix now → [review_revision] → revise_v2 → validate_v2 ─────► revision_effect
     revision_effect → final → finish → END          (every node may end the run → finish)
 
-Every node asks the state-machine guard (``policies/tasklist_machine.py``) before it acts; every
-conditional edge routes by the same table's ``next_action``. Bracketed nodes run only with human
-review (``human_review=True`` as a build option or in the run context).
+Every node is a step wrapped by ``guarded`` (``nodes/tasklist/steps.py``): it asks the state-machine
+guard (``policies/tasklist_machine.py``) before it acts. The nodes, the edges and the routing rule
+behind every conditional edge (``next_action``) all come from that machine's one table. Bracketed
+nodes run only with human review (``human_review=True`` as a build option or in the run context).
 """
 
 from __future__ import annotations
@@ -25,58 +26,19 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
 from graphs.tasklist.state import TasklistContext, TasklistInput, TasklistOutput, TasklistState
+from nodes.tasklist import drafting, outcome, planning, strategy  # noqa: F401  the stages register their steps
 from nodes.tasklist.common import TasklistDeps, machine_of
-from nodes.tasklist.drafting import draft_v1, review_revision, revise_v2, validate_v1, validate_v2, warning_disposition
-from nodes.tasklist.intake import GRAPH_VERSION, check_readiness, read_plan
-from nodes.tasklist.outcome import final, finish, revision_effect
-from nodes.tasklist.planning import ask_clarification, planning_decision, read_optional_context, stop_with_boundary_message
-from nodes.tasklist.strategy import decide_strategy, review_strategy
-from policies.tasklist_machine import next_action
+from nodes.tasklist.intake import GRAPH_VERSION
+from nodes.tasklist.steps import STEPS
+from policies.tasklist_machine import ACTIONS, entry_action, next_action, routes
 from policies.tasklist_review import check_review_decision
 from runtime.calls import node
 from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.resources import ResourceResolver
 
-NODES = {
-    "read_plan": read_plan,
-    "check_readiness": check_readiness,
-    "planning_decision": planning_decision,
-    "ask_clarification": ask_clarification,
-    "stop_with_boundary_message": stop_with_boundary_message,
-    "read_optional_context": read_optional_context,
-    "decide_strategy": decide_strategy,
-    "review_strategy": review_strategy,
-    "draft_v1": draft_v1,
-    "validate_v1": validate_v1,
-    "warning_disposition": warning_disposition,
-    "review_revision": review_revision,
-    "revise_v2": revise_v2,
-    "validate_v2": validate_v2,
-    "revision_effect": revision_effect,
-    "final": final,
-    "finish": finish,
-}
-
-# Where each node may hand over (its conditional edge's destinations); "finish" is always possible.
-ROUTES: Mapping[str, tuple[str, ...]] = {
-    "read_plan": ("check_readiness",),
-    "check_readiness": ("planning_decision",),
-    "planning_decision": ("ask_clarification", "stop_with_boundary_message", "read_optional_context", "decide_strategy"),
-    "ask_clarification": (),
-    "stop_with_boundary_message": (),
-    "read_optional_context": ("decide_strategy",),
-    "decide_strategy": ("review_strategy", "draft_v1"),
-    "review_strategy": ("decide_strategy", "draft_v1"),
-    "draft_v1": ("validate_v1",),
-    "validate_v1": ("warning_disposition",),
-    "warning_disposition": ("revision_effect", "review_revision", "revise_v2"),
-    "review_revision": ("revise_v2", "validate_v2"),
-    "revise_v2": ("validate_v2",),
-    "validate_v2": ("revision_effect",),
-    "revision_effect": ("final",),
-    "final": (),
-}
+# One node per action of the machine's table, registered by ``guarded``; the edges are the table's too.
+NODES = {action: STEPS[action] for action in ACTIONS}
 
 
 def route(state: Mapping[str, Any]) -> str:
@@ -106,9 +68,9 @@ def build_graph(
     for name, function in NODES.items():
         # Model-calling nodes run sync under invoke and async under ainvoke (runtime/calls.py).
         builder.add_node(name, node(partial(function, deps=deps), name))
-    builder.add_edge(START, "read_plan")
-    for name, targets in ROUTES.items():
-        builder.add_conditional_edges(name, route, [*targets, "finish"])
+    builder.add_edge(START, entry_action())
+    for name, targets in routes().items():
+        builder.add_conditional_edges(name, route, list(targets))
     builder.add_edge("finish", END)
     return builder.compile(checkpointer=checkpointer, name="tasklist_agent", **compile_options)
 

@@ -5,15 +5,16 @@ of the run (status, counters, limits, the decision on record) and the action a n
 take, it says whether the action may run and which status it leads to. A rejected action ends the
 run in ``stopped`` with the reason in the trace.
 
-Each node of the graph is named after the action it performs, so the same table also proves the
-compiled graph's edges (``edge_allowed``): an edge A → B is sound only when some status A can
-leave the run in is a status B may start from.
+Each node of the graph is named after the action it performs, and the same table gives the graph
+its edges (``routes``), routes each run (``next_action``) and proves the compiled edges
+(``edge_allowed``): an edge A → B is sound only when some status A can leave the run in is a status
+B may start from. A new step is one row here and one node.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 
 from policies.tasklist_plan import OPTIONAL_CONTEXT_ALLOWLIST
 from schemas.tasklist import PROCEED_ACTIONS
@@ -49,12 +50,7 @@ class Limits:
     max_strategy_regenerations: int = 1
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "max_steps": self.max_steps,
-            "max_optional_context_reads": self.max_optional_context_reads,
-            "max_draft_revisions": self.max_draft_revisions,
-            "max_strategy_regenerations": self.max_strategy_regenerations,
-        }
+        return asdict(self)
 
 
 MAX_STEPS = 12
@@ -79,12 +75,7 @@ class Counters:
     strategy_regenerations: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "steps": self.steps,
-            "optional_context_reads": self.optional_context_reads,
-            "draft_revisions": self.draft_revisions,
-            "strategy_regenerations": self.strategy_regenerations,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -121,32 +112,91 @@ class Verdict:
     next_status: str | None = None
 
 
-# Action → (statuses it may start from, statuses it may lead to when allowed).
-TRANSITIONS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
-    "read_plan": (frozenset({"idle"}), frozenset({"plan_read"})),
-    "check_readiness": (frozenset({"plan_read"}), frozenset({"readiness_checked"})),
-    "planning_decision": (frozenset({"readiness_checked"}), frozenset({"planning_decided"})),
-    "ask_clarification": (frozenset({"planning_decided"}), frozenset({"stopped"})),
-    "stop_with_boundary_message": (frozenset({"planning_decided"}), frozenset({"stopped"})),
-    "read_optional_context": (frozenset({"planning_decided"}), frozenset({"optional_context_read"})),
-    "decide_strategy": (
-        frozenset({"planning_decided", "optional_context_read", "strategy_decided"}),
-        frozenset({"strategy_decided"}),
+def _planning_chose(action: str) -> Callable[[Machine], bool]:
+    return lambda m: m.decision_type == action
+
+
+def _strategy_due(m: Machine) -> bool:
+    """A strategy follows a proceed decision, the context read, or a reviewer's response."""
+    if m.status == "planning_decided":
+        return m.decision_type in PROCEED_ACTIONS
+    if m.status == "strategy_decided":
+        return m.human_review and m.feedback_pending
+    return True
+
+
+def _fix_now(m: Machine) -> bool:
+    return bool(m.fix_now_count)
+
+
+def _revision_effect_due(m: Machine) -> bool:
+    return m.status == "validated_v2" or m.fix_now_count == 0
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One action of the machine.
+
+    ``sources``: the statuses it may start from. ``outcomes``: the statuses it may lead to when
+    allowed; the first is where it leads unless its node decides otherwise. ``then``: the actions
+    the run may hand over to next, ``finish`` aside (the graph's edges). ``when``: the routing
+    condition where several actions may start from one status; the first row in table order whose
+    condition holds is taken, and a row without one is taken whenever the run is in a source status.
+    """
+
+    sources: frozenset[str]
+    outcomes: tuple[str, ...]
+    then: tuple[str, ...] = ()
+    when: Callable[[Machine], bool] | None = None
+
+
+def _step(sources: Iterable[str], outcomes: tuple[str, ...], then: tuple[str, ...] = (),
+          when: Callable[[Machine], bool] | None = None) -> Transition:
+    return Transition(frozenset(sources), outcomes, then, when)
+
+
+# The one table: what each action needs, what it leads to, where the run goes next. The guard,
+# the routing rule and the compiled graph's edges all read it.
+TRANSITIONS: Mapping[str, Transition] = {
+    "read_plan": _step({"idle"}, ("plan_read",), ("check_readiness",)),
+    "check_readiness": _step({"plan_read"}, ("readiness_checked",), ("planning_decision",)),
+    "planning_decision": _step(
+        {"readiness_checked"}, ("planning_decided",),
+        ("ask_clarification", "stop_with_boundary_message", "read_optional_context", "decide_strategy"),
     ),
-    "review_strategy": (frozenset({"strategy_decided"}), frozenset({"strategy_decided", "stopped"})),
-    "draft_v1": (frozenset({"strategy_decided"}), frozenset({"drafted_v1"})),
-    "validate_v1": (frozenset({"drafted_v1"}), frozenset({"validated_v1"})),
-    "warning_disposition": (frozenset({"validated_v1"}), frozenset({"validated_v1"})),
-    "review_revision": (frozenset({"validated_v1"}), frozenset({"validated_v1", "revised_v2", "stopped"})),
-    "revise_v2": (frozenset({"validated_v1"}), frozenset({"revised_v2"})),
-    "validate_v2": (frozenset({"revised_v2"}), frozenset({"validated_v2"})),
-    "revision_effect": (
-        frozenset({"validated_v1", "validated_v2"}),
-        frozenset({"revision_effect_evaluated"}),
+    "ask_clarification": _step({"planning_decided"}, ("stopped",), when=_planning_chose("ask_clarification")),
+    "stop_with_boundary_message": _step(
+        {"planning_decided"}, ("stopped",), when=_planning_chose("stop_with_boundary_message")
     ),
-    "final": (frozenset({"revision_effect_evaluated"}), frozenset({"final"})),
+    "read_optional_context": _step(
+        {"planning_decided"}, ("optional_context_read",), ("decide_strategy",), when=_planning_chose("read_optional_context")
+    ),
+    "decide_strategy": _step(
+        {"planning_decided", "optional_context_read", "strategy_decided"}, ("strategy_decided",),
+        ("review_strategy", "draft_v1"), when=_strategy_due,
+    ),
+    "review_strategy": _step(
+        {"strategy_decided"}, ("strategy_decided", "stopped"), ("decide_strategy", "draft_v1"),
+        when=lambda m: m.human_review and not m.strategy_approved,
+    ),
+    "draft_v1": _step({"strategy_decided"}, ("drafted_v1",), ("validate_v1",)),
+    "validate_v1": _step({"drafted_v1"}, ("validated_v1",), ("warning_disposition",)),
+    "warning_disposition": _step(
+        {"validated_v1"}, ("validated_v1",), ("revision_effect", "review_revision", "revise_v2"),
+        when=lambda m: m.fix_now_count is None,
+    ),
+    "review_revision": _step(
+        {"validated_v1"}, ("validated_v1", "revised_v2", "stopped"), ("revise_v2", "validate_v2"),
+        when=lambda m: _fix_now(m) and m.human_review and not m.revision_approved,
+    ),
+    "revise_v2": _step({"validated_v1"}, ("revised_v2",), ("validate_v2",), when=_fix_now),
+    "validate_v2": _step({"revised_v2"}, ("validated_v2",), ("revision_effect",)),
+    "revision_effect": _step(
+        {"validated_v1", "validated_v2"}, ("revision_effect_evaluated",), ("final",), when=_revision_effect_due
+    ),
+    "final": _step({"revision_effect_evaluated"}, ("final",)),
     # Publishing the outcome is not a step of the machine: it reads a terminal status, changes nothing.
-    "finish": (TERMINAL_STATUSES, TERMINAL_STATUSES),
+    "finish": _step(TERMINAL_STATUSES, tuple(sorted(TERMINAL_STATUSES))),
 }
 ACTIONS: tuple[str, ...] = tuple(TRANSITIONS)
 _UNCOUNTED = frozenset({"finish"})
@@ -225,71 +275,66 @@ def _check(machine: Machine, proposal: Proposal) -> str | None:
 
 
 def guard(machine: Machine, proposal: Proposal) -> Verdict:
-    """May ``proposal`` run now? If so, which status does it lead to (the first listed outcome)."""
+    """May ``proposal`` run now? If so, which status does it lead to (its first listed outcome)."""
     if proposal.action not in TRANSITIONS:
         return _refuse(f"unknown action {proposal.action}")
-    sources, outcomes = TRANSITIONS[proposal.action]
+    transition = TRANSITIONS[proposal.action]
     if proposal.action not in _UNCOUNTED and machine.counters.steps >= machine.limits.max_steps:
         return _refuse(f"the step limit ({machine.limits.max_steps}) is reached")
-    if machine.status not in sources:
+    if machine.status not in transition.sources:
         return _refuse(f"{proposal.action} is not allowed in status {machine.status}")
     reason = _check(machine, proposal)
     if reason is not None:
         return _refuse(reason)
     if proposal.action == "finish":
         return Verdict(True, "allowed", machine.status)
-    return Verdict(True, "allowed", _default_target(proposal.action, outcomes))
-
-
-_DEFAULT_TARGETS: Mapping[str, str] = {
-    "review_strategy": "strategy_decided",
-    "review_revision": "validated_v1",
-}
-
-
-def _default_target(action: str, outcomes: frozenset[str]) -> str:
-    if action in _DEFAULT_TARGETS:
-        return _DEFAULT_TARGETS[action]
-    (only,) = outcomes
-    return only
+    return Verdict(True, "allowed", transition.outcomes[0])
 
 
 def next_action(machine: Machine) -> str:
-    """Where the run goes next: the one routing rule behind every conditional edge of the graph."""
-    m = machine
-    if m.status in TERMINAL_STATUSES:
+    """Where the run goes next: the one routing rule behind every conditional edge of the graph.
+
+    The first action of the table that may start from the run's status and whose ``when`` holds;
+    a terminal status, or a status no action takes up (an unknown planning choice), goes to ``finish``.
+    """
+    if machine.status in TERMINAL_STATUSES:
         return "finish"
-    if m.status == "planning_decided":
-        if m.decision_type in PROCEED_ACTIONS:
-            return "decide_strategy"
-        return m.decision_type if m.decision_type in TRANSITIONS else "finish"
-    if m.status == "strategy_decided":
-        if m.human_review and m.feedback_pending:
-            return "decide_strategy"
-        if m.human_review and not m.strategy_approved:
-            return "review_strategy"
-        return "draft_v1"
-    if m.status == "validated_v1":
-        if m.fix_now_count is None:
-            return "warning_disposition"
-        if m.fix_now_count == 0:
-            return "revision_effect"
-        if m.human_review and not m.revision_approved:
-            return "review_revision"
-        return "revise_v2"
-    return _NEXT_BY_STATUS.get(m.status, "finish")
+    for action, transition in TRANSITIONS.items():
+        if machine.status in transition.sources and (transition.when is None or transition.when(machine)):
+            return action
+    return "finish"
 
 
-_NEXT_BY_STATUS: Mapping[str, str] = {
-    "idle": "read_plan",
-    "plan_read": "check_readiness",
-    "readiness_checked": "planning_decision",
-    "optional_context_read": "decide_strategy",
-    "drafted_v1": "validate_v1",
-    "revised_v2": "validate_v2",
-    "validated_v2": "revision_effect",
-    "revision_effect_evaluated": "final",
-}
+def entry_action() -> str:
+    """The action every run starts with (the graph's edge from its entry)."""
+    return next_action(Machine())
+
+
+def routes() -> dict[str, tuple[str, ...]]:
+    """Each step's conditional edge: the actions it may hand over to, and ``finish``."""
+    return {action: (*t.then, "finish") for action, t in TRANSITIONS.items() if action not in _UNCOUNTED}
+
+
+def counts_as_step(action: str) -> bool:
+    return action not in _UNCOUNTED
+
+
+def counters_after(machine: Machine, action: str, status: str) -> Counters:
+    """The counters once ``action`` has led the run from ``machine.status`` to ``status``.
+
+    Every step spends one of the budget; the optional context read, a regenerated strategy (decided
+    again from ``strategy_decided``) and a revision (reaching ``revised_v2``) each spend their own once.
+    """
+    c = machine.counters
+    if not counts_as_step(action):
+        return c
+    return replace(
+        c,
+        steps=c.steps + 1,
+        optional_context_reads=c.optional_context_reads + int(action == "read_optional_context"),
+        strategy_regenerations=c.strategy_regenerations + int(action == "decide_strategy" and machine.status == "strategy_decided"),
+        draft_revisions=c.draft_revisions + int(status == "revised_v2"),
+    )
 
 
 def outcomes_of(action: str) -> frozenset[str]:
@@ -302,7 +347,7 @@ def outcomes_of(action: str) -> frozenset[str]:
     if action == "finish":
         return TERMINAL_STATUSES
     extra = {"stopped"} | ({"failed"} if action == "read_plan" else set())
-    return TRANSITIONS[action][1] | extra
+    return frozenset(TRANSITIONS[action].outcomes) | extra
 
 
 def edge_allowed(source: str, target: str) -> bool:
@@ -316,4 +361,4 @@ def edge_allowed(source: str, target: str) -> bool:
         return source == "finish"
     if target not in TRANSITIONS or target == ENTRY:
         return False
-    return bool(outcomes_of(source) & TRANSITIONS[target][0])
+    return bool(outcomes_of(source) & TRANSITIONS[target].sources)

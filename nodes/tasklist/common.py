@@ -1,4 +1,4 @@
-"""What every tasklist node shares: the guard snapshot, refusals, trace entries, progress, models."""
+"""What every tasklist step shares: the guard's view of the run, refusals, trace entries, progress, models."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policies.redaction import redact
-from policies.tasklist_machine import Counters, Limits, Machine, Proposal, Verdict, guard, limits_for
+from policies.tasklist_machine import Counters, Limits, Machine, Verdict, limits_for
 from runtime.context import resolve_contract_mode, resolve_models
 from runtime.contracts import ContractError, ContractTimeout
 from runtime.models import ModelSet
@@ -70,19 +70,6 @@ def machine_of(state: Mapping[str, Any]) -> Machine:
         fix_now_count=None if disposition is None else len(disposition.get("fix_now", ())),
         revision_approved=bool((state.get("revision_review") or {}).get("approved")),
     )
-
-
-def ask_guard(state: Mapping[str, Any], action: str, **details: Any) -> Verdict:
-    return guard(machine_of(state), Proposal(action, **details))
-
-
-def counted(state: Mapping[str, Any], **increments: int) -> dict[str, int]:
-    """The counters after one more step (plus any other increments)."""
-    counters = dict(Counters(**(state.get("counters") or {})).as_dict())
-    counters["steps"] += 1
-    for key, value in increments.items():
-        counters[key] += value
-    return counters
 
 
 def trace(step: str, summary: str, **flags: Any) -> dict[str, Any]:

@@ -16,85 +16,63 @@ from policies.tasklist_structure import (
 from runtime.calls import Text
 from runtime.contracts import ContractError, ContractTimeout
 from nodes.tasklist import prompts
-from nodes.tasklist.common import (
-    TasklistDeps,
-    ask_guard,
-    counted,
-    model_failed,
-    progress_of,
-    refused,
-    trace,
-)
+from nodes.tasklist.common import trace
+from nodes.tasklist.intake import the_plan
 from nodes.tasklist.review import await_review, review_rejected
+from nodes.tasklist.steps import StepRun, guarded
 
 
-def _write(state: Mapping[str, Any], runtime: Any, deps: TasklistDeps, contract: str, messages: list):
+def _with_header(state: Mapping[str, Any], markdown: str) -> str:
+    # The header is the runtime's, whatever the model (or reviewer) wrote. Redacted here, where the
+    # text enters state: the draft is the user-visible artifact, and a model may echo a secret or an
+    # absolute path from the plan.
+    return enforce_header(redact(markdown, DRAFT_TEXT_LIMIT), state["plan_uri"], state["plan"]["target_version"])
+
+
+def _write(state: Mapping[str, Any], run: StepRun, contract: str, messages: list):
     """Write a draft (``yield from`` it in a node): (markdown with the runtime's header, metrics)."""
-    result = yield Text(contract, messages, deps.models_for(runtime))
-    version = state["plan"]["target_version"]
-    # The header is the runtime's, whatever the model wrote.
-    # Redacted here, where model text enters state: the draft is the user-visible artifact, and a model
-    # may echo a secret or an absolute path from the plan.
-    return enforce_header(redact(result.text, DRAFT_TEXT_LIMIT), state["plan_uri"], version), result.metrics
+    result = yield Text(contract, messages, run.models)
+    return _with_header(state, result.text), result.metrics
 
 
-def draft_v1(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDeps) -> dict[str, Any]:
-    with progress_of(state).step("draft-v1", "Draft task list v1") as step:
-        verdict = ask_guard(state, "draft_v1", resource_uri=state.get("plan_uri"))
-        if not verdict.allowed:
-            step.status, step.summary = "failed", verdict.reason
-            return refused("draft-v1", verdict)
-        try:
-            markdown, metrics = yield from _write(state, runtime, deps, "tasklist.draft", prompts.draft_messages(state))
-        except (ContractError, ContractTimeout) as error:  # ContractError: a draft cut off twice
-            return model_failed(step, "draft-v1", "draft", error)
-        step.summary = f"v1 written ({len(markdown)} chars)"
+@guarded("draft_v1", "Draft task list v1", acts_on=the_plan)
+def draft_v1(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+    try:
+        markdown, metrics = yield from _write(state, run, "tasklist.draft", prompts.draft_messages(state))
+    except (ContractError, ContractTimeout) as error:  # ContractError: a draft cut off twice
+        return run.model_failed("draft", error)
+    run.summary = f"v1 written ({len(markdown)} chars)"
     return {
-        "status": verdict.next_status,
-        "counters": counted(state),
         "drafts": {"v1": markdown},
         "metrics": metrics,
         "trace": [trace("draft-v1", f"draft v1 written ({len(markdown)} chars), header enforced")],
     }
 
 
-def _validate(state: Mapping[str, Any], version: str) -> dict[str, Any]:
-    action, step_id = f"validate_{version}", f"validate-{version}"
-    with progress_of(state).step(step_id, f"Validate {version} structure") as step:
-        verdict = ask_guard(state, action)
-        if not verdict.allowed:
-            step.status, step.summary = "failed", verdict.reason
-            return refused(step_id, verdict)
-        result = validate_tasklist_structure(state["drafts"][version], state["plan_uri"], state["plan"]["target_version"])
-        summary = f"{version}: {result.status}, score {result.score}, {len(result.issue_ids)} issue(s)"
-        step.summary = summary
+def _validate(state: Mapping[str, Any], run: StepRun, version: str) -> dict[str, Any]:
+    result = validate_tasklist_structure(state["drafts"][version], state["plan_uri"], state["plan"]["target_version"])
+    run.summary = f"{version}: {result.status}, score {result.score}, {len(result.issue_ids)} issue(s)"
     return {
-        "status": verdict.next_status,
-        "counters": counted(state),
         "validation": {**(state.get("validation") or {}), version: result.as_dict()},
-        "trace": [trace(step_id, summary + (f": {', '.join(result.issue_ids)}" if result.issue_ids else ""))],
+        "trace": [trace(run.step_id, run.summary + (f": {', '.join(result.issue_ids)}" if result.issue_ids else ""))],
     }
 
 
-def validate_v1(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
-    return _validate(state, "v1")
+@guarded("validate_v1", "Validate v1 structure")
+def validate_v1(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+    return _validate(state, run, "v1")
 
 
-def validate_v2(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
-    return _validate(state, "v2")
+@guarded("validate_v2", "Validate v2 structure")
+def validate_v2(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+    return _validate(state, run, "v2")
 
 
-def warning_disposition(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
-    with progress_of(state).step("warning-disposition", "Sort warnings") as step:
-        verdict = ask_guard(state, "warning_disposition")
-        if not verdict.allowed:
-            step.status, step.summary = "failed", verdict.reason
-            return refused("warning-disposition", verdict)
-        disposition = decide_warning_disposition(StructureValidation.from_dict(state["validation"]["v1"]))
-        step.summary = f"fix now {len(disposition.fix_now)}, manual {len(disposition.manual_review_items)}"
+@guarded("warning_disposition", "Sort warnings")
+def warning_disposition(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+    disposition = decide_warning_disposition(StructureValidation.from_dict(state["validation"]["v1"]))
+    run.summary = f"fix now {len(disposition.fix_now)}, manual {len(disposition.manual_review_items)}"
     return {
-        "status": verdict.next_status,
-        "counters": counted(state),
         "warning_disposition": disposition.as_dict(),
         "manual_review_items": [dict(item) for item in disposition.manual_review_items],
         "trace": [trace("warning-disposition", f"fix now: {', '.join(disposition.fix_now) or 'none'}; "
@@ -102,56 +80,42 @@ def warning_disposition(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict
     }
 
 
-def review_revision(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
+@guarded("review_revision", "Revision review", step_id="revision-review", pauses=True)
+def review_revision(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     """Pause for a person before the automatic revision: approve | edit{markdown} | reject."""
-    verdict = ask_guard(state, "review_revision")
-    progress = progress_of(state)
-    if not verdict.allowed:
-        progress.event("revision-review", "failed", "Revision review", verdict.reason)
-        return refused("revision-review", verdict)
-    options = revision_review_options()
-    fix_now = state["warning_disposition"]["fix_now"]
     decision, update = await_review(
-        state, "revision_review", "revision-review", "Revision review",
+        state, run, "revision_review",
         {
             "question": "The draft needs fixes. Approve one automatic revision, edit the draft yourself, or reject?",
             "plan_uri": state["plan_uri"],
-            "fix_now": list(fix_now),
+            "fix_now": list(state["warning_disposition"]["fix_now"]),
             "draft": state["drafts"]["v1"],
         },
-        options,
+        revision_review_options(),
     )
     chosen = decision["type"]
     if chosen == "reject":
         return {**update, **review_rejected("revision-review", "revision", decision.get("reason"))}
     if chosen == "edit":
         # The reviewer's own text becomes v2 and is validated directly; it is still the one revision.
-        markdown = enforce_header(redact(decision["markdown"], DRAFT_TEXT_LIMIT), state["plan_uri"], state["plan"]["target_version"])
         return {
             **update,
             "status": "revised_v2",
-            "counters": counted(state, draft_revisions=1),
-            "drafts": {**state["drafts"], "v2": markdown},
+            "drafts": {**state["drafts"], "v2": _with_header(state, decision["markdown"])},
             "revision_review": {"approved": True, "edited": True},
         }
-    return {**update, "status": verdict.next_status, "revision_review": {"approved": True, "edited": False}}
+    return {**update, "revision_review": {"approved": True, "edited": False}}
 
 
-def revise_v2(state: Mapping[str, Any], runtime: Any, *, deps: TasklistDeps) -> dict[str, Any]:
-    with progress_of(state).step("revise-v2", "Revise to v2") as step:
-        verdict = ask_guard(state, "revise_v2")
-        if not verdict.allowed:
-            step.status, step.summary = "failed", verdict.reason
-            return refused("revise-v2", verdict)
-        fix_now = state["warning_disposition"]["fix_now"]
-        try:
-            markdown, metrics = yield from _write(state, runtime, deps, "tasklist.revision", prompts.revision_messages(state, fix_now))
-        except (ContractError, ContractTimeout) as error:  # ContractError: a draft cut off twice
-            return model_failed(step, "revise-v2", "draft", error)
-        step.summary = f"v2 written for {len(fix_now)} finding(s)"
+@guarded("revise_v2", "Revise to v2")
+def revise_v2(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+    fix_now = state["warning_disposition"]["fix_now"]
+    try:
+        markdown, metrics = yield from _write(state, run, "tasklist.revision", prompts.revision_messages(state, fix_now))
+    except (ContractError, ContractTimeout) as error:  # ContractError: a draft cut off twice
+        return run.model_failed("draft", error)
+    run.summary = f"v2 written for {len(fix_now)} finding(s)"
     return {
-        "status": verdict.next_status,
-        "counters": counted(state, draft_revisions=1),
         "drafts": {**state["drafts"], "v2": markdown},
         "metrics": metrics,
         "trace": [trace("revise-v2", f"one automatic revision for: {', '.join(fix_now)}")],

@@ -8,66 +8,53 @@ from typing import Any
 from policies.redaction import redact
 from policies.tasklist_review import evaluate_revision_effect, manual_item
 from policies.tasklist_structure import StructureValidation
-from nodes.tasklist.common import TasklistDeps, ask_guard, counted, progress_of, refused, trace
+from nodes.tasklist.common import progress_of, trace
+from nodes.tasklist.steps import StepRun, guarded
 
 BLOCKED_MESSAGE = "The task list still fails structural validation; do not adopt it as it is."
 
 
-def revision_effect(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
-    with progress_of(state).step("revision-effect", "Evaluate the revision") as step:
-        verdict = ask_guard(state, "revision_effect")
-        if not verdict.allowed:
-            step.status, step.summary = "failed", verdict.reason
-            return refused("revision-effect", verdict)
-        validation = state["validation"]
-        before = StructureValidation.from_dict(validation["v1"])
-        after = StructureValidation.from_dict(validation["v2"]) if "v2" in validation else None
-        effect = evaluate_revision_effect(
-            before, after, state["warning_disposition"]["fix_now"], len(state.get("manual_review_items") or ())
-        )
-        summary = (
-            f"score {effect.score_before} -> {effect.score_after}, fixed {len(effect.fixed_issues)}, "
-            f"remaining {len(effect.remaining_issues)}; {effect.final_decision}"
-        )
-        step.summary = summary
+@guarded("revision_effect", "Evaluate the revision")
+def revision_effect(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+    validation = state["validation"]
+    before = StructureValidation.from_dict(validation["v1"])
+    after = StructureValidation.from_dict(validation["v2"]) if "v2" in validation else None
+    effect = evaluate_revision_effect(
+        before, after, state["warning_disposition"]["fix_now"], len(state.get("manual_review_items") or ())
+    )
+    run.summary = (
+        f"score {effect.score_before} -> {effect.score_after}, fixed {len(effect.fixed_issues)}, "
+        f"remaining {len(effect.remaining_issues)}; {effect.final_decision}"
+    )
     unresolved = [
         manual_item("Not fixed by the automatic revision", f"Structural finding {issue} remains in v2.", "warning")
         for issue in effect.unresolved_fix_now
     ]
     return {
-        "status": verdict.next_status,
-        "counters": counted(state),
         "revision_effect": effect.as_dict(),
         "final_decision": effect.final_decision,
         "manual_review_items": unresolved,
-        "trace": [trace("revision-effect", summary)],
+        "trace": [trace("revision-effect", run.summary)],
     }
 
 
-def final(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
-    with progress_of(state).step("final", "Assemble the task list") as step:
-        verdict = ask_guard(state, "final")
-        if not verdict.allowed:
-            step.status, step.summary = "failed", verdict.reason
-            return refused("final", verdict)
-        drafts, validation = state["drafts"], state["validation"]
-        latest = "v2" if "v2" in drafts else "v1"
-        artifact = {
-            "markdown": drafts[latest],  # redacted and bounded where it entered state (drafting)
-            "metadata": {
-                "plan_uri": state["plan_uri"],
-                "target_version": state["plan"]["target_version"],
-                "revision": 2 if latest == "v2" else 1,
-                "validated": validation[latest]["status"] != "fail",
-            },
-        }
-        step.summary = f"task list {latest}, {state['final_decision']}"
-    blocked = state["final_decision"] == "blocked"
+@guarded("final", "Assemble the task list")
+def final(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+    drafts, validation = state["drafts"], state["validation"]
+    latest = "v2" if "v2" in drafts else "v1"
+    artifact = {
+        "markdown": drafts[latest],  # redacted and bounded where it entered state (drafting)
+        "metadata": {
+            "plan_uri": state["plan_uri"],
+            "target_version": state["plan"]["target_version"],
+            "revision": 2 if latest == "v2" else 1,
+            "validated": validation[latest]["status"] != "fail",
+        },
+    }
+    run.summary = f"task list {latest}, {state['final_decision']}"
     return {
-        "status": verdict.next_status,
-        "counters": counted(state),
         "artifact": artifact,
-        "message": BLOCKED_MESSAGE if blocked else None,
+        "message": BLOCKED_MESSAGE if state["final_decision"] == "blocked" else None,
         "trace": [trace("final", f"final decision {state['final_decision']}: artifact {latest}")],
     }
 
@@ -97,11 +84,10 @@ def _summary(state: Mapping[str, Any]) -> str:
     return f"{decision}: {reasons.get(kind, kind)}; no task list was produced."
 
 
-def finish(state: Mapping[str, Any], *, deps: TasklistDeps) -> dict[str, Any]:
-    """Publish the outcome: summary, final decision, the end event. Not a step of the machine."""
-    verdict = ask_guard(state, "finish")
-    if not verdict.allowed:  # only a terminal run may be published
-        return refused("finish", verdict)
+@guarded("finish", reports=False)
+def finish(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+    """Publish the outcome: summary, final decision, the end event. Not a step of the machine; the
+    guard lets only a terminal run be published."""
     summary = redact(_summary(state), 300)
     decision = state.get("final_decision") or ("failed" if state.get("status") == "failed" else "stopped")
     progress_of(state).end("failed" if decision == "failed" else "completed", summary)

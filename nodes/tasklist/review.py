@@ -17,7 +17,8 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from nodes.tasklist.common import counted, progress_of, stopped, trace
+from nodes.tasklist.common import stopped, trace
+from nodes.tasklist.steps import StepRun
 from policies.tasklist_review import check_review_decision
 from schemas.tasklist import review_decision_forms, review_response_schema
 
@@ -40,7 +41,7 @@ def review_request(
 
 
 def await_review(
-    state: Mapping[str, Any], kind: str, step_id: str, title: str, payload: Mapping[str, Any],
+    state: Mapping[str, Any], run: StepRun, kind: str, payload: Mapping[str, Any],
     options: tuple[str, ...], examples: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Pause for a person until they give a valid decision; return it plus the update every review records."""
@@ -55,8 +56,8 @@ def await_review(
     decision = check.decision
     chosen = decision["type"]
     after = f" after {refused_answers} refused answer(s)" if refused_answers else ""
-    progress_of(state).event(step_id, "completed", title, f"reviewer chose {chosen}{after}")
-    return decision, {"counters": counted(state), "trace": [trace(step_id, f"reviewer chose {chosen}{after}")]}
+    run.summary = f"reviewer chose {chosen}{after}"
+    return decision, {"trace": [trace(run.step_id, run.summary)]}
 
 
 def review_rejected(step_id: str, what: str, reason: str | None) -> dict[str, Any]:

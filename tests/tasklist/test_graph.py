@@ -58,6 +58,13 @@ def test_every_compiled_edge_is_a_transition_the_guard_table_allows():
     assert all((node, "finish") in pairs for node in NODES if node != "finish")
 
 
+def test_every_action_of_the_table_is_one_guarded_node():
+    from nodes.tasklist.steps import STEPS
+    from policies.tasklist_machine import ACTIONS
+
+    assert list(NODES) == list(ACTIONS) and set(STEPS) == set(ACTIONS)
+
+
 def test_module_graph_builds_without_network_or_environment():
     assert exported_graph.name == "tasklist_agent"
     assert set(exported_graph.get_graph().nodes) >= set(NODES)

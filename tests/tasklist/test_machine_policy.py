@@ -13,10 +13,13 @@ from policies.tasklist_machine import (
     Counters,
     Machine,
     Proposal,
+    counters_after,
     edge_allowed,
+    entry_action,
     guard,
     limits_for,
     next_action,
+    routes,
 )
 from schemas.tasklist import PLANNING_ACTIONS
 
@@ -146,36 +149,37 @@ def test_limits(human_review, override, max_steps):
     assert (limits.max_optional_context_reads, limits.max_draft_revisions, limits.max_strategy_regenerations) == (1, 1, 1)
 
 
-@pytest.mark.parametrize(
-    ("machine", "action"),
-    [
-        (at("plan_read"), "check_readiness"),
-        (at("readiness_checked"), "planning_decision"),
-        (at("planning_decided", decision_type="ask_clarification"), "ask_clarification"),
-        (at("planning_decided", decision_type="stop_with_boundary_message"), "stop_with_boundary_message"),
-        (at("planning_decided", decision_type="read_optional_context"), "read_optional_context"),
-        (at("planning_decided", decision_type="proceed_to_tasklist_strategy"), "decide_strategy"),
-        (at("planning_decided", decision_type="proceed_with_manual_review_items"), "decide_strategy"),
-        (at("planning_decided", decision_type="rm_rf"), "finish"),
-        (at("optional_context_read"), "decide_strategy"),
-        (at("strategy_decided"), "draft_v1"),
-        (at("strategy_decided", human_review=True), "review_strategy"),
-        (at("strategy_decided", human_review=True, feedback_pending=True), "decide_strategy"),
-        (at("strategy_decided", human_review=True, strategy_approved=True), "draft_v1"),
-        (at("drafted_v1"), "validate_v1"),
-        (at("validated_v1"), "warning_disposition"),
-        (at("validated_v1", fix_now_count=0), "revision_effect"),
-        (at("validated_v1", fix_now_count=1), "revise_v2"),
-        (at("validated_v1", fix_now_count=1, human_review=True), "review_revision"),
-        (at("validated_v1", fix_now_count=1, human_review=True, revision_approved=True), "revise_v2"),
-        (at("revised_v2"), "validate_v2"),
-        (at("validated_v2"), "revision_effect"),
-        (at("revision_effect_evaluated"), "final"),
-        (at("final"), "finish"),
-        (at("stopped"), "finish"),
-        (at("failed"), "finish"),
-    ],
-)
+# (machine, where the router sends it)
+ROUTED = [
+    (at("plan_read"), "check_readiness"),
+    (at("readiness_checked"), "planning_decision"),
+    (at("planning_decided", decision_type="ask_clarification"), "ask_clarification"),
+    (at("planning_decided", decision_type="stop_with_boundary_message"), "stop_with_boundary_message"),
+    (at("planning_decided", decision_type="read_optional_context"), "read_optional_context"),
+    (at("planning_decided", decision_type="proceed_to_tasklist_strategy"), "decide_strategy"),
+    (at("planning_decided", decision_type="proceed_with_manual_review_items"), "decide_strategy"),
+    (at("planning_decided", decision_type="rm_rf"), "finish"),
+    (at("optional_context_read"), "decide_strategy"),
+    (at("strategy_decided"), "draft_v1"),
+    (at("strategy_decided", human_review=True), "review_strategy"),
+    (at("strategy_decided", human_review=True, feedback_pending=True), "decide_strategy"),
+    (at("strategy_decided", human_review=True, strategy_approved=True), "draft_v1"),
+    (at("drafted_v1"), "validate_v1"),
+    (at("validated_v1"), "warning_disposition"),
+    (at("validated_v1", fix_now_count=0), "revision_effect"),
+    (at("validated_v1", fix_now_count=1), "revise_v2"),
+    (at("validated_v1", fix_now_count=1, human_review=True), "review_revision"),
+    (at("validated_v1", fix_now_count=1, human_review=True, revision_approved=True), "revise_v2"),
+    (at("revised_v2"), "validate_v2"),
+    (at("validated_v2"), "revision_effect"),
+    (at("revision_effect_evaluated"), "final"),
+    (at("final"), "finish"),
+    (at("stopped"), "finish"),
+    (at("failed"), "finish"),
+]
+
+
+@pytest.mark.parametrize(("machine", "action"), ROUTED)
 def test_next_action(machine, action):
     assert next_action(machine) == action
 
@@ -215,3 +219,45 @@ def test_every_action_of_the_table_has_a_route_in():
         if action == "read_plan":
             continue
         assert any(edge_allowed(source, action) for source in TRANSITIONS), action
+
+
+@pytest.mark.parametrize(
+    ("machine", "action", "status", "counters"),
+    [
+        (at("plan_read"), "check_readiness", "readiness_checked", Counters(steps=1)),
+        (at("planning_decided", counters={"steps": 3}), "read_optional_context", "optional_context_read",
+         Counters(steps=4, optional_context_reads=1)),
+        (at("optional_context_read"), "decide_strategy", "strategy_decided", Counters(steps=1)),
+        (at("strategy_decided", human_review=True, feedback_pending=True), "decide_strategy", "strategy_decided",
+         Counters(steps=1, strategy_regenerations=1)),
+        (at("strategy_decided", human_review=True), "review_strategy", "stopped", Counters(steps=1)),
+        (at("validated_v1", fix_now_count=1), "revise_v2", "revised_v2", Counters(steps=1, draft_revisions=1)),
+        # a reviewer's own edit is the one revision too
+        (at("validated_v1", fix_now_count=1, human_review=True), "review_revision", "revised_v2",
+         Counters(steps=1, draft_revisions=1)),
+        (at("validated_v1", fix_now_count=1, human_review=True), "review_revision", "validated_v1", Counters(steps=1)),
+        # publishing is not a step
+        (at("stopped", counters={"steps": 5}), "finish", "stopped", Counters(steps=5)),
+    ],
+)
+def test_counters_after(machine, action, status, counters):
+    assert counters_after(machine, action, status) == counters
+
+
+def test_routes_are_the_tables_next_actions_and_every_step_can_finish():
+    table_routes = routes()
+    assert set(table_routes) == set(TRANSITIONS) - {"finish"}
+    assert table_routes["planning_decision"] == (
+        "ask_clarification", "stop_with_boundary_message", "read_optional_context", "decide_strategy", "finish",
+    )
+    assert table_routes["final"] == ("finish",)
+    for source, targets in table_routes.items():
+        assert targets[-1] == "finish"
+        assert all(edge_allowed(source, target) for target in targets), source
+    assert entry_action() == "read_plan" and edge_allowed(ENTRY, entry_action())
+
+
+def test_the_router_picks_only_actions_that_may_start_from_the_status():
+    for machine, action in ROUTED:
+        assert action == "finish" or machine.status in TRANSITIONS[action].sources, (machine.status, action)
+        assert next_action(machine) == action

@@ -1,0 +1,171 @@
+"""``guarded(action)``: the one wrapper around every step of the tasklist agent.
+
+A step's body holds only what the step does. The wrapper, around it: the progress step, the
+machine's guard (a refusal ends the run in ``stopped``), and, once the body has returned, the
+status the action leads to and the counters it spends (``policies/tasklist_machine.py``). A body
+that marks its step failed (a failed model call, input that fails closed) has not taken the step:
+its update stands as it is, nothing counted.
+
+Every wrapped step registers under its action, so the graph builds its nodes from the same table
+as its edges: a new step is a row in the machine's table and one body here in ``nodes/tasklist``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from policies.tasklist_machine import Proposal, Verdict, counters_after, counts_as_step, guard
+from runtime.calls import drive
+from runtime.models import ModelSet
+from runtime.contracts import ContractError, ContractTimeout
+from runtime.progress import StepHandle
+from nodes.tasklist.common import TasklistDeps, machine_of, model_failed, progress_of, refused
+
+STEPS: dict[str, Callable[..., Any]] = {}
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What the entry step opens a run with, before the machine is asked anything.
+
+    ``fields``: the state every run starts from (it goes into the step's update whatever happens);
+    ``view``: what the guard and the body see besides; ``failure``: an update that ends the run
+    before the guard is asked (bad input fails closed), with ``reason`` for the progress step.
+    """
+
+    fields: Mapping[str, Any]
+    view: Mapping[str, Any] = field(default_factory=dict)
+    failure: Mapping[str, Any] | None = None
+    reason: str = ""
+
+
+@dataclass
+class StepRun:
+    """What a step's body works with: the run's runtime and build options, and its progress step."""
+
+    action: str
+    step_id: str
+    runtime: Any
+    deps: TasklistDeps
+    handle: StepHandle
+    state: Mapping[str, Any]
+
+    @property
+    def models(self) -> ModelSet:
+        return self.deps.models_for(self.runtime)
+
+    @property
+    def contract_mode(self) -> str:
+        return self.deps.contract_mode(self.runtime)
+
+    @property
+    def summary(self) -> str:
+        return self.handle.summary
+
+    @summary.setter
+    def summary(self, text: str) -> None:
+        self.handle.summary = text
+
+    def refused_unless_allowed(self, **details: Any) -> dict[str, Any] | None:
+        """Ask the guard again with what the body has learnt (the model's choice); the refusal, if any."""
+        verdict = guard(machine_of(self.state), Proposal(self.action, **details))
+        return None if verdict.allowed else self.refuse(verdict)
+
+    def refuse(self, verdict: Verdict) -> dict[str, Any]:
+        self.handle.status, self.handle.summary = "failed", verdict.reason
+        return refused(self.step_id, verdict)
+
+    def model_failed(self, what: str, error: ContractError | ContractTimeout) -> dict[str, Any]:
+        return model_failed(self.handle, self.step_id, what, error)
+
+
+Body = Callable[[Mapping[str, Any], StepRun], Any]
+
+
+@dataclass(frozen=True)
+class _Step:
+    action: str
+    step_id: str
+    title: str
+    acts_on: Callable[[Mapping[str, Any]], str | None] | None
+    pauses: bool
+    reports: bool
+    admits: Callable[[Mapping[str, Any], Any, TasklistDeps], Admission] | None
+
+    def proposal(self, state: Mapping[str, Any]) -> Proposal:
+        return Proposal(self.action, resource_uri=self.acts_on(state) if self.acts_on else None)
+
+    def run(self, body: Body, state: Mapping[str, Any], runtime: Any, deps: TasklistDeps) -> Generator[Any, Any, dict]:
+        admission = self.admits(state, runtime, deps) if self.admits else Admission({})
+        state = {**state, **admission.fields, **admission.view}
+        progress = progress_of(state)
+        run = StepRun(self.action, self.step_id, runtime, deps, StepHandle(), state)
+        if self.reports and not self.pauses:
+            with progress.step(self.step_id, self.title) as run.handle:
+                update = yield from self._guarded(body, run, admission)
+        else:
+            update = yield from self._guarded(body, run, admission)
+        if self.pauses:
+            # A human review is replayed on every resume, so it reports once, when the person has
+            # answered (or when the guard refused it), never as a running step.
+            progress.event(self.step_id, run.handle.status, self.title, run.handle.summary)
+        return {**admission.fields, **update}
+
+    def _guarded(self, body: Body, run: StepRun, admission: Admission) -> Generator[Any, Any, dict]:
+        if admission.failure is not None:
+            run.handle.status, run.handle.summary = "failed", admission.reason
+            return dict(admission.failure)
+        machine = machine_of(run.state)
+        verdict = guard(machine, self.proposal(run.state))
+        if not verdict.allowed:
+            return run.refuse(verdict)
+        result = body(run.state, run)
+        update = (yield from result) if inspect.isgenerator(result) else result
+        if run.handle.status == "failed" or not counts_as_step(self.action):
+            return update
+        status = update.get("status", verdict.next_status)
+        return {"status": status, "counters": counters_after(machine, self.action, status).as_dict(), **update}
+
+
+def guarded(
+    action: str,
+    title: str = "",
+    *,
+    step_id: str | None = None,
+    acts_on: Callable[[Mapping[str, Any]], str | None] | None = None,
+    pauses: bool = False,
+    reports: bool = True,
+    admits: Callable[[Mapping[str, Any], Any, TasklistDeps], Admission] | None = None,
+) -> Callable[[Body], Callable[..., Any]]:
+    """Make ``body(state, run)`` the node of ``action``.
+
+    ``step_id`` / ``title``: the progress and trace step (default: the action, dashed). ``acts_on``:
+    the resource the guard checks the action against. ``pauses``: a human review, reported once
+    answered rather than as a running step. ``reports=False``: no progress step (publishing the
+    outcome). ``admits``: the entry step's opening of the run (see ``Admission``).
+    """
+    spec = _Step(action, step_id or action.replace("_", "-"), title, acts_on, pauses, reports, admits)
+
+    def decorate(body: Body) -> Callable[..., Any]:
+        # A body that waits on a model is a generator, and so is its node (runtime/calls.py runs it
+        # sync or async); any other body makes a plain node, run as before.
+        if inspect.isgeneratorfunction(body):
+
+            def node(state: Mapping[str, Any], runtime: Any = None, *, deps: TasklistDeps) -> Generator[Any, Any, dict]:
+                return (yield from spec.run(body, state, runtime, deps))
+
+        else:
+
+            def node(state: Mapping[str, Any], runtime: Any = None, *, deps: TasklistDeps) -> dict[str, Any]:  # type: ignore[misc]
+                return drive(spec.run(body, state, runtime, deps))
+
+        node.__name__ = node.__qualname__ = action
+        node.__doc__ = body.__doc__
+        node.__module__ = body.__module__
+        STEPS[action] = node
+        return node
+
+    return decorate
