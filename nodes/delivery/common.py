@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from policies.deadlines import contract_deadline_s
 from policies.delegation import DEFAULT_POLICY, DelegationPolicy
 from policies.redaction import redact, redact_mapping
@@ -14,6 +16,8 @@ from runtime.models import ModelSet
 from runtime.progress import Progress
 from runtime.registry import ScopedTools, SubagentToolDefinition
 from runtime.resources import ResourceResolver
+from nodes.delivery.context import DeliveryContext
+from nodes.delivery.state import ArtifactRecord, DeliveryState, Failure, ToolResultView
 
 WORKFLOW = "delivery-chain"
 TRACE_LIMIT = 300
@@ -31,15 +35,16 @@ class DeliveryDeps:
     polish: bool = False
     review_timeout_s: float | None = None
 
-    def resolver_for(self, runtime: Any) -> ResourceResolver:
+    def resolver_for(self, runtime: Runtime[DeliveryContext] | None) -> ResourceResolver:
         """The resolver for this run: the context's governance root, if any, replaces the default."""
-        return self.resolver.with_governance_root(getattr(getattr(runtime, "context", None), "governance_root", None))
+        context = context_of(runtime)
+        return self.resolver.with_governance_root(context.governance_root if context else None)
 
-    def models_for(self, runtime: Any) -> ModelSet:
-        return resolve_models(getattr(runtime, "context", None), self.models)
+    def models_for(self, runtime: Runtime[DeliveryContext] | None) -> ModelSet:
+        return resolve_models(context_of(runtime), self.models)
 
-    def mode_for(self, runtime: Any) -> str:
-        return resolve_contract_mode(getattr(runtime, "context", None))
+    def mode_for(self, runtime: Runtime[DeliveryContext] | None) -> str:
+        return resolve_contract_mode(context_of(runtime))
 
     def definition(self, tool: str) -> SubagentToolDefinition:
         registered = self.tools.get(tool)
@@ -47,12 +52,14 @@ class DeliveryDeps:
             raise LookupError(f"sub-agent {tool} is not registered in scope {self.tools.scope}")
         return registered.subagent
 
-    def polish_enabled(self, runtime: Any) -> bool:
-        wanted = getattr(getattr(runtime, "context", None), "polish", None)
+    def polish_enabled(self, runtime: Runtime[DeliveryContext] | None) -> bool:
+        context = context_of(runtime)
+        wanted = context.polish if context else None
         return self.polish if wanted is None else bool(wanted)
 
-    def review_timeout(self, runtime: Any, models: ModelSet) -> float:
-        wanted = getattr(getattr(runtime, "context", None), "review_timeout_s", None)
+    def review_timeout(self, runtime: Runtime[DeliveryContext] | None, models: ModelSet) -> float:
+        context = context_of(runtime)
+        wanted = context.review_timeout_s if context else None
         if wanted:
             return float(wanted)
         if self.review_timeout_s:
@@ -60,6 +67,11 @@ class DeliveryDeps:
         policy = models.policy("reviewer")
         # the business call and its one repair, each with the role's retries and their backoff
         return contract_deadline_s(policy.timeout_s, policy.retries, policy.backoff_initial_s)
+
+
+def context_of(runtime: Runtime[DeliveryContext] | None) -> DeliveryContext | None:
+    """The run's context; None when the caller passed none (then the builder's settings apply)."""
+    return runtime.context if runtime is not None else None
 
 
 def progress(state: Mapping[str, Any]) -> Progress:
@@ -70,10 +82,10 @@ def trace(step: str, summary: str) -> list[dict[str, str]]:
     return [{"step": step, "summary": redact(summary, TRACE_LIMIT)}]
 
 
-def fail(stage: str, code: str, message: str, error: BaseException | None = None) -> dict[str, Any]:
-    """A state update that makes the next edge fail closed with a safe, static reason; with the
-    ``error`` that caused it, its redacted cause class (``connection refused``, ``HTTP 401``, …)."""
-    failure = {"stage": stage, "code": code, "message": redact(message, 300)}
+def fail(stage: str, code: str, message: str, error: BaseException | None = None) -> DeliveryState:
+    """A state update that makes the run fail closed with a safe, static reason; with the ``error``
+    that caused it, its redacted cause class (``connection refused``, ``HTTP 401``, …)."""
+    failure = Failure(stage=stage, code=code, message=redact(message, 300))
     if error is not None:
         from runtime.failures import failure_cause
 
@@ -86,8 +98,8 @@ def clean(value: Any) -> Any:
     return redact_mapping(value, MARKDOWN_LIMIT)
 
 
-def artifact_record(artifact_id: str, revision: int, value: Mapping[str, Any], result: Mapping[str, Any]) -> dict:
-    return {"artifact_id": artifact_id, "revision": revision, "value": dict(value), "result": dict(result)}
+def artifact_record(artifact_id: str, revision: int, value: Mapping[str, Any], result: ToolResultView) -> ArtifactRecord:
+    return ArtifactRecord(artifact_id=artifact_id, revision=revision, value=dict(value), result=result)
 
 
 def without_markdown(value: Mapping[str, Any]) -> dict[str, Any]:

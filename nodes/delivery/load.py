@@ -4,28 +4,28 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from langgraph.runtime import Runtime
 
 from policies.delivery_input import classify_delivery_input
 from policies.redaction import redact
 from runtime.resources import ResourceError, ResourceNotFound
 from nodes.delivery.common import DeliveryDeps, fail, progress, trace
+from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
-from nodes.delivery.state import DeliveryState
+from nodes.delivery.state import ContextBlock, DeliveryState, Governance
 
 REQUIREMENT_LIMIT = 60_000
 
 
-def _run_id(runtime: Any) -> str:
-    info = getattr(runtime, "execution_info", None)
-    thread = getattr(info, "thread_id", None)
+def _run_id(runtime: Runtime[DeliveryContext]) -> str:
+    thread = runtime.execution_info.thread_id if runtime.execution_info else None
     return redact(str(thread), 64) if thread else uuid.uuid4().hex
 
 
 def make_load_context(deps: DeliveryDeps):
-    def load_context(state: DeliveryState, runtime) -> dict[str, Any]:
+    def load_context(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> DeliveryState:
         run_id = state.get("run_id") or _run_id(runtime)
-        base = {"run_id": run_id, "started_at": time.time(), "manager_turns": 0}
+        base: DeliveryState = {"run_id": run_id, "started_at": time.time(), "manager_turns": 0}
         events = progress({"run_id": run_id})
         events.start("Delivery chain")
         with events.step("load", "Load requirement and context") as step:
@@ -33,7 +33,7 @@ def make_load_context(deps: DeliveryDeps):
             if decision.kind == "rejected":
                 step.status, step.summary = "failed", f"input refused: {decision.code}"
                 return {**base, "source_label": "refused input", **fail("load", decision.code, decision.message)}
-            blocks: list[dict[str, str]] = []
+            blocks: list[ContextBlock] = []
             warnings: list[str] = []
             try:
                 resolver = deps.resolver_for(runtime)
@@ -72,7 +72,7 @@ def make_load_context(deps: DeliveryDeps):
                     markdown = FALLBACK_DOCUMENTS[title]
                     warnings.append(f"{title} was not found; a built-in summary was used.")
                 blocks.append({"kind": kind, "title": title, "markdown": markdown})
-            governance = {"set": "custom" if origins["custom"] else "bundled", **origins}
+            governance = Governance(set="custom" if origins["custom"] else "bundled", **origins)
             requirement = redact(text.strip(), REQUIREMENT_LIMIT)
             step.summary = f"{label}: {len(requirement)} characters, {len(blocks)} context block(s)"
         return {

@@ -13,14 +13,16 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from policies.delegation import SUBAGENT_TOOLS, manager_offer
 from runtime.calls import ToolTurn
 from nodes.delivery.common import DeliveryDeps, error_label, fail, progress, trace
+from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import manager_messages
 from nodes.delivery.routing import delegation_verdict, ledger, reviewer_sends
-from nodes.delivery.state import AfterManager, DeliveryState
+from nodes.delivery.state import AfterManager, DeliveryState, ProposedToolCall
 
 NO_TOOL_CALLING = "The manager model cannot call tools; the delivery chain needs native tool calling."
 INVALID_ARGS = {"__invalid_arguments__": True}  # makes the policy reject a call whose JSON did not parse
@@ -36,13 +38,13 @@ def artifact_lines(state: DeliveryState) -> list[str]:
     return lines
 
 
-def proposed_calls(message: Any) -> list[dict[str, Any]]:
+def proposed_calls(message: Any) -> list[ProposedToolCall]:
     calls = [
-        {"id": str(call.get("id") or ""), "name": str(call.get("name") or ""), "args": dict(call.get("args") or {})}
+        ProposedToolCall(id=str(call.get("id") or ""), name=str(call.get("name") or ""), args=dict(call.get("args") or {}))
         for call in message.tool_calls
     ]
     calls += [
-        {"id": str(call.get("id") or ""), "name": str(call.get("name") or ""), "args": dict(INVALID_ARGS)}
+        ProposedToolCall(id=str(call.get("id") or ""), name=str(call.get("name") or ""), args=dict(INVALID_ARGS))
         for call in getattr(message, "invalid_tool_calls", []) or []
     ]
     return calls
@@ -53,7 +55,7 @@ def make_manager(deps: DeliveryDeps):
     if tuple(sorted(deps.tools.names)) != tuple(sorted(SUBAGENT_TOOLS)):
         raise ValueError("the manager's scope must hold exactly the five delivery sub-agent tools")
 
-    def manager(state: DeliveryState, runtime) -> Generator[Any, Any, Command[AfterManager]]:
+    def manager(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterManager]]:
         turn_number = state.get("manager_turns", 0) + 1
         messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []))
         try:
@@ -83,7 +85,7 @@ def make_manager(deps: DeliveryDeps):
         if unknown:
             summary += f" and {unknown} unregistered call(s)"
         verdict = delegation_verdict(calls, state, deps.policy)
-        update = {
+        update: DeliveryState = {
             "manager_turns": turn_number,
             "pending_calls": calls,
             "delegation": verdict,

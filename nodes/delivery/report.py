@@ -4,7 +4,10 @@ outputs; an optional polish may reword only the narrative summary and falls back
 from __future__ import annotations
 
 import time
+from collections.abc import Generator
 from typing import Any
+
+from langgraph.runtime import Runtime
 
 from policies.delivery_report import narrative, render_delivery_report
 from policies.revision import status_after_revision
@@ -12,19 +15,20 @@ from runtime.calls import Contract
 from runtime.contracts import CONTRACT_ROLES, merge_metrics, metrics_totals
 from schemas.delivery import PolishedSummary, RuntimeArtifact
 from nodes.delivery.common import DeliveryDeps, artifact_id, progress, trace
+from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import polish_messages
-from nodes.delivery.state import DeliveryState
+from nodes.delivery.state import ArtifactRecord, DeliveryState
 
 REVIEW_METADATA = {"general": ("disposition", "plan_task_alignment"), "risk": ("severity",), "boundary": ("boundary_status",)}
 
 
-def fail_closed(state: DeliveryState) -> dict[str, Any]:
+def fail_closed(state: DeliveryState) -> DeliveryState:
     """Every route here records why first: a failed step, or the rule a policy found broken."""
     failure = state["failure"]
     return {"run_status": "failed", "trace": trace("fail-closed", f"{failure['stage']}: {failure['code']}")}
 
 
-def _public_artifact(record: dict[str, Any] | None, kind: str, title: str, metadata: dict[str, Any]) -> dict | None:
+def _public_artifact(record: ArtifactRecord | None, kind: str, title: str, metadata: dict[str, Any]) -> dict | None:
     if not record:
         return None
     value = record["value"]
@@ -88,7 +92,7 @@ def public_metrics(state: DeliveryState) -> dict[str, Any]:
 
 
 def make_render_report(deps: DeliveryDeps):
-    def render_report(state: DeliveryState, runtime) -> dict[str, Any]:
+    def render_report(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
         events = progress(state)
         outcomes = state.get("revision_outcomes", [])
         status = status_after_revision(state.get("run_status") or "failed", outcomes)
@@ -140,7 +144,7 @@ def make_render_report(deps: DeliveryDeps):
     return render_report
 
 
-def _with_revision(record: dict[str, Any] | None) -> dict[str, Any] | None:
+def _with_revision(record: ArtifactRecord | None) -> dict[str, Any] | None:
     return {**record["value"], "revision": record["revision"]} if record else None
 
 

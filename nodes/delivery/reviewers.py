@@ -8,19 +8,23 @@ the outcomes join through the ``review_outcomes`` reducer.
 from __future__ import annotations
 
 import time
+from collections.abc import Generator
 from typing import Any
+
+from langgraph.runtime import Runtime
 
 from runtime.calls import Contract, Within
 from runtime.contracts import ContractError
 from schemas.delivery import REVIEW_CONTRACTS, REVIEW_SCHEMAS
 from runtime.failures import failure_cause
 from nodes.delivery.common import DeliveryDeps, clean, outcome_of, trace
+from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import worker_messages
-from nodes.delivery.state import ReviewerTask
+from nodes.delivery.state import DeliveryState, ReviewerTask
 
 
 def make_reviewer(deps: DeliveryDeps):
-    def reviewer(task: ReviewerTask, runtime) -> dict[str, Any]:
+    def reviewer(task: ReviewerTask, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
         role, tool = task["role"], task["tool"]
         contract, schema = REVIEW_CONTRACTS[role], REVIEW_SCHEMAS[role]
         models = deps.models_for(runtime)

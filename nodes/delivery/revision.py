@@ -7,13 +7,17 @@ revision keeps revision 1 and adds a warning.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
+
+from langgraph.runtime import Runtime
 
 from policies.delegation import PLAN_TOOL, TASK_TOOL
 from runtime.calls import Contract
 from schemas.delivery import DeliveryPlan, DeliveryTasks
 from runtime.failures import failure_cause
 from nodes.delivery.common import DeliveryDeps, artifact_record, clean, outcome_of, progress, trace, without_markdown
+from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import revision_block, worker_messages
 from nodes.delivery.state import DeliveryState
 from nodes.delivery.workers import plan_counts, task_counts, tool_result
@@ -32,7 +36,7 @@ def make_reviser(deps: DeliveryDeps, target: str):
     contract, schema, tool, step_id, title, counts = SPECS[target]
     definition = deps.definition(tool)
 
-    def revise(state: DeliveryState, runtime) -> dict[str, Any]:
+    def revise(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
         request = _request(state, target)
         wanted = set(request["source_finding_ids"])
         findings = [f for f in state["review_bundle"]["findings"] if f["finding_id"] in wanted]

@@ -44,6 +44,89 @@ class DelegationVerdict(TypedDict):
     violation: PolicyViolation | None
 
 
+class ContextBlock(TypedDict):
+    """A document the prompts may cite: the scenario's context, a governance or rubric document."""
+
+    kind: str
+    title: str
+    markdown: str
+
+
+class Governance(TypedDict):
+    """Which governance and rubric documents the run used."""
+
+    set: Literal["custom", "bundled"]
+    custom: list[str]  # titles read from the custom root
+    bundled: list[str]
+
+
+class ProposedToolCall(TypedDict):
+    """One call of the manager's turn, as the model proposed it (never executed as such)."""
+
+    id: str
+    name: str
+    args: dict[str, Any]  # checked by the policy: ``{note?}`` and nothing else
+
+
+class ManagerRefusal(TypedDict):
+    turn: int  # the manager turn refused
+    executed: int  # sub-agents run before it: identifies the turn across its re-asks
+    code: str  # the violated rule
+    reasked: bool
+
+
+class ToolResultView(TypedDict):
+    """A sub-agent's result in the strict tool-result shape (``SubagentToolResult`` as data)."""
+
+    status: str
+    markdown: str
+    summary_for_manager: str  # all the manager ever sees of an artifact
+    warnings: list[str]
+    artifact_title: NotRequired[str]
+
+
+class ArtifactRecord(TypedDict):
+    """The plan or the task breakdown: the id a revision keeps, its revision, and its content."""
+
+    artifact_id: str
+    revision: int
+    value: dict[str, Any]  # the validated, redacted ``DeliveryPlan`` / ``DeliveryTasks`` as JSON
+    result: ToolResultView
+
+
+class ReviewFailure(TypedDict):
+    code: str  # contract_failure | timeout | execution_failed
+    cause: str
+    issues: NotRequired[list[str]]  # the contract's issue codes, for a contract failure
+
+
+class ReviewOutcome(TypedDict):
+    """What one reviewer returned: its review, or why there is none."""
+
+    role: str
+    tool: str
+    outcome: str  # completed | contract_failure | timeout | execution_failed
+    review: dict[str, Any] | None  # the validated, redacted review as JSON
+    failure: ReviewFailure | None
+    elapsed_ms: int
+
+
+class RevisionOutcome(TypedDict):
+    """The one revision of an artifact: linked to the findings that asked for it, never claiming
+    they are resolved."""
+
+    request_key: str
+    target: str  # plan | tasks
+    artifact_id: str
+    from_revision: int
+    to_revision: int
+    source_finding_ids: list[str]
+    resolved_claimed: bool
+    status: str  # revised | failed
+    failure_code: NotRequired[str]
+    failure_cause: NotRequired[str]
+
+
 class DeliveryInput(TypedDict, total=False):
     """A requirement to deliver: its text, or a reference to a bundled one."""
 
@@ -69,19 +152,19 @@ class DeliveryState(DeliveryInput, DeliveryOutput, total=False):
     started_at: float
     source_label: str
     requirement_text: str  # already redacted: no secret ever reaches a model
-    context_blocks: list[dict[str, str]]
+    context_blocks: list[ContextBlock]
     warnings: Annotated[list[str], operator.add]
-    governance: dict[str, Any]  # which governance and rubric documents the run used: {set, custom, bundled}
-    pre_decision: dict[str, Any] | None
-    pending_calls: list[dict[str, Any]]  # the manager's latest turn, as proposed
+    governance: Governance
+    pre_decision: dict[str, Any] | None  # the validated ``SupervisorPreDecision`` as JSON
+    pending_calls: list[ProposedToolCall]  # the manager's latest turn, as proposed
     delegation: DelegationVerdict  # the policy's verdict on that turn
     manager_turns: int
-    manager_refusals: Annotated[list[dict[str, Any]], operator.add]  # {turn, executed, code, reasked}
+    manager_refusals: Annotated[list[ManagerRefusal], operator.add]
     delegated: Annotated[list[str], operator.add]  # sub-agent tools executed, in order
-    plan: dict[str, Any] | None  # {artifact_id, revision, value, result}
-    tasks: dict[str, Any] | None
-    review_outcomes: Annotated[list[dict[str, Any]], operator.add]  # the reviewers' join
-    revision_outcomes: Annotated[list[dict[str, Any]], operator.add]
+    plan: ArtifactRecord | None
+    tasks: ArtifactRecord | None
+    review_outcomes: Annotated[list[ReviewOutcome], operator.add]  # the reviewers' join
+    revision_outcomes: Annotated[list[RevisionOutcome], operator.add]
     contract_metrics: Annotated[dict[str, dict[str, int]], merge_metrics]
 
 
@@ -92,8 +175,8 @@ class ReviewerTask(TypedDict):
     tool: str
     run_id: str
     requirement_text: str
-    context_blocks: list[dict[str, str]]
-    plan: dict[str, Any]
+    context_blocks: list[ContextBlock]
+    plan: dict[str, Any]  # the artifacts' content without their markdown
     tasks: dict[str, Any]
     focus: str
     note: str

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from policies.delegation import validate_exact_reviewer_roles
@@ -14,6 +15,7 @@ from policies.revision import derive_post_review_decision
 from runtime.calls import Contract
 from schemas.delivery import SupervisorPostGuidance, SupervisorPreDecision
 from nodes.delivery.common import DeliveryDeps, clean, error_label, fail, progress, trace
+from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
 from nodes.delivery.routing import stopped_by_policy, violation_record
 from nodes.delivery.state import AfterPre, DeliveryState
@@ -22,7 +24,7 @@ PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "bl
 
 
 def make_supervisor_pre(deps: DeliveryDeps):
-    def supervisor_pre(state: DeliveryState, runtime) -> Generator[Any, Any, Command[AfterPre]]:
+    def supervisor_pre(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterPre]]:
         models = deps.models_for(runtime)
         with progress(state).step("supervisor-pre-decision", "Supervisor pre-decision") as step:
             messages = supervisor_pre_messages(state["requirement_text"], state["context_blocks"])
@@ -39,7 +41,7 @@ def make_supervisor_pre(deps: DeliveryDeps):
                 return Command(update={**failed, "contract_metrics": metrics, "trace": entries}, goto="fail_closed")
             decision = clean(result.value.model_dump(mode="json", exclude_none=True))
             step.summary = f"branch: {decision['branch']}"
-        update: dict[str, Any] = {
+        update: DeliveryState = {
             "pre_decision": decision,
             "contract_metrics": result.metrics,
             "trace": trace("supervisor-pre-decision", step.summary),
@@ -58,7 +60,7 @@ def make_supervisor_pre(deps: DeliveryDeps):
 
 
 def make_supervisor_post(deps: DeliveryDeps):
-    def supervisor_post(state: DeliveryState, runtime) -> dict[str, Any]:
+    def supervisor_post(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
         models = deps.models_for(runtime)
         bundle = state["review_bundle"]
         warnings: list[str] = []

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from policies.review_bundle import build_review_bundle
 from nodes.delivery.common import progress, trace
-from nodes.delivery.state import DeliveryState
+from nodes.delivery.state import DeliveryState, Failure
 
 
-def synthesize(state: DeliveryState) -> dict[str, Any]:
+def synthesize(state: DeliveryState) -> DeliveryState:
     outcomes = state.get("review_outcomes", [])
     events = progress(state)
     completed = sum(1 for o in outcomes if o["outcome"] == "completed")
@@ -26,15 +24,15 @@ def synthesize(state: DeliveryState) -> dict[str, Any]:
             f"status {bundle['status']}: {len(bundle['findings'])} merged finding(s), "
             f"{len(bundle['conflicts'])} conflict(s), {len(bundle['missing'])} missing review(s)"
         )
-    update: dict[str, Any] = {
+    update: DeliveryState = {
         "review_bundle": bundle,
         "run_status": bundle["status"],
         "trace": trace("synthesize-report", step.summary),
     }
     if bundle["status"] == "failed":
-        update["failure"] = {
-            "stage": "delegate-review-group",
-            "code": "all_reviews_failed",
-            "message": "All three reviews failed; nothing was reviewed.",
-        }
+        update["failure"] = Failure(
+            stage="delegate-review-group",
+            code="all_reviews_failed",
+            message="All three reviews failed; nothing was reviewed.",
+        )
     return update

@@ -6,10 +6,11 @@ never drafted without a plan, and reviews never run without both.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph.runtime import Runtime
 from pydantic import BaseModel
 
 from policies.delegation import PLAN_TOOL, TASK_TOOL
@@ -28,8 +29,9 @@ from nodes.delivery.common import (
     trace,
     without_markdown,
 )
+from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import worker_messages
-from nodes.delivery.state import DeliveryState
+from nodes.delivery.state import DeliveryState, ToolResultView
 
 
 def plan_counts(plan: dict[str, Any]) -> str:
@@ -40,7 +42,7 @@ def task_counts(tasks: dict[str, Any]) -> str:
     return f"{len(tasks['tasks'])} task(s)"
 
 
-def tool_result(value: dict[str, Any], counts: str, title: str) -> dict[str, Any]:
+def tool_result(value: dict[str, Any], counts: str, title: str) -> ToolResultView:
     """The sub-agent's result in the strict tool-result shape; the manager sees only its summary."""
     return SubagentToolResult(
         status="completed",
@@ -48,7 +50,7 @@ def tool_result(value: dict[str, Any], counts: str, title: str) -> dict[str, Any
         summary_for_manager=redact(f"{counts}. {value['summary']}", 400),
         warnings=[],
         artifact_title=title,
-    ).model_dump(mode="json", exclude_none=True)
+    ).model_dump(mode="json", exclude_none=True)  # type: ignore[return-value]  # the same fields, as data
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ def make_worker(deps: DeliveryDeps, spec: WorkerSpec):
     definition = deps.definition(spec.tool)
     label = spec.title.lower()
 
-    def worker(state: DeliveryState, runtime) -> dict[str, Any]:
+    def worker(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
         with progress(state).step(spec.step, spec.title) as step:
             messages = worker_messages(
                 definition, spec.kind, state["requirement_text"], state["context_blocks"],
