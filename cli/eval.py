@@ -1,5 +1,5 @@
-"""``reins eval [--repeats N] [--perturb RATE[,RATE…]] [--seed S] [--out DIR] [--json]``: the
-three-baseline evaluation.
+"""``reins eval [--repeats N] [--perturb RATE[,RATE…]] [--perturb-kinds KIND[,KIND…]] [--seed S] [--out DIR]
+[--json]``: the three-baseline evaluation.
 
 Runs the scenario set on the configured models (``REINS_MODEL`` …; the offline model when none is
 set), optionally under a seeded ``PerturbedModel`` at one or more rates, writes ``report.md`` and
@@ -30,6 +30,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--perturb", default="0", metavar="RATE[,RATE...]",
                         help="share of model calls disturbed by the seeded PerturbedModel (0-1); "
                              "several rates separated by commas, e.g. 0,0.1,0.2")
+    parser.add_argument("--perturb-kinds", metavar="KIND[,KIND...]",
+                        help="only these perturbation kinds or families, e.g. "
+                             "rephrased_verdict,schema_drift,extra_fields,wrong_enum,provider_timeout,connection_error")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the perturbations")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
                         help="where report.md and plot.png go (default .reins/eval)")
@@ -44,6 +47,7 @@ def _check(args: argparse.Namespace) -> None:
     if not 1 <= args.repeats <= MAX_REPEATS:
         raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}")
     args.rates = _rates(args.perturb)
+    args.kinds = _kinds(args.perturb_kinds)
     if args.out.exists() and not args.out.is_dir():
         raise UserError("--out must name a directory")
 
@@ -61,6 +65,17 @@ def _rates(text: str) -> list[float]:
     if len(set(rates)) != len(rates):
         raise UserError("--perturb names a rate twice")
     return rates
+
+
+def _kinds(text: str | None) -> tuple[str, ...]:
+    from evals.perturbed import PERTURBATIONS, expand_kinds
+
+    if text is None:
+        return PERTURBATIONS
+    try:
+        return expand_kinds(tuple(part.strip() for part in text.split(",") if part.strip()))
+    except ValueError:
+        raise UserError(f"--perturb-kinds takes kinds or families of: {', '.join(PERTURBATIONS)}, timeout, exception") from None
 
 
 def _scenarios(ids: list[str] | None):
@@ -87,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {record.rate:<4g} {record.baseline:<18} {record.scenario:<26} r{record.repeat + 1}  {record.status:<22} "
               f"{record.elapsed_ms} ms", file=sys.stderr)
 
-    runs = [run_evaluation(args.repeats, rate, args.seed, scenarios=scenarios, on_run=progress) for rate in args.rates]
+    runs = [run_evaluation(args.repeats, rate, args.seed, scenarios=scenarios, kinds=args.kinds, on_run=progress)
+            for rate in args.rates]
     paths = write_report(runs if len(runs) > 1 else runs[0], args.out)
     if args.json:
         rates = []

@@ -25,7 +25,7 @@ from evals.markers import BLOCKING, fixed_status, read_marker, review_verdict, s
 from evals.prompts import fixed_plan_messages, fixed_review_messages, fixed_tasks_messages, single_agent_messages
 from nodes.delivery.common import outcome_of
 from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
-from schemas.delivery import REVIEWER_ROLES
+from schemas.delivery import REVIEW_CONTRACTS, REVIEWER_ROLES
 
 UNREADABLE = "unreadable"  # the baseline's text carried no recognisable status
 REQUIREMENT_LIMIT = 60_000
@@ -45,6 +45,10 @@ class RunOutcome:
     failure: str | None = None  # where and how a failed run stopped, e.g. "delegation: no_tool_call"
     retries: int = 0  # calls repeated after a transient provider failure (counted in ``calls`` too)
     reasks: int = 0  # refused manager turns asked again (the controlled chain only)
+    # The model calls whose failure decided the run, as (contract, code): the call a failed run stopped
+    # at (code ``refused`` for a manager turn refused past the re-ask budget) and every review that
+    # did not complete. Empty when every call the status depends on answered.
+    stops: tuple[tuple[str, str], ...] = ()
 
 
 def _cost(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
@@ -90,7 +94,7 @@ def run_single_agent(payload: Mapping[str, str], models: ModelSet, resolver: Res
     except Exception as error:  # the one call failed: nothing to read
         return RunOutcome("failed", 0, False, False, **_cost(getattr(error, "metrics", {}) or metrics),
                           elapsed_ms=_ms(started), error=safe_error(error, 200),
-                          failure=f"single call: {outcome_of(error)}")
+                          failure=f"single call: {outcome_of(error)}", stops=(("eval.single_agent", outcome_of(error)),))
     reading = single_agent_reading(result.text)
     completed = sum(1 for verdict in reading["verdicts"].values() if verdict is not None)
     return RunOutcome(reading["status"] or UNREADABLE, completed, bool(reading["blocker_seen"]), False,
@@ -111,7 +115,10 @@ def run_fixed_multi_agent(payload: Mapping[str, str], models: ModelSet, resolver
     except Exception as error:  # no plan or no tasks: the pipeline cannot go on
         metrics = merge_metrics(metrics, getattr(error, "metrics", {}))
         return RunOutcome("failed", 0, False, False, **_cost(metrics), elapsed_ms=_ms(started),
-                          error=safe_error(error, 200), failure=f"{stage}: {outcome_of(error)}")
+                          error=safe_error(error, 200), failure=f"{stage}: {outcome_of(error)}",
+                          stops=((f"eval.fixed_{stage}", outcome_of(error)),))
+
+    skipped: dict[str, str] = {}
 
     def review(role: str) -> tuple[str | None, dict]:
         messages = fixed_review_messages(role, requirement, blocks, plan.text, tasks.text)
@@ -119,6 +126,7 @@ def run_fixed_multi_agent(payload: Mapping[str, str], models: ModelSet, resolver
             result = invoke_text(f"eval.fixed_{role}_review", messages, models)
             return result.text, result.metrics
         except Exception as error:  # skipped: this pipeline has no rule for a missing review
+            skipped[role] = outcome_of(error)
             return None, getattr(error, "metrics", {})
 
     with ThreadPoolExecutor(max_workers=len(REVIEWER_ROLES), thread_name_prefix="fixed-review") as pool:
@@ -129,7 +137,8 @@ def run_fixed_multi_agent(payload: Mapping[str, str], models: ModelSet, resolver
     status = fixed_status(read_marker(plan.text, "READINESS"), verdicts)
     completed = sum(1 for verdict in verdicts.values() if verdict is not None)
     blocker = any(verdicts[role] == BLOCKING[role] for role in REVIEWER_ROLES)
-    return RunOutcome(status, completed, blocker, False, **_cost(metrics), elapsed_ms=_ms(started))
+    stops = tuple((f"eval.fixed_{role}_review", skipped[role]) for role in REVIEWER_ROLES if role in skipped)
+    return RunOutcome(status, completed, blocker, False, **_cost(metrics), elapsed_ms=_ms(started), stops=stops)
 
 
 def run_controlled_chain(
@@ -142,7 +151,7 @@ def run_controlled_chain(
         out = build_graph(models=models, resolver=resolver, review_timeout_s=review_timeout_s).invoke(dict(payload))
     except Exception as error:  # the graph itself should never raise; if it does, the run failed
         return RunOutcome("failed", 0, False, False, 0, 0, 0, _ms(started), error=safe_error(error, 200),
-                          failure="graph: raised")
+                          failure="graph: raised", stops=(("graph", "raised"),))
     bundle = out.get("review_bundle") or {}
     completed = sum(1 for outcome in (bundle.get("coverage") or {}).values() if outcome == "completed")
     blocker = any(entry.get("verdict") in ("blocked", "blocker") for entry in bundle.get("completed") or [])
@@ -151,7 +160,7 @@ def run_controlled_chain(
     metrics = out.get("metrics") or {}
     return RunOutcome(status, completed, blocker, revised, **_cost(metrics.get("per_contract") or {}),
                       elapsed_ms=_ms(started), failure=chain_failure(out) if status == "failed" else None,
-                      reasks=int(metrics.get("manager_reasks") or 0))
+                      reasks=int(metrics.get("manager_reasks") or 0), stops=chain_stops(out))
 
 
 def chain_failure(out: Mapping[str, Any]) -> str:
@@ -159,6 +168,30 @@ def chain_failure(out: Mapping[str, Any]) -> str:
     the review group when every reviewer failed."""
     closed = [entry["summary"] for entry in out.get("trace") or [] if entry.get("step") == "fail-closed"]
     return closed[-1] if closed else "review group: all_reviews_failed"
+
+
+# The chain's fail-closed stages that are one model call, and the contract that call is.
+STAGE_CONTRACTS: Mapping[str, str] = {
+    "supervisor-pre-decision": "delivery.supervisor_pre",
+    "manager": "delivery.manager",
+    "delegation": "delivery.manager",  # a turn refused past the re-ask budget
+    "delegate-plan": "delivery.plan",
+    "delegate-task": "delivery.tasks",
+}
+
+
+def chain_stops(out: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The model calls whose failure decided a chain run (``RunOutcome.stops``): the call a failed run
+    stopped at, then every review that did not complete."""
+    stops: list[tuple[str, str]] = []
+    failure = out.get("failure") or {}
+    contract = STAGE_CONTRACTS.get(str(failure.get("stage") or ""))
+    if contract:
+        stops.append((contract, "refused" if failure["stage"] == "delegation" else str(failure.get("code") or "")))
+    coverage = (out.get("review_bundle") or {}).get("coverage") or {}
+    stops += [(REVIEW_CONTRACTS[role], outcome) for role, outcome in coverage.items()
+              if outcome != "completed" and role in REVIEW_CONTRACTS]
+    return tuple(stops)
 
 
 def _ms(started: float) -> int:

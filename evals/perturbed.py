@@ -417,5 +417,5 @@ class PerturbedModel(StandInBindings):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-__all__ = ["FAMILIES", "PERTURBATIONS", "RETRYABLE_KINDS", "Injection", "PerturbedModel", "enum_fields",
+__all__ = ["FAMILIES", "PERTURBATIONS", "RAISING", "RETRYABLE_KINDS", "Injection", "PerturbedModel", "enum_fields",
            "expand_kinds", "perturb_data", "perturb_text", "perturb_tool_turn", "raised_error"]

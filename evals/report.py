@@ -40,6 +40,13 @@ NOTES = """\
   none is recognisable).
 - On the offline model every baseline applies the same rule-based checklists, so differences at
   rate 0 come from structure (failure handling, revision), not from judgement.
+- **why runs were wrong** gives each wrong run one cause, from the calls whose failure decided it
+  (the call a failed run stopped at, every review that did not complete) and what was injected into
+  them: `non_retryable_fault` (a deadline overrun or a 400 on such a call: no rule may retry it),
+  `refused_twice` (a manager turn refused, asked again unchanged, refused again), `invalid_after_repair`
+  (invalid output, and its one repair too), `retryable_twice` (a provider timeout or connection
+  error, and its one retry failed too), `wrong_status` (nothing decisive failed; the run ended with
+  another status). A run with several such calls counts under the first cause in that order.
 - Raised perturbations come as providers and deadlines raise them: `provider_timeout`
   (`openai.APITimeoutError`) and `connection_error` (`openai.APIConnectionError`) are retried per
   the role's policy; `deadline_overrun` (a bare `TimeoutError`, what the run's own deadline raises)
@@ -121,6 +128,18 @@ def failures_table(summary: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines) if len(lines) > 2 else "No run failed."
 
 
+def causes_table(summary: Mapping[str, Mapping[str, Any]]) -> str:
+    lines = ["| baseline | cause | wrong runs |", "|---|---|---:|"]
+    for baseline, s in summary.items():
+        lines += [f"| {NAMES.get(baseline, baseline)} | {cause} | {count} |" for cause, count in s["wrong_causes"].items()]
+    return "\n".join(lines) if len(lines) > 2 else "No run was wrong."
+
+
+def _kinds_note(settings: Mapping[str, Any]) -> str:
+    kinds = settings.get("kinds") or PERTURBATIONS
+    return "" if tuple(kinds) == PERTURBATIONS else f" (only {', '.join(kinds)})"
+
+
 def scenario_table(scenarios: Mapping[str, Mapping[str, Mapping[str, Any]]], baselines: list[str]) -> str:
     lines = ["| scenario | case | expected | " + " | ".join(NAMES.get(b, b) for b in baselines) + " |",
              "|---|---|---|" + "---|" * len(baselines)]
@@ -141,7 +160,8 @@ def scenario_table(scenarios: Mapping[str, Mapping[str, Mapping[str, Any]]], bas
 def markdown_report(results: Any) -> str:
     settings, summary = results.settings, results.summary
     header = (
-        f"Model: {', '.join(settings['models'])} · perturbation rate {settings['rate']:g} · seed {settings['seed']} · "
+        f"Model: {', '.join(settings['models'])} · perturbation rate {settings['rate']:g}{_kinds_note(settings)} · "
+        f"seed {settings['seed']} · "
         f"{settings['repeats']} repeat(s) · {len(settings['scenarios'])} scenarios"
     )
     return "\n\n".join([
@@ -154,6 +174,8 @@ def markdown_report(results: Any) -> str:
         scenario_table(results.scenarios, list(summary)),
         "## Why runs failed",
         failures_table(summary),
+        "## Why runs were wrong",
+        causes_table(summary),
         "## Injected perturbations (random, at the given rate; scenario faults not counted)",
         injected_table(summary),
         NOTES,
@@ -200,7 +222,7 @@ def sweep_report(results: Sequence[Any]) -> str:
     first = results[0].settings
     rates = ", ".join(f"{result.settings['rate']:g}" for result in results)
     header = (
-        f"Model: {', '.join(first['models'])} · perturbation rates {rates} · seed {first['seed']} · "
+        f"Model: {', '.join(first['models'])} · perturbation rates {rates}{_kinds_note(first)} · seed {first['seed']} · "
         f"{first['repeats']} repeat(s) · {len(first['scenarios'])} scenarios"
     )
     parts = ["# Reins evaluation: three baselines", header, rates_table(results)]

@@ -4,6 +4,8 @@ Every run gets fresh wrappers: the reviewer faults a scenario prescribes (``Pert
 1.0 on those contracts) inside, the random perturbation at ``rate`` outside. Repeat ``r`` uses the
 same derived seed in every baseline and scenario, so a rerun with the same arguments reproduces the
 same injections. ``models=None`` uses the configured models (``REINS_MODEL`` …), else the offline one.
+``kinds`` narrows the random perturbation to some kinds or families (``evals/perturbed.py``), e.g.
+to see what a pipeline reaches when only the faults it may legitimately recover from occur.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from runtime.models import ModelSet, default_model_set
 from runtime.resources import ResourceResolver
 from evals.baselines import run_baseline
-from evals.perturbed import PerturbedModel
+from evals.perturbed import PERTURBATIONS, PerturbedModel, expand_kinds
 from evals.scenarios import BASELINES, FAULT_KINDS, SCENARIOS, Scenario
 from evals.scorer import RunRecord, per_scenario, summarise
 
@@ -47,7 +49,8 @@ def run_seed(seed: int, repeat: int) -> int:
     return int(hashlib.sha256(f"{seed}:{repeat}".encode()).hexdigest()[:12], 16)
 
 
-def wrap_models(models: ModelSet, *, rate: float, seed: int, scenario: Scenario, baseline: str):
+def wrap_models(models: ModelSet, *, rate: float, seed: int, scenario: Scenario, baseline: str,
+                kinds: Sequence[str] = PERTURBATIONS):
     """The run's ModelSet and its random-perturbation wrappers (to read what they injected)."""
     fault_contracts = scenario.fault_contracts(baseline)
     wrapped: dict[int, BaseChatModel] = {}
@@ -60,7 +63,7 @@ def wrap_models(models: ModelSet, *, rate: float, seed: int, scenario: Scenario,
                 current = PerturbedModel(current, 1.0, seed, kinds=(FAULT_KINDS[scenario.fault],),
                                          contracts=fault_contracts)
             if rate > 0:
-                current = PerturbedModel(current, rate, seed)
+                current = PerturbedModel(current, rate, seed, kinds=kinds)
                 perturbers.append(current)
             wrapped[id(model)] = current
         return wrapped[id(model)]
@@ -77,6 +80,7 @@ def run_evaluation(
     scenarios: Sequence[Scenario] = SCENARIOS,
     baselines: Sequence[str] = BASELINES,
     review_timeout_s: float | None = None,
+    kinds: Sequence[str] = PERTURBATIONS,
     on_run: Callable[[RunRecord], None] | None = None,
 ) -> EvaluationResults:
     if not 1 <= repeats <= MAX_REPEATS:
@@ -86,11 +90,13 @@ def run_evaluation(
     unknown = set(baselines) - set(BASELINES)
     if unknown:
         raise ValueError(f"unknown baselines: {', '.join(sorted(unknown))}")
+    kinds = expand_kinds(tuple(kinds))
     models = models or default_model_set()
     resolver = ResourceResolver()
     results = EvaluationResults(settings={
         "repeats": repeats, "rate": rate, "seed": seed, "scenarios": [s.id for s in scenarios],
         "baselines": list(baselines), "models": sorted({models.label(role) for role in models.models}),
+        "kinds": list(kinds),
     })
     for repeat in range(repeats):
         for scenario in scenarios:
@@ -98,13 +104,18 @@ def run_evaluation(
                 if not scenario.applies_to(baseline):
                     continue
                 run_models, perturbers = wrap_models(models, rate=rate, seed=run_seed(seed, repeat),
-                                                     scenario=scenario, baseline=baseline)
+                                                     scenario=scenario, baseline=baseline, kinds=kinds)
                 options = {"review_timeout_s": review_timeout_s} if baseline == "controlled_chain" else {}
                 outcome = run_baseline(baseline, scenario.payload(), run_models, resolver, **options)
                 injected: dict[str, int] = {}
+                injected_on: dict[str, tuple[str, ...]] = {}
                 for perturber in perturbers:
-                    for kind, count in perturber.injected_counts().items():
-                        injected[kind] = injected.get(kind, 0) + count
+                    for injection in perturber.injected:
+                        injected[injection.kind] = injected.get(injection.kind, 0) + 1
+                        injected_on[injection.contract] = (*injected_on.get(injection.contract, ()), injection.kind)
+                # A review the scenario makes fail was meant to fail: it decides nothing by itself.
+                faulted = scenario.fault_contracts(baseline)
+                stops = tuple(stop for stop in outcome.stops if stop[0] not in faulted)
                 record = RunRecord(
                     baseline=baseline, scenario=scenario.id, repeat=repeat, expected=scenario.expected,
                     acceptable=tuple(sorted(scenario.acceptable)), status=outcome.status,
@@ -112,6 +123,7 @@ def run_evaluation(
                     revised=outcome.revised, calls=outcome.calls, repair_calls=outcome.repair_calls,
                     tokens=outcome.tokens, elapsed_ms=outcome.elapsed_ms, injected=injected, error=outcome.error,
                     failure=outcome.failure, rate=rate, reasks=outcome.reasks, retries=outcome.retries,
+                    stops=stops, injected_on=injected_on,
                 )
                 results.records.append(record)
                 if on_run:

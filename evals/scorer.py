@@ -13,6 +13,24 @@ pass_without_three_reviews     status ``pass`` with fewer than three completed r
 pass_after_revision            status ``pass`` after a revision ran (nothing re-reviewed it)
 =============================  ===================================================================
 
+Every wrong run gets one cause (``wrong_cause``), from the calls whose failure decided it
+(``RunRecord.stops``) and what the perturbation injected into each contract:
+
+=======================  ============================================================================
+cause                    when
+=======================  ============================================================================
+non_retryable_fault      a deciding call received a fault no rule may retry (a deadline overrun, a 400)
+refused_twice            a manager turn was refused, asked again unchanged and refused again
+invalid_after_repair     a deciding call's output was invalid, and so was its one repair
+retryable_twice          a transient fault (provider timeout, connection error) and then its one retry
+                         failed too
+wrong_status             no deciding call failed: the run completed with another status
+=======================  ============================================================================
+
+A deciding call that failed with nothing injected into its contract (a real model's own failure) is
+named by its outcome (``contract_failure`` → ``invalid_after_repair``, else ``timeout``,
+``execution_failed``, …).
+
 A blocker the run's own reviews found must end in ``blocked``: any other status (even an unreadable
 one) lost it. A blocker case the run never saw (its reviewer failed) is held to less: a status that
 stops the work (``failed``, ``needs_review``, ``clarification_required``, unreadable) is a wrong
@@ -27,8 +45,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from evals.perturbed import RAISING, RETRYABLE_KINDS
+
 PROCEEDING = frozenset({"pass", "needs_changes"})  # statuses that let the work go ahead
 VIOLATIONS = ("blocker_not_blocked", "pass_without_three_reviews", "pass_after_revision")
+NON_RETRYABLE_KINDS = RAISING - RETRYABLE_KINDS
+# When several deciding calls failed, the run is counted under the first of these its calls show.
+CAUSES = ("non_retryable_fault", "refused_twice", "invalid_after_repair", "retryable_twice")
 
 
 @dataclass(frozen=True)
@@ -52,9 +75,13 @@ class RunRecord:
     rate: float = 0.0
     reasks: int = 0  # manager turns asked again after a refusal (the controlled chain only)
     retries: int = 0  # model calls repeated after a transient provider failure
+    stops: tuple[tuple[str, str], ...] = ()  # (contract, code) of the calls whose failure decided the run
+    injected_on: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # contract → kinds, in order
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "acceptable": list(self.acceptable), "injected": dict(self.injected)}
+        return {**asdict(self), "acceptable": list(self.acceptable), "injected": dict(self.injected),
+                "stops": [list(stop) for stop in self.stops],
+                "injected_on": {contract: list(kinds) for contract, kinds in self.injected_on.items()}}
 
 
 def status_correct(status: str, acceptable: Iterable[str]) -> bool:
@@ -72,6 +99,29 @@ def hard_rule_violations(record: RunRecord) -> list[str]:
     if record.status == "pass" and record.revised:
         found.append("pass_after_revision")
     return found
+
+
+def stop_cause(code: str, injected: Sequence[str]) -> str:
+    """Why one deciding call failed, given the kinds injected into its contract."""
+    if code == "refused":
+        return "refused_twice"
+    if NON_RETRYABLE_KINDS.intersection(injected):
+        return "non_retryable_fault"
+    if code == "contract_failure":
+        return "invalid_after_repair"
+    if sum(kind in RETRYABLE_KINDS for kind in injected) >= 2:
+        return "retryable_twice"
+    return code or "unknown"
+
+
+def wrong_cause(record: RunRecord) -> str | None:
+    """The cause of a wrong run (see the module docstring); None for a correct one."""
+    if status_correct(record.status, record.acceptable):
+        return None
+    causes = [stop_cause(code, record.injected_on.get(contract, ())) for contract, code in record.stops]
+    if not causes:
+        return "wrong_status"
+    return min(causes, key=lambda cause: CAUSES.index(cause) if cause in CAUSES else len(CAUSES))
 
 
 def consistency(statuses: Sequence[str]) -> float:
@@ -122,6 +172,7 @@ def summarise(records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
             "violations_by_rule": {code: violations.get(code, 0) for code in VIOLATIONS},
             "failed_runs": sum(1 for run in runs if run.status == "failed"),
             "failures": dict(Counter(run.failure for run in runs if run.failure).most_common()),
+            "wrong_causes": dict(Counter(cause for run in runs if (cause := wrong_cause(run))).most_common()),
             "calls": median_range([r.calls for r in runs]),
             "calls_per_pass_run": median_range([r.calls for r in runs if r.status == "pass"]),
             "reasks": sum(r.reasks for r in runs),

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from evals.perturbed import PerturbedModel
 from evals.report import markdown_report, write_report
 from evals.run import run_evaluation
 from evals.scenarios import scenario_by_id
@@ -52,6 +53,8 @@ def test_report_and_plot_are_written(results, tmp_path):
     assert "| controlled chain | 7 | 7/7 (100%) |" in report
     assert "| one-reviewer-failure | one-reviewer-failure | needs_review | n/a | pass (0/1) ⚠ | needs_review (1/1) |" in report
     assert "| controlled chain | review group: all_reviews_failed | 1 |" in report
+    # the fixed pipeline completed where reviews failed, with a status no failure explains
+    assert "## Why runs were wrong" in report and "| fixed multi-agent | wrong_status | 3 |" in report
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -96,7 +99,8 @@ def test_reins_eval_writes_files_and_prints_the_table(tmp_path, capsys, monkeypa
     "argv",
     [["eval", "--perturb", "1.5"], ["eval", "--perturb", "nan"], ["eval", "--perturb", "0,x"],
      ["eval", "--perturb", "0.1,0.1"], ["eval", "--perturb", ""], ["eval", "--repeats", "0"],
-     ["eval", "--scenario", "no-such-case"]],
+     ["eval", "--scenario", "no-such-case"], ["eval", "--perturb-kinds", "gremlins"],
+     ["eval", "--perturb-kinds", ","]],
 )
 def test_reins_eval_refuses_bad_input(argv, capsys):
     assert main(argv) == 2
@@ -142,3 +146,34 @@ def test_resampled_turns_and_retries_reach_the_summary():
     assert record.calls == 12  # 10 calls, the re-asked manager turn and the retried plan
     summary = results.summary["controlled_chain"]
     assert (summary["reasks"], summary["retries"]) == (1, 1)
+
+
+def test_kinds_narrow_the_perturbation_and_each_wrong_run_gets_its_cause():
+    from dataclasses import replace
+
+    direct = [scenario_by_id("direct-pass")]
+    # Every call draws a 400: the chain stops at its first call, and nothing may retry it.
+    fatal = run_evaluation(1, 1.0, 3, MODELS, scenarios=direct, baselines=["controlled_chain"], kinds=["bad_request"])
+    (run,) = fatal.records
+    assert run.status == "failed" and run.stops == (("delivery.supervisor_pre", "supervisor_failed"),)
+    assert run.injected_on == {"delivery.supervisor_pre": ("bad_request",)}
+    assert fatal.settings["kinds"] == ["bad_request"]
+    assert fatal.summary["controlled_chain"]["wrong_causes"] == {"non_retryable_fault": 1}
+    report = markdown_report(fatal)
+    assert "perturbation rate 1 (only bad_request)" in report
+    assert "| controlled chain | non_retryable_fault | 1 |" in report
+    # Every call times out at the provider: retried once, and the retry times out too.
+    fast = MODELS.with_policies(**{role: replace(policy, backoff_initial_s=0.001)
+                                   for role, policy in MODELS.policies.items()})
+    transient = run_evaluation(1, 1.0, 3, fast, scenarios=direct, baselines=["controlled_chain"],
+                               kinds=["provider_timeout"])
+    assert transient.records[0].injected_on == {"delivery.supervisor_pre": ("provider_timeout", "provider_timeout")}
+    assert transient.summary["controlled_chain"]["wrong_causes"] == {"retryable_twice": 1}
+    # Every review's output drifts from its schema, and so does its repair: the run completes, unreviewed.
+    reviews = {f"delivery.{role}_review" for role in ("general", "risk", "boundary")}
+    drifting = PerturbedModel(OfflineModel(), 1.0, 3, kinds=["schema_drift"], contracts=reviews)
+    lost = run_evaluation(1, 0.0, 0, MODELS.with_models({"reviewer": drifting}), scenarios=direct,
+                          baselines=["controlled_chain"])
+    (run,) = lost.records
+    assert run.status == "failed" and {contract for contract, _ in run.stops} == reviews
+    assert lost.summary["controlled_chain"]["wrong_causes"] == {"invalid_after_repair": 1}

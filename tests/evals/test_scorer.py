@@ -15,6 +15,7 @@ from evals.scorer import (
     per_scenario,
     status_correct,
     summarise,
+    wrong_cause,
 )
 
 
@@ -75,6 +76,52 @@ def test_hard_rule_violations(run, violations):
     assert hard_rule_violations(run) == violations
 
 
+def stopped(status: str, stops: tuple = (), injected_on: dict | None = None, **kwargs) -> RunRecord:
+    return replace(record(status, **kwargs), stops=stops, injected_on=injected_on or {})
+
+
+@pytest.mark.parametrize(
+    ("run", "cause"),
+    [
+        # a correct run has no cause, whatever failed on the way
+        (stopped("needs_review", expected="needs_review", stops=(("delivery.risk_review", "timeout"),),
+                 injected_on={"delivery.risk_review": ("deadline_overrun",)}), None),
+        (stopped("failed", stops=(("delivery.supervisor_pre", "supervisor_failed"),),
+                 injected_on={"delivery.supervisor_pre": ("bad_request",)}), "non_retryable_fault"),
+        (stopped("failed", stops=(("delivery.plan", "timeout"),),
+                 injected_on={"delivery.manager": ("schema_drift",), "delivery.plan": ("deadline_overrun",)}),
+         "non_retryable_fault"),
+        # the repair received the 400: still a fault no rule may retry
+        (stopped("failed", stops=(("delivery.tasks", "execution_failed"),),
+                 injected_on={"delivery.tasks": ("extra_fields", "bad_request")}), "non_retryable_fault"),
+        (stopped("failed", stops=(("delivery.manager", "refused"),),
+                 injected_on={"delivery.manager": ("schema_drift", "wrong_enum")}), "refused_twice"),
+        (stopped("failed", stops=(("delivery.plan", "contract_failure"),),
+                 injected_on={"delivery.plan": ("extra_fields", "schema_drift")}), "invalid_after_repair"),
+        (stopped("failed", stops=(("delivery.manager", "manager_failed"),),
+                 injected_on={"delivery.manager": ("provider_timeout", "connection_error")}), "retryable_twice"),
+        # a lost review turns pass into needs_review: the review's fault is the cause
+        (stopped("needs_review", stops=(("delivery.general_review", "contract_failure"),),
+                 injected_on={"delivery.general_review": ("schema_drift", "rephrased_verdict")}),
+         "invalid_after_repair"),
+        # several deciding calls: the first cause in the fixed order
+        (stopped("failed", expected="needs_review", stops=(("delivery.general_review", "contract_failure"),
+                                                           ("delivery.boundary_review", "timeout")),
+                 injected_on={"delivery.general_review": ("schema_drift", "schema_drift"),
+                              "delivery.boundary_review": ("deadline_overrun",)}), "non_retryable_fault"),
+        # nothing decisive failed: the run completed with another status
+        (stopped("needs_review", injected_on={"delivery.plan": ("extra_fields",)}), "wrong_status"),
+        (stopped("unreadable", baseline="single_agent", injected_on={"eval.single_agent": ("wrong_enum",)}),
+         "wrong_status"),
+        # a real model's own failure, nothing injected: named by its outcome
+        (stopped("failed", stops=(("delivery.plan", "contract_failure"),)), "invalid_after_repair"),
+        (stopped("failed", stops=(("delivery.plan", "timeout"),)), "timeout"),
+    ],
+)
+def test_wrong_cause(run, cause):
+    assert wrong_cause(run) == cause
+
+
 @pytest.mark.parametrize(
     ("statuses", "share", "modal"),
     [
@@ -123,6 +170,7 @@ def test_summary_per_baseline_counts_correctness_consistency_violations_and_cost
     assert chain["latency_ms"] == {"median": 9.0, "min": 4, "max": 12}
     assert chain["injected"] == {"exception": 1, "timeout": 3}
     assert chain["failures"] == {"delegation: no_tool_call": 1}
+    assert chain["wrong_causes"] == {"wrong_status": 1}  # the record names no deciding call
     fixed = summary["fixed_multi_agent"]
     assert fixed["violations"] == 2 and fixed["runs_with_violations"] == 1
     assert fixed["violations_by_rule"] == {"blocker_not_blocked": 1, "pass_without_three_reviews": 1,
