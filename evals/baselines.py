@@ -187,11 +187,24 @@ def chain_stops(out: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     failure = out.get("failure") or {}
     contract = STAGE_CONTRACTS.get(str(failure.get("stage") or ""))
     if contract:
-        stops.append((contract, "refused" if failure["stage"] == "delegation" else str(failure.get("code") or "")))
+        stops.append((contract, "refused" if failure["stage"] == "delegation" else call_outcome(failure)))
     coverage = (out.get("review_bundle") or {}).get("coverage") or {}
     stops += [(REVIEW_CONTRACTS[role], outcome) for role, outcome in coverage.items()
               if outcome != "completed" and role in REVIEW_CONTRACTS]
     return tuple(stops)
+
+
+def call_outcome(failure: Mapping[str, Any]) -> str:
+    """A failed call as contract_failure | timeout | execution_failed: the supervisor and the manager
+    fail closed with their own codes, so their cause (``runtime.failures.failure_cause``) tells. A stop
+    without a cause is a rule's (e.g. ``reviewer_roles_inexact``): its code is kept."""
+    code = str(failure.get("code") or "")
+    cause = str(failure.get("cause") or "")
+    if code in ("contract_failure", "timeout", "execution_failed") or not cause:
+        return code
+    if cause.startswith("invalid output after repair"):
+        return "contract_failure"
+    return "timeout" if cause == "timeout" else "execution_failed"
 
 
 def _ms(started: float) -> int:

@@ -155,7 +155,7 @@ def test_kinds_narrow_the_perturbation_and_each_wrong_run_gets_its_cause():
     # Every call draws a 400: the chain stops at its first call, and nothing may retry it.
     fatal = run_evaluation(1, 1.0, 3, MODELS, scenarios=direct, baselines=["controlled_chain"], kinds=["bad_request"])
     (run,) = fatal.records
-    assert run.status == "failed" and run.stops == (("delivery.supervisor_pre", "supervisor_failed"),)
+    assert run.status == "failed" and run.stops == (("delivery.supervisor_pre", "execution_failed"),)
     assert run.injected_on == {"delivery.supervisor_pre": ("bad_request",)}
     assert fatal.settings["kinds"] == ["bad_request"]
     assert fatal.summary["controlled_chain"]["wrong_causes"] == {"non_retryable_fault": 1}
@@ -177,3 +177,32 @@ def test_kinds_narrow_the_perturbation_and_each_wrong_run_gets_its_cause():
     (run,) = lost.records
     assert run.status == "failed" and {contract for contract, _ in run.stops} == reviews
     assert lost.summary["controlled_chain"]["wrong_causes"] == {"invalid_after_repair": 1}
+
+
+@pytest.mark.parametrize(
+    ("out", "stops"),
+    [
+        ({"run_status": "pass", "review_bundle": {"coverage": dict.fromkeys(("general", "risk", "boundary"), "completed")}},
+         ()),
+        # the supervisor and the manager fail closed with their own codes: the cause tells what failed
+        ({"failure": {"stage": "supervisor-pre-decision", "code": "supervisor_failed",
+                      "cause": "invalid output after repair: literal_error"}},
+         (("delivery.supervisor_pre", "contract_failure"),)),
+        ({"failure": {"stage": "supervisor-pre-decision", "code": "supervisor_failed", "cause": "timeout"}},
+         (("delivery.supervisor_pre", "timeout"),)),
+        ({"failure": {"stage": "manager", "code": "manager_failed", "cause": "HTTP 400"}},
+         (("delivery.manager", "execution_failed"),)),
+        ({"failure": {"stage": "delegation", "code": "no_tool_call"}}, (("delivery.manager", "refused"),)),
+        ({"failure": {"stage": "delegate-plan", "code": "contract_failure", "cause": "invalid output after repair: x"}},
+         (("delivery.plan", "contract_failure"),)),
+        # a rule, not a call: the reviewer roles the pre-decision named were not exactly the three
+        ({"failure": {"stage": "supervisor-pre-decision", "code": "reviewer_roles_inexact"}},
+         (("delivery.supervisor_pre", "reviewer_roles_inexact"),)),
+        ({"review_bundle": {"coverage": {"general": "contract_failure", "risk": "completed", "boundary": "timeout"}}},
+         (("delivery.general_review", "contract_failure"), ("delivery.boundary_review", "timeout"))),
+    ],
+)
+def test_chain_stops_name_the_calls_that_decided_the_run(out, stops):
+    from evals.baselines import chain_stops
+
+    assert chain_stops(out) == stops
