@@ -67,7 +67,7 @@ def _build_delivery(models: ModelSet | None) -> Any:
     return build_delivery(models=models)
 
 
-def _tasklist_context(context: Any) -> dict[str, Any]:
+def _tasklist_context(context: AssistantContext | None) -> dict[str, Any]:
     return {**pipeline_context(context), "human_review": bool(getattr(context, "human_review", False))}
 
 

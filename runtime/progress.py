@@ -67,9 +67,10 @@ class Progress:
         self.event(step, "skipped", title, summary)
 
     @contextmanager
-    def step(self, step: str, title: str) -> Iterator[StepHandle]:
-        """Emit running, then completed (or the handle's status) with the duration; failed on error."""
-        handle = StepHandle()
+    def step(self, step: str, title: str, handle: StepHandle | None = None) -> Iterator[StepHandle]:
+        """Emit running, then completed (or the handle's status) with the duration; failed on error.
+        ``handle``: one the caller made (a ``StepHandle`` subclass that also keeps the trace)."""
+        handle = StepHandle() if handle is None else handle
         started = time.perf_counter()
         self.event(step, "running", title)
         try:

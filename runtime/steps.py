@@ -105,39 +105,23 @@ def trace_record(step: str, summary: str, *, limit: int = SUMMARY_LIMIT, **flags
     return record  # type: ignore[return-value]  # keys checked by TraceRecord's readers
 
 
-class RecordedStep:
+@dataclass
+class RecordedStep(StepHandle):
     """A progress step that is also a trace record: set ``status`` and ``summary`` as on a
     ``StepHandle``; ``trace()`` is the record with the summary the completing event shows."""
 
-    def __init__(self, step_id: str, handle: StepHandle, flags: Mapping[str, Any]):
-        self.step_id = step_id
-        self._handle = handle
-        self._flags = dict(flags)
-
-    @property
-    def status(self) -> str:
-        return self._handle.status
-
-    @status.setter
-    def status(self, value: str) -> None:
-        self._handle.status = value
-
-    @property
-    def summary(self) -> str:
-        return self._handle.summary
-
-    @summary.setter
-    def summary(self, value: str) -> None:
-        self._handle.summary = value
+    step_id: str = ""
+    flags: dict[str, Any] = field(default_factory=dict)
 
     def trace(self, **flags: Any) -> TraceRecord:
         """This step's trace record; ``flags`` add to (or override) those given when it started."""
-        return trace_record(self.step_id, self.summary, **{**self._flags, **flags})
+        return trace_record(self.step_id, self.summary, **{**self.flags, **flags})
 
 
 @contextmanager
 def recorded_step(progress: Progress, step_id: str, title: str, **flags: Any) -> Iterator[RecordedStep]:
     """``Progress.step`` (running, then completed or the status set; failed on an error) whose
     summary is also the step's trace record."""
-    with progress.step(step_id, title) as handle:
-        yield RecordedStep(step_id, handle, flags)
+    step = RecordedStep(step_id=step_id, flags=flags)
+    with progress.step(step_id, title, step):
+        yield step

@@ -4,14 +4,14 @@ verdict and replies."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.messages import AIMessage
+from langgraph.runtime import Runtime
 
+from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.executor import MODEL_ERROR
 from nodes.assistant.prompts import answer_messages
-from nodes.assistant.state import AssistantState
+from nodes.assistant.state import Answer, AssistantState, CheckReport, NodeSteps, Update, traced
 from policies.answer_check import (
     check_answer,
     evidence_from_records,
@@ -23,7 +23,7 @@ from policies.answer_check import (
 from policies.loop_guards import STOP_MESSAGES
 from policies.redaction import redact, truncate
 from runtime.calls import Contract
-from runtime.contracts import safe_error
+from runtime.steps import attempt, recorded_step
 from schemas.assistant import AssistantAnswer
 
 SUMMARY_LIMIT = 2000
@@ -31,6 +31,7 @@ INTENT_FAILED = ("I could not work out reliably what your request needs, so no t
                  "unverified.")
 UNSUPPORTED_NUMBERS = "No tool result supports these numbers in the answer: {numbers}."
 REMOVED_ALL = "I removed a statement about a tool result that no tool produced, so I have no verified answer."
+NO_DRAFT: Answer = {"summary": "", "evidence": [], "verdict": "failure"}
 
 
 def stop_message(stop_reason: str | None) -> str:
@@ -39,27 +40,26 @@ def stop_message(stop_reason: str | None) -> str:
     return STOP_MESSAGES.get(stop_reason or "", "")
 
 
-def draft_answer(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict[str, Any]:
-    trace = list(state.get("trace", []))
+def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     records = state.get("records", [])
-    with progress_for(runtime).step("answer", "Write the answer") as step:
-        try:
-            result = yield Contract(
+    with recorded_step(progress_for(runtime), "answer", "Write the answer") as step:
+        outcome = yield from attempt(
+            Contract(
                 "assistant.answer",
                 AssistantAnswer,
                 answer_messages(state, deps.tools, stop_message(state.get("stop_reason"))),
                 deps.models_for(runtime),
                 mode=deps.mode_for(runtime),
             )
-        except Exception as error:  # no valid answer: a deterministic one from the execution record
-            step.status, step.summary = "failed", "answer contract failed; using the execution record"
-            trace.append(f"answer: fallback ({safe_error(error, 160)})")
+        )
+        if outcome.ok:
+            step.summary = f"drafted, proposed verdict {outcome.value.value.verdict}"
+            draft: Answer = outcome.value.value.model_dump(mode="json")
+        else:  # no valid answer: a deterministic one from the execution record
+            step.status, step.summary = "failed", f"fallback from the execution record ({outcome.reason()})"
             verdict = "partial" if any(r.get("ok") for r in records) else "failure"
             draft = {"summary": fallback_summary(records), "evidence": [], "verdict": verdict}
-            return {"draft": draft, "trace": trace, "metrics": getattr(error, "metrics", {})}
-        step.summary = f"drafted, proposed verdict {result.value.verdict}"
-    trace.append(f"answer: drafted (proposed verdict {result.value.verdict})")
-    return {"draft": result.value.model_dump(mode="json"), "trace": trace, "metrics": result.metrics}
+    return {"draft": draft, "trace": traced(state, step.trace()), "metrics": outcome.metrics}
 
 
 def _notices(state: AssistantState, unfinished: tuple[int, ...]) -> list[str]:
@@ -67,24 +67,23 @@ def _notices(state: AssistantState, unfinished: tuple[int, ...]) -> list[str]:
     message = stop_message(state.get("stop_reason"))
     if message:
         notices.append(message)
-    plan = state.get("plan") or {}
-    purposes = {s["id"]: f"{s['tool']}: {s['purpose']}" for s in plan.get("steps", [])}
+    plan = state.get("plan")
+    purposes = {s["id"]: f"{s['tool']}: {s['purpose']}" for s in plan["steps"]} if plan else {}
     if unfinished:
         listed = "; ".join(f"step {i} ({purposes.get(i, '?')})" for i in unfinished)
         notices.append(f"Plan steps not finished: {listed}.")
-    if plan.get("unavailable"):
+    if plan and plan["unavailable"]:
         notices.append(f"Planned tools not available here: {', '.join(sorted(set(plan['unavailable'])))}.")
     return notices
 
 
-def check_and_reply(state: AssistantState, runtime: Any) -> dict[str, Any]:
-    trace = list(state.get("trace", []))
+def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:
     records = state.get("records", [])
-    draft = state.get("draft") or {"summary": "", "evidence": [], "verdict": "failure"}
-    plan_steps = (state.get("plan") or {}).get("steps", [])
+    draft = state.get("draft") or NO_DRAFT
+    plan = state.get("plan")
     progress = progress_for(runtime)
-    with progress.step("check", "Check the answer against the execution record") as step:
-        checked = check_answer(draft["summary"], draft.get("evidence", []), records, plan_steps)
+    with recorded_step(progress, "check", "Check the answer against the execution record") as step:
+        checked = check_answer(draft["summary"], draft["evidence"], records, plan["steps"] if plan else [])
         intent_failed = bool(state.get("intent_failed"))
         summary = checked.summary or (REMOVED_ALL if checked.findings else fallback_summary(records))
         # A turn that needed tools (or whose classification failed) must not state results no tool produced.
@@ -112,10 +111,9 @@ def check_and_reply(state: AssistantState, runtime: Any) -> dict[str, Any]:
         evidence = merge_evidence(runtime_evidence, [redact(e, 500) for e in checked.evidence])
         answer = AssistantAnswer(summary=truncate(full, SUMMARY_LIMIT), evidence=evidence, verdict=verdict)
         step.summary = f"verdict {verdict}" + (f"; {'; '.join(checked.notes)}" if checked.notes else "")
-    trace.append(f"check: verdict {verdict}" + (f" ({'; '.join(checked.notes)})" if checked.notes else ""))
     if state.get("intent") != "COMPLEX":  # a COMPLEX turn ends after its reflection
         progress.end("completed", f"verdict {verdict}")
-    report = {
+    report: CheckReport = {
         "removed_claims": [{"tool": f.tool, "reason": f.reason} for f in checked.findings],
         "markers_removed": checked.markers_removed,
         "unfinished_steps": list(checked.unfinished_steps),
@@ -126,7 +124,7 @@ def check_and_reply(state: AssistantState, runtime: Any) -> dict[str, Any]:
         "reply": answer.summary,
         "check": report,
         "messages": [AIMessage(content=answer.summary)],
-        "trace": trace,
+        "trace": traced(state, step.trace()),
     }
 
 

@@ -6,6 +6,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from nodes.assistant.context import AssistantContext
 from runtime.context import resolve_contract_mode, resolve_models
 from runtime.models import ModelSet
 from runtime.progress import Progress
@@ -14,7 +17,7 @@ from runtime.registry import ScopedTools
 WORKFLOW = "assistant"
 
 
-def pipeline_context(context: Any) -> dict[str, Any]:
+def pipeline_context(context: AssistantContext | None) -> dict[str, Any]:
     """The per-run settings every pipeline inherits from the assistant's context."""
     return {"model": getattr(context, "model", None), "contract_mode": getattr(context, "contract_mode", None)}
 
@@ -32,7 +35,7 @@ class PipelineRoute:
     build: Callable[[ModelSet | None], Any]
     make_input: Callable[[str, str], dict[str, Any]]
     read_outcome: Callable[[Mapping[str, Any]], tuple[str, str]]
-    make_context: Callable[[Any], dict[str, Any]] = pipeline_context
+    make_context: Callable[[AssistantContext | None], dict[str, Any]] = pipeline_context
 
 
 @dataclass(frozen=True)
@@ -41,18 +44,18 @@ class AssistantDeps:
     tools: ScopedTools
     pipelines: Mapping[str, PipelineRoute] = field(default_factory=dict)
 
-    def models_for(self, runtime: Any) -> ModelSet:
-        return resolve_models(getattr(runtime, "context", None), self.models)
+    def models_for(self, runtime: Runtime[AssistantContext]) -> ModelSet:
+        return resolve_models(runtime.context, self.models)
 
     @staticmethod
-    def mode_for(runtime: Any) -> str:
-        return resolve_contract_mode(getattr(runtime, "context", None))
+    def mode_for(runtime: Runtime[AssistantContext]) -> str:
+        return resolve_contract_mode(runtime.context)
 
 
-def thread_id_of(runtime: Any) -> str | None:
-    info = getattr(runtime, "execution_info", None)
-    return getattr(info, "thread_id", None) if info is not None else None
+def thread_id_of(runtime: Runtime[AssistantContext]) -> str | None:
+    info = runtime.execution_info
+    return info.thread_id if info is not None else None
 
 
-def progress_for(runtime: Any) -> Progress:
+def progress_for(runtime: Runtime[AssistantContext]) -> Progress:
     return Progress(WORKFLOW, thread_id_of(runtime) or "local")

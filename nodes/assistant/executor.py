@@ -11,11 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
+from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.prompts import step_messages
-from nodes.assistant.state import AssistantState
+from nodes.assistant.state import AssistantState, NodeSteps, PendingCall, ToolRecord, Update, traced
 from policies.answer_check import assign_plan_step
 from policies.loop_guards import (
     MAX_STEPS,
@@ -31,6 +33,7 @@ from runtime.chat_tools import ToolFailure
 from runtime.calls import ToolTurn
 from runtime.contracts import safe_error
 from runtime.registry import ScopedTools
+from runtime.steps import attempt, recorded_step
 from schemas.assistant import AssistantStep
 
 _TOOL_NAME = re.compile(r"[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*")
@@ -76,73 +79,79 @@ def _max_steps(state: AssistantState) -> int:
     return 1 if state.get("intent") == "SIMPLE_TOOL" else MAX_STEPS
 
 
-def propose_step(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict[str, Any]:
-    trace = list(state.get("trace", []))
+def tool_label(name: object) -> str:
+    """A tool name as titles and summaries show it: only a well-formed identifier, never raw text."""
+    return name if isinstance(name, str) and _TOOL_NAME.fullmatch(name) else "invalid tool name"
+
+
+def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     steps_taken = state.get("steps_taken", 0)
     records = state.get("records", [])
-    budget = check_step_budget(steps_taken, _max_steps(state))
-    if not budget.allowed:
-        if state.get("intent") == "SIMPLE_TOOL":  # its one call is done; not a stop
-            return {"pending_call": None}
-        trace.append(f"loop: stopped before step {steps_taken + 1} (step limit {MAX_STEPS})")
-        return {"pending_call": None, "stop_reason": STEP_LIMIT, "trace": trace}
-    try:
-        turn = yield ToolTurn(
-            "assistant.step", step_messages(state, deps.tools), deps.models_for(runtime), deps.tools.langchain_tools()
-        )
-    except Exception as error:  # a failing model ends the loop; what ran so far is still answered
-        trace.append(f"loop: model turn failed ({safe_error(error, 160)})")
-        return {"pending_call": None, "stop_reason": MODEL_ERROR, "trace": trace, "metrics": getattr(error, "metrics", {})}
     number = steps_taken + 1
+    budget = check_step_budget(steps_taken, _max_steps(state))
+    if not budget.allowed and state.get("intent") == "SIMPLE_TOOL":  # its one call is done; not a stop
+        return {"pending_call": None}
+    with recorded_step(progress_for(runtime), f"propose-{number}", f"Choose tool step {number}") as step:
+        if not budget.allowed:
+            step.status, step.summary = "skipped", f"loop stopped before step {number} (step limit {MAX_STEPS})"
+            return {"pending_call": None, "stop_reason": STEP_LIMIT, "trace": traced(state, step.trace())}
+        outcome = yield from attempt(
+            ToolTurn("assistant.step", step_messages(state, deps.tools), deps.models_for(runtime), deps.tools.langchain_tools())
+        )
+        if not outcome.ok:  # a failing model ends the loop; what ran so far is still answered
+            step.status, step.summary = "failed", f"loop stopped: model turn failed ({outcome.reason()})"
+            return {"pending_call": None, "stop_reason": MODEL_ERROR, "trace": traced(state, step.trace()),
+                    "metrics": outcome.metrics}
+        update, step.summary = _proposal(outcome.value.message, number, records)
+    return {**update, "trace": traced(state, step.trace()), "metrics": outcome.metrics}
+
+
+def _proposal(message: AIMessage, number: int, records: list[ToolRecord]) -> tuple[Update, str]:
+    """What the loop does with the model's tool-calling turn (step ``number``), and a summary of
+    what and why."""
     try:
-        step = parse_step(turn.message)
+        proposed = parse_step(message)
     except ValidationError as error:
-        names = [str(c.get("name", ""))[:64] for c in turn.message.tool_calls]
-        trace.append(f"step {number}: invalid tool call")
-        call = {"tool": names[0] if names else "", "args": {}, "error": f"invalid tool call: {_issues(error)}"}
-        return {"pending_call": call, "steps_taken": number, "trace": trace, "metrics": turn.metrics}
-    if step.finished:
-        trace.append(f"step {number}: the model made no tool call (done)")
-        return {"pending_call": None, "trace": trace, "metrics": turn.metrics}
-    call = step.calls[0]
-    if len(step.calls) > 1:
-        trace.append(f"step {number}: {len(step.calls) - 1} extra tool call(s) ignored (one per step)")
-    repeat = check_repeat([call_signature(r["tool"], r["args"]) for r in records], call_signature(call.tool, call.args))
+        names = [str(c.get("name", ""))[:64] for c in message.tool_calls]
+        call: PendingCall = {"tool": names[0] if names else "", "args": {}, "error": f"invalid tool call: {_issues(error)}"}
+        return {"pending_call": call, "steps_taken": number}, "invalid tool call"
+    if proposed.finished:
+        return {"pending_call": None}, "the model made no tool call (done)"
+    chosen = proposed.calls[0]
+    summary = f"proposed {chosen.tool}"
+    if len(proposed.calls) > 1:
+        summary += f"; {len(proposed.calls) - 1} extra tool call(s) ignored (one per step)"
+    repeat = check_repeat([call_signature(r["tool"], r["args"]) for r in records], call_signature(chosen.tool, chosen.args))
     if not repeat.allowed:
-        trace.append(f"loop: stopped, {call.tool} requested a third time with the same arguments")
-        return {"pending_call": None, "stop_reason": REPEATED_CALL, "trace": trace, "metrics": turn.metrics}
-    pending = {"tool": call.tool, "args": dict(call.args)}
-    return {"pending_call": pending, "steps_taken": number, "trace": trace, "metrics": turn.metrics}
+        summary += "; loop stopped, requested a third time with the same arguments"
+        return {"pending_call": None, "stop_reason": REPEATED_CALL}, summary
+    return {"pending_call": {"tool": chosen.tool, "args": dict(chosen.args)}, "steps_taken": number}, summary
 
 
-def execute_tool(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict[str, Any]:
-    call = dict(state.get("pending_call") or {})
+def execute_tool(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> Update:
+    call: PendingCall = state.get("pending_call") or {"tool": "", "args": {}}
     records = list(state.get("records", []))
-    trace = list(state.get("trace", []))
     number = len(records) + 1
-    # Titles and summaries show a tool name only when it is a well-formed identifier.
-    tool_label = str(call.get("tool") or "")
-    if not _TOOL_NAME.fullmatch(tool_label):
-        tool_label = "invalid tool name"
-    with progress_for(runtime).step(f"tool-{number}", f"Tool step {number}: {tool_label}") as step:
+    label = tool_label(call["tool"])
+    with recorded_step(progress_for(runtime), f"tool-{number}", f"Tool step {number}: {label}") as step:
         ok, output = run_tool(deps.tools, call)
-        step.status = "completed" if ok else "failed"
-        step.summary = f"{tool_label}: {'ok' if ok else 'error'}"
-    plan_steps = (state.get("plan") or {}).get("steps", [])
-    record = {
-        "n": number,
-        "step": assign_plan_step(plan_steps, records, str(call.get("tool"))) if ok else None,
-        "tool": str(call.get("tool", "")),
-        "args": call.get("args") or {},
-        "ok": ok,
-        "output": output,
-    }
-    records.append(record)
-    trace.append(f"step {number}: {tool_label} {'ok' if ok else 'error'}" + (f" (plan step {record['step']})" if record["step"] else ""))
-    update: dict[str, Any] = {"records": records, "pending_call": None, "trace": trace}
-    stall = detect_stall([r["output"] for r in records])
+        plan = state.get("plan")
+        record: ToolRecord = {
+            "n": number,
+            "step": assign_plan_step(plan["steps"] if plan else [], records, str(call["tool"])) if ok else None,
+            "tool": str(call["tool"]),
+            "args": call["args"] or {},
+            "ok": ok,
+            "output": output,
+        }
+        records.append(record)
+        # Names and status only, never the tool's output.
+        step.status, step.summary = ("completed" if ok else "failed"), f"{label}: {'ok' if ok else 'error'}"
+        stall = detect_stall([r["output"] for r in records])
+        if not stall.allowed:
+            step.summary += "; loop stopped, consecutive observations are nearly identical (stall)"
+    update: Update = {"records": records, "pending_call": None, "trace": traced(state, step.trace(plan_step=record["step"]))}
     if not stall.allowed:
-        trace.append("loop: stopped, consecutive observations are nearly identical (stall)")
         update["stop_reason"] = stall.reason
     return update
 

@@ -4,44 +4,51 @@ scope are dropped by the runtime and reported."""
 
 from __future__ import annotations
 
-from typing import Any
+from langgraph.runtime import Runtime
 
+from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.prompts import intent_messages
-from nodes.assistant.state import AssistantState
+from nodes.assistant.state import AssistantState, NodeSteps, Plan, traced
 from runtime.calls import Contract
-from runtime.contracts import ContractError, ContractTimeout, safe_error
-from schemas.assistant import AssistantIntent
+from runtime.registry import ScopedTools
+from runtime.steps import EXECUTION_FAILED, attempt, recorded_step
+from schemas.assistant import AssistantIntent, AssistantPlan
 
 
-def classify_intent(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict[str, Any]:
-    trace = list(state.get("trace", []))
-    with progress_for(runtime).step("classify-intent", "Classify the request") as step:
-        try:
-            result = yield Contract(
+def available_plan(plan: AssistantPlan, tools: ScopedTools) -> Plan:
+    """The plan with only the steps naming a chat tool; the others' tools listed as unavailable."""
+    dumped = plan.model_dump(mode="json")
+    steps = dumped["steps"]
+    return {
+        "goal": dumped["goal"],
+        "steps": [s for s in steps if tools.get(s["tool"]) is not None],
+        "unavailable": [s["tool"] for s in steps if tools.get(s["tool"]) is None],
+    }
+
+
+def classify_intent(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
+    with recorded_step(progress_for(runtime), "classify-intent", "Classify the request") as step:
+        outcome = yield from attempt(
+            Contract(
                 "assistant.intent",
                 AssistantIntent,
                 intent_messages(state, deps.tools),
                 deps.models_for(runtime),
                 mode=deps.mode_for(runtime),
             )
-        except (ContractError, ContractTimeout) as error:
+        )
+        if outcome.code == EXECUTION_FAILED:
+            raise outcome.error  # only an invalid or late classification has a fallback
+        if not outcome.ok:
             # Fail closed: without a valid classification no tool runs; the request is answered as QA.
-            step.status, step.summary = "failed", "classification invalid; answering without tools"
-            trace.append(f"intent: QA (fallback, {safe_error(error, 160)})")
-            return {"intent": "QA", "intent_failed": True, "plan": None, "trace": trace,
-                    "metrics": getattr(error, "metrics", {})}
-        decision = result.value
-        plan = None
-        if decision.plan is not None:
-            plan = decision.plan.model_dump(mode="json")
-            known = [s for s in plan["steps"] if deps.tools.get(s["tool"]) is not None]
-            dropped = [s["tool"] for s in plan["steps"] if deps.tools.get(s["tool"]) is None]
-            if dropped:
-                trace.append(f"plan: dropped {len(dropped)} step(s) naming unavailable tools ({', '.join(sorted(set(dropped)))})")
-            plan["steps"] = known
-            plan["unavailable"] = dropped
-        summary = decision.intent + (f" with {len(plan['steps'])} plan step(s)" if plan else "")
-        step.summary = summary
-    trace.append(f"intent: {summary}")
-    return {"intent": decision.intent, "plan": plan, "trace": trace, "metrics": result.metrics}
+            step.status, step.summary = "failed", f"QA (fallback, {outcome.reason()})"
+            return {"intent": "QA", "intent_failed": True, "plan": None, "trace": traced(state, step.trace()),
+                    "metrics": outcome.metrics}
+        decision = outcome.value.value
+        plan = None if decision.plan is None else available_plan(decision.plan, deps.tools)
+        step.summary = decision.intent + (f" with {len(plan['steps'])} plan step(s)" if plan else "")
+        if plan and plan["unavailable"]:
+            unavailable = ", ".join(sorted(set(plan["unavailable"])))
+            step.summary += f"; dropped {len(plan['unavailable'])} step(s) naming unavailable tools ({unavailable})"
+    return {"intent": decision.intent, "plan": plan, "trace": traced(state, step.trace()), "metrics": outcome.metrics}

@@ -9,18 +9,20 @@ from datetime import datetime, timezone
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
+from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 from pydantic import ValidationError
 
+from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from nodes.assistant.prompts import reflection_messages
-from nodes.assistant.state import AssistantState, fresh_turn
+from nodes.assistant.state import AssistantState, NodeSteps, Turn, Update, fresh_turn, traced
 from policies.memory import MAX_KEYWORDS, cut_message, keywords, rank_recollections, window_start
 from policies.redaction import redact
 from policies.slash_commands import parse_slash
 from runtime.calls import Contract, StorePut
-from runtime.contracts import safe_error
 from runtime.messages import message_text
+from runtime.steps import attempt, recorded_step
 from schemas.assistant import AssistantReflection, MemoryNote
 
 MEMORY_ROOT = "assistant-memory"
@@ -45,7 +47,7 @@ def _label(value: str) -> str:
     return cleaned[:120] or "default"
 
 
-def memory_namespace(context: Any, thread_id: str | None) -> tuple[str, ...]:
+def memory_namespace(context: AssistantContext | None, thread_id: str | None) -> tuple[str, ...]:
     """Notes live per user and, by default, per thread; ``memory_scope="user"`` shares them across
     the user's threads. Another user's notes are never in reach."""
     user = _label(getattr(context, "user_id", None) or "local")
@@ -72,7 +74,7 @@ def recall(store: BaseStore | None, namespace: tuple[str, ...], request: str) ->
     return [note["text"] for note in rank_recollections(request, _stored_notes(store, namespace))]
 
 
-def prepare_turn(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict[str, Any]:
+def prepare_turn(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> Update:
     """Reset the turn, trim the conversation to its window and recall related notes."""
     messages = list(state.get("messages", []))
     current = messages[-1] if messages and isinstance(messages[-1], HumanMessage) else None
@@ -80,29 +82,33 @@ def prepare_turn(state: AssistantState, runtime: Any, *, deps: AssistantDeps) ->
     # Chat requests are cut like any message; a slash command goes whole to its pipeline, which
     # applies its own input rules.
     request = text if parse_slash(text) else cut_message(text)
-    start = window_start([_role(m) for m in messages])
-    removed = [RemoveMessage(id=m.id) for m in messages[:start] if m.id]
-    window = messages[start:-1] if current is not None else messages[start:]
-    conversation = [{"role": _role(m), "text": cut_message(_text(m))} for m in window]
-    namespace = memory_namespace(runtime.context, thread_id_of(runtime))
-    recollections = recall(runtime.store, namespace, request) if request else []
     progress = progress_for(runtime)
     progress.start("Assistant turn")
-    trace = [f"memory: {len(conversation)} earlier message(s) in the window, {len(removed)} dropped"]
-    if recollections:
-        trace.append(f"memory: {len(recollections)} recollection(s) injected")
+    with recorded_step(progress, "memory", "Recall the conversation and related notes") as step:
+        start = window_start([_role(m) for m in messages])
+        removed = [RemoveMessage(id=m.id) for m in messages[:start] if m.id]
+        window = messages[start:-1] if current is not None else messages[start:]
+        conversation: list[Turn] = [{"role": _role(m), "text": cut_message(_text(m))} for m in window]
+        namespace = memory_namespace(runtime.context, thread_id_of(runtime))
+        recollections = recall(runtime.store, namespace, request) if request else []
+        step.summary = f"{len(conversation)} earlier message(s) in the window, {len(removed)} dropped"
+        if recollections:
+            step.summary += f"; {len(recollections)} recollection(s) injected"
     return {**fresh_turn(), "messages": removed, "request": request, "conversation": conversation,
-            "recollections": recollections, "trace": trace}
+            "recollections": recollections, "trace": [step.trace()]}
 
 
-def empty_request(state: AssistantState, runtime: Any) -> dict[str, Any]:
+def empty_request(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:
     reply = "Please type a message, or /help to see the commands."
-    progress_for(runtime).end("completed", "empty request")
+    progress = progress_for(runtime)
+    with recorded_step(progress, "input", "Read the request") as step:
+        step.summary = "empty request"
+    progress.end("completed", "empty request")
     return {
         "reply": reply,
         "answer": {"summary": reply, "evidence": [], "verdict": "failure"},
         "messages": [AIMessage(content=reply)],
-        "trace": [*state.get("trace", []), "input: empty request"],
+        "trace": traced(state, step.trace()),
     }
 
 
@@ -113,34 +119,34 @@ def _note_text(reflection: AssistantReflection) -> str:
     return redact(text, 600)
 
 
-def reflect(state: AssistantState, runtime: Any, *, deps: AssistantDeps) -> dict[str, Any]:
+def reflect(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     """After a COMPLEX task: one reflection note into the long-term store (failure is not fatal)."""
-    answer = state.get("answer") or {}
-    outcome = {"verdict": answer.get("verdict"), "stop_reason": state.get("stop_reason")}
+    answer = state.get("answer")
+    outcome = {"verdict": answer["verdict"] if answer else None, "stop_reason": state.get("stop_reason")}
     progress = progress_for(runtime)
-    metrics: dict[str, Any] = {}
-    with progress.step("reflect", "Reflect for long-term memory") as step:
+    metrics: dict[str, dict[str, int]] = {}
+    with recorded_step(progress, "reflect", "Reflect for long-term memory") as step:
         if runtime.store is None:
-            step.status, line = "skipped", "reflect: skipped, no store"
+            step.status, step.summary = "skipped", "skipped, no store"
         else:
-            try:
-                result = yield Contract(
+            reflection = yield from attempt(
+                Contract(
                     "assistant.reflection",
                     AssistantReflection,
                     reflection_messages(state, outcome),
                     deps.models_for(runtime),
                     mode=deps.mode_for(runtime),
                 )
-            except Exception as error:  # a lost lesson is not a failed turn
-                step.status, line = "skipped", f"reflect: skipped ({safe_error(error, 160)})"
-                metrics = getattr(error, "metrics", {})
-            else:
-                note = _note(result.value, state.get("request", ""))
+            )
+            metrics = dict(reflection.metrics)
+            if reflection.ok:
+                note = _note(reflection.value.value, state.get("request", ""))
                 yield StorePut(runtime.store, memory_namespace(runtime.context, thread_id_of(runtime)), uuid.uuid4().hex, note)
-                line, metrics = f"reflect: note stored ({len(note['keywords'])} keywords)", result.metrics
-        step.summary = line.removeprefix("reflect: ")[:120]
+                step.summary = f"note stored ({len(note['keywords'])} keywords)"
+            else:  # a lost lesson is not a failed turn
+                step.status, step.summary = "skipped", f"skipped ({reflection.reason()})"
     progress.end("completed", f"verdict {outcome['verdict']}")
-    return {"trace": [*state.get("trace", []), line], "metrics": metrics}
+    return {"trace": traced(state, step.trace()), "metrics": metrics}
 
 
 def _note(reflection: AssistantReflection, request: str) -> dict[str, Any]:

@@ -3,14 +3,24 @@ installed. The pipelines themselves run as subgraph nodes (``nodes/assistant/pip
 
 from __future__ import annotations
 
-from typing import Any
-
 from langchain_core.messages import AIMessage
+from langgraph.runtime import Runtime
 
+from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import progress_for
-from nodes.assistant.state import AssistantState
+from nodes.assistant.state import AssistantState, PipelineOutcome, Update, traced
 from policies.redaction import redact
-from policies.slash_commands import HELP, help_text, parse_slash, unknown_command_message, usage_problem
+from policies.slash_commands import (
+    HELP,
+    SlashCommand,
+    help_text,
+    parse_slash,
+    unknown_command_message,
+    usage_problem,
+)
+from runtime.steps import recorded_step
+from schemas.assistant import Verdict
+from schemas.trace import TraceRecord
 
 REPLY_LIMIT = 4000  # a task list or a report's conclusion and findings, bounded (policies/pipeline_reply.py)
 
@@ -19,15 +29,16 @@ def is_slash(state: AssistantState) -> bool:
     return parse_slash(state.get("request", "")) is not None
 
 
-def reply_update(state: AssistantState, reply: str, verdict: str, pipeline: dict[str, Any], evidence: list[str]) -> dict[str, Any]:
-    """The state update of a turn a slash command answered."""
+def reply_update(state: AssistantState, reply: str, verdict: Verdict, pipeline: PipelineOutcome, evidence: list[str],
+                 record: TraceRecord) -> Update:
+    """The state update of a turn a slash command answered; ``record``: its step in the trace."""
     reply = redact(reply, REPLY_LIMIT)
     return {
         "reply": reply,
         "answer": {"summary": reply, "evidence": evidence, "verdict": verdict},
         "pipeline": pipeline,
         "messages": [AIMessage(content=reply)],
-        "trace": [*state.get("trace", []), f"slash: /{pipeline['command']} → {pipeline['status']}"],
+        "trace": traced(state, record),
     }
 
 
@@ -35,21 +46,27 @@ def unavailable_message(command: str) -> str:
     return f"The /{command} pipeline is not available in this installation."
 
 
-def run_slash_command(state: AssistantState, runtime: Any) -> dict[str, Any]:
+def _by_rule(command: SlashCommand) -> tuple[str, Verdict, PipelineOutcome, str]:
+    """(reply, verdict, outcome, run summary) of a command answered by rule."""
+    if command.name == HELP:
+        return help_text(), "success", {"command": HELP, "status": "help"}, "help"
+    if not command.known:
+        name = redact(command.name, 40)
+        return unknown_command_message(name), "failure", {"command": name, "status": "unknown_command"}, "unknown command"
+    problem = usage_problem(command)
+    if problem:
+        return problem, "failure", {"command": command.name, "status": "bad_input"}, "usage"
+    # A known pipeline command with an argument reaches this node only when that pipeline is absent.
+    outcome: PipelineOutcome = {"command": command.name, "status": "unavailable"}
+    return unavailable_message(command.name), "failure", outcome, "pipeline not available"
+
+
+def run_slash_command(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:
     command = parse_slash(state.get("request", ""))
     assert command is not None  # routed here only for slash input
     progress = progress_for(runtime)
-    if command.name == HELP:
-        progress.end("completed", "help")
-        return reply_update(state, help_text(), "success", {"command": HELP, "status": "help"}, [])
-    if not command.known:
-        name = redact(command.name, 40)
-        progress.end("completed", "unknown command")
-        return reply_update(state, unknown_command_message(name), "failure", {"command": name, "status": "unknown_command"}, [])
-    problem = usage_problem(command)
-    if problem:
-        progress.end("completed", "usage")
-        return reply_update(state, problem, "failure", {"command": command.name, "status": "bad_input"}, [])
-    # A known pipeline command with an argument reaches this node only when that pipeline is absent.
-    progress.end("failed", "pipeline not available")
-    return reply_update(state, unavailable_message(command.name), "failure", {"command": command.name, "status": "unavailable"}, [])
+    with recorded_step(progress, "slash", "Answer the command") as step:
+        reply, verdict, outcome, summary = _by_rule(command)
+        step.summary = f"/{outcome['command']} → {outcome['status']}"
+    progress.end("failed" if outcome["status"] == "unavailable" else "completed", summary)
+    return reply_update(state, reply, verdict, outcome, [], step.trace())

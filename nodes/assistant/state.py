@@ -1,19 +1,93 @@
-"""State of the assistant graph.
+"""State of the assistant graph, and the records it holds.
 
 ``messages`` is the conversation (short-term memory, trimmed to the window each turn); every other
-key describes the current turn only and is reset when a turn starts. All values are plain data so
-checkpoints stay strict-msgpack safe.
+key describes the current turn only and is reset when a turn starts. All values are plain data
+(the records are ``TypedDict``s: dicts at run time) so checkpoints stay strict-msgpack safe.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
-from typing_extensions import TypedDict
+
+# typing_extensions: pydantic builds the graph's JSON schemas from these on Python 3.11.
+from typing_extensions import NotRequired, TypedDict
 
 from runtime.contracts import merge_metrics
+from schemas.assistant import Intent, Verdict
+from schemas.trace import TraceRecord
+
+
+class Answer(TypedDict):
+    """The reply as checked (``answer``), or the model's draft before the check (``draft``)."""
+
+    summary: str
+    evidence: list[str]
+    verdict: Verdict
+
+
+class PlanStep(TypedDict):
+    id: int
+    tool: str
+    purpose: str
+
+
+class Plan(TypedDict):
+    """A COMPLEX request's plan: its steps naming chat tools; ``unavailable``: the tools of the
+    steps the runtime dropped (not in the chat scope)."""
+
+    goal: str
+    steps: list[PlanStep]
+    unavailable: list[str]
+
+
+class PendingCall(TypedDict):
+    """The tool call the loop guards let through, waiting to run; ``error``: why it cannot."""
+
+    tool: str
+    args: dict[str, Any]  # the tool's own arguments, validated against its schema when it runs
+    error: NotRequired[str]
+
+
+class ToolRecord(TypedDict):
+    """One executed call: what ran, which plan step it served, what came back (errors included)."""
+
+    n: int
+    step: int | None
+    tool: str
+    args: dict[str, Any]
+    ok: bool
+    output: str
+
+
+class RemovedClaim(TypedDict):
+    tool: str
+    reason: str
+
+
+class CheckReport(TypedDict):
+    """What the check changed in the draft."""
+
+    removed_claims: list[RemovedClaim]
+    markers_removed: int
+    unfinished_steps: list[int]
+    proposed_verdict: Verdict
+
+
+class PipelineOutcome(TypedDict):
+    """A slash command's outcome: its status and, for a pipeline run, the reply body."""
+
+    command: str
+    status: str
+    summary: NotRequired[str]
+
+
+class Turn(TypedDict):
+    role: str
+    text: str
 
 
 class AssistantInput(TypedDict):
@@ -23,28 +97,39 @@ class AssistantInput(TypedDict):
 class AssistantOutput(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     reply: str
-    answer: dict[str, Any] | None
-    intent: str | None
+    answer: Answer | None
+    intent: Intent | None
     intent_failed: bool  # the intent contract failed: the turn was answered as QA, unverified
-    plan: dict[str, Any] | None
-    records: list[dict[str, Any]]
+    plan: Plan | None
+    records: list[ToolRecord]
     stop_reason: str | None
-    check: dict[str, Any] | None
-    pipeline: dict[str, Any] | None
-    trace: list[str]
+    check: CheckReport | None
+    pipeline: PipelineOutcome | None
+    trace: list[TraceRecord]  # this turn's steps, in order
     metrics: Annotated[dict[str, dict[str, int]], merge_metrics]
 
 
 class AssistantState(AssistantOutput, total=False):
     request: str
-    conversation: list[dict[str, str]]  # the window before the current request: {role, text}
+    conversation: list[Turn]  # the window before the current request
     recollections: list[str]
     steps_taken: int
-    pending_call: dict[str, Any] | None
-    draft: dict[str, Any] | None
+    pending_call: PendingCall | None
+    draft: Answer | None
 
 
-def fresh_turn() -> dict[str, Any]:
+# A node's state update (any subset of the state), and a model-calling node's generator of it.
+Update = AssistantState
+NodeSteps = Generator[Any, Any, Update]
+
+
+def traced(state: AssistantState, *records: TraceRecord) -> list[TraceRecord]:
+    """The turn's trace with this node's records added (the trace is replaced, not merged, so a
+    new turn can reset it)."""
+    return [*state.get("trace", []), *records]
+
+
+def fresh_turn() -> Update:
     """The per-turn keys at the start of a turn (a checkpointed thread keeps the previous turn's)."""
     return {
         "reply": "",

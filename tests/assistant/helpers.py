@@ -19,6 +19,11 @@ CHAT_TOOLS = ("calculator", "clock", "http_get", "read_doc")
 _ids = itertools.count(1)
 
 
+def summaries(result: dict, step: str) -> list[str]:
+    """The trace summaries of the turn's steps with this id (``propose-1`` …, ``tool-1`` …: a prefix)."""
+    return [r["summary"] for r in result["trace"] if r["step"] == step or r["step"].startswith(f"{step}-")]
+
+
 def tool_call(tool: str, **args: Any) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": tool, "args": args, "id": f"call_{next(_ids)}", "type": "tool_call"}])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.messages import HumanMessage
 
 from nodes.assistant.memory import MEMORY_ROOT
-from tests.assistant.helpers import REFLECTION, answer, block, complex_, done, prompt_of, qa, tool_call
+from tests.assistant.helpers import REFLECTION, answer, block, complex_, done, prompt_of, qa, summaries, tool_call
 
 
 def _chat_script() -> dict:
@@ -35,7 +35,7 @@ def test_the_window_keeps_eight_turns_and_cuts_long_messages_per_thread(runner):
     # The checkpointed conversation itself is trimmed to the window (8 turns = 16 messages).
     assert len(result["messages"]) == 16
     assert result["messages"][0].content == "question 4"
-    assert any("dropped" in line for line in result["trace"])
+    assert any("dropped" in line for line in summaries(result, "memory"))
 
     # Another thread starts empty: nothing of thread "a" is visible there.
     run.ask("hello", thread="b")
@@ -75,7 +75,7 @@ def test_a_reflection_note_is_recalled_in_its_thread_only(runner):
     recollections = block(prompt_of(run.model, "assistant.intent"), "recollections")
     assert recollections == "- Lesson: Fetch the exchange rate before converting."
     assert block(prompt_of(run.model, "assistant.answer"), "recollections") == recollections
-    assert "memory: 1 recollection(s) injected" in result["trace"]
+    assert summaries(result, "memory")[0].endswith("; 1 recollection(s) injected")
 
     run.ask("which exchange rate did we use?", thread="b")
     assert block(prompt_of(run.model, "assistant.intent"), "recollections") == "(none)"
@@ -132,7 +132,7 @@ def test_a_failed_reflection_does_not_fail_the_turn(runner):
     )
     result = run.ask("convert 10 EUR")
     assert result["reply"] == "10 EUR is 11 USD."
-    assert any(line.startswith("reflect: skipped") for line in result["trace"])
+    assert any(line.startswith("skipped") for line in summaries(result, "reflect"))
     assert run.store.search((MEMORY_ROOT,)) == []
 
 

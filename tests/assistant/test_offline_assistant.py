@@ -12,7 +12,7 @@ from runtime.models import ModelSet
 from runtime.offline import OfflineModel, OfflineRequest
 from runtime.offline.assistant import answer, classify, find_subtasks, next_step, reflection
 from schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection
-from tests.assistant.helpers import CHAT_TOOLS, chat_registry
+from tests.assistant.helpers import CHAT_TOOLS, chat_registry, summaries
 
 
 @pytest.mark.parametrize(
@@ -151,7 +151,7 @@ def test_offline_end_to_end_a_multi_step_request_plans_and_reflects(offline_grap
     assert [(r["step"], r["output"]) for r in result["records"][:2]] == [(1, "48"), (2, "12.5")]
     assert result["check"]["unfinished_steps"] == []
     assert result["reply"].startswith("12*4 = 48. 100/8 = 12.5. The current time is ")
-    assert any(line.startswith("reflect: note stored") for line in result["trace"])
+    assert any(line.startswith("note stored") for line in summaries(result, "reflect"))
 
 
 def test_offline_end_to_end_the_calculator_refuses_a_huge_power(offline_graph):

@@ -35,6 +35,22 @@ def test_a_turn_emits_safe_progress_events_for_each_tool_step():
     assert tool_summaries == ["calculator: ok", "clock: ok"]  # names and status only, never tool output
 
 
+@pytest.mark.parametrize("message", ["compute 2+2 and tell me the time", "why is the sky blue?", "/help", "   "])
+def test_every_trace_record_is_a_step_the_progress_events_show(message):
+    graph = build_graph(models=ModelSet.uniform(OfflineModel()), registry=chat_registry())
+    events, values = [], {}
+    for mode, chunk in graph.stream(
+        {"messages": [HumanMessage(content=message)]}, {"configurable": {"thread_id": "t"}}, stream_mode=["custom", "values"]
+    ):
+        if mode == "custom":
+            events.append(chunk)
+        else:
+            values = chunk
+    finished = [(e["step"], e["summary"]) for e in events if e["status"] != "running" and e["step"] not in ("start", "end")]
+    assert [(r["step"], r["summary"]) for r in values["trace"]] == finished
+    assert values["trace"][0]["step"] == "memory"
+
+
 @pytest.fixture
 def cli_env(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
