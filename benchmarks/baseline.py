@@ -111,9 +111,12 @@ class _State(TypedDict, total=False):
     report: str
 
 
-def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded]):
-    """The delivery chain's shape in plain LangGraph: same nodes, same calls, no guardrails."""
-    from policies.delegation import REVIEW_ROLE_OF_TOOL
+def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded], *, asynchronous: bool = False):
+    """The delivery chain's shape in plain LangGraph: same nodes, same calls, no guardrails.
+
+    ``asynchronous``: the model-calling nodes are ``async def`` and await ``ainvoke`` (the graph then
+    runs under ``ainvoke`` only) — the yardstick for concurrent runs on one event loop."""
+    from policies.delegation import MANAGER, REVIEW_ROLE_OF_TOOL
     from runtime.toolbox import default_registry
     from schemas.delivery import (
         REVIEW_CONTRACTS,
@@ -134,24 +137,55 @@ def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded]):
         "delivery.tasks": DeliveryTasks, "delivery.supervisor_post": SupervisorPostGuidance,
         **{REVIEW_CONTRACTS[role]: schema for role, schema in REVIEW_SCHEMAS.items()},
     }
-    structured = {contract: model.with_structured_output(schema) for contract, schema in schemas.items()}
-    manager = model.bind_tools(default_registry().for_scope("manager").langchain_tools())
+    runnables: dict[str, Any] = {contract: model.with_structured_output(schema) for contract, schema in schemas.items()}
+    runnables["delivery.manager"] = model.bind_tools(default_registry().for_scope(MANAGER).langchain_tools())
 
-    def call(runnable: Any, contract: str, turn: int = 0) -> Any:
-        config = {"metadata": {CONTRACT_KEY: contract, ROLE_KEY: roles[contract]}}
-        return runnable.invoke(list(prompts[contract][turn]), config)
+    def model_node(contract_of: Any, turn_of: Any, update: Any) -> Any:
+        """A node that makes one model call (the contract's recorded prompt) and turns its answer into
+        a state update; sync, or async on ``ainvoke``."""
+
+        def request(state: Any) -> tuple[Any, list[BaseMessage], dict]:
+            contract = contract_of(state)
+            config = {"metadata": {CONTRACT_KEY: contract, ROLE_KEY: roles[contract]}}
+            return runnables[contract], list(prompts[contract][turn_of(state)]), config
+
+        def run(state: Any) -> dict:
+            runnable, messages, config = request(state)
+            return update(state, runnable.invoke(messages, config))
+
+        async def arun(state: Any) -> dict:
+            runnable, messages, config = request(state)
+            return update(state, await runnable.ainvoke(messages, config))
+
+        return arun if asynchronous else run
+
+    def quick(fn: Any) -> Any:
+        """A node or edge without a model call; async, it runs on the event loop (no executor hop)."""
+        if not asynchronous:
+            return fn
+
+        async def on_loop(state: Any) -> Any:
+            return fn(state)
+
+        on_loop.__name__ = fn.__name__
+        return on_loop
+
+    def fixed(contract: str) -> Any:
+        return lambda state: contract
+
+    def first(state: Any) -> int:
+        return 0
 
     def load_context(state: _State) -> dict:
         text = (RESOURCES / "scenarios" / SCENARIO / "requirement.md").read_text(encoding="utf-8")
         context = [(RESOURCES / name).read_text(encoding="utf-8") for name in CONTEXT_FILES]
         return {"requirement": text, "context": context, "turns": 0}
 
-    def supervisor_pre(state: _State) -> dict:
-        return {"pre": call(structured["delivery.supervisor_pre"], "delivery.supervisor_pre")}
-
-    def manager_turn(state: _State) -> dict:
-        message = call(manager, "delivery.manager", state["turns"])
-        return {"calls": [c["name"] for c in message.tool_calls], "turns": state["turns"] + 1}
+    supervisor_pre = model_node(fixed("delivery.supervisor_pre"), first, lambda state, answer: {"pre": answer})
+    manager_turn = model_node(
+        fixed("delivery.manager"), lambda state: state["turns"],
+        lambda state, message: {"calls": [c["name"] for c in message.tool_calls], "turns": state["turns"] + 1},
+    )
 
     def route(state: _State) -> Any:
         if state["calls"] == ["plan-subagent"]:
@@ -160,35 +194,29 @@ def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded]):
             return "task_worker"
         return [Send("reviewer", {"contract": REVIEW_CONTRACTS[REVIEW_ROLE_OF_TOOL[name]]}) for name in state["calls"]]
 
-    def plan_worker(state: _State) -> dict:
-        return {"plan": call(structured["delivery.plan"], "delivery.plan")}
-
-    def task_worker(state: _State) -> dict:
-        return {"tasks": call(structured["delivery.tasks"], "delivery.tasks")}
-
-    def reviewer(task: Mapping[str, str]) -> dict:
-        return {"reviews": [call(structured[task["contract"]], task["contract"])]}
+    plan_worker = model_node(fixed("delivery.plan"), first, lambda state, answer: {"plan": answer})
+    task_worker = model_node(fixed("delivery.tasks"), first, lambda state, answer: {"tasks": answer})
+    reviewer = model_node(lambda task: task["contract"], first, lambda task, answer: {"reviews": [answer]})
 
     def synthesize(state: _State) -> dict:
         return {}
 
-    def supervisor_post(state: _State) -> dict:
-        return {"post": call(structured["delivery.supervisor_post"], "delivery.supervisor_post")}
+    supervisor_post = model_node(fixed("delivery.supervisor_post"), first, lambda state, answer: {"post": answer})
 
     def render_report(state: _State) -> dict:
         return {"report": f"{len(state['reviews'])} reviews; {state['post']}"}
 
     builder = StateGraph(_State)
     for name, node in (
-        ("load_context", load_context), ("supervisor_pre", supervisor_pre), ("manager", manager_turn),
+        ("load_context", quick(load_context)), ("supervisor_pre", supervisor_pre), ("manager", manager_turn),
         ("plan_worker", plan_worker), ("task_worker", task_worker), ("reviewer", reviewer),
-        ("synthesize", synthesize), ("supervisor_post", supervisor_post), ("render_report", render_report),
+        ("synthesize", quick(synthesize)), ("supervisor_post", supervisor_post), ("render_report", quick(render_report)),
     ):
         builder.add_node(name, node)
     builder.add_edge(START, "load_context")
     builder.add_edge("load_context", "supervisor_pre")
     builder.add_edge("supervisor_pre", "manager")
-    builder.add_conditional_edges("manager", route, ["plan_worker", "task_worker", "reviewer"])
+    builder.add_conditional_edges("manager", quick(route), ["plan_worker", "task_worker", "reviewer"])
     builder.add_edge("plan_worker", "manager")
     builder.add_edge("task_worker", "manager")
     builder.add_edge("reviewer", "synthesize")

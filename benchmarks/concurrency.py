@@ -8,7 +8,9 @@ one event loop, and what is left to share is the runtime's own CPU time per run.
 
 The ratio, measured in one run: median latency of N runs started together / median latency of one
 run alone — in process (``concurrent_ainvoke``) and through ``langgraph dev`` with langgraph-sdk
-(``concurrent_server``, serving ``benchmarks/server_graph.py``).
+(``concurrent_server``, serving ``benchmarks/server_graph.py``). In process, the process CPU time per
+run is printed too, and the same is measured for a plain LangGraph graph of the delivery chain's
+shape (``benchmarks/baseline.py``): the framework's own floor under the same load.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,35 +62,64 @@ class LatencyModel(OfflineModel):
         return await super()._agenerate(messages, stop, run_manager, **kwargs)
 
 
-async def _timed(graph: Any) -> float:
+async def _timed(graph: Any, given: Any = REQUIREMENT) -> float:
     started = time.perf_counter()
-    result = await graph.ainvoke(REQUIREMENT)
-    if result["run_status"] != "pass":
+    result = await graph.ainvoke(given)
+    if given is REQUIREMENT and result["run_status"] != "pass":
         raise RuntimeError(f"the benchmark scenario should pass, not {result['run_status']}")
     return time.perf_counter() - started
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One graph under load: a single run's latency and, per level, the median latency of the runs
+    started together and the process CPU time they took, per run."""
+
+    single_s: float
+    median_s: dict[int, float]
+    cpu_ms: dict[int, float]
+
+    def ratio(self, runs: int) -> float:
+        return self.median_s[runs] / self.single_s
+
+
+async def _measure(graph: Any, given: Any, levels: tuple[int, ...]) -> Measured:
+    await asyncio.gather(*(_timed(graph, given) for _ in range(5)))  # warm imports, caches, memoised answers
+    single = statistics.median([await _timed(graph, given) for _ in range(3)])
+    medians, cpu = {}, {}
+    for runs in levels:
+        started = time.process_time()
+        medians[runs] = statistics.median(await asyncio.gather(*(_timed(graph, given) for _ in range(runs))))
+        cpu[runs] = (time.process_time() - started) * 1000 / runs
+    return Measured(single, medians, cpu)
+
+
 def concurrent_ainvoke(latency_s: float = 0.2, levels: tuple[int, ...] = (50, 100)) -> dict[str, float]:
+    """Reins' delivery chain, then a plain LangGraph graph of the same shape (``benchmarks/baseline.py``:
+    async nodes, the same model calls, no guardrails) as the framework's floor under the same load."""
+    from benchmarks.baseline import build_baseline_graph, record_delivery_run
     from graphs.delivery_chain import build_graph
 
-    graph = build_graph(models=ModelSet.uniform(LatencyModel(latency_s=latency_s)))
+    reins = build_graph(models=ModelSet.uniform(LatencyModel(latency_s=latency_s)))
+    plain = build_baseline_graph(LatencyModel(latency_s=latency_s), record_delivery_run(), asynchronous=True)
 
-    async def measure() -> tuple[float, dict[int, float]]:
-        await asyncio.gather(*(_timed(graph) for _ in range(5)))  # warm imports, caches, memoised answers
-        single = statistics.median([await _timed(graph) for _ in range(3)])
-        medians = {}
-        for runs in levels:
-            medians[runs] = statistics.median(await asyncio.gather(*(_timed(graph) for _ in range(runs))))
-        return single, medians
+    async def measure() -> tuple[Measured, Measured]:
+        return await _measure(reins, REQUIREMENT, levels), await _measure(plain, {}, levels)
 
-    single, medians = asyncio.run(measure())
-    ratios = {str(runs): medians[runs] / single for runs in levels}
-    listed = "; ".join(f"{runs} concurrent: median {medians[runs]:.2f}s → ratio {ratios[str(runs)]:.2f}" for runs in levels)
+    ours, floor = asyncio.run(measure())
+
+    def listed(measured: Measured) -> str:
+        return "; ".join(
+            f"{runs} concurrent: median {measured.median_s[runs]:.2f}s → ratio {measured.ratio(runs):.2f}, "
+            f"CPU {measured.cpu_ms[runs]:.1f} ms/run" for runs in levels
+        )
+
     print(
-        f"concurrent_ainvoke: delivery runs with {latency_s * 1000:.0f} ms per model call, one alone {single:.2f}s; "
-        f"{listed} (goals: ≤ 1.5 at 50, ≤ 2 at 100)"
+        f"concurrent_ainvoke: delivery runs with {latency_s * 1000:.0f} ms per model call, one alone {ours.single_s:.2f}s; "
+        f"{listed(ours)} (goals: ≤ 1.5 at 50, ≤ 2 at 100). Plain LangGraph, same shape and calls, no guardrails "
+        f"(the framework's floor): one alone {floor.single_s:.2f}s; {listed(floor)}"
     )
-    return ratios
+    return {str(runs): ours.ratio(runs) for runs in levels} | {f"plain_{runs}": floor.ratio(runs) for runs in levels}
 
 
 # --------------------------------------------------------------------------- through the dev server

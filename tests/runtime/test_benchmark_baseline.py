@@ -23,3 +23,15 @@ def test_baseline_and_reins_make_the_same_calls_on_the_replayed_answers():
     # Sequential stages in the same order; only the three parallel reviews may interleave.
     sequential = [c for c in reins_model.served if not c.endswith("_review")]
     assert [c for c in plain_model.served if not c.endswith("_review")] == sequential
+
+
+def test_the_async_baseline_makes_the_same_calls_under_ainvoke():
+    import asyncio
+
+    recorded = record_delivery_run()
+    sync_model, async_model = ReplayModel(recorded), ReplayModel(recorded)
+    build_baseline_graph(sync_model, recorded).invoke({})
+    report = asyncio.run(build_baseline_graph(async_model, recorded, asynchronous=True).ainvoke({}))["report"]
+
+    assert report.startswith("3 reviews")
+    assert Counter(async_model.served) == Counter(sync_model.served) == Counter(r.contract for r in recorded)
