@@ -4,6 +4,9 @@ Retried: no response at all (connection refused or reset, a client-side timeout)
 statuses 408 (request timeout), 409 (conflict, e.g. a lock), 429 (rate limit) and every 5xx.
 Never retried: any other 4xx (a bad request, a wrong key, an unknown model stays wrong) and a
 schema-validation failure (that is what the contract's single repair is for).
+
+Between attempts the wait grows exponentially with up to one initial backoff of jitter, so many
+clients retrying the same outage do not come back in lockstep.
 """
 
 from __future__ import annotations
@@ -16,3 +19,9 @@ def is_retryable_status(status: int | None) -> bool:
     if status is None:
         return False
     return status in RETRYABLE_STATUSES or 500 <= status <= 599
+
+
+def backoff_s(attempt: int, initial_s: float, jitter_draw: float) -> float:
+    """The wait before the next attempt after attempt number ``attempt`` (1-based) failed:
+    ``initial·2^(attempt-1)`` plus ``jitter_draw`` (a draw from [0, 1]) times ``initial`` of jitter."""
+    return max(0.0, initial_s * 2 ** (attempt - 1) + initial_s * jitter_draw)

@@ -17,8 +17,10 @@ the same steps on the model's ``ainvoke``; graph nodes reach both through ``runt
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
+import random
 import re
 import threading
 import time
@@ -33,17 +35,17 @@ import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import ensure_config
+from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
-from tenacity import AsyncRetrying, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from policies.redaction import redact
+from policies.retry import backoff_s
 from policies.tool_choice import structured_tool_choice
 from policies.truncation import TRUNCATED, is_truncated
 from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
 from runtime.messages import message_text
-from runtime.models import RETRYABLE_ERRORS, TIMEOUT_ERRORS, ModelSet
+from runtime.models import TIMEOUT_ERRORS, ModelSet, is_retryable
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -178,23 +180,13 @@ def role_for(contract: str) -> str:
 
 
 def _config(contract: str, role: str, attempt: int = 1) -> RunnableConfig:
-    base = ensure_config()
-    metadata = {**base.get("metadata", {}), CONTRACT_KEY: contract, ROLE_KEY: role}
-    tags = [*base.get("tags", []), f"contract:{contract}"] + ([f"retry:attempt:{attempt}"] if attempt > 1 else [])
+    """The call's labels on top of the enclosing run's metadata and tags (a config passed to a
+    runnable replaces them, it does not add to them). Read from the run's config directly, not through
+    ``ensure_config``, which also copies its callback manager; the call inherits the rest anyway."""
+    base = var_child_runnable_config.get() or {}
+    metadata = {**(base.get("metadata") or {}), CONTRACT_KEY: contract, ROLE_KEY: role}
+    tags = [*(base.get("tags") or []), f"contract:{contract}"] + ([f"retry:attempt:{attempt}"] if attempt > 1 else [])
     return {"metadata": metadata, "run_name": contract, "tags": tags}
-
-
-def _retrying(models: ModelSet, role: str) -> dict[str, Any]:
-    """Tenacity settings for one call: retryable provider failures only, ``retries`` times per the
-    role's policy, waits of backoff·2ⁿ plus up to one backoff of jitter. Anything else — a 4xx, a
-    validation error, a bare ``TimeoutError`` (a deadline) — is raised at once."""
-    policy = models.policy(role)
-    return {
-        "stop": stop_after_attempt(max(policy.retries, 0) + 1),
-        "wait": wait_exponential_jitter(multiplier=policy.backoff_initial_s, jitter=policy.backoff_initial_s),
-        "retry": retry_if_exception_type(RETRYABLE_ERRORS),
-        "reraise": True,
-    }
 
 
 # A path segment is echoed only when it looks like a field name or an index: an unknown key the model
@@ -393,21 +385,37 @@ class _Caller:
             return build()
         return BOUND_RUNNABLES.get(self.models, key, build)
 
-    def _attempt(self, retry_state: Any) -> int:
-        """The attempt number; every attempt after the first is counted as a retry."""
-        attempt = retry_state.attempt_number
-        if attempt > 1:
-            self.meter.values["retries"] += 1
-        return attempt
+    def _retry_wait(self, role: str, attempt: int, error: Exception) -> float | None:
+        """After attempt number ``attempt`` failed with ``error``: the wait before the next attempt,
+        or None when the error is final. Only retryable provider failures are retried, ``retries``
+        times per the role's policy; anything else — a 4xx, a validation error, a bare
+        ``TimeoutError`` (a deadline) — is raised at once.
+        """
+        policy = self.models.policy(role)
+        if attempt > max(policy.retries, 0) or not is_retryable(error):
+            return None
+        return backoff_s(attempt, policy.backoff_initial_s, random.random())
+
+    def _next_attempt(self, attempt: int) -> int:
+        """The number of the attempt about to start; every attempt after the first counts as a retry."""
+        self.meter.values["retries"] += 1
+        return attempt + 1
 
     def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None, options=None):
         runnable = self._runnable(role, schema, method, tools, options)
         started = time.perf_counter()
         try:
-            for attempt in Retrying(**_retrying(self.models, role)):
-                with attempt:
-                    number = self._attempt(attempt.retry_state)
-                    result = runnable.invoke(list(messages), _config(self.contract, role, number))
+            attempt = 1
+            while True:
+                try:
+                    result = runnable.invoke(list(messages), _config(self.contract, role, attempt))
+                    break
+                except Exception as error:
+                    wait = self._retry_wait(role, attempt, error)
+                    if wait is None:
+                        raise
+                time.sleep(wait)
+                attempt = self._next_attempt(attempt)
         except TIMEOUT_ERRORS as error:
             self.meter.count(kind, None, started)
             raise ContractTimeout(self.contract, self.meter.snapshot()) from error
@@ -420,10 +428,17 @@ class _Caller:
         runnable = self._runnable(role, schema, method, tools, options)
         started = time.perf_counter()
         try:
-            async for attempt in AsyncRetrying(**_retrying(self.models, role)):
-                with attempt:
-                    number = self._attempt(attempt.retry_state)
-                    result = await runnable.ainvoke(list(messages), _config(self.contract, role, number))
+            attempt = 1
+            while True:
+                try:
+                    result = await runnable.ainvoke(list(messages), _config(self.contract, role, attempt))
+                    break
+                except Exception as error:
+                    wait = self._retry_wait(role, attempt, error)
+                    if wait is None:
+                        raise
+                await asyncio.sleep(wait)
+                attempt = self._next_attempt(attempt)
         except TIMEOUT_ERRORS as error:
             self.meter.count(kind, None, started)
             raise ContractTimeout(self.contract, self.meter.snapshot()) from error
