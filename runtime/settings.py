@@ -120,7 +120,9 @@ class Settings:
 def env_snapshot(env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
     """The variables settings depend on, as a hashable value (equal environments, equal snapshots)."""
     env = os.environ if env is None else env
-    return tuple(sorted((key, value) for key, value in env.items() if key.startswith(ENV_PREFIXES)))
+    # Keys first, values only for the few that match: ``os.environ`` decodes every value it hands out,
+    # and nodes take this snapshot on every step.
+    return tuple(sorted((key, env[key]) for key in env if key.startswith(ENV_PREFIXES)))
 
 
 @lru_cache(maxsize=16)
