@@ -43,10 +43,11 @@ NOTES = """\
 - **why runs were wrong** gives each wrong run one cause, from the calls whose failure decided it
   (the call a failed run stopped at, every review that did not complete) and what was injected into
   them: `non_retryable_fault` (a deadline overrun or a 400 on such a call: no rule may retry it),
-  `refused_twice` (a manager turn refused, asked again unchanged, refused again), `invalid_after_repair`
-  (invalid output, and its one repair too), `retryable_twice` (a provider timeout or connection
-  error, and its one retry failed too), `wrong_status` (nothing decisive failed; the run ended with
-  another status). A run with several such calls counts under the first cause in that order.
+  `reask_budget_spent` (a manager turn refused past the re-ask budget: by default refused, asked
+  again unchanged, refused again), `invalid_after_repair` (invalid output, and its one repair too),
+  `retryable_twice` (a provider timeout or connection error, and its one retry failed too),
+  `wrong_status` (nothing decisive failed; the run ended with another status). A run with several
+  such calls counts under the first cause in that order.
 - Raised perturbations come as providers and deadlines raise them: `provider_timeout`
   (`openai.APITimeoutError`) and `connection_error` (`openai.APIConnectionError`) are retried per
   the role's policy; `deadline_overrun` (a bare `TimeoutError`, what the run's own deadline raises)

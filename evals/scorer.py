@@ -20,7 +20,8 @@ Every wrong run gets one cause (``wrong_cause``), from the calls whose failure d
 cause                    when
 =======================  ============================================================================
 non_retryable_fault      a deciding call received a fault no rule may retry (a deadline overrun, a 400)
-refused_twice            a manager turn was refused, asked again unchanged and refused again
+reask_budget_spent       a manager turn was refused more often than the re-ask budget allows (by
+                         default: refused, asked again unchanged, refused again)
 invalid_after_repair     a deciding call's output was invalid, and so was its one repair
 retryable_twice          a transient fault (provider timeout, connection error) and then its one retry
                          failed too
@@ -51,7 +52,7 @@ PROCEEDING = frozenset({"pass", "needs_changes"})  # statuses that let the work 
 VIOLATIONS = ("blocker_not_blocked", "pass_without_three_reviews", "pass_after_revision")
 NON_RETRYABLE_KINDS = RAISING - RETRYABLE_KINDS
 # When several deciding calls failed, the run is counted under the first of these its calls show.
-CAUSES = ("non_retryable_fault", "refused_twice", "invalid_after_repair", "retryable_twice")
+CAUSES = ("non_retryable_fault", "reask_budget_spent", "invalid_after_repair", "retryable_twice")
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def hard_rule_violations(record: RunRecord) -> list[str]:
 def stop_cause(code: str, injected: Sequence[str]) -> str:
     """Why one deciding call failed, given the kinds injected into its contract."""
     if code == "refused":
-        return "refused_twice"
+        return "reask_budget_spent"
     if NON_RETRYABLE_KINDS.intersection(injected):
         return "non_retryable_fault"
     if code == "contract_failure":

@@ -95,7 +95,7 @@ def stopped(status: str, stops: tuple = (), injected_on: dict | None = None, **k
         (stopped("failed", stops=(("delivery.tasks", "execution_failed"),),
                  injected_on={"delivery.tasks": ("extra_fields", "bad_request")}), "non_retryable_fault"),
         (stopped("failed", stops=(("delivery.manager", "refused"),),
-                 injected_on={"delivery.manager": ("schema_drift", "wrong_enum")}), "refused_twice"),
+                 injected_on={"delivery.manager": ("schema_drift", "wrong_enum")}), "reask_budget_spent"),
         (stopped("failed", stops=(("delivery.plan", "contract_failure"),),
                  injected_on={"delivery.plan": ("extra_fields", "schema_drift")}), "invalid_after_repair"),
         (stopped("failed", stops=(("delivery.manager", "manager_failed"),),
