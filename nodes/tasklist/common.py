@@ -1,4 +1,4 @@
-"""What every tasklist step shares: the guard's view of the run, refusals, trace entries, progress, models."""
+"""What every tasklist step shares: the guard's view of the run, refusals and failures, progress, models."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ from typing import Any
 from policies.redaction import redact
 from policies.tasklist_machine import Counters, Limits, Machine, Verdict, limits_for
 from runtime.context import resolve_contract_mode, resolve_models
-from runtime.contracts import ContractError, ContractTimeout
 from runtime.models import ModelSet
-from runtime.progress import Progress, StepHandle
+from runtime.progress import Progress
 from runtime.resources import ResourceResolver
+from runtime.steps import CONTRACT_FAILURE, TIMEOUT, Attempt, RecordedStep, trace_record
 
 WORKFLOW = "tasklist"
-TRACE_LIMIT = 200
 
 # Static, user-facing messages for runs that stop without a model-written message.
 GUARD_STOP_MESSAGE = "The run stopped: the next action was not allowed by the tasklist agent's state machine."
@@ -72,25 +71,20 @@ def machine_of(state: Mapping[str, Any]) -> Machine:
     )
 
 
-def trace(step: str, summary: str, **flags: Any) -> dict[str, Any]:
-    entry: dict[str, Any] = {"step": step, "summary": redact(summary, TRACE_LIMIT)}
-    entry.update({k: v for k, v in flags.items() if v is not None})
-    return entry
-
-
 def progress_of(state: Mapping[str, Any]) -> Progress:
     return Progress(WORKFLOW, state.get("run_id") or "unknown")
+
+
+def stop(kind: str, message: str) -> dict[str, Any]:
+    """End the run in ``stopped`` with no task list and ``message`` for the user."""
+    return {"status": "stopped", "final_decision": "stopped", "stop_kind": kind, "artifact": None, "message": redact(message, 800)}
 
 
 def stopped(step: str, reason: str, *, kind: str, message: str = GUARD_STOP_MESSAGE) -> dict[str, Any]:
     """End the run in ``stopped``: the reason goes to the trace, a static message to the user."""
     return {
-        "status": "stopped",
-        "final_decision": "stopped",
-        "stop_kind": kind,
-        "artifact": None,
-        "message": redact(message, 800),
-        "trace": [trace(step, f"stopped: {reason}", violation=True if kind == "guard" else None)],
+        **stop(kind, message),
+        "trace": [trace_record(step, f"stopped: {reason}", violation=True if kind == "guard" else None)],
     }
 
 
@@ -98,26 +92,24 @@ def refused(step: str, verdict: Verdict) -> dict[str, Any]:
     return stopped(step, f"guard refused — {verdict.reason}", kind="guard")
 
 
-def failed_timeout(step: str, error: Any) -> dict[str, Any]:
-    """A model that does not answer in time fails the run (retries are already spent)."""
-    return {
-        "status": "failed",
-        "final_decision": "failed",
-        "stop_kind": "timeout",
-        "artifact": None,
-        "message": TIMEOUT_MESSAGE,
-        "metrics": getattr(error, "metrics", {}) or {},
-        "trace": [trace(step, f"failed: {error}")],
-    }
-
-
-def model_failed(step: StepHandle, step_id: str, what: str, error: ContractError | ContractTimeout) -> dict[str, Any]:
-    """End the run after a failed model call: invalid output after the one repair stops it safely,
-    a timeout (retries already spent) fails it. The step is marked failed either way."""
+def model_failed(step: RecordedStep, what: str, outcome: Attempt) -> dict[str, Any]:
+    """End the run after a failed model call, the step marked failed: invalid output after the one
+    repair stops it safely; a timeout (retries already spent) fails it. Any other error is not an
+    answer of the model (a provider failure) and propagates."""
+    if outcome.code not in (CONTRACT_FAILURE, TIMEOUT):
+        raise outcome.error  # type: ignore[misc]
     step.status = "failed"
-    if isinstance(error, ContractTimeout):
+    if outcome.code == TIMEOUT:
         step.summary = "the model timed out"
-        return failed_timeout(step_id, error)
+        return {
+            "status": "failed",
+            "final_decision": "failed",
+            "stop_kind": "timeout",
+            "artifact": None,
+            "message": TIMEOUT_MESSAGE,
+            "metrics": dict(outcome.metrics),
+            "trace": [trace_record(step.step_id, f"failed: {outcome.error}")],
+        }
     step.summary = f"invalid {what} after one repair"
     message = CONTRACT_STOP_MESSAGE.format(what=what)
-    return {**stopped(step_id, str(error), kind="contract", message=message), "metrics": error.metrics}
+    return {**stopped(step.step_id, str(outcome.error), kind="contract", message=message), "metrics": dict(outcome.metrics)}

@@ -14,9 +14,8 @@ from policies.tasklist_structure import (
     validate_tasklist_structure,
 )
 from runtime.calls import Text
-from runtime.contracts import ContractError, ContractTimeout
+from runtime.steps import attempt
 from nodes.tasklist import prompts
-from nodes.tasklist.common import trace
 from nodes.tasklist.intake import the_plan
 from nodes.tasklist.review import await_review, review_rejected
 from nodes.tasklist.steps import StepRun, guarded
@@ -29,33 +28,21 @@ def _with_header(state: Mapping[str, Any], markdown: str) -> str:
     return enforce_header(redact(markdown, DRAFT_TEXT_LIMIT), state["plan_uri"], state["plan"]["target_version"])
 
 
-def _write(state: Mapping[str, Any], run: StepRun, contract: str, messages: list):
-    """Write a draft (``yield from`` it in a node): (markdown with the runtime's header, metrics)."""
-    result = yield Text(contract, messages, run.models)
-    return _with_header(state, result.text), result.metrics
-
-
 @guarded("draft_v1", "Draft task list v1", acts_on=the_plan)
 def draft_v1(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
-    try:
-        markdown, metrics = yield from _write(state, run, "tasklist.draft", prompts.draft_messages(state))
-    except (ContractError, ContractTimeout) as error:  # ContractError: a draft cut off twice
-        return run.model_failed("draft", error)
-    run.summary = f"v1 written ({len(markdown)} chars)"
-    return {
-        "drafts": {"v1": markdown},
-        "metrics": metrics,
-        "trace": [trace("draft-v1", f"draft v1 written ({len(markdown)} chars), header enforced")],
-    }
+    outcome = yield from attempt(Text("tasklist.draft", prompts.draft_messages(state), run.models))
+    if not outcome.ok:  # a contract failure here: a draft cut off twice
+        return run.model_failed("draft", outcome)
+    markdown = _with_header(state, outcome.value.text)
+    run.step.summary = f"draft v1 written ({len(markdown)} chars), header enforced"
+    return {"drafts": {"v1": markdown}, "metrics": dict(outcome.metrics)}
 
 
 def _validate(state: Mapping[str, Any], run: StepRun, version: str) -> dict[str, Any]:
     result = validate_tasklist_structure(state["drafts"][version], state["plan_uri"], state["plan"]["target_version"])
-    run.summary = f"{version}: {result.status}, score {result.score}, {len(result.issue_ids)} issue(s)"
-    return {
-        "validation": {**(state.get("validation") or {}), version: result.as_dict()},
-        "trace": [trace(run.step_id, run.summary + (f": {', '.join(result.issue_ids)}" if result.issue_ids else ""))],
-    }
+    issues = f": {', '.join(result.issue_ids)}" if result.issue_ids else ""
+    run.step.summary = f"{version}: {result.status}, score {result.score}, {len(result.issue_ids)} issue(s){issues}"
+    return {"validation": {**(state.get("validation") or {}), version: result.as_dict()}}
 
 
 @guarded("validate_v1", "Validate v1 structure")
@@ -71,19 +58,19 @@ def validate_v2(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
 @guarded("warning_disposition", "Sort warnings")
 def warning_disposition(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     disposition = decide_warning_disposition(StructureValidation.from_dict(state["validation"]["v1"]))
-    run.summary = f"fix now {len(disposition.fix_now)}, manual {len(disposition.manual_review_items)}"
+    run.step.summary = (
+        f"fix now: {', '.join(disposition.fix_now) or 'none'}; {len(disposition.manual_review_items)} manual review item(s)"
+    )
     return {
         "warning_disposition": disposition.as_dict(),
         "manual_review_items": [dict(item) for item in disposition.manual_review_items],
-        "trace": [trace("warning-disposition", f"fix now: {', '.join(disposition.fix_now) or 'none'}; "
-                        f"{len(disposition.manual_review_items)} manual review item(s)")],
     }
 
 
 @guarded("review_revision", "Revision review", step_id="revision-review", pauses=True)
 def review_revision(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     """Pause for a person before the automatic revision: approve | edit{markdown} | reject."""
-    decision, update = await_review(
+    decision = await_review(
         state, run, "revision_review",
         {
             "question": "The draft needs fixes. Approve one automatic revision, edit the draft yourself, or reject?",
@@ -95,28 +82,22 @@ def review_revision(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     )
     chosen = decision["type"]
     if chosen == "reject":
-        return {**update, **review_rejected("revision-review", "revision", decision.get("reason"))}
+        return review_rejected(run, "revision", decision.get("reason"))
     if chosen == "edit":
         # The reviewer's own text becomes v2 and is validated directly; it is still the one revision.
         return {
-            **update,
             "status": "revised_v2",
             "drafts": {**state["drafts"], "v2": _with_header(state, decision["markdown"])},
             "revision_review": {"approved": True, "edited": True},
         }
-    return {**update, "revision_review": {"approved": True, "edited": False}}
+    return {"revision_review": {"approved": True, "edited": False}}
 
 
 @guarded("revise_v2", "Revise to v2")
 def revise_v2(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     fix_now = state["warning_disposition"]["fix_now"]
-    try:
-        markdown, metrics = yield from _write(state, run, "tasklist.revision", prompts.revision_messages(state, fix_now))
-    except (ContractError, ContractTimeout) as error:  # ContractError: a draft cut off twice
-        return run.model_failed("draft", error)
-    run.summary = f"v2 written for {len(fix_now)} finding(s)"
-    return {
-        "drafts": {**state["drafts"], "v2": markdown},
-        "metrics": metrics,
-        "trace": [trace("revise-v2", f"one automatic revision for: {', '.join(fix_now)}")],
-    }
+    outcome = yield from attempt(Text("tasklist.revision", prompts.revision_messages(state, fix_now), run.models))
+    if not outcome.ok:  # a contract failure here: a draft cut off twice
+        return run.model_failed("draft", outcome)
+    run.step.summary = f"one automatic revision for: {', '.join(fix_now)}"
+    return {"drafts": {**state["drafts"], "v2": _with_header(state, outcome.value.text)}, "metrics": dict(outcome.metrics)}

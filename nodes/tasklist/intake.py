@@ -9,7 +9,8 @@ from policies.redaction import redact
 from policies.tasklist_plan import REFERENCE_MESSAGES, allowed_actions, assess_readiness, extract_plan, plan_reference
 from runtime.resources import ResourceError
 from runtime.tracing import new_run_id
-from nodes.tasklist.common import TasklistDeps, progress_of, trace
+from runtime.steps import trace_record
+from nodes.tasklist.common import TasklistDeps, progress_of
 from nodes.tasklist.steps import Admission, StepRun, guarded
 
 GRAPH_VERSION = "tasklist-agent/1"
@@ -23,7 +24,7 @@ def _failed(code: str) -> dict[str, Any]:
         "stop_kind": "input",
         "artifact": None,
         "message": REFERENCE_MESSAGES[code],
-        "trace": [trace("read-plan", f"failed closed: {code}", violation=True)],
+        "trace": [trace_record("read-plan", f"failed closed: {code}", violation=True)],
     }
 
 
@@ -57,15 +58,10 @@ def read_plan(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     try:
         resource = run.deps.resources().read(uri)
     except ResourceError:
-        run.handle.status, run.summary = "failed", "refused: unknown_plan"
+        run.step.status, run.step.summary = "failed", "refused: unknown_plan"
         return _failed("unknown_plan")
-    run.summary = f"{uri} ({len(resource.text)} chars)"
-    return {
-        "plan_uri": uri,
-        "user_goal": redact(state["user_goal"], 1000),
-        "plan_text": resource.text,
-        "trace": [trace("read-plan", f"read {uri} ({len(resource.text)} chars)")],
-    }
+    run.step.summary = f"read {uri} ({len(resource.text)} chars)"
+    return {"plan_uri": uri, "user_goal": redact(state["user_goal"], 1000), "plan_text": resource.text}
 
 
 @guarded("check_readiness", "Check plan readiness")
@@ -75,13 +71,10 @@ def check_readiness(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     readiness = assess_readiness(plan, text, uri)
     actions = allowed_actions(readiness.status)
     detail = ", ".join([*readiness.missing_fields, *readiness.weak_fields]) or "nothing missing"
-    run.summary = f"{readiness.status} ({detail}); target {plan.target_version}"
+    run.step.summary = f"readiness {readiness.status}: {detail}; target version {plan.target_version}"
     return {
         "plan": plan.as_dict(),
         "readiness": readiness.as_dict(),
         "allowed_actions": list(actions),
-        "trace": [
-            trace("check-readiness", f"readiness {readiness.status}: {detail}; target version {plan.target_version}"),
-            trace("check-readiness", f"allowed actions: {', '.join(actions)}"),
-        ],
+        "trace": [trace_record(run.step_id, f"allowed actions: {', '.join(actions)}")],
     }

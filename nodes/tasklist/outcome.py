@@ -8,7 +8,7 @@ from typing import Any
 from policies.redaction import redact
 from policies.tasklist_review import evaluate_revision_effect, manual_item
 from policies.tasklist_structure import StructureValidation
-from nodes.tasklist.common import progress_of, trace
+from nodes.tasklist.common import progress_of
 from nodes.tasklist.steps import StepRun, guarded
 
 BLOCKED_MESSAGE = "The task list still fails structural validation; do not adopt it as it is."
@@ -22,7 +22,7 @@ def revision_effect(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     effect = evaluate_revision_effect(
         before, after, state["warning_disposition"]["fix_now"], len(state.get("manual_review_items") or ())
     )
-    run.summary = (
+    run.step.summary = (
         f"score {effect.score_before} -> {effect.score_after}, fixed {len(effect.fixed_issues)}, "
         f"remaining {len(effect.remaining_issues)}; {effect.final_decision}"
     )
@@ -34,7 +34,6 @@ def revision_effect(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
         "revision_effect": effect.as_dict(),
         "final_decision": effect.final_decision,
         "manual_review_items": unresolved,
-        "trace": [trace("revision-effect", run.summary)],
     }
 
 
@@ -51,12 +50,8 @@ def final(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
             "validated": validation[latest]["status"] != "fail",
         },
     }
-    run.summary = f"task list {latest}, {state['final_decision']}"
-    return {
-        "artifact": artifact,
-        "message": BLOCKED_MESSAGE if state["final_decision"] == "blocked" else None,
-        "trace": [trace("final", f"final decision {state['final_decision']}: artifact {latest}")],
-    }
+    run.step.summary = f"final decision {state['final_decision']}: artifact {latest}"
+    return {"artifact": artifact, "message": BLOCKED_MESSAGE if state["final_decision"] == "blocked" else None}
 
 
 def _summary(state: Mapping[str, Any]) -> str:
@@ -91,4 +86,5 @@ def finish(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     summary = redact(_summary(state), 300)
     decision = state.get("final_decision") or ("failed" if state.get("status") == "failed" else "stopped")
     progress_of(state).end("failed" if decision == "failed" else "completed", summary)
-    return {"final_decision": decision, "summary": summary, "trace": [trace("finish", f"final decision: {decision}")]}
+    run.step.summary = f"final decision: {decision}"
+    return {"final_decision": decision, "summary": summary}

@@ -5,37 +5,33 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from policies.redaction import redact, redact_mapping
+from policies.redaction import redact_mapping
 from policies.tasklist_review import CONTEXT_READ_FAILED_TITLE, manual_item
 from runtime.calls import Contract
-from runtime.contracts import ContractError, ContractTimeout
 from runtime.resources import PROMPT_CHARS, ResourceError, cut_for_prompt
+from runtime.steps import attempt
 from schemas.tasklist import PlanningDecision
 from nodes.tasklist import prompts
-from nodes.tasklist.common import trace
+from nodes.tasklist.common import stop
 from nodes.tasklist.steps import StepRun, guarded
 
 
 @guarded("planning_decision", "Choose the next action")
 def planning_decision(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
-    try:
-        result = yield Contract(
-            "tasklist.planning_decision", PlanningDecision, prompts.planning_messages(state), run.models, mode=run.contract_mode
-        )
-    except (ContractError, ContractTimeout) as error:
-        return run.model_failed("planning decision", error)
-    chosen = result.value.decision.type
+    outcome = yield from attempt(Contract(
+        "tasklist.planning_decision", PlanningDecision, prompts.planning_messages(state), run.models, mode=run.contract_mode
+    ))
+    if not outcome.ok:
+        return run.model_failed("planning decision", outcome)
+    proposed = outcome.value.value  # the PlanningDecision, validated against its contract
+    chosen = proposed.decision.type
     refusal = run.refused_unless_allowed(choice=chosen)
     if refusal is not None:
-        return {**refusal, "metrics": result.metrics}
-    run.summary = f"chose {chosen}"
+        return {**refusal, "metrics": dict(outcome.metrics)}
+    run.step.summary = f"chose {chosen} from {len(state['allowed_actions'])} allowed action(s)"
     # Stored redacted: the decision is shown to people, and a model may echo a secret from the plan.
-    decision = redact_mapping(result.value.model_dump(mode="json"), 2000)
-    update: dict[str, Any] = {
-        "decision": decision,
-        "metrics": result.metrics,
-        "trace": [trace("planning-decision", f"chose {chosen} from {len(state['allowed_actions'])} allowed action(s)")],
-    }
+    decision = redact_mapping(proposed.model_dump(mode="json"), 2000)
+    update: dict[str, Any] = {"decision": decision, "metrics": dict(outcome.metrics)}
     if chosen == "proceed_with_manual_review_items":
         items = decision["decision"]["review_items"]
         update["manual_review_items"] = [manual_item(i["title"], i["detail"], i["severity"]) for i in items]
@@ -44,14 +40,8 @@ def planning_decision(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
 
 def _stop_as_decided(state: Mapping[str, Any], run: StepRun, field: str, kind: str) -> dict[str, Any]:
     """End the run with the question or boundary message the planning decision wrote."""
-    run.summary = "the run stops here; no draft is written"
-    return {
-        "final_decision": "stopped",
-        "stop_kind": kind,
-        "artifact": None,
-        "message": redact(state["decision"]["decision"][field], 800),
-        "trace": [trace(run.step_id, f"stopped by {run.action}; no draft written")],
-    }
+    run.step.summary = f"stopped by {run.action}; no draft written"
+    return stop(kind, state["decision"]["decision"][field])
 
 
 @guarded("ask_clarification", "Ask a clarification question")
@@ -75,15 +65,11 @@ def read_optional_context(state: Mapping[str, Any], run: StepRun) -> dict[str, A
         resource = run.deps.resources().read(uri)
     except ResourceError as error:
         # A failed read degrades: the run continues on the plan alone, and a person is told.
-        run.summary = f"{uri} could not be read; continuing without it"
+        run.step.summary = f"read of {uri} failed; continuing with a manual review item"
         detail = f"{uri} could not be read ({error}); the task list is based on the plan alone."
         return {
             "context_doc": {"uri": uri, "ok": False},
             "manual_review_items": [manual_item(CONTEXT_READ_FAILED_TITLE, detail, "warning")],
-            "trace": [trace("read-optional-context", f"read of {uri} failed; continuing with a manual review item")],
         }
-    run.summary = f"{uri} ({len(resource.text)} chars)"
-    return {
-        "context_doc": {"uri": uri, "ok": True, "text": cut_for_prompt(resource.text, PROMPT_CHARS)},
-        "trace": [trace("read-optional-context", f"read {uri} ({len(resource.text)} chars)")],
-    }
+    run.step.summary = f"read {uri} ({len(resource.text)} chars)"
+    return {"context_doc": {"uri": uri, "ok": True, "text": cut_for_prompt(resource.text, PROMPT_CHARS)}}

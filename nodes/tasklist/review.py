@@ -17,7 +17,7 @@ from typing import Any
 
 from langgraph.types import interrupt
 
-from nodes.tasklist.common import stopped, trace
+from nodes.tasklist.common import stop
 from nodes.tasklist.steps import StepRun
 from policies.tasklist_review import check_review_decision
 from schemas.tasklist import review_decision_forms, review_response_schema
@@ -43,8 +43,8 @@ def review_request(
 def await_review(
     state: Mapping[str, Any], run: StepRun, kind: str, payload: Mapping[str, Any],
     options: tuple[str, ...], examples: Mapping[str, Mapping[str, Any]] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Pause for a person until they give a valid decision; return it plus the update every review records."""
+) -> dict[str, Any]:
+    """Pause for a person until they give a valid decision; return it (the step's summary says which)."""
     request = review_request(state, kind, payload, options, examples)
     schema = review_response_schema(kind, options)
     check = check_review_decision(kind, options, interrupt(request, response_schema=schema))
@@ -56,14 +56,11 @@ def await_review(
     decision = check.decision
     chosen = decision["type"]
     after = f" after {refused_answers} refused answer(s)" if refused_answers else ""
-    run.summary = f"reviewer chose {chosen}{after}"
-    return decision, {"trace": [trace(run.step_id, run.summary)]}
+    run.step.summary = f"reviewer chose {chosen}{after}"
+    return decision
 
 
-def review_rejected(step_id: str, what: str, reason: str | None) -> dict[str, Any]:
+def review_rejected(run: StepRun, what: str, reason: str | None) -> dict[str, Any]:
     """A reviewer's reject ends the run in ``stopped`` with their (redacted) reason."""
-    message = REVIEW_REJECTED_MESSAGE.format(what=what) + (f" Reason: {reason}" if reason else "")
-    return {
-        **stopped(step_id, f"the reviewer rejected the {what}", kind="review_rejected", message=message),
-        "trace": [trace(step_id, "reviewer chose reject; the run stops")],
-    }
+    run.step.summary += "; the run stops"
+    return stop("review_rejected", REVIEW_REJECTED_MESSAGE.format(what=what) + (f" Reason: {reason}" if reason else ""))

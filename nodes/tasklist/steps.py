@@ -1,10 +1,11 @@
 """``guarded(action)``: the one wrapper around every step of the tasklist agent.
 
-A step's body holds only what the step does. The wrapper, around it: the progress step, the
+A step's body holds only what the step does, and says what it did in ``run.step.summary``. The
+wrapper, around it: the recorded step (one summary for the progress event and the trace record), the
 machine's guard (a refusal ends the run in ``stopped``), and, once the body has returned, the
 status the action leads to and the counters it spends (``policies/tasklist_machine.py``). A body
 that marks its step failed (a failed model call, input that fails closed) has not taken the step:
-its update stands as it is, nothing counted.
+its update, with its own trace record, stands as it is and nothing is counted.
 
 Every wrapped step registers under its action, so the graph builds its nodes from the same table
 as its edges: a new step is a row in the machine's table and one body here in ``nodes/tasklist``.
@@ -20,8 +21,8 @@ from typing import Any
 from policies.tasklist_machine import Proposal, Verdict, counters_after, counts_as_step, guard
 from runtime.calls import drive
 from runtime.models import ModelSet
-from runtime.contracts import ContractError, ContractTimeout
 from runtime.progress import StepHandle
+from runtime.steps import Attempt, RecordedStep, recorded_step
 from nodes.tasklist.common import TasklistDeps, machine_of, model_failed, progress_of, refused
 
 STEPS: dict[str, Callable[..., Any]] = {}
@@ -44,14 +45,17 @@ class Admission:
 
 @dataclass
 class StepRun:
-    """What a step's body works with: the run's runtime and build options, and its progress step."""
+    """What a step's body works with: the run's runtime and build options, and its recorded step."""
 
     action: str
-    step_id: str
     runtime: Any
     deps: TasklistDeps
-    handle: StepHandle
+    step: RecordedStep
     state: Mapping[str, Any]
+
+    @property
+    def step_id(self) -> str:
+        return self.step.step_id
 
     @property
     def models(self) -> ModelSet:
@@ -61,13 +65,9 @@ class StepRun:
     def contract_mode(self) -> str:
         return self.deps.contract_mode(self.runtime)
 
-    @property
-    def summary(self) -> str:
-        return self.handle.summary
-
-    @summary.setter
-    def summary(self, text: str) -> None:
-        self.handle.summary = text
+    def model_failed(self, what: str, outcome: Attempt) -> dict[str, Any]:
+        """The update that ends the run after the failed model call ``outcome`` (``what`` it should have given)."""
+        return model_failed(self.step, what, outcome)
 
     def refused_unless_allowed(self, **details: Any) -> dict[str, Any] | None:
         """Ask the guard again with what the body has learnt (the model's choice); the refusal, if any."""
@@ -75,11 +75,8 @@ class StepRun:
         return None if verdict.allowed else self.refuse(verdict)
 
     def refuse(self, verdict: Verdict) -> dict[str, Any]:
-        self.handle.status, self.handle.summary = "failed", verdict.reason
+        self.step.status, self.step.summary = "failed", verdict.reason
         return refused(self.step_id, verdict)
-
-    def model_failed(self, what: str, error: ContractError | ContractTimeout) -> dict[str, Any]:
-        return model_failed(self.handle, self.step_id, what, error)
 
 
 Body = Callable[[Mapping[str, Any], StepRun], Any]
@@ -102,21 +99,21 @@ class _Step:
         admission = self.admits(state, runtime, deps) if self.admits else Admission({})
         state = {**state, **admission.fields, **admission.view}
         progress = progress_of(state)
-        run = StepRun(self.action, self.step_id, runtime, deps, StepHandle(), state)
+        run = StepRun(self.action, runtime, deps, RecordedStep(self.step_id, StepHandle(), {}), state)
         if self.reports and not self.pauses:
-            with progress.step(self.step_id, self.title) as run.handle:
+            with recorded_step(progress, self.step_id, self.title) as run.step:
                 update = yield from self._guarded(body, run, admission)
         else:
             update = yield from self._guarded(body, run, admission)
         if self.pauses:
             # A human review is replayed on every resume, so it reports once, when the person has
             # answered (or when the guard refused it), never as a running step.
-            progress.event(self.step_id, run.handle.status, self.title, run.handle.summary)
+            progress.event(self.step_id, run.step.status, self.title, run.step.summary)
         return {**admission.fields, **update}
 
     def _guarded(self, body: Body, run: StepRun, admission: Admission) -> Generator[Any, Any, dict]:
         if admission.failure is not None:
-            run.handle.status, run.handle.summary = "failed", admission.reason
+            run.step.status, run.step.summary = "failed", admission.reason
             return dict(admission.failure)
         machine = machine_of(run.state)
         verdict = guard(machine, self.proposal(run.state))
@@ -124,7 +121,11 @@ class _Step:
             return run.refuse(verdict)
         result = body(run.state, run)
         update = (yield from result) if inspect.isgenerator(result) else result
-        if run.handle.status == "failed" or not counts_as_step(self.action):
+        if run.step.status == "failed":
+            return update
+        # The step's record first, then any the body adds.
+        update = {**update, "trace": [run.step.trace(), *update.get("trace", ())]}
+        if not counts_as_step(self.action):
             return update
         status = update.get("status", verdict.next_status)
         return {"status": status, "counters": counters_after(machine, self.action, status).as_dict(), **update}

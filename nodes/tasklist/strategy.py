@@ -9,10 +9,9 @@ from typing import Any
 from policies.redaction import redact, redact_mapping
 from policies.tasklist_review import strategy_review_options
 from runtime.calls import Contract
-from runtime.contracts import ContractError, ContractTimeout
+from runtime.steps import attempt
 from schemas.tasklist import TasklistStrategy
 from nodes.tasklist import prompts
-from nodes.tasklist.common import trace
 from nodes.tasklist.review import await_review, review_rejected
 from nodes.tasklist.steps import StepRun, guarded
 
@@ -30,22 +29,16 @@ def decide_strategy(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
         strategy, metrics, how = state["decision"]["strategy"], {}, "adopted from the planning decision"
     else:
         feedback = (state.get("strategy_review") or {}).get("feedback") if regenerating else None
-        try:
-            result = yield Contract(
-                "tasklist.strategy", TasklistStrategy, prompts.strategy_messages(state, feedback), run.models,
-                mode=run.contract_mode,
-            )
-        except (ContractError, ContractTimeout) as error:
-            return run.model_failed("split strategy", error)
-        strategy, metrics = redact_mapping(result.value.model_dump(mode="json"), 500), result.metrics
+        outcome = yield from attempt(Contract(
+            "tasklist.strategy", TasklistStrategy, prompts.strategy_messages(state, feedback), run.models,
+            mode=run.contract_mode,
+        ))
+        if not outcome.ok:
+            return run.model_failed("split strategy", outcome)
+        strategy, metrics = redact_mapping(outcome.value.value.model_dump(mode="json"), 500), dict(outcome.metrics)
         how = "regenerated for the reviewer's response" if regenerating else "generated with the optional context"
-    run.summary = f"{_describe(strategy)} ({how})"
-    return {
-        "strategy": strategy,
-        "strategy_review": {"approved": False, "feedback": None},
-        "metrics": metrics,
-        "trace": [trace("decide-strategy", f"strategy {_describe(strategy)}; {how}")],
-    }
+    run.step.summary = f"strategy {_describe(strategy)}; {how}"
+    return {"strategy": strategy, "strategy_review": {"approved": False, "feedback": None}, "metrics": metrics}
 
 
 @guarded("review_strategy", "Strategy review", step_id="strategy-review", pauses=True)
@@ -53,7 +46,7 @@ def review_strategy(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     """Pause for a person: approve | edit{strategy} | reject{reason} | respond{feedback} (respond once)."""
     counters, limits = state["counters"], state["limits"]
     options = strategy_review_options(counters["strategy_regenerations"], limits["max_strategy_regenerations"])
-    decision, update = await_review(
+    decision = await_review(
         state, run, "strategy_review",
         {
             "question": "Approve the task-list split strategy before the draft is written?",
@@ -65,9 +58,8 @@ def review_strategy(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     )
     chosen = decision["type"]
     if chosen == "reject":
-        return {**update, **review_rejected("strategy-review", "split strategy", decision["reason"])}
+        return review_rejected(run, "split strategy", decision["reason"])
     if chosen == "respond":
-        return {**update, "strategy_review": {"approved": False, "feedback": redact(decision["feedback"], 2000)}}
-    if chosen == "edit":
-        update["strategy"] = redact_mapping(decision["strategy"], 500)
-    return {**update, "strategy_review": {"approved": True, "feedback": None}}
+        return {"strategy_review": {"approved": False, "feedback": redact(decision["feedback"], 2000)}}
+    edited = {"strategy": redact_mapping(decision["strategy"], 500)} if chosen == "edit" else {}
+    return {**edited, "strategy_review": {"approved": True, "feedback": None}}
