@@ -21,7 +21,6 @@ from typing import Any
 from policies.tasklist_machine import Proposal, Verdict, counters_after, counts_as_step, guard
 from runtime.calls import drive
 from runtime.models import ModelSet
-from runtime.progress import StepHandle
 from runtime.steps import Attempt, RecordedStep, recorded_step
 from nodes.tasklist.common import TasklistDeps, machine_of, model_failed, progress_of, refused
 
@@ -99,7 +98,7 @@ class _Step:
         admission = self.admits(state, runtime, deps) if self.admits else Admission({})
         state = {**state, **admission.fields, **admission.view}
         progress = progress_of(state)
-        run = StepRun(self.action, runtime, deps, RecordedStep(self.step_id, StepHandle(), {}), state)
+        run = StepRun(self.action, runtime, deps, RecordedStep(step_id=self.step_id), state)
         if self.reports and not self.pauses:
             with recorded_step(progress, self.step_id, self.title) as run.step:
                 update = yield from self._guarded(body, run, admission)
