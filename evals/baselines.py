@@ -23,7 +23,7 @@ from runtime.models import ModelSet
 from runtime.resources import ResourceError, ResourceResolver
 from evals.markers import BLOCKING, fixed_status, read_marker, review_verdict, single_agent_reading
 from evals.prompts import fixed_plan_messages, fixed_review_messages, fixed_tasks_messages, single_agent_messages
-from nodes.delivery.common import outcome_of
+from runtime.steps import failure_code
 from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
 from schemas.delivery import REVIEW_CONTRACTS, REVIEWER_ROLES
 
@@ -94,7 +94,7 @@ def run_single_agent(payload: Mapping[str, str], models: ModelSet, resolver: Res
     except Exception as error:  # the one call failed: nothing to read
         return RunOutcome("failed", 0, False, False, **_cost(getattr(error, "metrics", {}) or metrics),
                           elapsed_ms=_ms(started), error=safe_error(error, 200),
-                          failure=f"single call: {outcome_of(error)}", stops=(("eval.single_agent", outcome_of(error)),))
+                          failure=f"single call: {failure_code(error)}", stops=(("eval.single_agent", failure_code(error)),))
     reading = single_agent_reading(result.text)
     completed = sum(1 for verdict in reading["verdicts"].values() if verdict is not None)
     return RunOutcome(reading["status"] or UNREADABLE, completed, bool(reading["blocker_seen"]), False,
@@ -115,8 +115,8 @@ def run_fixed_multi_agent(payload: Mapping[str, str], models: ModelSet, resolver
     except Exception as error:  # no plan or no tasks: the pipeline cannot go on
         metrics = merge_metrics(metrics, getattr(error, "metrics", {}))
         return RunOutcome("failed", 0, False, False, **_cost(metrics), elapsed_ms=_ms(started),
-                          error=safe_error(error, 200), failure=f"{stage}: {outcome_of(error)}",
-                          stops=((f"eval.fixed_{stage}", outcome_of(error)),))
+                          error=safe_error(error, 200), failure=f"{stage}: {failure_code(error)}",
+                          stops=((f"eval.fixed_{stage}", failure_code(error)),))
 
     skipped: dict[str, str] = {}
 
@@ -126,7 +126,7 @@ def run_fixed_multi_agent(payload: Mapping[str, str], models: ModelSet, resolver
             result = invoke_text(f"eval.fixed_{role}_review", messages, models)
             return result.text, result.metrics
         except Exception as error:  # skipped: this pipeline has no rule for a missing review
-            skipped[role] = outcome_of(error)
+            skipped[role] = failure_code(error)
             return None, getattr(error, "metrics", {})
 
     with ThreadPoolExecutor(max_workers=len(REVIEWER_ROLES), thread_name_prefix="fixed-review") as pool:

@@ -1,4 +1,5 @@
-"""What the delivery nodes share: their dependencies, progress, trace entries and artifact records."""
+"""What the delivery nodes share: their dependencies, progress, trace records, failures and artifact
+records."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from policies.deadlines import contract_deadline_s
 from policies.delegation import DEFAULT_POLICY, DelegationPolicy
 from policies.redaction import redact, redact_mapping
 from runtime.context import resolve_contract_mode, resolve_models
+from runtime.failures import failure_cause
 from runtime.models import ModelSet
 from runtime.progress import Progress
 from runtime.registry import ScopedTools, SubagentToolDefinition
 from runtime.resources import ResourceResolver
+from runtime.steps import Attempt, failure_label, trace_record
+from schemas.trace import TraceRecord
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.state import ArtifactRecord, DeliveryState, Failure, ToolResultView
 
@@ -78,8 +82,9 @@ def progress(state: Mapping[str, Any]) -> Progress:
     return Progress(WORKFLOW, state.get("run_id") or "unknown")
 
 
-def trace(step: str, summary: str) -> list[dict[str, str]]:
-    return [{"step": step, "summary": redact(summary, TRACE_LIMIT)}]
+def trace(step: str, summary: str) -> list[TraceRecord]:
+    """A trace entry that is not a progress step's summary (those come from ``recorded_step``)."""
+    return [trace_record(step, summary, limit=TRACE_LIMIT)]
 
 
 def fail(stage: str, code: str, message: str, error: BaseException | None = None) -> DeliveryState:
@@ -87,10 +92,16 @@ def fail(stage: str, code: str, message: str, error: BaseException | None = None
     that caused it, its redacted cause class (``connection refused``, ``HTTP 401``, …)."""
     failure = Failure(stage=stage, code=code, message=redact(message, 300))
     if error is not None:
-        from runtime.failures import failure_cause
-
         failure["cause"] = failure_cause(error)
     return {"failure": failure, "trace": trace(stage, f"failed closed: {code}")}
+
+
+def call_failed(stage: str, code: str, message: str, outcome: Attempt) -> DeliveryState:
+    """A failed model call that stops the run: ``fail`` with the metrics the call spent, and a trace
+    entry naming the failure (its code and type, never the provider's message)."""
+    failed = fail(stage, code, message, outcome.error)
+    return {**failed, "contract_metrics": dict(outcome.metrics),
+            "trace": [*failed["trace"], *trace(stage, failure_label(outcome.error))]}
 
 
 def clean(value: Any) -> Any:
@@ -105,28 +116,6 @@ def artifact_record(artifact_id: str, revision: int, value: Mapping[str, Any], r
 def without_markdown(value: Mapping[str, Any]) -> dict[str, Any]:
     """An artifact as the next model sees it: validated fields, no internal ids, no long markdown."""
     return {k: v for k, v in value.items() if k != "markdown"}
-
-
-def outcome_of(error: BaseException) -> str:
-    """A failure as a worker outcome: contract_failure | timeout | execution_failed."""
-    from runtime.contracts import ContractError, ContractTimeout
-
-    if isinstance(error, ContractError):
-        return "contract_failure"
-    if isinstance(error, (ContractTimeout, TimeoutError)):
-        return "timeout"
-    return "execution_failed"
-
-
-def error_label(error: BaseException) -> str:
-    """What a trace may say about a failure: the outcome, issue codes for a contract, else the type.
-    Provider messages are never copied (they can carry request details)."""
-    from runtime.contracts import ContractError
-
-    code = outcome_of(error)
-    if isinstance(error, ContractError):
-        return f"{code} ({', '.join(f'{i.path}: {i.code}' for i in error.issues)})"
-    return code if code == "timeout" else f"{code} ({type(error).__name__})"
 
 
 def artifact_id(kind: str, run_id: str) -> str:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 import uuid
+
 from langgraph.runtime import Runtime
 
 from policies.delivery_input import classify_delivery_input
 from policies.redaction import redact
 from runtime.resources import ResourceError, ResourceNotFound
-from nodes.delivery.common import DeliveryDeps, fail, progress, trace
+from runtime.steps import recorded_step
+from nodes.delivery.common import DeliveryDeps, fail, progress
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
 from nodes.delivery.state import ContextBlock, DeliveryState, Governance
@@ -28,7 +30,7 @@ def make_load_context(deps: DeliveryDeps):
         base: DeliveryState = {"run_id": run_id, "started_at": time.time(), "manager_turns": 0}
         events = progress({"run_id": run_id})
         events.start("Delivery chain")
-        with events.step("load", "Load requirement and context") as step:
+        with recorded_step(events, "load", "Load requirement and context") as step:
             decision = classify_delivery_input(state.get("requirement"), state.get("requirement_uri"))
             if decision.kind == "rejected":
                 step.status, step.summary = "failed", f"input refused: {decision.code}"
@@ -82,7 +84,7 @@ def make_load_context(deps: DeliveryDeps):
             "context_blocks": blocks,
             "warnings": warnings,
             "governance": governance,
-            "trace": trace("load", step.summary),
+            "trace": [step.trace()],
         }
 
     return load_context

@@ -18,7 +18,8 @@ from langgraph.types import Command
 
 from policies.delegation import SUBAGENT_TOOLS, manager_offer
 from runtime.calls import ToolTurn
-from nodes.delivery.common import DeliveryDeps, error_label, fail, progress, trace
+from runtime.steps import attempt
+from nodes.delivery.common import DeliveryDeps, call_failed, fail, progress, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import manager_messages
 from nodes.delivery.routing import delegation_verdict, ledger, reviewer_sends
@@ -58,27 +59,18 @@ def make_manager(deps: DeliveryDeps):
     def manager(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterManager]]:
         turn_number = state.get("manager_turns", 0) + 1
         messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []))
-        try:
-            models = deps.models_for(runtime)
-            offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
-            turn = yield ToolTurn("delivery.manager", messages, models, [tools[name] for name in offer.tools], offer.options)
-        except NotImplementedError:
-            return Command(
-                update={"manager_turns": turn_number, **fail("manager", "tool_calling_unsupported", NO_TOOL_CALLING)},
-                goto="fail_closed",
-            )
-        except Exception as error:
-            failed = fail("manager", "manager_failed", "The manager model call failed.", error)
-            return Command(
-                update={
-                    "manager_turns": turn_number,
-                    "contract_metrics": getattr(error, "metrics", {}),
-                    **failed,
-                    "trace": failed["trace"] + trace("manager", error_label(error)),
-                },
-                goto="fail_closed",
-            )
-        calls = proposed_calls(turn.message)
+        models = deps.models_for(runtime)
+        offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
+        outcome = yield from attempt(
+            ToolTurn("delivery.manager", messages, models, [tools[name] for name in offer.tools], offer.options)
+        )
+        if isinstance(outcome.error, NotImplementedError):  # LangChain's answer when a model cannot bind tools
+            failed = fail("manager", "tool_calling_unsupported", NO_TOOL_CALLING)
+            return Command(update={"manager_turns": turn_number, **failed}, goto="fail_closed")
+        if not outcome.ok:
+            failed = call_failed("manager", "manager_failed", "The manager model call failed.", outcome)
+            return Command(update={"manager_turns": turn_number, **failed}, goto="fail_closed")
+        calls = proposed_calls(outcome.value.message)
         known = [c["name"] for c in calls if c["name"] in deps.tools.names]
         unknown = len(calls) - len(known)
         summary = f"turn {turn_number}: proposed {', '.join(known) or 'no registered tool'}"
@@ -89,7 +81,7 @@ def make_manager(deps: DeliveryDeps):
             "manager_turns": turn_number,
             "pending_calls": calls,
             "delegation": verdict,
-            "contract_metrics": turn.metrics,
+            "contract_metrics": dict(outcome.metrics),
             "trace": trace("manager", summary),
         }
         if verdict["next"] != "reviewer":

@@ -13,11 +13,13 @@ from policies.delivery_report import narrative, render_delivery_report
 from policies.revision import status_after_revision
 from runtime.calls import Contract
 from runtime.contracts import CONTRACT_ROLES, merge_metrics, metrics_totals
+from runtime.steps import attempt, recorded_step
 from schemas.delivery import PolishedSummary, RuntimeArtifact
+from schemas.trace import TraceRecord
 from nodes.delivery.common import DeliveryDeps, artifact_id, progress, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import polish_messages
-from nodes.delivery.state import ArtifactRecord, DeliveryState
+from nodes.delivery.state import ArtifactRecord, DeliveryState, RevisionSummary, RunMetrics
 
 REVIEW_METADATA = {"general": ("disposition", "plan_task_alignment"), "risk": ("severity",), "boundary": ("boundary_status",)}
 
@@ -66,7 +68,7 @@ def public_artifacts(state: DeliveryState, report: str, status: str) -> dict[str
     }
 
 
-def public_metrics(state: DeliveryState) -> dict[str, Any]:
+def public_metrics(state: DeliveryState) -> RunMetrics:
     per_contract = state.get("contract_metrics") or {}
     totals = metrics_totals(per_contract)
     started = state.get("started_at") or time.time()
@@ -97,9 +99,9 @@ def make_render_report(deps: DeliveryDeps):
         outcomes = state.get("revision_outcomes", [])
         status = status_after_revision(state.get("run_status") or "failed", outcomes)
         decision = state.get("post_review_decision")
-        entries: list[dict[str, str]] = []
-        metrics: dict = {}
-        with events.step("render-report", "Render delivery report") as step:
+        entries: list[TraceRecord] = []
+        metrics: dict[str, dict[str, int]] = {}  # the polish call's, when it ran
+        with recorded_step(events, "render-report", "Render delivery report") as step:
             data = {
                 "status": status,
                 "source_label": state.get("source_label", "inline requirement"),
@@ -114,17 +116,19 @@ def make_render_report(deps: DeliveryDeps):
             }
             summary = None
             if deps.polish_enabled(runtime) and not (state.get("failure") or {}).get("stage") == "load":
-                try:
-                    polished = yield Contract("delivery.report_polish", PolishedSummary,
-                                              polish_messages(status, narrative(data)), deps.models_for(runtime))
-                    summary, metrics = polished.value.summary, polished.metrics
-                    entries += trace("render-report", "narrative summary polished")
-                except Exception as error:  # polish is optional: fall back to the rendered summary
-                    metrics = getattr(error, "metrics", {})
-                    entries += trace("render-report", "polish unavailable; rendered summary kept")
+                polished = yield from attempt(
+                    Contract("delivery.report_polish", PolishedSummary, polish_messages(status, narrative(data)),
+                             deps.models_for(runtime))
+                )
+                metrics = dict(polished.metrics)
+                if polished.ok:
+                    summary = polished.value.value.summary
+                    entries += trace(step.step_id, "narrative summary polished")
+                else:  # polish is optional: fall back to the rendered summary
+                    entries += trace(step.step_id, "polish unavailable; rendered summary kept")
             report = render_delivery_report(data, summary)
             step.summary = f"status {status}"
-        entries += trace("render-report", f"final status: {status}")
+        entries.append(step.trace())
         final_state = {**state, "contract_metrics": _merged(state.get("contract_metrics"), metrics)}
         events.end(status, f"status {status}")
         return {
@@ -133,7 +137,7 @@ def make_render_report(deps: DeliveryDeps):
             "artifacts": public_artifacts(state, report, status),
             "review_bundle": state.get("review_bundle"),
             "post_review_decision": decision,
-            "revision": {"requests": (decision or {}).get("requests", []), "outcomes": outcomes},
+            "revision": RevisionSummary(requests=(decision or {}).get("requests", []), outcomes=outcomes),
             "policy_violation": state.get("policy_violation"),
             "failure": state.get("failure"),
             "metrics": public_metrics(final_state),

@@ -15,12 +15,21 @@ from langgraph.runtime import Runtime
 
 from runtime.calls import Contract, Within
 from runtime.contracts import ContractError
-from schemas.delivery import REVIEW_CONTRACTS, REVIEW_SCHEMAS
 from runtime.failures import failure_cause
-from nodes.delivery.common import DeliveryDeps, clean, outcome_of, trace
+from runtime.steps import attempt, failure_code
+from schemas.delivery import REVIEW_CONTRACTS, REVIEW_SCHEMAS
+from nodes.delivery.common import DeliveryDeps, clean, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import worker_messages
-from nodes.delivery.state import DeliveryState, ReviewerTask
+from nodes.delivery.state import DeliveryState, ReviewerTask, ReviewFailure, ReviewOutcome
+
+
+def review_failure(error: BaseException) -> ReviewFailure:
+    """Why a reviewer has no review: the failure code, its redacted cause, a contract's issue codes."""
+    failure = ReviewFailure(code=failure_code(error), cause=failure_cause(error))
+    if isinstance(error, ContractError):
+        failure["issues"] = [issue.code for issue in error.issues]
+    return failure
 
 
 def make_reviewer(deps: DeliveryDeps):
@@ -35,25 +44,22 @@ def make_reviewer(deps: DeliveryDeps):
             constraints=[task["focus"]] if task["focus"] else [],
             plan=task["plan"], tasks=task["tasks"], note=task["note"],
         )
+        request = Within(timeout_s, Contract(contract, schema, messages, models, mode=mode), f"reviewer-{role}")
         started = time.perf_counter()
-        outcome: dict[str, Any] = {"role": role, "tool": tool, "review": None, "failure": None}
-        metrics: dict = {}
-        try:
-            result = yield Within(timeout_s, Contract(contract, schema, messages, models, mode=mode), f"reviewer-{role}")
-            outcome.update(outcome="completed", review=clean(result.value.model_dump(mode="json")))
-            metrics = result.metrics
-        except Exception as error:
-            code = outcome_of(error)
-            outcome.update(outcome=code, failure={"code": code, "cause": failure_cause(error)})
-            if isinstance(error, ContractError):
-                outcome["failure"]["issues"] = [issue.code for issue in error.issues]
-            metrics = getattr(error, "metrics", {})
-        outcome["elapsed_ms"] = int((time.perf_counter() - started) * 1000)
+        outcome = yield from attempt(request)
+        record = ReviewOutcome(
+            role=role,
+            tool=tool,
+            outcome=outcome.code or "completed",
+            review=clean(outcome.value.value.model_dump(mode="json")) if outcome.ok else None,
+            failure=None if outcome.ok else review_failure(outcome.error),
+            elapsed_ms=int((time.perf_counter() - started) * 1000),
+        )
         return {
-            "review_outcomes": [outcome],
+            "review_outcomes": [record],
             "delegated": [tool],
-            "contract_metrics": metrics,
-            "trace": trace(f"review-{role}", f"{role} review: {outcome['outcome']}"),
+            "contract_metrics": dict(outcome.metrics),
+            "trace": trace(f"review-{role}", f"{role} review: {record['outcome']}"),
         }
 
     return reviewer

@@ -14,12 +14,13 @@ from langgraph.runtime import Runtime
 
 from policies.delegation import PLAN_TOOL, TASK_TOOL
 from runtime.calls import Contract
-from schemas.delivery import DeliveryPlan, DeliveryTasks
 from runtime.failures import failure_cause
-from nodes.delivery.common import DeliveryDeps, artifact_record, clean, outcome_of, progress, trace, without_markdown
+from runtime.steps import attempt, recorded_step
+from schemas.delivery import DeliveryPlan, DeliveryTasks
+from nodes.delivery.common import DeliveryDeps, artifact_record, clean, progress, without_markdown
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import revision_block, worker_messages
-from nodes.delivery.state import DeliveryState
+from nodes.delivery.state import DeliveryState, RevisionOutcome
 from nodes.delivery.workers import plan_counts, task_counts, tool_result
 
 SPECS = {
@@ -41,7 +42,7 @@ def make_reviser(deps: DeliveryDeps, target: str):
         wanted = set(request["source_finding_ids"])
         findings = [f for f in state["review_bundle"]["findings"] if f["finding_id"] in wanted]
         current = state[target]
-        outcome = {
+        link = {  # what ties the revision to its request, failed or not
             "request_key": request["request_key"],
             "target": target,
             "artifact_id": current["artifact_id"],
@@ -49,37 +50,35 @@ def make_reviser(deps: DeliveryDeps, target: str):
             "source_finding_ids": list(request["source_finding_ids"]),
             "resolved_claimed": False,  # only a person can say the findings are resolved
         }
-        with progress(state).step(step_id, title) as step:
+        with recorded_step(progress(state), step_id, title) as step:
             messages = worker_messages(
                 definition, "plan" if target == "plan" else "tasks", state["requirement_text"], state["context_blocks"],
                 plan=without_markdown(state["plan"]["value"]),
                 tasks=without_markdown(state["tasks"]["value"]) if target == "tasks" else None,
                 extra=revision_block(findings, request),
             )
-            try:
-                result = yield Contract(contract, schema, messages, deps.models_for(runtime), mode=deps.mode_for(runtime))
-            except Exception as error:
-                code = outcome_of(error)
-                step.status, step.summary = "failed", f"{target} revision: {code}"
-                outcome.update(status="failed", to_revision=current["revision"], failure_code=code,
-                               failure_cause=failure_cause(error))
+            outcome = yield from attempt(
+                Contract(contract, schema, messages, deps.models_for(runtime), mode=deps.mode_for(runtime))
+            )
+            if not outcome.ok:
+                step.status, step.summary = "failed", f"{target} revision: {outcome.code}"
+                failed = RevisionOutcome(**link, status="failed", to_revision=current["revision"],
+                                         failure_code=outcome.code, failure_cause=failure_cause(outcome.error))
                 return {
-                    "revision_outcomes": [outcome],
-                    "warnings": [f"The {target} revision failed ({code}); revision {current['revision']} stands."],
-                    "contract_metrics": getattr(error, "metrics", {}),
-                    "trace": trace(step_id, step.summary),
+                    "revision_outcomes": [failed],
+                    "warnings": [f"The {target} revision failed ({outcome.code}); revision {current['revision']} stands."],
+                    "contract_metrics": dict(outcome.metrics),
+                    "trace": [step.trace()],
                 }
-            value = clean(result.value.model_dump(mode="json"))
+            value = clean(outcome.value.value.model_dump(mode="json"))
             revision = current["revision"] + 1
             step.summary = f"{target} revised to revision {revision}: {counts(value)}"
-        outcome.update(status="revised", to_revision=revision)
         result_view = tool_result(value, counts(value), current["result"].get("artifact_title", title))
-        record = artifact_record(current["artifact_id"], revision, value, result_view)
         return {
-            target: record,
-            "revision_outcomes": [outcome],
-            "contract_metrics": result.metrics,
-            "trace": trace(step_id, step.summary),
+            target: artifact_record(current["artifact_id"], revision, value, result_view),
+            "revision_outcomes": [RevisionOutcome(**link, status="revised", to_revision=revision)],
+            "contract_metrics": dict(outcome.metrics),
+            "trace": [step.trace()],
         }
 
     revise.__name__ = f"revise_{target}"

@@ -13,7 +13,7 @@ holding the same plan/tasks snapshot. The remaining edges only read state.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, get_args
+from typing import get_args
 
 from langgraph.types import Send
 
@@ -39,6 +39,7 @@ from nodes.delivery.state import (
     DeliveryState,
     Failure,
     PolicyViolation,
+    ProposedToolCall,
     ReviewerTask,
 )
 
@@ -62,7 +63,7 @@ def violation_record(violation: Violation) -> PolicyViolation:
     return PolicyViolation(code=violation.code, message=violation.message)
 
 
-def stopped_by_policy(stage: str, violation: PolicyViolation) -> dict[str, Any]:
+def stopped_by_policy(stage: str, violation: PolicyViolation) -> DeliveryState:
     """The state update of a run a policy stops: why it fails closed, and the rule it broke."""
     return {
         "failure": Failure(stage=stage, code=violation["code"], message=violation["message"]),
@@ -71,7 +72,7 @@ def stopped_by_policy(stage: str, violation: PolicyViolation) -> dict[str, Any]:
 
 
 def delegation_verdict(
-    calls: Sequence[dict[str, Any]], state: DeliveryState, policy: DelegationPolicy
+    calls: Sequence[ProposedToolCall], state: DeliveryState, policy: DelegationPolicy
 ) -> DelegationVerdict:
     """The delegation policy on the turn the manager just proposed, and where the run goes with it."""
     proposed = [ProposedCall(call["name"], call.get("args") or {}) for call in calls]
@@ -89,7 +90,7 @@ def refusals_in_turn(state: DeliveryState) -> int:
     return sum(1 for record in state.get("manager_refusals", []) if record["executed"] == executed)
 
 
-def reviewer_sends(state: DeliveryState, calls: Sequence[dict[str, Any]]) -> list[Send]:
+def reviewer_sends(state: DeliveryState, calls: Sequence[ProposedToolCall]) -> list[Send]:
     """One reviewer per review call, in call order, each with the same snapshot of plan and tasks."""
     plan = without_markdown(state["plan"]["value"])
     tasks = without_markdown(state["tasks"]["value"])

@@ -13,6 +13,7 @@ from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
 from runtime.contracts import merge_metrics
+from schemas.trace import TraceRecord
 
 # Where the deciding nodes may send the run next (their ``Command`` destinations, so Studio draws them).
 AfterPre = Literal["manager", "render_report", "fail_closed"]
@@ -127,6 +128,32 @@ class RevisionOutcome(TypedDict):
     failure_cause: NotRequired[str]
 
 
+class Tokens(TypedDict):
+    input: int
+    output: int
+
+
+class RunMetrics(TypedDict):
+    """What the run spent: model calls per contract and role, refusals, retries, tokens, time."""
+
+    calls: dict[str, int]  # per contract: business + encoder + repair calls
+    calls_per_role: dict[str, int]
+    manager_refusals: int
+    manager_reasks: int
+    business_calls: int
+    encoder_calls: int
+    repair_calls: int
+    retries: int
+    tokens: Tokens
+    elapsed_ms: int
+    per_contract: dict[str, dict[str, int]]
+
+
+class RevisionSummary(TypedDict):
+    requests: list[dict[str, Any]]  # the revision requests derived from findings (``policies.revision``)
+    outcomes: list[RevisionOutcome]
+
+
 class DeliveryInput(TypedDict, total=False):
     """A requirement to deliver: its text, or a reference to a bundled one."""
 
@@ -140,11 +167,11 @@ class DeliveryOutput(TypedDict, total=False):
     artifacts: dict[str, Any]
     review_bundle: dict[str, Any] | None
     post_review_decision: dict[str, Any] | None
-    revision: dict[str, Any]
+    revision: RevisionSummary
     policy_violation: PolicyViolation | None  # the rule that stopped the run, when one did
     failure: Failure | None  # why the run failed, when it did
-    metrics: dict[str, Any]
-    trace: Annotated[list[dict[str, str]], operator.add]
+    metrics: RunMetrics
+    trace: Annotated[list[TraceRecord], operator.add]
 
 
 class DeliveryState(DeliveryInput, DeliveryOutput, total=False):

@@ -13,47 +13,41 @@ from langgraph.types import Command
 from policies.delegation import validate_exact_reviewer_roles
 from policies.revision import derive_post_review_decision
 from runtime.calls import Contract
+from runtime.steps import attempt, failure_label, recorded_step
 from schemas.delivery import SupervisorPostGuidance, SupervisorPreDecision
-from nodes.delivery.common import DeliveryDeps, clean, error_label, fail, progress, trace
+from schemas.trace import TraceRecord
+from nodes.delivery.common import DeliveryDeps, call_failed, clean, progress, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
 from nodes.delivery.routing import stopped_by_policy, violation_record
 from nodes.delivery.state import AfterPre, DeliveryState
 
+STAGE_PRE = "supervisor-pre-decision"
 PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "blocked"}
 
 
 def make_supervisor_pre(deps: DeliveryDeps):
     def supervisor_pre(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterPre]]:
         models = deps.models_for(runtime)
-        with progress(state).step("supervisor-pre-decision", "Supervisor pre-decision") as step:
+        with recorded_step(progress(state), STAGE_PRE, "Supervisor pre-decision") as step:
             messages = supervisor_pre_messages(state["requirement_text"], state["context_blocks"])
-            try:
-                result = yield Contract(
-                    "delivery.supervisor_pre", SupervisorPreDecision, messages, models, mode=deps.mode_for(runtime)
-                )
-            except Exception as error:
+            outcome = yield from attempt(
+                Contract("delivery.supervisor_pre", SupervisorPreDecision, messages, models, mode=deps.mode_for(runtime))
+            )
+            if not outcome.ok:
                 step.status, step.summary = "failed", "the pre-decision was invalid or unavailable"
-                metrics = getattr(error, "metrics", {})
-                failed = fail("supervisor-pre-decision", "supervisor_failed", "The supervisor's pre-decision failed.",
-                              error)
-                entries = failed["trace"] + trace("supervisor-pre-decision", error_label(error))
-                return Command(update={**failed, "contract_metrics": metrics, "trace": entries}, goto="fail_closed")
-            decision = clean(result.value.model_dump(mode="json", exclude_none=True))
+                failed = call_failed(STAGE_PRE, "supervisor_failed", "The supervisor's pre-decision failed.", outcome)
+                return Command(update=failed, goto="fail_closed")
+            decision = clean(outcome.value.value.model_dump(mode="json", exclude_none=True))
             step.summary = f"branch: {decision['branch']}"
-        update: DeliveryState = {
-            "pre_decision": decision,
-            "contract_metrics": result.metrics,
-            "trace": trace("supervisor-pre-decision", step.summary),
-        }
+        update: DeliveryState = {"pre_decision": decision, "contract_metrics": dict(outcome.metrics), "trace": [step.trace()]}
         if decision["branch"] in PRE_STATUS:
             update["run_status"] = PRE_STATUS[decision["branch"]]
             return Command(update=update, goto="render_report")
         # The declared reviewer set is checked before any worker starts.
         violation = validate_exact_reviewer_roles(decision.get("reviewer_roles", []))
         if violation:
-            stopped = stopped_by_policy("supervisor-pre-decision", violation_record(violation))
-            return Command(update={**update, **stopped}, goto="fail_closed")
+            return Command(update={**update, **stopped_by_policy(STAGE_PRE, violation_record(violation))}, goto="fail_closed")
         return Command(update=update, goto="manager")
 
     return supervisor_pre
@@ -64,31 +58,24 @@ def make_supervisor_post(deps: DeliveryDeps):
         models = deps.models_for(runtime)
         bundle = state["review_bundle"]
         warnings: list[str] = []
-        entries: list[dict[str, str]] = []
-        metrics: dict = {}
-        with progress(state).step("supervisor-post-decision", "Post-review decision") as step:
-            guidance = None
-            try:
-                result = yield Contract(
-                    "delivery.supervisor_post",
-                    SupervisorPostGuidance,
-                    supervisor_post_messages(state["requirement_text"], bundle),
-                    models,
-                    mode=deps.mode_for(runtime),
-                )
-                guidance, metrics = clean(result.value.model_dump(mode="json")), result.metrics
-            except Exception as error:  # guidance is optional: the decision comes from findings anyway
-                metrics = getattr(error, "metrics", {})
+        entries: list[TraceRecord] = []
+        with recorded_step(progress(state), "supervisor-post-decision", "Post-review decision") as step:
+            messages = supervisor_post_messages(state["requirement_text"], bundle)
+            outcome = yield from attempt(
+                Contract("delivery.supervisor_post", SupervisorPostGuidance, messages, models, mode=deps.mode_for(runtime))
+            )
+            guidance = clean(outcome.value.value.model_dump(mode="json")) if outcome.ok else None
+            if not outcome.ok:  # guidance is optional: the decision comes from findings anyway
                 warnings.append("Post-review guidance was unavailable; the decision was derived from findings only.")
-                entries += trace("supervisor-post-decision", f"guidance unavailable: {error_label(error)}")
+                entries += trace(step.step_id, f"guidance unavailable: {failure_label(outcome.error)}")
             decision = derive_post_review_decision(bundle["status"], bundle["findings"], guidance)
             targets = ", ".join(decision["revision_targets"]) or "none"
             step.summary = f"decision: {decision['action']}; revision targets: {targets}"
         return {
             "post_review_decision": decision,
             "warnings": warnings,
-            "contract_metrics": metrics,
-            "trace": entries + trace("supervisor-post-decision", step.summary),
+            "contract_metrics": dict(outcome.metrics),
+            "trace": [*entries, step.trace()],
         }
 
     return supervisor_post

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from policies.review_bundle import build_review_bundle
-from nodes.delivery.common import progress, trace
+from runtime.steps import recorded_step
+from nodes.delivery.common import progress
 from nodes.delivery.state import DeliveryState, Failure
 
 
@@ -18,7 +19,7 @@ def synthesize(state: DeliveryState) -> DeliveryState:
         f"{completed} of 3 reviews completed",
         max((o.get("elapsed_ms", 0) for o in outcomes), default=0),
     )
-    with events.step("synthesize-report", "Rule-based synthesis") as step:
+    with recorded_step(events, "synthesize-report", "Rule-based synthesis") as step:
         bundle = build_review_bundle(outcomes)
         step.summary = (
             f"status {bundle['status']}: {len(bundle['findings'])} merged finding(s), "
@@ -27,7 +28,7 @@ def synthesize(state: DeliveryState) -> DeliveryState:
     update: DeliveryState = {
         "review_bundle": bundle,
         "run_status": bundle["status"],
-        "trace": trace("synthesize-report", step.summary),
+        "trace": [step.trace()],
     }
     if bundle["status"] == "failed":
         update["failure"] = Failure(

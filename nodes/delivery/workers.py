@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from policies.delegation import PLAN_TOOL, TASK_TOOL
 from policies.redaction import redact
 from runtime.calls import Contract
+from runtime.steps import attempt, recorded_step
 from schemas.delivery import DeliveryPlan, DeliveryTasks, SubagentToolResult
 from nodes.delivery.common import (
     DeliveryDeps,
@@ -23,10 +24,8 @@ from nodes.delivery.common import (
     artifact_record,
     clean,
     fail,
-    outcome_of,
     pending_note,
     progress,
-    trace,
     without_markdown,
 )
 from nodes.delivery.context import DeliveryContext
@@ -85,25 +84,26 @@ def make_worker(deps: DeliveryDeps, spec: WorkerSpec):
     label = spec.title.lower()
 
     def worker(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
-        with progress(state).step(spec.step, spec.title) as step:
+        with recorded_step(progress(state), spec.step, spec.title) as step:
             messages = worker_messages(
                 definition, spec.kind, state["requirement_text"], state["context_blocks"],
                 note=pending_note(state, spec.tool), **spec.inputs(state),
             )
-            try:
-                result = yield Contract(spec.contract, spec.schema, messages, deps.models_for(runtime),
-                                        mode=deps.mode_for(runtime))
-            except Exception as error:
-                code = outcome_of(error)
-                step.status, step.summary = "failed", f"{label}: {code}"
-                return {"delegated": [spec.tool], "contract_metrics": getattr(error, "metrics", {}),
-                        **fail(spec.step, code, f"The {label} failed; no {spec.kind} {'was' if spec.kind == 'plan' else 'were'} produced.", error)}
-            value = clean(result.value.model_dump(mode="json"))
+            outcome = yield from attempt(
+                Contract(spec.contract, spec.schema, messages, deps.models_for(runtime), mode=deps.mode_for(runtime))
+            )
+            if not outcome.ok:
+                step.status, step.summary = "failed", f"{label}: {outcome.code}"
+                produced = "was" if spec.kind == "plan" else "were"
+                failed = fail(spec.step, outcome.code, f"The {label} failed; no {spec.kind} {produced} produced.",
+                              outcome.error)
+                return {"delegated": [spec.tool], "contract_metrics": dict(outcome.metrics), **failed}
+            value = clean(outcome.value.value.model_dump(mode="json"))
             step.summary = f"{spec.kind} ready: {spec.counts(value)}"
         record = artifact_record(artifact_id(spec.kind, state["run_id"]), 1, value,
                                  tool_result(value, spec.counts(value), spec.artifact_title))
-        return {spec.kind: record, "delegated": [spec.tool], "contract_metrics": result.metrics,
-                "trace": trace(spec.step, step.summary)}
+        return {spec.kind: record, "delegated": [spec.tool], "contract_metrics": dict(outcome.metrics),
+                "trace": [step.trace()]}
 
     worker.__name__ = f"{spec.kind}_worker"
     return worker

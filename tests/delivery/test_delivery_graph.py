@@ -646,6 +646,20 @@ def test_progress_events_use_the_step_ids_and_carry_no_content():
     assert events[-1]["summary"] == "status needs_review"
 
 
+@pytest.mark.parametrize("overrides", [{}, {"plan_revision": [INVALID, INVALID]}])
+def test_each_step_records_one_summary_for_its_progress_event_and_its_trace(overrides):
+    # (a step that stops the run traces its failure record instead: see the fail-closed tests)
+    revision_run = {"general_review": [general("needs_changes", findings=[finding(targets=("plan", "tasks"))])],
+                    "plan_revision": [plan()], "task_revision": [tasks()]}
+    model = ScriptedModel(script(**{**revision_run, **overrides}))
+    out, events = stream(model, {"requirement": "Show a banner when the request limit is reached."})
+    finished = [e for e in events if e["status"] != "running" and e["step"] not in ("end", "delegate-review-group")]
+    assert len(finished) >= 4
+    for event in finished:
+        traced = [e["summary"] for e in out["trace"] if e["step"] == event["step"]]
+        assert event["summary"] in traced, (event["step"], event["summary"], traced)
+
+
 # ------------------------------------------------------------------------------ polish
 
 
