@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -81,22 +82,33 @@ def _safe_relative(path: str) -> PurePosixPath:
 
 
 def read_under(root: Path, relative: PurePosixPath, uri: str) -> str:
-    """Read ``root/relative`` if it really lies under ``root`` (symlinks resolved), is a file and is small."""
-    root = root.resolve()
-    candidate = root.joinpath(*relative.parts)
-    # Every component is checked so a symlinked directory inside the root cannot point outside it.
-    resolved = candidate.resolve()
-    if not resolved.is_relative_to(root):  # both resolved: the same test as root == p or root in p.parents
+    """Read ``root/relative`` if it really lies under ``root`` (symlinks resolved), is a file and is small.
+
+    Plain ``os.path`` strings and one ``stat``: every run reads its context documents through here.
+    """
+    base = os.path.realpath(root)
+    # realpath resolves every component, so a symlinked directory inside the root cannot point outside it.
+    resolved = os.path.realpath(os.path.join(base, *relative.parts))
+    if not _within(resolved, base):
         raise ResourceError(f"{uri} resolves outside its root")
-    if not resolved.is_file():
-        raise ResourceNotFound(f"{uri} was not found")
-    size = resolved.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ResourceError(f"{uri} is too large ({size} bytes; the limit is {MAX_FILE_BYTES})")
     try:
-        return resolved.read_text(encoding="utf-8")
+        status = os.stat(resolved)
+    except OSError:  # missing, a symlink loop, not a directory on the way
+        status = None
+    if status is None or not stat.S_ISREG(status.st_mode):
+        raise ResourceNotFound(f"{uri} was not found")
+    if status.st_size > MAX_FILE_BYTES:
+        raise ResourceError(f"{uri} is too large ({status.st_size} bytes; the limit is {MAX_FILE_BYTES})")
+    try:
+        with open(resolved, encoding="utf-8") as file:
+            return file.read()
     except UnicodeDecodeError:
         raise ResourceError(f"{uri} is not UTF-8 text") from None
+
+
+def _within(path: str, root: str) -> bool:
+    """``path`` is ``root`` or lies below it (both resolved, absolute)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 class ResourceResolver:

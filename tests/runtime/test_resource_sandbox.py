@@ -42,6 +42,8 @@ def sandbox(tmp_path: Path) -> ResourceResolver:
     os.symlink(outside, bundle / "rubrics" / "linked")
     # A symlink that stays inside its root is fine.
     os.symlink(docs / "versions" / "v1.md", docs / "alias.md")
+    # A symlink to itself: never followed for ever, refused like a missing file.
+    os.symlink(docs / "loop.md", docs / "loop.md")
     return ResourceResolver(docs_root=docs, bundle_root=bundle)
 
 
@@ -79,6 +81,7 @@ REFUSED = [
     ("http-scheme", "https://example.com/plan.md", "unsupported resource scheme"),
     ("missing-file", "docs://versions/nope.md", "not found"),
     ("directory", "docs://versions", "not found"),
+    ("symlink-loop", "docs://loop.md", "not found"),
     ("absolute", "docs:///etc/passwd", "absolute paths"),
     ("windows-absolute", "docs://C:/Windows/win.ini", "absolute paths"),
     ("unc-absolute", "docs://\\\\server\\share\\x.md", "absolute paths"),
