@@ -106,7 +106,7 @@ class StandInBindings(BaseChatModel):
             return data
 
         if not include_raw:
-            return bound | RunnableLambda(_parse)
+            return bound | _on_loop(_parse)
 
         def _with_raw(message: AIMessage) -> dict[str, Any]:
             try:
@@ -114,7 +114,17 @@ class StandInBindings(BaseChatModel):
             except (ValueError, TypeError) as error:
                 return {"raw": message, "parsed": None, "parsing_error": error}
 
-        return bound | RunnableLambda(_with_raw)
+        return bound | _on_loop(_with_raw)
+
+
+def _on_loop(parse: Callable[[AIMessage], Any]) -> RunnableLambda:
+    """The parse step of a structured call, run on the event loop under ``ainvoke``: a sync-only
+    ``RunnableLambda`` would hand each parse to an executor thread."""
+
+    async def aparse(message: AIMessage) -> Any:
+        return parse(message)
+
+    return RunnableLambda(parse, afunc=aparse)
 
 
 class StandInChatModel(StandInBindings):
