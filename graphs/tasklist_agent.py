@@ -25,7 +25,8 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
-from graphs.tasklist.state import TasklistContext, TasklistInput, TasklistOutput, TasklistState
+from nodes.tasklist.context import TasklistContext
+from nodes.tasklist.state import ReviewRequest, TasklistInput, TasklistOutput, TasklistState
 from nodes.tasklist import drafting, outcome, planning, strategy  # noqa: F401  the stages register their steps
 from nodes.tasklist.common import TasklistDeps, machine_of
 from nodes.tasklist.intake import GRAPH_VERSION
@@ -41,7 +42,7 @@ from runtime.resources import ResourceResolver
 NODES = {action: STEPS[action] for action in ACTIONS}
 
 
-def route(state: Mapping[str, Any]) -> str:
+def route(state: TasklistState) -> str:
     """Every conditional edge: the machine's next action for the current state."""
     return next_action(machine_of(state))
 
@@ -85,7 +86,7 @@ class ResumeError(ValueError):
     """A resume was refused; ``str(error)`` is safe to show. The run is left exactly as it was."""
 
 
-def pending_review(compiled: Any, config: Mapping[str, Any]) -> dict[str, Any]:
+def pending_review(compiled: Any, config: Mapping[str, Any]) -> ReviewRequest:
     """The review a paused run waits for (its interrupt payload), or ResumeError."""
     snapshot = compiled.get_state(dict(config))
     if not snapshot.values:
@@ -97,7 +98,7 @@ def pending_review(compiled: Any, config: Mapping[str, Any]) -> dict[str, Any]:
     payload = snapshot.interrupts[0].value
     if not isinstance(payload, Mapping) or payload.get("kind") not in ("strategy_review", "revision_review"):
         raise ResumeError("this run is paused for something other than a tasklist review")
-    return dict(payload)
+    return ReviewRequest(**payload)  # type: ignore[typeddict-item]  # checked above: a tasklist review
 
 
 def resume_command(compiled: Any, config: Mapping[str, Any], decision: Any) -> Command:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from langgraph.runtime import Runtime
 
 from policies.redaction import redact
 from policies.tasklist_machine import Counters, Limits, Machine, Verdict, limits_for
@@ -13,6 +13,8 @@ from runtime.models import ModelSet
 from runtime.progress import Progress
 from runtime.resources import ResourceResolver
 from runtime.steps import CONTRACT_FAILURE, TIMEOUT, Attempt, RecordedStep, trace_record
+from nodes.tasklist.state import TasklistState
+from nodes.tasklist.context import TasklistContext
 
 WORKFLOW = "tasklist"
 
@@ -31,17 +33,17 @@ class TasklistDeps:
     human_review: bool = False
     max_steps: int | None = None
 
-    def models_for(self, runtime: Any) -> ModelSet:
+    def models_for(self, runtime: Runtime[TasklistContext] | None) -> ModelSet:
         return resolve_models(getattr(runtime, "context", None), self.models)
 
-    def contract_mode(self, runtime: Any) -> str:
+    def contract_mode(self, runtime: Runtime[TasklistContext] | None) -> str:
         return resolve_contract_mode(getattr(runtime, "context", None))
 
     def resources(self) -> ResourceResolver:
         # The default resolver reads REINS_DOCS_ROOT at read time, so building needs no environment.
         return self.resolver or ResourceResolver()
 
-    def review_enabled(self, runtime: Any) -> bool:
+    def review_enabled(self, runtime: Runtime[TasklistContext] | None) -> bool:
         context = getattr(runtime, "context", None)
         return bool(self.human_review or getattr(context, "human_review", False))
 
@@ -49,7 +51,7 @@ class TasklistDeps:
         return limits_for(human_review, self.max_steps)
 
 
-def machine_of(state: Mapping[str, Any]) -> Machine:
+def machine_of(state: TasklistState) -> Machine:
     """The guard's view of the run, rebuilt from plain state."""
     decision = (state.get("decision") or {}).get("decision") or {}
     review = state.get("strategy_review") or {}
@@ -71,16 +73,16 @@ def machine_of(state: Mapping[str, Any]) -> Machine:
     )
 
 
-def progress_of(state: Mapping[str, Any]) -> Progress:
+def progress_of(state: TasklistState) -> Progress:
     return Progress(WORKFLOW, state.get("run_id") or "unknown")
 
 
-def stop(kind: str, message: str) -> dict[str, Any]:
+def stop(kind: str, message: str) -> TasklistState:
     """End the run in ``stopped`` with no task list and ``message`` for the user."""
     return {"status": "stopped", "final_decision": "stopped", "stop_kind": kind, "artifact": None, "message": redact(message, 800)}
 
 
-def stopped(step: str, reason: str, *, kind: str, message: str = GUARD_STOP_MESSAGE) -> dict[str, Any]:
+def stopped(step: str, reason: str, *, kind: str, message: str = GUARD_STOP_MESSAGE) -> TasklistState:
     """End the run in ``stopped``: the reason goes to the trace, a static message to the user."""
     return {
         **stop(kind, message),
@@ -88,11 +90,11 @@ def stopped(step: str, reason: str, *, kind: str, message: str = GUARD_STOP_MESS
     }
 
 
-def refused(step: str, verdict: Verdict) -> dict[str, Any]:
+def refused(step: str, verdict: Verdict) -> TasklistState:
     return stopped(step, f"guard refused — {verdict.reason}", kind="guard")
 
 
-def model_failed(step: RecordedStep, what: str, outcome: Attempt) -> dict[str, Any]:
+def model_failed(step: RecordedStep, what: str, outcome: Attempt) -> TasklistState:
     """End the run after a failed model call, the step marked failed: invalid output after the one
     repair stops it safely; a timeout (retries already spent) fails it. Any other error is not an
     answer of the model (a provider failure) and propagates."""

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from policies.redaction import redact
 from policies.tasklist_review import decide_warning_disposition, revision_review_options
 from policies.tasklist_structure import (
@@ -19,9 +16,10 @@ from nodes.tasklist import prompts
 from nodes.tasklist.intake import the_plan
 from nodes.tasklist.review import await_review, review_rejected
 from nodes.tasklist.steps import StepRun, guarded
+from nodes.tasklist.state import TasklistState
 
 
-def _with_header(state: Mapping[str, Any], markdown: str) -> str:
+def _with_header(state: TasklistState, markdown: str) -> str:
     # The header is the runtime's, whatever the model (or reviewer) wrote. Redacted here, where the
     # text enters state: the draft is the user-visible artifact, and a model may echo a secret or an
     # absolute path from the plan.
@@ -29,7 +27,7 @@ def _with_header(state: Mapping[str, Any], markdown: str) -> str:
 
 
 @guarded("draft_v1", "Draft task list v1", acts_on=the_plan)
-def draft_v1(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def draft_v1(state: TasklistState, run: StepRun) -> TasklistState:
     outcome = yield from attempt(Text("tasklist.draft", prompts.draft_messages(state), run.models))
     if not outcome.ok:  # a contract failure here: a draft cut off twice
         return run.model_failed("draft", outcome)
@@ -38,7 +36,7 @@ def draft_v1(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     return {"drafts": {"v1": markdown}, "metrics": dict(outcome.metrics)}
 
 
-def _validate(state: Mapping[str, Any], run: StepRun, version: str) -> dict[str, Any]:
+def _validate(state: TasklistState, run: StepRun, version: str) -> TasklistState:
     result = validate_tasklist_structure(state["drafts"][version], state["plan_uri"], state["plan"]["target_version"])
     issues = f": {', '.join(result.issue_ids)}" if result.issue_ids else ""
     run.step.summary = f"{version}: {result.status}, score {result.score}, {len(result.issue_ids)} issue(s){issues}"
@@ -46,17 +44,17 @@ def _validate(state: Mapping[str, Any], run: StepRun, version: str) -> dict[str,
 
 
 @guarded("validate_v1", "Validate v1 structure")
-def validate_v1(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def validate_v1(state: TasklistState, run: StepRun) -> TasklistState:
     return _validate(state, run, "v1")
 
 
 @guarded("validate_v2", "Validate v2 structure")
-def validate_v2(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def validate_v2(state: TasklistState, run: StepRun) -> TasklistState:
     return _validate(state, run, "v2")
 
 
 @guarded("warning_disposition", "Sort warnings")
-def warning_disposition(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def warning_disposition(state: TasklistState, run: StepRun) -> TasklistState:
     disposition = decide_warning_disposition(StructureValidation.from_dict(state["validation"]["v1"]))
     run.step.summary = (
         f"fix now: {', '.join(disposition.fix_now) or 'none'}; {len(disposition.manual_review_items)} manual review item(s)"
@@ -68,7 +66,7 @@ def warning_disposition(state: Mapping[str, Any], run: StepRun) -> dict[str, Any
 
 
 @guarded("review_revision", "Revision review", step_id="revision-review", pauses=True)
-def review_revision(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def review_revision(state: TasklistState, run: StepRun) -> TasklistState:
     """Pause for a person before the automatic revision: approve | edit{markdown} | reject."""
     decision = await_review(
         state, run, "revision_review",
@@ -94,7 +92,7 @@ def review_revision(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
 
 
 @guarded("revise_v2", "Revise to v2")
-def revise_v2(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def revise_v2(state: TasklistState, run: StepRun) -> TasklistState:
     fix_now = state["warning_disposition"]["fix_now"]
     outcome = yield from attempt(Text("tasklist.revision", prompts.revision_messages(state, fix_now), run.models))
     if not outcome.ok:  # a contract failure here: a draft cut off twice

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from langgraph.runtime import Runtime
 
 from policies.redaction import redact
 from policies.tasklist_plan import REFERENCE_MESSAGES, allowed_actions, assess_readiness, extract_plan, plan_reference
@@ -12,11 +11,13 @@ from runtime.tracing import new_run_id
 from runtime.steps import trace_record
 from nodes.tasklist.common import TasklistDeps, progress_of
 from nodes.tasklist.steps import Admission, StepRun, guarded
+from nodes.tasklist.state import TasklistState
+from nodes.tasklist.context import TasklistContext
 
 GRAPH_VERSION = "tasklist-agent/1"
 
 
-def _failed(code: str) -> dict[str, Any]:
+def _failed(code: str) -> TasklistState:
     """Bad input fails closed: a static message (never the input echoed back) and no model call."""
     return {
         "status": "failed",
@@ -28,7 +29,7 @@ def _failed(code: str) -> dict[str, Any]:
     }
 
 
-def open_run(state: Mapping[str, Any], runtime: Any, deps: TasklistDeps) -> Admission:
+def open_run(state: TasklistState, runtime: Runtime[TasklistContext] | None, deps: TasklistDeps) -> Admission:
     """Start the run (its id, review flag, limits, zero counters) and check the plan reference."""
     run_id = state.get("run_id") or new_run_id()
     human_review = deps.review_enabled(runtime)
@@ -48,12 +49,12 @@ def open_run(state: Mapping[str, Any], runtime: Any, deps: TasklistDeps) -> Admi
     return Admission(started, view={"plan_uri": reference.uri, "user_goal": reference.user_goal})
 
 
-def the_plan(state: Mapping[str, Any]) -> str | None:
+def the_plan(state: TasklistState) -> str | None:
     return state.get("plan_uri")
 
 
 @guarded("read_plan", "Read the version plan", acts_on=the_plan, admits=open_run)
-def read_plan(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def read_plan(state: TasklistState, run: StepRun) -> TasklistState:
     uri = state["plan_uri"]
     try:
         resource = run.deps.resources().read(uri)
@@ -65,7 +66,7 @@ def read_plan(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
 
 
 @guarded("check_readiness", "Check plan readiness")
-def check_readiness(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def check_readiness(state: TasklistState, run: StepRun) -> TasklistState:
     text, uri = state["plan_text"], state["plan_uri"]
     plan = extract_plan(text, uri, state.get("user_goal", ""))
     readiness = assess_readiness(plan, text, uri)

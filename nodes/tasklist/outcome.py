@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from policies.redaction import redact
 from policies.tasklist_review import evaluate_revision_effect, manual_item
 from policies.tasklist_structure import StructureValidation
 from nodes.tasklist.common import progress_of
 from nodes.tasklist.steps import StepRun, guarded
+from nodes.tasklist.state import TasklistState
 
 BLOCKED_MESSAGE = "The task list still fails structural validation; do not adopt it as it is."
 
 
 @guarded("revision_effect", "Evaluate the revision")
-def revision_effect(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def revision_effect(state: TasklistState, run: StepRun) -> TasklistState:
     validation = state["validation"]
     before = StructureValidation.from_dict(validation["v1"])
     after = StructureValidation.from_dict(validation["v2"]) if "v2" in validation else None
@@ -38,7 +36,7 @@ def revision_effect(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
 
 
 @guarded("final", "Assemble the task list")
-def final(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def final(state: TasklistState, run: StepRun) -> TasklistState:
     drafts, validation = state["drafts"], state["validation"]
     latest = "v2" if "v2" in drafts else "v1"
     artifact = {
@@ -54,7 +52,7 @@ def final(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     return {"artifact": artifact, "message": BLOCKED_MESSAGE if state["final_decision"] == "blocked" else None}
 
 
-def _summary(state: Mapping[str, Any]) -> str:
+def _summary(state: TasklistState) -> str:
     decision = state.get("final_decision") or "stopped"
     items = len(state.get("manual_review_items") or ())
     version = (state.get("plan") or {}).get("target_version", "unknown")
@@ -80,7 +78,7 @@ def _summary(state: Mapping[str, Any]) -> str:
 
 
 @guarded("finish", reports=False)
-def finish(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def finish(state: TasklistState, run: StepRun) -> TasklistState:
     """Publish the outcome: summary, final decision, the end event. Not a step of the machine; the
     guard lets only a terminal run be published."""
     summary = redact(_summary(state), 300)

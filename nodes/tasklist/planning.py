@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from policies.redaction import redact_mapping
 from policies.tasklist_review import CONTEXT_READ_FAILED_TITLE, manual_item
 from runtime.calls import Contract
@@ -14,10 +11,11 @@ from schemas.tasklist import PlanningDecision
 from nodes.tasklist import prompts
 from nodes.tasklist.common import stop
 from nodes.tasklist.steps import StepRun, guarded
+from nodes.tasklist.state import TasklistState
 
 
 @guarded("planning_decision", "Choose the next action")
-def planning_decision(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def planning_decision(state: TasklistState, run: StepRun) -> TasklistState:
     outcome = yield from attempt(Contract(
         "tasklist.planning_decision", PlanningDecision, prompts.planning_messages(state), run.models, mode=run.contract_mode
     ))
@@ -31,35 +29,35 @@ def planning_decision(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
     run.step.summary = f"chose {chosen} from {len(state['allowed_actions'])} allowed action(s)"
     # Stored redacted: the decision is shown to people, and a model may echo a secret from the plan.
     decision = redact_mapping(proposed.model_dump(mode="json"), 2000)
-    update: dict[str, Any] = {"decision": decision, "metrics": dict(outcome.metrics)}
+    update: TasklistState = {"decision": decision, "metrics": dict(outcome.metrics)}
     if chosen == "proceed_with_manual_review_items":
         items = decision["decision"]["review_items"]
         update["manual_review_items"] = [manual_item(i["title"], i["detail"], i["severity"]) for i in items]
     return update
 
 
-def _stop_as_decided(state: Mapping[str, Any], run: StepRun, field: str, kind: str) -> dict[str, Any]:
+def _stop_as_decided(state: TasklistState, run: StepRun, field: str, kind: str) -> TasklistState:
     """End the run with the question or boundary message the planning decision wrote."""
     run.step.summary = f"stopped by {run.action}; no draft written"
     return stop(kind, state["decision"]["decision"][field])
 
 
 @guarded("ask_clarification", "Ask a clarification question")
-def ask_clarification(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def ask_clarification(state: TasklistState, run: StepRun) -> TasklistState:
     return _stop_as_decided(state, run, "question", "clarification")
 
 
 @guarded("stop_with_boundary_message", "Stop at the agent's boundary", step_id="boundary-stop")
-def stop_with_boundary_message(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def stop_with_boundary_message(state: TasklistState, run: StepRun) -> TasklistState:
     return _stop_as_decided(state, run, "message", "boundary")
 
 
-def the_decided_resource(state: Mapping[str, Any]) -> str | None:
+def the_decided_resource(state: TasklistState) -> str | None:
     return ((state.get("decision") or {}).get("decision") or {}).get("resource_uri")
 
 
 @guarded("read_optional_context", "Read optional context", acts_on=the_decided_resource)
-def read_optional_context(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def read_optional_context(state: TasklistState, run: StepRun) -> TasklistState:
     uri = the_decided_resource(state)
     try:
         resource = run.deps.resources().read(uri)

@@ -16,6 +16,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from policies.tasklist_plan import OPTIONAL_CONTEXT_ALLOWLIST
 from runtime.resources import PLAN_PROMPT_CHARS, PROMPT_CHARS, cut_for_prompt
+from nodes.tasklist.state import Strategy, TasklistState
 
 PLANNING_SYSTEM = """You are the planning step of a controlled tasklist agent. The runtime has read a \
 version plan and judged its readiness by rules. Choose exactly ONE next action, and only one listed in \
@@ -76,7 +77,7 @@ def _block(name: str, content: str) -> str:
     return f"<{name}>\n{content}\n</{name}>"
 
 
-def strategy_constraints(strategy: Mapping[str, Any]) -> str:
+def strategy_constraints(strategy: Strategy) -> str:
     """The strategy as explicit, binding draft constraints (not a suggestion)."""
     low, high = strategy["expected_step_range"]
     return "\n".join(
@@ -91,7 +92,7 @@ def strategy_constraints(strategy: Mapping[str, Any]) -> str:
     )
 
 
-def _plan_blocks(state: Mapping[str, Any]) -> list[str]:
+def _plan_blocks(state: TasklistState) -> list[str]:
     return [
         _block("plan_uri", state["plan_uri"]),
         _block("target_version", state["plan"]["target_version"]),
@@ -100,14 +101,14 @@ def _plan_blocks(state: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _context_blocks(state: Mapping[str, Any]) -> list[str]:
+def _context_blocks(state: TasklistState) -> list[str]:
     context = state.get("context_doc") or {}
     if not context.get("text"):
         return []
     return [_block("context_uri", context["uri"]), _block("context", cut_for_prompt(context["text"], PROMPT_CHARS))]
 
 
-def planning_messages(state: Mapping[str, Any]) -> list[BaseMessage]:
+def planning_messages(state: TasklistState) -> list[BaseMessage]:
     blocks = [
         _block("user_goal", state.get("user_goal") or "(none)"),
         _block("readiness", _json(state["readiness"])),
@@ -118,14 +119,14 @@ def planning_messages(state: Mapping[str, Any]) -> list[BaseMessage]:
     return [SystemMessage(content=PLANNING_SYSTEM), HumanMessage(content="\n\n".join(blocks))]
 
 
-def strategy_messages(state: Mapping[str, Any], feedback: str | None) -> list[BaseMessage]:
+def strategy_messages(state: TasklistState, feedback: str | None) -> list[BaseMessage]:
     blocks = [*_plan_blocks(state), *_context_blocks(state)]
     if feedback:
         blocks += [_block("previous_strategy", _json(state.get("strategy") or {})), _block("feedback", feedback)]
     return [SystemMessage(content=STRATEGY_SYSTEM), HumanMessage(content="\n\n".join(blocks))]
 
 
-def draft_messages(state: Mapping[str, Any]) -> list[BaseMessage]:
+def draft_messages(state: TasklistState) -> list[BaseMessage]:
     strategy = state["strategy"]
     blocks = [
         strategy_constraints(strategy),
@@ -136,7 +137,7 @@ def draft_messages(state: Mapping[str, Any]) -> list[BaseMessage]:
     return [SystemMessage(content=DRAFT_SYSTEM), HumanMessage(content="\n\n".join(blocks))]
 
 
-def revision_messages(state: Mapping[str, Any], fix_now: Sequence[str]) -> list[BaseMessage]:
+def revision_messages(state: TasklistState, fix_now: Sequence[str]) -> list[BaseMessage]:
     findings = [
         {"id": issue, "fix": FINDING_HINTS.get(issue.split(":", 1)[0], "fix this structural finding")}
         for issue in fix_now

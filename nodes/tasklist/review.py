@@ -13,11 +13,11 @@ node in order, so earlier refused answers replay deterministically).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from langgraph.types import interrupt
 
 from nodes.tasklist.common import stop
+from nodes.tasklist.state import ReviewDecision, ReviewRequest, ReviewSubject, TasklistState
 from nodes.tasklist.steps import StepRun
 from policies.tasklist_review import check_review_decision
 from schemas.tasklist import review_decision_forms, review_response_schema
@@ -26,14 +26,14 @@ REVIEW_REJECTED_MESSAGE = "The reviewer rejected the {what}; no task list was pr
 
 
 def review_request(
-    state: Mapping[str, Any], kind: str, payload: Mapping[str, Any], options: tuple[str, ...],
-    examples: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+    state: TasklistState, kind: str, subject: ReviewSubject, options: tuple[str, ...],
+    examples: Mapping[str, ReviewDecision] | None = None,
+) -> ReviewRequest:
     """The interrupt payload: what is under review plus the allowed decisions, their schemas and examples."""
     return {
         "kind": kind,
         "run_id": state["run_id"],
-        **payload,
+        **subject,
         "allowed_decisions": list(options),
         "decisions": review_decision_forms(kind, options, examples),
         "error": None,
@@ -41,11 +41,11 @@ def review_request(
 
 
 def await_review(
-    state: Mapping[str, Any], run: StepRun, kind: str, payload: Mapping[str, Any],
-    options: tuple[str, ...], examples: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+    state: TasklistState, run: StepRun, kind: str, subject: ReviewSubject,
+    options: tuple[str, ...], examples: Mapping[str, ReviewDecision] | None = None,
+) -> ReviewDecision:
     """Pause for a person until they give a valid decision; return it (the step's summary says which)."""
-    request = review_request(state, kind, payload, options, examples)
+    request = review_request(state, kind, subject, options, examples)
     schema = review_response_schema(kind, options)
     check = check_review_decision(kind, options, interrupt(request, response_schema=schema))
     refused_answers = 0
@@ -53,14 +53,14 @@ def await_review(
         refused_answers += 1
         again = {**request, "error": check.error}
         check = check_review_decision(kind, options, interrupt(again, response_schema=schema))
-    decision = check.decision
+    decision: ReviewDecision = check.decision  # type: ignore[assignment]  # validated by the review policy
     chosen = decision["type"]
     after = f" after {refused_answers} refused answer(s)" if refused_answers else ""
     run.step.summary = f"reviewer chose {chosen}{after}"
     return decision
 
 
-def review_rejected(run: StepRun, what: str, reason: str | None) -> dict[str, Any]:
+def review_rejected(run: StepRun, what: str, reason: str | None) -> TasklistState:
     """A reviewer's reject ends the run in ``stopped`` with their (redacted) reason."""
     run.step.summary += "; the run stops"
     return stop("review_rejected", REVIEW_REJECTED_MESSAGE.format(what=what) + (f" Reason: {reason}" if reason else ""))

@@ -14,15 +14,19 @@ as its edges: a new step is a row in the machine's table and one body here in ``
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
+
+from langgraph.runtime import Runtime
 
 from policies.tasklist_machine import Proposal, Verdict, counters_after, counts_as_step, guard
 from runtime.calls import drive
 from runtime.models import ModelSet
 from runtime.steps import Attempt, RecordedStep, recorded_step
 from nodes.tasklist.common import TasklistDeps, machine_of, model_failed, progress_of, refused
+from nodes.tasklist.state import TasklistState
+from nodes.tasklist.context import TasklistContext
 
 STEPS: dict[str, Callable[..., Any]] = {}
 
@@ -36,9 +40,9 @@ class Admission:
     before the guard is asked (bad input fails closed), with ``reason`` for the progress step.
     """
 
-    fields: Mapping[str, Any]
-    view: Mapping[str, Any] = field(default_factory=dict)
-    failure: Mapping[str, Any] | None = None
+    fields: TasklistState
+    view: TasklistState = field(default_factory=lambda: TasklistState())
+    failure: TasklistState | None = None
     reason: str = ""
 
 
@@ -47,10 +51,10 @@ class StepRun:
     """What a step's body works with: the run's runtime and build options, and its recorded step."""
 
     action: str
-    runtime: Any
+    runtime: Runtime[TasklistContext] | None
     deps: TasklistDeps
     step: RecordedStep
-    state: Mapping[str, Any]
+    state: TasklistState
 
     @property
     def step_id(self) -> str:
@@ -64,21 +68,21 @@ class StepRun:
     def contract_mode(self) -> str:
         return self.deps.contract_mode(self.runtime)
 
-    def model_failed(self, what: str, outcome: Attempt) -> dict[str, Any]:
+    def model_failed(self, what: str, outcome: Attempt) -> TasklistState:
         """The update that ends the run after the failed model call ``outcome`` (``what`` it should have given)."""
         return model_failed(self.step, what, outcome)
 
-    def refused_unless_allowed(self, **details: Any) -> dict[str, Any] | None:
+    def refused_unless_allowed(self, **details: Any) -> TasklistState | None:
         """Ask the guard again with what the body has learnt (the model's choice); the refusal, if any."""
         verdict = guard(machine_of(self.state), Proposal(self.action, **details))
         return None if verdict.allowed else self.refuse(verdict)
 
-    def refuse(self, verdict: Verdict) -> dict[str, Any]:
+    def refuse(self, verdict: Verdict) -> TasklistState:
         self.step.status, self.step.summary = "failed", verdict.reason
         return refused(self.step_id, verdict)
 
 
-Body = Callable[[Mapping[str, Any], StepRun], Any]
+Body = Callable[[TasklistState, StepRun], Any]
 
 
 @dataclass(frozen=True)
@@ -86,15 +90,15 @@ class _Step:
     action: str
     step_id: str
     title: str
-    acts_on: Callable[[Mapping[str, Any]], str | None] | None
+    acts_on: Callable[[TasklistState], str | None] | None
     pauses: bool
     reports: bool
-    admits: Callable[[Mapping[str, Any], Any, TasklistDeps], Admission] | None
+    admits: Callable[[TasklistState, Runtime[TasklistContext] | None, TasklistDeps], Admission] | None
 
-    def proposal(self, state: Mapping[str, Any]) -> Proposal:
+    def proposal(self, state: TasklistState) -> Proposal:
         return Proposal(self.action, resource_uri=self.acts_on(state) if self.acts_on else None)
 
-    def run(self, body: Body, state: Mapping[str, Any], runtime: Any, deps: TasklistDeps) -> Generator[Any, Any, dict]:
+    def run(self, body: Body, state: TasklistState, runtime: Runtime[TasklistContext] | None, deps: TasklistDeps) -> Generator[Any, Any, TasklistState]:
         admission = self.admits(state, runtime, deps) if self.admits else Admission({})
         state = {**state, **admission.fields, **admission.view}
         progress = progress_of(state)
@@ -110,7 +114,7 @@ class _Step:
             progress.event(self.step_id, run.step.status, self.title, run.step.summary)
         return {**admission.fields, **update}
 
-    def _guarded(self, body: Body, run: StepRun, admission: Admission) -> Generator[Any, Any, dict]:
+    def _guarded(self, body: Body, run: StepRun, admission: Admission) -> Generator[Any, Any, TasklistState]:
         if admission.failure is not None:
             run.step.status, run.step.summary = "failed", admission.reason
             return dict(admission.failure)
@@ -135,10 +139,10 @@ def guarded(
     title: str = "",
     *,
     step_id: str | None = None,
-    acts_on: Callable[[Mapping[str, Any]], str | None] | None = None,
+    acts_on: Callable[[TasklistState], str | None] | None = None,
     pauses: bool = False,
     reports: bool = True,
-    admits: Callable[[Mapping[str, Any], Any, TasklistDeps], Admission] | None = None,
+    admits: Callable[[TasklistState, Runtime[TasklistContext] | None, TasklistDeps], Admission] | None = None,
 ) -> Callable[[Body], Callable[..., Any]]:
     """Make ``body(state, run)`` the node of ``action``.
 
@@ -154,12 +158,12 @@ def guarded(
         # sync or async); any other body makes a plain node, run as before.
         if inspect.isgeneratorfunction(body):
 
-            def node(state: Mapping[str, Any], runtime: Any = None, *, deps: TasklistDeps) -> Generator[Any, Any, dict]:
+            def node(state: TasklistState, runtime: Runtime[TasklistContext] | None = None, *, deps: TasklistDeps) -> Generator[Any, Any, TasklistState]:
                 return (yield from spec.run(body, state, runtime, deps))
 
         else:
 
-            def node(state: Mapping[str, Any], runtime: Any = None, *, deps: TasklistDeps) -> dict[str, Any]:  # type: ignore[misc]
+            def node(state: TasklistState, runtime: Runtime[TasklistContext] | None = None, *, deps: TasklistDeps) -> TasklistState:  # type: ignore[misc]
                 return drive(spec.run(body, state, runtime, deps))
 
         node.__name__ = node.__qualname__ = action

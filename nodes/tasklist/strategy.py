@@ -3,9 +3,6 @@ reviewer) and the optional human strategy review."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from policies.redaction import redact, redact_mapping
 from policies.tasklist_review import strategy_review_options
 from runtime.calls import Contract
@@ -14,15 +11,16 @@ from schemas.tasklist import TasklistStrategy
 from nodes.tasklist import prompts
 from nodes.tasklist.review import await_review, review_rejected
 from nodes.tasklist.steps import StepRun, guarded
+from nodes.tasklist.state import Strategy, TasklistState
 
 
-def _describe(strategy: Mapping[str, Any]) -> str:
+def _describe(strategy: Strategy) -> str:
     low, high = strategy["expected_step_range"]
     return f"{strategy['granularity']}, {low}-{high} steps, {len(strategy['grouping'])} group(s)"
 
 
 @guarded("decide_strategy", "Decide the split strategy")
-def decide_strategy(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def decide_strategy(state: TasklistState, run: StepRun) -> TasklistState:
     regenerating = state["status"] == "strategy_decided"
     if state["status"] == "planning_decided":
         # A proceed decision carries its strategy; it was validated with the decision.
@@ -42,7 +40,7 @@ def decide_strategy(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
 
 
 @guarded("review_strategy", "Strategy review", step_id="strategy-review", pauses=True)
-def review_strategy(state: Mapping[str, Any], run: StepRun) -> dict[str, Any]:
+def review_strategy(state: TasklistState, run: StepRun) -> TasklistState:
     """Pause for a person: approve | edit{strategy} | reject{reason} | respond{feedback} (respond once)."""
     counters, limits = state["counters"], state["limits"]
     options = strategy_review_options(counters["strategy_regenerations"], limits["max_strategy_regenerations"])
