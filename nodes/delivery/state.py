@@ -45,6 +45,22 @@ class DelegationVerdict(TypedDict):
     violation: PolicyViolation | None
 
 
+class PreDecision(TypedDict):
+    """The supervisor's validated pre-decision as data (``SupervisorPreDecision``; unset fields absent)."""
+
+    branch: Literal["execute", "clarification_required", "blocked"]
+    assumptions: NotRequired[list[str]]
+    planning_focus: NotRequired[str]
+    task_focus: NotRequired[str]
+    review_focus: NotRequired[dict[str, str]]  # per reviewer role
+    reviewer_roles: NotRequired[list[str]]
+    stage_intents: NotRequired[list[dict[str, str]]]  # {stage, objective}
+    missing_information: NotRequired[list[str]]
+    boundary_evidence: NotRequired[list[str]]
+    next_step: NotRequired[str]
+    reason: NotRequired[str]
+
+
 class ContextBlock(TypedDict):
     """A document the prompts may cite: the scenario's context, a governance or rubric document."""
 
@@ -182,7 +198,7 @@ class DeliveryState(DeliveryInput, DeliveryOutput, total=False):
     context_blocks: list[ContextBlock]
     warnings: Annotated[list[str], operator.add]
     governance: Governance
-    pre_decision: dict[str, Any] | None  # the validated ``SupervisorPreDecision`` as JSON
+    pre_decision: PreDecision | None
     pending_calls: list[ProposedToolCall]  # the manager's latest turn, as proposed
     delegation: DelegationVerdict  # the policy's verdict on that turn
     manager_turns: int

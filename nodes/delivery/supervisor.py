@@ -20,7 +20,7 @@ from nodes.delivery.common import DeliveryDeps, call_failed, clean, progress, tr
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
 from nodes.delivery.routing import stopped_by_policy, violation_record
-from nodes.delivery.state import AfterPre, DeliveryState
+from nodes.delivery.state import AfterPre, DeliveryState, PreDecision
 
 STAGE_PRE = "supervisor-pre-decision"
 PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "blocked"}
@@ -38,7 +38,7 @@ def make_supervisor_pre(deps: DeliveryDeps):
                 step.status, step.summary = "failed", "the pre-decision was invalid or unavailable"
                 failed = call_failed(STAGE_PRE, "supervisor_failed", "The supervisor's pre-decision failed.", outcome)
                 return Command(update=failed, goto="fail_closed")
-            decision = clean(outcome.value.value.model_dump(mode="json", exclude_none=True))
+            decision: PreDecision = clean(outcome.value.value.model_dump(mode="json", exclude_none=True))
             step.summary = f"branch: {decision['branch']}"
         update: DeliveryState = {"pre_decision": decision, "contract_metrics": dict(outcome.metrics), "trace": [step.trace()]}
         if decision["branch"] in PRE_STATUS:
