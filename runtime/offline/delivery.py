@@ -20,6 +20,7 @@ Not a language model. Each answer is computed from the text in front of it:
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,6 +178,9 @@ def parse_signals(document: str, heading_words: Sequence[str]) -> list[tuple[str
 SKIPPED = frozenset("a an the every each all any some its their our this that these those".split())
 FUNCTION_WORDS = frozenset("in on at by of to for with from into out up off as is are be been not no yet".split())
 _STEMMER = snowballstemmer.stemmer("english")
+# A Snowball stemmer keeps the word it works on in its own fields: threads (the parallel reviewers
+# under ``invoke``) take turns, or they corrupt each other's words (wrong stems, IndexError).
+_STEMMER_LOCK = threading.Lock()
 _TOKEN = re.compile(r"[a-z0-9]+")
 _SEGMENT = re.compile(r"[.!?;\n]+")
 _WORDS_ONLY = re.compile(r"^[\w\s'-]+$")
@@ -184,7 +188,10 @@ _WORDS_ONLY = re.compile(r"^[\w\s'-]+$")
 
 @lru_cache(maxsize=4096)
 def _stem(word: str) -> str:
-    return word if word in FUNCTION_WORDS else _STEMMER.stemWord(word)
+    if word in FUNCTION_WORDS:
+        return word
+    with _STEMMER_LOCK:
+        return _STEMMER.stemWord(word)
 
 
 def stems(text: str) -> list[str]:

@@ -185,3 +185,47 @@ def test_the_pipelines_register_only_known_contracts():
     from runtime.contracts import CONTRACT_ROLES
 
     assert set(registered_contracts()) <= set(CONTRACT_ROLES)
+
+
+def test_stemming_from_many_threads_gives_the_stems_of_one_thread():
+    """The parallel reviewers stem words from executor threads under ``invoke``; a shared Snowball
+    stemmer without a lock gave wrong stems and IndexErrors there (a reviewer then failed)."""
+    import itertools
+    import sys
+    import threading
+
+    import snowballstemmer
+
+    from runtime.offline import delivery
+
+    bases = ("connect", "relate", "generous", "nation", "rational", "hope", "operat", "formal", "sensitiv",
+             "adjust", "depend", "stor", "patch", "secur", "authent")
+    suffixes = ("ional", "ization", "ations", "fulness", "iveness", "alities", "ing", "edly", "ments", "ously")
+    words = [base + suffix + end for base, suffix in itertools.product(bases, suffixes) for end in ("", "s", "es", "ly")]
+    reference = snowballstemmer.stemmer("english")
+    expected = {word: reference.stemWord(word) for word in words}
+    delivery._stem.cache_clear()  # cold cache: every word goes to the shared stemmer
+    stemmed: dict[str, str] = {}
+    errors: list[BaseException] = []
+
+    def stem_some(k: int) -> None:
+        try:
+            for word in words[k % 4::4]:
+                stemmed[word] = delivery._stem(word)
+        except Exception as error:  # collected, asserted below
+            errors.append(error)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=stem_some, args=(k,)) for k in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+        delivery._stem.cache_clear()
+
+    assert errors == []
+    assert stemmed == expected
