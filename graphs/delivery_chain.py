@@ -37,7 +37,7 @@ from nodes.delivery.manager import make_manager
 from nodes.delivery.refusal import make_manager_refused
 from nodes.delivery.report import fail_closed, make_render_report
 from nodes.delivery.reviewers import make_reviewer
-from nodes.delivery.revision import make_reviser
+from nodes.delivery.revision import make_plan_reviser, make_reviser
 from nodes.delivery.state import DeliveryInput, DeliveryOutput, DeliveryState, ReviewerTask
 from nodes.delivery.supervisor import make_supervisor_post, make_supervisor_pre
 from nodes.delivery.synthesis import synthesize
@@ -69,31 +69,25 @@ def build_graph(
     builder = StateGraph(
         DeliveryState, context_schema=DeliveryContext, input_schema=DeliveryInput, output_schema=DeliveryOutput
     )
-    # Model-calling nodes run sync under invoke and async under ainvoke; quick rule-only nodes and
-    # edges run on the event loop under ainvoke instead of an executor thread (runtime/calls.py).
-    # The deciding nodes route with Command; ``destinations`` lets Studio draw their branches.
-    builder.add_node("load_context", inline(make_load_context(deps)))
+    # Model-calling nodes run sync under invoke and async under ainvoke; quick rule-only nodes run on
+    # the event loop under ainvoke instead of an executor thread (runtime/calls.py).
+    # Every deciding node routes with Command; ``destinations`` lets Studio draw its branches.
+    builder.add_node("load_context", inline(make_load_context(deps)), destinations=routing.AFTER_LOAD)
     builder.add_node("supervisor_pre", node(make_supervisor_pre(deps)), destinations=routing.AFTER_PRE)
     builder.add_node("manager", node(make_manager(deps)), destinations=routing.AFTER_MANAGER)
     builder.add_node("manager_refused", inline(make_manager_refused(deps)), destinations=routing.AFTER_REFUSAL)
-    builder.add_node("plan_worker", node(make_plan_worker(deps)))
-    builder.add_node("task_worker", node(make_task_worker(deps)))
+    builder.add_node("plan_worker", node(make_plan_worker(deps)), destinations=routing.AFTER_WORKER)
+    builder.add_node("task_worker", node(make_task_worker(deps)), destinations=routing.AFTER_WORKER)
     builder.add_node("reviewer", node(make_reviewer(deps)), input_schema=ReviewerTask)
-    builder.add_node("synthesize", inline(synthesize))
-    builder.add_node("supervisor_post", node(make_supervisor_post(deps)))
-    builder.add_node("revise_plan", node(make_reviser(deps, "plan")))
+    builder.add_node("synthesize", inline(synthesize), destinations=routing.AFTER_SYNTHESIS)
+    builder.add_node("supervisor_post", node(make_supervisor_post(deps)), destinations=routing.AFTER_POST)
+    builder.add_node("revise_plan", node(make_plan_reviser(deps)), destinations=routing.AFTER_PLAN_REVISION)
     builder.add_node("revise_tasks", node(make_reviser(deps, "tasks")))
     builder.add_node("render_report", node(make_render_report(deps)))
     builder.add_node("fail_closed", inline(fail_closed))
 
     builder.add_edge(START, "load_context")
-    builder.add_conditional_edges("load_context", inline(routing.route_after_load, edge=True), list(routing.AFTER_LOAD))
-    builder.add_conditional_edges("plan_worker", inline(routing.route_after_worker, edge=True), list(routing.AFTER_WORKER))
-    builder.add_conditional_edges("task_worker", inline(routing.route_after_worker, edge=True), list(routing.AFTER_WORKER))
     builder.add_edge("reviewer", "synthesize")
-    builder.add_conditional_edges("synthesize", inline(routing.route_after_synthesis, edge=True), list(routing.AFTER_SYNTHESIS))
-    builder.add_conditional_edges("supervisor_post", inline(routing.route_after_post, edge=True), list(routing.AFTER_POST))
-    builder.add_conditional_edges("revise_plan", inline(routing.route_after_plan_revision, edge=True), list(routing.AFTER_PLAN_REVISION))
     builder.add_edge("revise_tasks", "render_report")
     builder.add_edge("fail_closed", "render_report")
     builder.add_edge("render_report", END)

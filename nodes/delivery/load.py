@@ -6,6 +6,7 @@ import time
 import uuid
 
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from policies.delivery_input import classify_delivery_input
 from policies.redaction import redact
@@ -14,7 +15,8 @@ from runtime.steps import recorded_step
 from nodes.delivery.common import DeliveryDeps, fail, progress
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
-from nodes.delivery.state import ContextBlock, DeliveryState, Governance
+from nodes.delivery.routing import after_load
+from nodes.delivery.state import AfterLoad, ContextBlock, DeliveryState, Governance
 
 REQUIREMENT_LIMIT = 60_000
 
@@ -25,7 +27,12 @@ def _run_id(runtime: Runtime[DeliveryContext]) -> str:
 
 
 def make_load_context(deps: DeliveryDeps):
-    def load_context(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> DeliveryState:
+    def load_context(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Command[AfterLoad]:
+        update = loaded(state, runtime)
+        return Command(update=update, goto=after_load(update))
+
+    def loaded(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> DeliveryState:
+        """The run's start and context, or the failure that refuses it."""
         run_id = state.get("run_id") or _run_id(runtime)
         base: DeliveryState = {"run_id": run_id, "started_at": time.time(), "manager_turns": 0}
         events = progress({"run_id": run_id})

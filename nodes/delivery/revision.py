@@ -11,6 +11,7 @@ from collections.abc import Generator
 from typing import Any
 
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from policies.delegation import PLAN_TOOL, TASK_TOOL
 from runtime.calls import Contract
@@ -20,7 +21,8 @@ from schemas.delivery import DeliveryPlan, DeliveryTasks
 from nodes.delivery.common import DeliveryDeps, artifact_record, clean, progress, without_markdown
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import revision_block, worker_messages
-from nodes.delivery.state import DeliveryState, RevisionOutcome
+from nodes.delivery.routing import after_plan_revision
+from nodes.delivery.state import AfterPlanRevision, DeliveryState, RevisionOutcome
 from nodes.delivery.workers import plan_counts, task_counts, tool_result
 
 SPECS = {
@@ -83,3 +85,14 @@ def make_reviser(deps: DeliveryDeps, target: str):
 
     revise.__name__ = f"revise_{target}"
     return revise
+
+
+def make_plan_reviser(deps: DeliveryDeps):
+    """``revise_plan``, then ``revise_tasks`` if the decision also targets the tasks, else the report."""
+    revise = make_reviser(deps, "plan")
+
+    def revise_plan(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterPlanRevision]]:
+        update = yield from revise(state, runtime)
+        return Command(update=update, goto=after_plan_revision(state["post_review_decision"]))
+
+    return revise_plan

@@ -1,19 +1,23 @@
-"""The delivery chain's routing: the verdicts its deciding nodes record, and the edges that read state.
+"""The delivery chain's routing: the verdicts its deciding nodes record, and where each sends the run.
 
-Three nodes decide and route with ``Command``: ``supervisor_pre`` (its branch, and the exact
-reviewer-role check before any worker starts), ``manager`` (the delegation policy on every turn it
-proposes) and ``manager_refused`` (the policy's re-ask budget). Each records its verdict in state —
-``delegation``, and for a run the policy stops ``failure`` with ``policy_violation`` — so
-``fail_closed`` reads why instead of working it out again. A refused turn routes to
-``manager_refused`` (the proposed tool never runs and nothing goes back to the model); an allowed
-one routes to its worker, or fans the review group out with ``Send`` — one reviewer per role, all
-holding the same plan/tasks snapshot. The remaining edges only read state.
+Every node that decides routes with ``Command``, on what it has just written into state; the
+rules below are pure functions of that record, so the graph has no conditional edge that reads
+state again. ``supervisor_pre`` (its branch, and the exact reviewer-role check before any worker
+starts), ``manager`` (the delegation policy on every turn it proposes) and ``manager_refused`` (the
+policy's re-ask budget) record their verdict — ``delegation``, and for a run the policy stops
+``failure`` with ``policy_violation`` — so ``fail_closed`` reads why instead of working it out
+again. A refused turn routes to ``manager_refused`` (the proposed tool never runs and nothing goes
+back to the model); an allowed one routes to its worker, or fans the review group out with
+``Send`` — one reviewer per role, all holding the same plan/tasks snapshot. ``load_context`` and
+the workers fail closed on the ``failure`` they recorded; ``synthesize`` goes on to the
+post-review decision only when ``policies.revision.post_review_allowed`` says so of its bundle;
+``supervisor_post`` and ``revise_plan`` follow the decision's revision targets, plan first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import get_args
+from collections.abc import Mapping, Sequence
+from typing import Any, get_args
 
 from langgraph.types import Send
 
@@ -32,9 +36,14 @@ from policies.redaction import redact
 from policies.revision import post_review_allowed
 from nodes.delivery.common import without_markdown
 from nodes.delivery.state import (
+    AfterLoad,
     AfterManager,
+    AfterPlanRevision,
+    AfterPost,
     AfterPre,
     AfterRefusal,
+    AfterSynthesis,
+    AfterWorker,
     DelegationVerdict,
     DeliveryState,
     Failure,
@@ -43,16 +52,15 @@ from nodes.delivery.state import (
     ReviewerTask,
 )
 
-# Path maps and Command destinations, so LangGraph Studio draws every branch.
-AFTER_LOAD = ("supervisor_pre", "fail_closed")
+# Command destinations, so LangGraph Studio draws every branch.
+AFTER_LOAD: tuple[str, ...] = get_args(AfterLoad)
 AFTER_PRE: tuple[str, ...] = get_args(AfterPre)
 AFTER_MANAGER: tuple[str, ...] = get_args(AfterManager)
 AFTER_REFUSAL: tuple[str, ...] = get_args(AfterRefusal)
-AFTER_WORKER = ("manager", "fail_closed")
-AFTER_SYNTHESIS = ("supervisor_post", "render_report")
-AFTER_POST = ("revise_plan", "revise_tasks", "render_report")
-AFTER_PLAN_REVISION = ("revise_tasks", "render_report")
-
+AFTER_WORKER: tuple[str, ...] = get_args(AfterWorker)
+AFTER_SYNTHESIS: tuple[str, ...] = get_args(AfterSynthesis)
+AFTER_POST: tuple[str, ...] = get_args(AfterPost)
+AFTER_PLAN_REVISION: tuple[str, ...] = get_args(AfterPlanRevision)
 
 def ledger(state: DeliveryState) -> DelegationLedger:
     artifacts = frozenset(kind for kind in ("plan", "tasks") if state.get(kind))
@@ -113,20 +121,22 @@ def reviewer_sends(state: DeliveryState, calls: Sequence[ProposedToolCall]) -> l
     return sends
 
 
-def route_after_load(state: DeliveryState) -> str:
-    return "fail_closed" if state.get("failure") else "supervisor_pre"
+def after_load(update: DeliveryState) -> AfterLoad:
+    """Refused input or context fails closed before any model call."""
+    return "fail_closed" if update.get("failure") else "supervisor_pre"
 
 
-def route_after_worker(state: DeliveryState) -> str:
-    return "fail_closed" if state.get("failure") else "manager"
+def after_worker(update: DeliveryState) -> AfterWorker:
+    """A failed sub-agent ends the run: no tasks without a plan, no reviews without both."""
+    return "fail_closed" if update.get("failure") else "manager"
 
 
-def route_after_synthesis(state: DeliveryState) -> str:
-    return "supervisor_post" if post_review_allowed(state["review_bundle"]) else "render_report"
+def after_synthesis(bundle: Mapping[str, Any]) -> AfterSynthesis:
+    return "supervisor_post" if post_review_allowed(bundle) else "render_report"
 
 
-def route_after_post(state: DeliveryState) -> str:
-    targets = state["post_review_decision"]["revision_targets"]
+def after_post(decision: Mapping[str, Any]) -> AfterPost:
+    targets = decision["revision_targets"]
     if "plan" in targets:
         return "revise_plan"
     if "tasks" in targets:
@@ -134,5 +144,5 @@ def route_after_post(state: DeliveryState) -> str:
     return "render_report"
 
 
-def route_after_plan_revision(state: DeliveryState) -> str:
-    return "revise_tasks" if "tasks" in state["post_review_decision"]["revision_targets"] else "render_report"
+def after_plan_revision(decision: Mapping[str, Any]) -> AfterPlanRevision:
+    return "revise_tasks" if "tasks" in decision["revision_targets"] else "render_report"

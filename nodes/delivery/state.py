@@ -16,9 +16,14 @@ from runtime.contracts import merge_metrics
 from schemas.trace import TraceRecord
 
 # Where the deciding nodes may send the run next (their ``Command`` destinations, so Studio draws them).
+AfterLoad = Literal["supervisor_pre", "fail_closed"]
 AfterPre = Literal["manager", "render_report", "fail_closed"]
 AfterManager = Literal["plan_worker", "task_worker", "reviewer", "manager_refused", "fail_closed"]
 AfterRefusal = Literal["manager", "fail_closed"]
+AfterWorker = Literal["manager", "fail_closed"]
+AfterSynthesis = Literal["supervisor_post", "render_report"]
+AfterPost = Literal["revise_plan", "revise_tasks", "render_report"]
+AfterPlanRevision = Literal["revise_tasks", "render_report"]
 
 
 class Failure(TypedDict):

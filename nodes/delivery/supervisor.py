@@ -1,6 +1,6 @@
 """``supervisor_pre`` (execute | clarification_required | blocked, and the exact reviewer-role check
 before any worker starts) and ``supervisor_post`` (optional guidance, then the runtime-derived
-post-review decision)."""
+post-review decision, whose revision targets say where the run goes)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from schemas.trace import TraceRecord
 from nodes.delivery.common import DeliveryDeps, call_failed, clean, progress, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
-from nodes.delivery.routing import stopped_by_policy, violation_record
-from nodes.delivery.state import AfterPre, DeliveryState, PreDecision
+from nodes.delivery.routing import after_post, stopped_by_policy, violation_record
+from nodes.delivery.state import AfterPost, AfterPre, DeliveryState, PreDecision
 
 STAGE_PRE = "supervisor-pre-decision"
 PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "blocked"}
@@ -54,7 +54,7 @@ def make_supervisor_pre(deps: DeliveryDeps):
 
 
 def make_supervisor_post(deps: DeliveryDeps):
-    def supervisor_post(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
+    def supervisor_post(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterPost]]:
         models = deps.models_for(runtime)
         bundle = state["review_bundle"]
         warnings: list[str] = []
@@ -71,11 +71,12 @@ def make_supervisor_post(deps: DeliveryDeps):
             decision = derive_post_review_decision(bundle["status"], bundle["findings"], guidance)
             targets = ", ".join(decision["revision_targets"]) or "none"
             step.summary = f"decision: {decision['action']}; revision targets: {targets}"
-        return {
+        update: DeliveryState = {
             "post_review_decision": decision,
             "warnings": warnings,
             "contract_metrics": dict(outcome.metrics),
             "trace": [*entries, step.trace()],
         }
+        return Command(update=update, goto=after_post(decision))
 
     return supervisor_post

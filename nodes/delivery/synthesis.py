@@ -1,14 +1,18 @@
-"""``synthesize``: join the three review outcomes into the review bundle (pure rules, no model)."""
+"""``synthesize``: join the three review outcomes into the review bundle (pure rules, no model), then
+go on to the post-review decision or straight to the report."""
 
 from __future__ import annotations
+
+from langgraph.types import Command
 
 from policies.review_bundle import build_review_bundle
 from runtime.steps import recorded_step
 from nodes.delivery.common import progress
-from nodes.delivery.state import DeliveryState, Failure
+from nodes.delivery.routing import after_synthesis
+from nodes.delivery.state import AfterSynthesis, DeliveryState, Failure
 
 
-def synthesize(state: DeliveryState) -> DeliveryState:
+def synthesize(state: DeliveryState) -> Command[AfterSynthesis]:
     outcomes = state.get("review_outcomes", [])
     events = progress(state)
     completed = sum(1 for o in outcomes if o["outcome"] == "completed")
@@ -36,4 +40,4 @@ def synthesize(state: DeliveryState) -> DeliveryState:
             code="all_reviews_failed",
             message="All three reviews failed; nothing was reviewed.",
         )
-    return update
+    return Command(update=update, goto=after_synthesis(bundle))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 from pydantic import BaseModel
 
 from policies.delegation import PLAN_TOOL, TASK_TOOL
@@ -30,7 +31,8 @@ from nodes.delivery.common import (
 )
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import worker_messages
-from nodes.delivery.state import DeliveryState, ToolResultView
+from nodes.delivery.routing import after_worker
+from nodes.delivery.state import AfterWorker, DeliveryState, ToolResultView
 
 
 def plan_counts(plan: dict[str, Any]) -> str:
@@ -83,7 +85,12 @@ def make_worker(deps: DeliveryDeps, spec: WorkerSpec):
     definition = deps.definition(spec.tool)
     label = spec.title.lower()
 
-    def worker(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
+    def worker(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterWorker]]:
+        update = yield from produce(state, runtime)
+        return Command(update=update, goto=after_worker(update))
+
+    def produce(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
+        """The artifact, or the failure that ends the run."""
         with recorded_step(progress(state), spec.step, spec.title) as step:
             messages = worker_messages(
                 definition, spec.kind, state["requirement_text"], state["context_blocks"],
