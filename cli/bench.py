@@ -8,10 +8,23 @@ import importlib
 import json
 import sys
 
-from cli.errors import UserError
+from policies.redaction import redact
+from cli.errors import EXIT_FAILED, UserError
 
 BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead", "checkpoint_cost",
               "concurrent_ainvoke", "concurrent_server")
+MESSAGE_LIMIT = 300
+
+
+def failure_line(name: str, error: BaseException) -> str:
+    """A failed benchmark, diagnosable in one line: the exception's class and its message, redacted
+    and cut (a benchmark's own errors say what went wrong: the run's status, the server's log)."""
+    from runtime.failures import failed_stage
+
+    stage = failed_stage(error)
+    where = f" in node {stage}" if stage else ""
+    message = redact(str(error), MESSAGE_LIMIT)
+    return f"benchmark {name} failed{where}: {type(error).__name__}" + (f": {message}" if message else "")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -29,11 +42,14 @@ def run(args: argparse.Namespace) -> int:
     module = importlib.import_module("benchmarks.run")
     ratios = {}
     for name in args.names or BENCHMARKS:
-        if args.json:
-            with contextlib.redirect_stdout(sys.stderr):
-                ratios[name] = getattr(module, name)()
-        else:
-            getattr(module, name)()
+        try:
+            if args.json:
+                with contextlib.redirect_stdout(sys.stderr):
+                    ratios[name] = getattr(module, name)()
+            else:
+                getattr(module, name)()
+        except Exception as error:
+            raise UserError(failure_line(name, error), EXIT_FAILED) from error
     if args.json:
         print(json.dumps({"benchmarks": ratios}))
     return 0

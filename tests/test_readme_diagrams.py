@@ -44,3 +44,21 @@ def test_reins_bench_runs_a_named_benchmark_and_refuses_unknown_ones(capsys):
     assert "redaction_scaling: time(200 KB) / time(20 KB) =" in capsys.readouterr().out
     assert main(["bench", "nope"]) == 2
     assert "unknown benchmark 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_failed_benchmark_names_its_exception_and_message_redacted(as_json, capsys, monkeypatch):
+    import importlib
+    import json
+
+    module = importlib.import_module("benchmarks.run")
+
+    def failing():
+        raise RuntimeError("the benchmark scenario should pass, not needs_review (key sk-abcdefghijklmnop)")
+
+    monkeypatch.setattr(module, "redaction_scaling", failing)
+    assert main(["bench", "redaction_scaling", *(["--json"] if as_json else [])]) == 4
+    captured = capsys.readouterr()
+    shown = json.loads(captured.out)["error"]["message"] if as_json else captured.err
+    assert "benchmark redaction_scaling failed: RuntimeError: the benchmark scenario should pass, not needs_review" in shown
+    assert "sk-abcdefghijklmnop" not in captured.out + captured.err
