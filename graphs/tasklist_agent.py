@@ -17,6 +17,7 @@ nodes run only with human review (``human_review=True`` as a build option or in 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
@@ -33,7 +34,7 @@ from nodes.tasklist.intake import GRAPH_VERSION
 from nodes.tasklist.steps import STEPS
 from policies.tasklist_machine import ACTIONS, entry_action, next_action, routes
 from policies.tasklist_review import check_review_decision
-from runtime.calls import node
+from runtime.calls import inline, node
 from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.resources import ResourceResolver
@@ -67,11 +68,14 @@ def build_graph(
     deps = TasklistDeps(models=model_set_of(models, "tasklist_agent"), resolver=resolver, human_review=human_review, max_steps=max_steps)
     builder = StateGraph(TasklistState, context_schema=TasklistContext, input_schema=TasklistInput, output_schema=TasklistOutput)
     for name, function in NODES.items():
-        # Model-calling nodes run sync under invoke and async under ainvoke (runtime/calls.py).
-        builder.add_node(name, node(partial(function, deps=deps), name))
+        step = partial(function, deps=deps)
+        # A step that waits on a model is a generator: sync under invoke, async under ainvoke. Every
+        # other step is rules, state shaping, a review pause or one small resource read: under
+        # ainvoke it runs on the event loop, not in an executor thread (runtime/calls.py).
+        builder.add_node(name, node(step, name) if inspect.isgeneratorfunction(function) else inline(step, name))
     builder.add_edge(START, entry_action())
     for name, targets in routes().items():
-        builder.add_conditional_edges(name, route, list(targets))
+        builder.add_conditional_edges(name, inline(route, edge=True), list(targets))
     builder.add_edge("finish", END)
     return builder.compile(checkpointer=checkpointer, name="tasklist_agent", **compile_options)
 

@@ -155,7 +155,8 @@ def guarded(
 
     def decorate(body: Body) -> Callable[..., Any]:
         # A body that waits on a model is a generator, and so is its node (runtime/calls.py runs it
-        # sync or async); any other body makes a plain node, run as before.
+        # sync or async); any other body makes a plain node, which must stay quick and local (the
+        # graph runs it on the event loop under ainvoke).
         if inspect.isgeneratorfunction(body):
 
             def node(state: TasklistState, runtime: Runtime[TasklistContext] | None = None, *, deps: TasklistDeps) -> Generator[Any, Any, TasklistState]:

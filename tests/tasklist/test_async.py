@@ -40,3 +40,24 @@ def test_a_review_pause_resumes_through_ainvoke():
     assert first["__interrupt__"][0].value["kind"] == "strategy_review"
     assert final["final_decision"].startswith("final") and final["artifact"]["metadata"]["validated"]
     assert model.apis and set(model.apis) == {"async"}
+
+
+def test_under_ainvoke_no_step_or_edge_takes_an_executor_thread(monkeypatch):
+    """Model steps await the async API; every other step and every edge is quick and runs on the loop."""
+    handed: list = []
+    original = asyncio.BaseEventLoop.run_in_executor
+
+    def counting(loop, executor, func, *args):
+        handed.append(func)
+        return original(loop, executor, func, *args)
+
+    monkeypatch.setattr(asyncio.BaseEventLoop, "run_in_executor", counting)
+    graph = build_graph(ModelSet.uniform(RecordingOfflineModel()), checkpointer=InMemorySaver(), human_review=True)
+    config = {"configurable": {"thread_id": "on-the-loop"}}
+
+    async def main():
+        await graph.ainvoke(READY, config)
+        return await graph.ainvoke(Command(resume={"type": "approve"}), config)
+
+    assert asyncio.run(main())["final_decision"].startswith("final")
+    assert handed == []
