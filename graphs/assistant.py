@@ -41,7 +41,7 @@ from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantStat
 from policies.pipeline_reply import delivery_outcome, tasklist_outcome
 from policies.slash_commands import DELIVERY_CHAIN, TASKLIST, pipeline_to_run
 from runtime.chat_tools import CHAT_SCOPE
-from runtime.calls import node
+from runtime.calls import inline, node
 from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.registry import ToolRegistry
@@ -138,35 +138,38 @@ def build_graph(
     builder = StateGraph(
         AssistantState, context_schema=AssistantContext, input_schema=AssistantInput, output_schema=AssistantOutput
     )
-    builder.add_node("prepare_turn", partial(prepare_turn, deps=deps))
-    builder.add_node("empty_request", empty_request)
+    # Model- and store-calling nodes run sync under invoke and async under ainvoke; quick rule-only
+    # nodes and the edges run on the event loop under ainvoke (runtime/calls.py). Slash commands
+    # and tool execution may block: they keep LangGraph's executor thread.
+    builder.add_node("prepare_turn", node(partial(prepare_turn, deps=deps), "prepare_turn"))
+    builder.add_node("empty_request", inline(empty_request))
     builder.add_node("run_slash_command", run_slash_command)
     # The pipelines are subgraphs: drawn by Studio, streamed with subgraphs=True, paused and resumed
     # on the assistant's thread.
     for command, subgraph in subgraphs.items():
         builder.add_node(node_name(command), make_pipeline_node(command, routes[command], subgraph))
-    # Model-calling nodes run sync under invoke and async under ainvoke (runtime/calls.py).
     builder.add_node("classify_intent", node(partial(classify_intent, deps=deps), "classify_intent"))
     builder.add_node("propose_step", node(partial(propose_step, deps=deps), "propose_step"))
     builder.add_node("execute_tool", partial(execute_tool, deps=deps))
     builder.add_node("draft_answer", node(partial(draft_answer, deps=deps), "draft_answer"))
-    builder.add_node("check_and_reply", check_and_reply)
+    builder.add_node("check_and_reply", inline(check_and_reply))
     builder.add_node("reflect", node(partial(reflect, deps=deps), "reflect"))
 
     pipeline_nodes = [node_name(command) for command in subgraphs]
     builder.add_edge(START, "prepare_turn")
     builder.add_conditional_edges(
-        "prepare_turn", make_route_input(subgraphs), ["empty_request", "run_slash_command", *pipeline_nodes, "classify_intent"]
+        "prepare_turn", inline(make_route_input(subgraphs), edge=True),
+        ["empty_request", "run_slash_command", *pipeline_nodes, "classify_intent"],
     )
     builder.add_edge("empty_request", END)
     builder.add_edge("run_slash_command", END)
     for name in pipeline_nodes:
         builder.add_edge(name, END)
-    builder.add_conditional_edges("classify_intent", route_intent, ["draft_answer", "propose_step"])
-    builder.add_conditional_edges("propose_step", route_after_proposal, ["execute_tool", "draft_answer"])
-    builder.add_conditional_edges("execute_tool", route_after_execution, ["propose_step", "draft_answer"])
+    builder.add_conditional_edges("classify_intent", inline(route_intent, edge=True), ["draft_answer", "propose_step"])
+    builder.add_conditional_edges("propose_step", inline(route_after_proposal, edge=True), ["execute_tool", "draft_answer"])
+    builder.add_conditional_edges("execute_tool", inline(route_after_execution, edge=True), ["propose_step", "draft_answer"])
     builder.add_edge("draft_answer", "check_and_reply")
-    builder.add_conditional_edges("check_and_reply", route_after_check, ["reflect", END])
+    builder.add_conditional_edges("check_and_reply", inline(route_after_check, edge=True), ["reflect", END])
     builder.add_edge("reflect", END)
 
     memory = InMemoryStore() if store is _DEFAULT_STORE else store

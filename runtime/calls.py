@@ -1,7 +1,7 @@
 """Node logic written once, run sync under ``invoke`` and async under ``ainvoke``.
 
 A node that calls a model (or another graph, or the store) is a generator: it *yields* a request —
-``Contract``, ``Text``, ``ToolTurn``, ``StorePut``, ``Subgraph``, optionally wrapped in
+``Contract``, ``Text``, ``ToolTurn``, ``StoreSearch``, ``StorePut``, ``Subgraph``, optionally wrapped in
 ``Within(seconds, …)`` — and gets the result back at the ``yield``. A failed request is raised
 at the ``yield``, so a node handles failures with an ordinary ``try``/``except``; the node returns
 its state update as usual::
@@ -95,6 +95,21 @@ class ToolTurn:
 
     async def arun(self) -> Any:
         return await ainvoke_tool_turn(self.name, self.messages, self.models, self.tools, self.options)
+
+
+@dataclass(frozen=True)
+class StoreSearch:
+    """A search of the LangGraph store under a namespace (``search`` / ``asearch``): a list of items."""
+
+    store: Any
+    namespace: tuple[str, ...]
+    limit: int = 10
+
+    def run(self) -> list[Any]:
+        return self.store.search(self.namespace, limit=self.limit)
+
+    async def arun(self) -> list[Any]:
+        return await self.store.asearch(self.namespace, limit=self.limit)
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Generator, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
 from langgraph.runtime import Runtime
-from langgraph.store.base import BaseStore
 from pydantic import ValidationError
 
 from nodes.assistant.context import AssistantContext
@@ -20,7 +20,7 @@ from nodes.assistant.state import AssistantState, NodeSteps, Turn, Update, fresh
 from policies.memory import MAX_KEYWORDS, cut_message, keywords, rank_recollections, window_start
 from policies.redaction import redact
 from policies.slash_commands import parse_slash
-from runtime.calls import Contract, StorePut
+from runtime.calls import Contract, StorePut, StoreSearch
 from runtime.messages import message_text
 from runtime.steps import attempt, recorded_step
 from schemas.assistant import AssistantReflection, MemoryNote
@@ -57,10 +57,7 @@ def memory_namespace(context: AssistantContext | None, thread_id: str | None) ->
     return (MEMORY_ROOT, user, "thread", _label(thread_id or "default"))
 
 
-def _stored_notes(store: BaseStore | None, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
-    if store is None:
-        return []
-    items = store.search(namespace, limit=MAX_NOTES_SCANNED)
+def _stored_notes(items: Iterable[Any]) -> list[dict[str, Any]]:
     notes = []
     for item in sorted(items, key=lambda i: i.created_at):
         try:  # a note that no longer satisfies the schema is ignored, not trusted
@@ -70,11 +67,14 @@ def _stored_notes(store: BaseStore | None, namespace: tuple[str, ...]) -> list[d
     return notes
 
 
-def recall(store: BaseStore | None, namespace: tuple[str, ...], request: str) -> list[str]:
-    return [note["text"] for note in rank_recollections(request, _stored_notes(store, namespace))]
+def recall(items: Iterable[Any], request: str) -> list[str]:
+    """The stored notes (store items) related to the request, best first."""
+    return [note["text"] for note in rank_recollections(request, _stored_notes(items))]
 
 
-def prepare_turn(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> Update:
+def prepare_turn(
+    state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps
+) -> Generator[Any, Any, Update]:
     """Reset the turn, trim the conversation to its window and recall related notes."""
     messages = list(state.get("messages", []))
     current = messages[-1] if messages and isinstance(messages[-1], HumanMessage) else None
@@ -89,8 +89,10 @@ def prepare_turn(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         removed = [RemoveMessage(id=m.id) for m in messages[:start] if m.id]
         window = messages[start:-1] if current is not None else messages[start:]
         conversation: list[Turn] = [{"role": _role(m), "text": cut_message(_text(m))} for m in window]
-        namespace = memory_namespace(runtime.context, thread_id_of(runtime))
-        recollections = recall(runtime.store, namespace, request) if request else []
+        recollections: list[str] = []
+        if request and runtime.store is not None:
+            namespace = memory_namespace(runtime.context, thread_id_of(runtime))
+            recollections = recall((yield StoreSearch(runtime.store, namespace, MAX_NOTES_SCANNED)), request)
         step.summary = f"{len(conversation)} earlier message(s) in the window, {len(removed)} dropped"
         if recollections:
             step.summary += f"; {len(recollections)} recollection(s) injected"

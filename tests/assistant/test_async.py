@@ -34,3 +34,42 @@ def test_a_complex_turn_under_ainvoke_matches_invoke_and_stores_its_reflection()
     assert len(async_store.search(("assistant-memory",))) == len(sync_store.search(("assistant-memory",))) == 1
     assert set(sync_model.apis) == {"sync"}
     assert async_model.apis == ["async"] * len(sync_model.apis)
+
+
+class AsyncOnlyStore(InMemoryStore):
+    """A store that refuses synchronous searches: LangGraph Server's store refuses them on its loop."""
+
+    def search(self, *args, **kwargs):
+        raise AssertionError("a synchronous store search under ainvoke")
+
+
+def test_recollections_are_searched_through_the_async_store_api_under_ainvoke():
+    from nodes.assistant.memory import MEMORY_ROOT
+    from tests.assistant.helpers import summaries
+
+    store = AsyncOnlyStore()
+    note = {"text": "Lesson: Fetch the exchange rate before converting.", "keywords": ["exchange", "rate"],
+            "kind": "reflection", "created_at": "2026-01-01T00:00:00+00:00"}
+    store.put((MEMORY_ROOT, "local", "thread", "t"), "n1", note)
+    question = {"messages": [HumanMessage(content="which exchange rate did we use?")]}
+    result = asyncio.run(_graph(RecordingOfflineModel(), store).ainvoke(question, {"configurable": {"thread_id": "t"}}))
+    assert summaries(result, "memory")[0].endswith("; 1 recollection(s) injected")
+
+
+def test_a_chat_turn_under_ainvoke_takes_no_executor_thread(monkeypatch):
+    """Only tool execution and slash commands may block; a question answered without tools never
+    leaves the event loop."""
+    handed: list = []
+    original = asyncio.BaseEventLoop.run_in_executor
+
+    def counting(loop, executor, func, *args):
+        handed.append(func)
+        return original(loop, executor, func, *args)
+
+    monkeypatch.setattr(asyncio.BaseEventLoop, "run_in_executor", counting)
+    graph = _graph(RecordingOfflineModel(), InMemoryStore())
+    config = {"configurable": {"thread_id": "on-the-loop"}}
+    for text in ("what is reins?", ""):
+        result = asyncio.run(graph.ainvoke({"messages": [HumanMessage(content=text)]}, config))
+        assert result["reply"]
+    assert handed == []
