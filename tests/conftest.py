@@ -1,7 +1,25 @@
 """Suite-wide test configuration."""
 
+import asyncio
+
+import pytest
+
 
 def pytest_configure(config):
     # langchain-core's retry parameters still call tenacity's initial backoff "initial", which
     # tenacity deprecates; tests with a short backoff would otherwise warn on every retry wrapper.
     config.addinivalue_line("filterwarnings", "ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+
+
+@pytest.fixture
+def executor_hops(monkeypatch) -> list:
+    """Every function the event loop hands to an executor thread while the test runs."""
+    handed: list = []
+    original = asyncio.BaseEventLoop.run_in_executor
+
+    def counting(loop, executor, func, *args):
+        handed.append(func)
+        return original(loop, executor, func, *args)
+
+    monkeypatch.setattr(asyncio.BaseEventLoop, "run_in_executor", counting)
+    return handed

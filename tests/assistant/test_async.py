@@ -56,20 +56,12 @@ def test_recollections_are_searched_through_the_async_store_api_under_ainvoke():
     assert summaries(result, "memory")[0].endswith("; 1 recollection(s) injected")
 
 
-def test_a_chat_turn_under_ainvoke_takes_no_executor_thread(monkeypatch):
+def test_a_chat_turn_under_ainvoke_takes_no_executor_thread(executor_hops):
     """Only tool execution and slash commands may block; a question answered without tools never
     leaves the event loop."""
-    handed: list = []
-    original = asyncio.BaseEventLoop.run_in_executor
-
-    def counting(loop, executor, func, *args):
-        handed.append(func)
-        return original(loop, executor, func, *args)
-
-    monkeypatch.setattr(asyncio.BaseEventLoop, "run_in_executor", counting)
     graph = _graph(RecordingOfflineModel(), InMemoryStore())
     config = {"configurable": {"thread_id": "on-the-loop"}}
     for text in ("what is reins?", ""):
         result = asyncio.run(graph.ainvoke({"messages": [HumanMessage(content=text)]}, config))
         assert result["reply"]
-    assert handed == []
+    assert executor_hops == []

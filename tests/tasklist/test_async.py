@@ -42,16 +42,8 @@ def test_a_review_pause_resumes_through_ainvoke():
     assert model.apis and set(model.apis) == {"async"}
 
 
-def test_under_ainvoke_no_step_or_edge_takes_an_executor_thread(monkeypatch):
+def test_under_ainvoke_no_step_or_edge_takes_an_executor_thread(executor_hops):
     """Model steps await the async API; every other step and every edge is quick and runs on the loop."""
-    handed: list = []
-    original = asyncio.BaseEventLoop.run_in_executor
-
-    def counting(loop, executor, func, *args):
-        handed.append(func)
-        return original(loop, executor, func, *args)
-
-    monkeypatch.setattr(asyncio.BaseEventLoop, "run_in_executor", counting)
     graph = build_graph(ModelSet.uniform(RecordingOfflineModel()), checkpointer=InMemorySaver(), human_review=True)
     config = {"configurable": {"thread_id": "on-the-loop"}}
 
@@ -60,4 +52,4 @@ def test_under_ainvoke_no_step_or_edge_takes_an_executor_thread(monkeypatch):
         return await graph.ainvoke(Command(resume={"type": "approve"}), config)
 
     assert asyncio.run(main())["final_decision"].startswith("final")
-    assert handed == []
+    assert executor_hops == []
