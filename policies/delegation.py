@@ -68,6 +68,7 @@ VIOLATION_MESSAGES: Mapping[str, str] = {
     "out_of_order": "The manager called a sub-agent out of order (plan, then tasks, then reviews).",
     "missing_input_artifact": "A sub-agent was called before the artifacts it needs existed.",
     "review_group_incomplete": "The review group must call the general, risk and boundary reviewers together.",
+    "not_one_step": "A manager turn must be one plan call, one task call or the whole review group.",
     "reviewer_roles_inexact": "The supervisor did not declare exactly the general, risk and boundary reviewers.",
 }
 VIOLATION_CODES: tuple[str, ...] = tuple(VIOLATION_MESSAGES)
@@ -238,6 +239,20 @@ def check_delegation(
             return violation("missing_input_artifact")
     if is_review_turn and set(names) != set(group.tools):
         return violation("review_group_incomplete")
+    if delegated_step(names, policy) is None:  # e.g. the same sub-agent twice under allow_parallel
+        return violation("not_one_step")
+    return None
+
+
+def delegated_step(names: Sequence[str], policy: DelegationPolicy = DEFAULT_POLICY) -> str | None:
+    """Which step a manager turn takes — ``plan`` (one plan call), ``tasks`` (one task call),
+    ``review`` (the whole review group, each reviewer once) — or None when it is none of them."""
+    if list(names) == [PLAN_TOOL]:
+        return "plan"
+    if list(names) == [TASK_TOOL]:
+        return "tasks"
+    if len(names) == len(set(names)) and set(names) == set(policy.review_group.tools):
+        return "review"
     return None
 
 

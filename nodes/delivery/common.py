@@ -24,7 +24,6 @@ from nodes.delivery.context import DeliveryContext
 from nodes.delivery.state import ArtifactRecord, DeliveryState, Failure, ToolResultView
 
 WORKFLOW = "delivery-chain"
-TRACE_LIMIT = 300
 MARKDOWN_LIMIT = 14_000
 
 
@@ -84,7 +83,7 @@ def progress(state: Mapping[str, Any]) -> Progress:
 
 def trace(step: str, summary: str) -> list[TraceRecord]:
     """A trace entry that is not a progress step's summary (those come from ``recorded_step``)."""
-    return [trace_record(step, summary, limit=TRACE_LIMIT)]
+    return [trace_record(step, summary)]
 
 
 def fail(stage: str, code: str, message: str, error: BaseException | None = None) -> DeliveryState:

@@ -23,14 +23,12 @@ from langgraph.types import Send
 
 from policies.delegation import (
     MANAGER,
-    PLAN_TOOL,
     REVIEW_ROLE_OF_TOOL,
-    TASK_TOOL,
     DelegationLedger,
     DelegationPolicy,
     ProposedCall,
-    Violation,
     check_delegation,
+    delegated_step,
 )
 from policies.redaction import redact
 from policies.revision import post_review_allowed
@@ -62,13 +60,13 @@ AFTER_SYNTHESIS: tuple[str, ...] = get_args(AfterSynthesis)
 AFTER_POST: tuple[str, ...] = get_args(AfterPost)
 AFTER_PLAN_REVISION: tuple[str, ...] = get_args(AfterPlanRevision)
 
+# The node that runs each step a manager turn may take.
+STEP_NODES: dict[str, AfterManager] = {"plan": "plan_worker", "tasks": "task_worker", "review": "reviewer"}
+
+
 def ledger(state: DeliveryState) -> DelegationLedger:
     artifacts = frozenset(kind for kind in ("plan", "tasks") if state.get(kind))
     return DelegationLedger(executed=tuple(state.get("delegated", [])), artifacts=artifacts, caller=MANAGER)
-
-
-def violation_record(violation: Violation) -> PolicyViolation:
-    return PolicyViolation(code=violation.code, message=violation.message)
 
 
 def stopped_by_policy(stage: str, violation: PolicyViolation) -> DeliveryState:
@@ -86,10 +84,10 @@ def delegation_verdict(
     proposed = [ProposedCall(call["name"], call.get("args") or {}) for call in calls]
     violation = check_delegation(proposed, ledger(state), policy)
     if violation:
-        return DelegationVerdict(next="manager_refused", violation=violation_record(violation))
-    names = [call["name"] for call in calls]
-    worker: AfterManager = "plan_worker" if names == [PLAN_TOOL] else "task_worker" if names == [TASK_TOOL] else "reviewer"
-    return DelegationVerdict(next=worker, violation=None)
+        return DelegationVerdict(next="manager_refused", violation=PolicyViolation(**violation.as_dict()))
+    # An allowed turn is exactly one step (check_delegation refuses anything else).
+    step = delegated_step([call["name"] for call in calls], policy)
+    return DelegationVerdict(next=STEP_NODES[step], violation=None)
 
 
 def refusals_in_turn(state: DeliveryState) -> int:

@@ -19,8 +19,8 @@ from schemas.trace import TraceRecord
 from nodes.delivery.common import DeliveryDeps, call_failed, clean, progress, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
-from nodes.delivery.routing import after_post, stopped_by_policy, violation_record
-from nodes.delivery.state import AfterPost, AfterPre, DeliveryState, PreDecision
+from nodes.delivery.routing import after_post, stopped_by_policy
+from nodes.delivery.state import AfterPost, AfterPre, DeliveryState, PolicyViolation, PreDecision
 
 STAGE_PRE = "supervisor-pre-decision"
 PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "blocked"}
@@ -47,7 +47,7 @@ def make_supervisor_pre(deps: DeliveryDeps):
         # The declared reviewer set is checked before any worker starts.
         violation = validate_exact_reviewer_roles(decision.get("reviewer_roles", []))
         if violation:
-            return Command(update={**update, **stopped_by_policy(STAGE_PRE, violation_record(violation))}, goto="fail_closed")
+            return Command(update={**update, **stopped_by_policy(STAGE_PRE, PolicyViolation(**violation.as_dict()))}, goto="fail_closed")
         return Command(update=update, goto="manager")
 
     return supervisor_pre

@@ -24,7 +24,7 @@ from nodes.delivery.common import (
     artifact_id,
     artifact_record,
     clean,
-    fail,
+    call_failed,
     pending_note,
     progress,
     without_markdown,
@@ -102,9 +102,8 @@ def make_worker(deps: DeliveryDeps, spec: WorkerSpec):
             if not outcome.ok:
                 step.status, step.summary = "failed", f"{label}: {outcome.code}"
                 produced = "was" if spec.kind == "plan" else "were"
-                failed = fail(spec.step, outcome.code, f"The {label} failed; no {spec.kind} {produced} produced.",
-                              outcome.error)
-                return {"delegated": [spec.tool], "contract_metrics": dict(outcome.metrics), **failed}
+                message = f"The {label} failed; no {spec.kind} {produced} produced."
+                return {"delegated": [spec.tool], **call_failed(spec.step, outcome.code, message, outcome)}
             value = clean(outcome.value.value.model_dump(mode="json"))
             step.summary = f"{spec.kind} ready: {spec.counts(value)}"
         record = artifact_record(artifact_id(spec.kind, state["run_id"]), 1, value,

@@ -7,6 +7,7 @@ import pytest
 from policies.delegation import (
     DEFAULT_POLICY,
     VIOLATION_CODES,
+    delegated_step,
     DelegationLedger,
     DelegationPolicy,
     ProposedCall,
@@ -97,6 +98,8 @@ PARALLEL_EVERYWHERE = dataclasses.replace(DEFAULT_POLICY, allow_parallel=True)
         (TASKED, calls(RISK, BOUND), DEFAULT_POLICY, "review_group_incomplete"),
         # a global parallel switch would not let plan and task run together out of order
         (START, calls(PLAN, TASK), PARALLEL_EVERYWHERE, "out_of_order"),
+        # ... nor the same sub-agent twice in one turn: a turn is exactly one step
+        (START, calls(PLAN, PLAN), PARALLEL_EVERYWHERE, "not_one_step"),
     ],
 )
 def test_check_delegation(ledger, proposed, policy, expected):
@@ -210,3 +213,22 @@ def test_offer_respects_the_policys_allowed_tools_and_review_parallelism():
     serial = DelegationPolicy(review_group=ReviewGroupPolicy(allow_parallel=False))
     offer = manager_offer(DelegationLedger(executed=("plan-subagent", "task-subagent")), serial, "required")
     assert offer.options["parallel_tool_calls"] is False
+
+
+@pytest.mark.parametrize(
+    "names, step",
+    [
+        ([PLAN], "plan"),
+        ([TASK], "tasks"),
+        (["review-subagent", "risk-subagent", "boundary-subagent"], "review"),
+        (["boundary-subagent", "review-subagent", "risk-subagent"], "review"),
+        ([PLAN, PLAN], None),
+        ([TASK, TASK], None),
+        ([PLAN, TASK], None),
+        (["review-subagent", "risk-subagent"], None),
+        (["review-subagent", "risk-subagent", "risk-subagent", "boundary-subagent"], None),
+        ([], None),
+    ],
+)
+def test_delegated_step(names, step):
+    assert delegated_step(names, DEFAULT_POLICY) == step
