@@ -315,6 +315,14 @@ def routes() -> dict[str, tuple[str, ...]]:
     return {action: (*t.then, "finish") for action, t in TRANSITIONS.items() if action not in _UNCOUNTED}
 
 
+def leads_to(action: str, status: str) -> Verdict:
+    """Whether a step of ``action`` may leave the run in ``status``: one of the action's outcomes in
+    the table, or ended (``stopped`` / ``failed``). A step's node cannot move the machine elsewhere."""
+    if status in TRANSITIONS[action].outcomes or status in ("stopped", "failed"):
+        return Verdict(True, "ok", status)
+    return Verdict(False, f"{action} may not lead to status {status}")
+
+
 def counts_as_step(action: str) -> bool:
     return action not in _UNCOUNTED
 

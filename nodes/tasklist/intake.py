@@ -6,6 +6,7 @@ from langgraph.runtime import Runtime
 
 from policies.redaction import redact
 from policies.tasklist_plan import REFERENCE_MESSAGES, allowed_actions, assess_readiness, extract_plan, plan_reference
+from policies.tasklist_machine import Counters
 from runtime.resources import ResourceError
 from runtime.tracing import new_run_id
 from runtime.steps import trace_record
@@ -38,7 +39,7 @@ def open_run(state: TasklistState, runtime: Runtime[TasklistContext] | None, dep
         "graph_version": GRAPH_VERSION,
         "human_review": human_review,
         "limits": deps.limits(human_review).as_dict(),
-        "counters": {"steps": 0, "optional_context_reads": 0, "draft_revisions": 0, "strategy_regenerations": 0},
+        "counters": Counters().as_dict(),
         "status": "idle",
         "manual_review_items": [],
     }

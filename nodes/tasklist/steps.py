@@ -20,7 +20,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from policies.tasklist_machine import Proposal, Verdict, counters_after, counts_as_step, guard
+from policies.tasklist_machine import Proposal, Verdict, counters_after, counts_as_step, guard, leads_to
 from runtime.calls import drive
 from runtime.models import ModelSet
 from runtime.steps import Attempt, RecordedStep, recorded_step
@@ -131,6 +131,9 @@ class _Step:
         if not counts_as_step(self.action):
             return update
         status = update.get("status", verdict.next_status)
+        outcome = leads_to(self.action, status)
+        if not outcome.allowed:
+            return run.refuse(outcome)
         return {"status": status, "counters": counters_after(machine, self.action, status).as_dict(), **update}
 
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from policies.tasklist_machine import (
+    leads_to,
     ENTRY,
     EXIT,
     TRANSITIONS,
@@ -261,3 +262,22 @@ def test_the_router_picks_only_actions_that_may_start_from_the_status():
     for machine, action in ROUTED:
         assert action == "finish" or machine.status in TRANSITIONS[action].sources, (machine.status, action)
         assert next_action(machine) == action
+
+
+@pytest.mark.parametrize(
+    "action, status, allowed",
+    [
+        ("draft_v1", "drafted_v1", True),
+        ("draft_v1", "stopped", True),
+        ("draft_v1", "failed", True),
+        ("draft_v1", "final", False),  # a node cannot jump the machine ahead
+        ("review_revision", "revised_v2", True),
+        ("review_revision", "revision_effect_evaluated", False),
+        ("read_plan", "validated_v2", False),
+        ("final", "final", True),
+    ],
+)
+def test_a_step_leads_only_to_its_outcomes(action, status, allowed):
+    verdict = leads_to(action, status)
+    assert verdict.allowed is allowed
+    assert verdict.next_status == (status if allowed else None)
