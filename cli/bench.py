@@ -8,23 +8,22 @@ import importlib
 import json
 import sys
 
-from policies.redaction import redact
 from cli.errors import EXIT_FAILED, UserError
 
 BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead", "checkpoint_cost",
               "concurrent_ainvoke", "concurrent_server")
-MESSAGE_LIMIT = 300
 
 
-def failure_line(name: str, error: BaseException) -> str:
-    """A failed benchmark, diagnosable in one line: the exception's class and its message, redacted
-    and cut (a benchmark's own errors say what went wrong: the run's status, the server's log)."""
+def bench_failure(name: str, error: BaseException) -> str:
+    """A failed benchmark, diagnosable in one line: the node it escaped from, the exception's class
+    and its message, redacted and cut (a benchmark's own errors say what went wrong: the run's
+    status, the server's log)."""
+    from runtime.contracts import safe_error
     from runtime.failures import failed_stage
 
     stage = failed_stage(error)
     where = f" in node {stage}" if stage else ""
-    message = redact(str(error), MESSAGE_LIMIT)
-    return f"benchmark {name} failed{where}: {type(error).__name__}" + (f": {message}" if message else "")
+    return f"benchmark {name} failed{where}: {safe_error(error, 300)}"
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -49,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 getattr(module, name)()
         except Exception as error:
-            raise UserError(failure_line(name, error), EXIT_FAILED) from error
+            raise UserError(bench_failure(name, error), EXIT_FAILED) from error
     if args.json:
         print(json.dumps({"benchmarks": ratios}))
     return 0

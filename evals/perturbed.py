@@ -337,9 +337,6 @@ class PerturbedModel(StandInBindings):
         with self._lock:
             return list(self._injected)
 
-    def injected_counts(self) -> dict[str, int]:
-        return dict(Counter(i.kind for i in self.injected))
-
     def _structured_request(self, schema: dict[str, Any] | type, kwargs: dict[str, Any]) -> dict[str, Any]:
         # The schema travels with the call so the inner model gets the same structured request.
         return {"reins_schema": schema, "reins_method": kwargs.get("method")}

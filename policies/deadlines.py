@@ -9,12 +9,14 @@ shorter would cut off a retry the policy promises; the deadline itself is never 
 
 from __future__ import annotations
 
+from policies.retry import backoff_s
+
 CALLS_PER_CONTRACT = 2  # the business call and its one repair
 
 
 def backoff_budget_s(retries: int, backoff_initial_s: float) -> float:
-    """The longest total wait between ``1 + retries`` attempts."""
-    return sum(backoff_initial_s * 2**n + backoff_initial_s for n in range(max(retries, 0)))
+    """The longest total wait between ``1 + retries`` attempts: every wait with its whole jitter."""
+    return sum(backoff_s(attempt, backoff_initial_s, 1.0) for attempt in range(1, max(retries, 0) + 1))
 
 
 def contract_deadline_s(
