@@ -41,7 +41,7 @@ from runtime.contracts import (
     invoke_text,
     invoke_tool_turn,
 )
-from runtime.deadline import DeadlineExceeded, call_with_deadline
+from runtime.deadline import DeadlineExceeded, call_with_deadline, deadline_scope
 from runtime.models import ModelSet
 
 
@@ -163,8 +163,9 @@ class Within:
     async def arun(self) -> Any:
         scope = asyncio.timeout(self.seconds)
         try:
-            async with scope:
-                return await self.request.arun()
+            with deadline_scope(self.seconds):
+                async with scope:
+                    return await self.request.arun()
         except TimeoutError:
             if scope.expired():
                 raise DeadlineExceeded(self.seconds) from None

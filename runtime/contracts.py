@@ -40,14 +40,18 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
 from policies.redaction import redact
-from policies.retry import backoff_s
+from policies.fallback import falls_back
+from policies.retry import backoff_s, retry_after_s, retry_wait_s
 from policies.tool_choice import structured_tool_choice
 from policies.truncation import TRUNCATED, is_truncated
 from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
+from runtime.deadline import remaining_s
 from runtime.messages import message_text
 from runtime.models import TIMEOUT_ERRORS, ModelSet, is_retryable
+from runtime.role_settings import with_role_policy
 
 T = TypeVar("T", bound=BaseModel)
+MODEL_KEY = "reins_model"  # the label of the model a call went to, in the call's trace metadata
 
 MAX_REPAIR_ISSUES = 5
 CONTRACT_MODES = ("direct", "two_step")
@@ -117,10 +121,14 @@ class ContractTimeout(Exception):
 
 # ---------------------------------------------------------------------------------------- metrics
 
-# ``retries``: extra attempts of a call after a transient provider failure (each is one more request).
+# ``retries``: extra attempts of a call after a transient provider failure (each is one more request);
+# ``fallbacks``: calls moved to the role's next model after a final provider failure. Besides these,
+# ``model:<label>`` counts the calls each model answered (``models_served`` reads them).
 METRIC_FIELDS = (
-    "business_calls", "encoder_calls", "repair_calls", "retries", "input_tokens", "output_tokens", "latency_ms",
+    "business_calls", "encoder_calls", "repair_calls", "retries", "fallbacks", "input_tokens", "output_tokens",
+    "latency_ms",
 )
+SERVED_PREFIX = "model:"
 
 
 def empty_metrics(contract: str) -> dict[str, dict[str, int]]:
@@ -157,8 +165,31 @@ class _Meter:
         self.values["input_tokens"] += int(usage.get("input_tokens", 0) or 0)
         self.values["output_tokens"] += int(usage.get("output_tokens", 0) or 0)
 
+    def served(self, label: str) -> None:
+        key = f"{SERVED_PREFIX}{label}"
+        self.values[key] = self.values.get(key, 0) + 1
+
     def snapshot(self) -> dict[str, dict[str, int]]:
         return {self.contract: dict(self.values)}
+
+
+def models_served(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, list[str]]:
+    """Role → the models that answered its calls (from the ``model:<label>`` counts), in label order."""
+    roles: dict[str, set[str]] = {}
+    for contract, values in metrics.items():
+        labels = {key.removeprefix(SERVED_PREFIX) for key, count in values.items() if key.startswith(SERVED_PREFIX) and count}
+        roles.setdefault(CONTRACT_ROLES.get(contract, "unknown"), set()).update(labels)
+    return {role: sorted(labels) for role, labels in sorted(roles.items()) if labels}
+
+
+def fallbacks_per_role(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    """Role → calls that moved to a fallback model."""
+    roles: dict[str, int] = {}
+    for contract, values in metrics.items():
+        if values.get("fallbacks"):
+            role = CONTRACT_ROLES.get(contract, "unknown")
+            roles[role] = roles.get(role, 0) + int(values["fallbacks"])
+    return roles
 
 
 @dataclass(frozen=True)
@@ -179,12 +210,15 @@ def role_for(contract: str) -> str:
         raise KeyError(f"unknown contract {contract!r}") from None
 
 
-def _config(contract: str, role: str, attempt: int = 1) -> RunnableConfig:
+def _config(contract: str, role: str, attempt: int = 1, model: str | None = None) -> RunnableConfig:
     """The call's labels on top of the enclosing run's metadata and tags (a config passed to a
-    runnable replaces them, it does not add to them). Read from the run's config directly, not through
-    ``ensure_config``, which also copies its callback manager; the call inherits the rest anyway."""
+    runnable replaces them, it does not add to them): contract, role and the model asked (so the
+    trace of every call names the model that answered). Read from the run's config directly, not
+    through ``ensure_config``, which also copies its callback manager; the call inherits the rest."""
     base = var_child_runnable_config.get() or {}
     metadata = {**(base.get("metadata") or {}), CONTRACT_KEY: contract, ROLE_KEY: role}
+    if model:
+        metadata[MODEL_KEY] = model
     tags = [*(base.get("tags") or []), f"contract:{contract}"] + ([f"retry:attempt:{attempt}"] if attempt > 1 else [])
     return {"metadata": metadata, "run_name": contract, "tags": tags}
 
@@ -345,8 +379,22 @@ class _BoundRunnables:
 BOUND_RUNNABLES = _BoundRunnables()
 
 
+@dataclass(frozen=True)
+class _Invoke:
+    """One request of a call: this runnable, with this config."""
+
+    runnable: Runnable
+    config: RunnableConfig
+
+
 class _Caller:
-    """Shared mechanics of one contract run: labelling, retries, timeouts and metering."""
+    """Shared mechanics of one contract run: labelling, retries, fallbacks, timeouts and metering.
+
+    The fallback is an ordered loop over the role's models here rather than LangChain's
+    ``with_fallbacks``: each model keeps its own retries and backoff, every attempt its own labels
+    (contract, role, the model's label), the meter counts retries and fallbacks, and a 401/403 or
+    the run's deadline stops the loop (``policies.fallback``) instead of moving on.
+    """
 
     def __init__(self, contract: str, models: ModelSet):
         self.contract = contract
@@ -361,26 +409,30 @@ class _Caller:
         method: str,
         tools: Sequence[Any] | None,
         options: Mapping[str, Any] | None = None,
+        index: int = 0,
     ) -> Runnable:
-        """The role model bound for this call (memoised per model set, role, schema or tools, options)."""
-        model: BaseChatModel = self.models.get(role)
+        """The role's model number ``index`` (0: its own, then its fallbacks) bound for this call with
+        the role's policy (memoised per model set, role, model, schema or tools, options)."""
+        _, chosen = self.models.chain(role)[index]
         options = dict(options or {})
 
         def build() -> Runnable:
+            model, policy_options = with_role_policy(chosen, self.models.policy(role))
+            bound = {**policy_options, **options}
             if tools is not None:
-                runnable: Runnable = model.bind_tools(list(tools), **options)
+                runnable: Runnable = model.bind_tools(list(tools), **bound)
             elif schema is not None:
                 # A copy: a provider integration may adjust the schema it is given (the cached one stays intact).
                 spec = copy.deepcopy(_json_schema(schema))
-                extra = {**structured_options(method, self.models.tool_choice), **options}
+                extra = {**structured_options(method, self.models.tool_choice), **bound}
                 runnable = model.with_structured_output(spec, method=method, include_raw=True, **extra)
             else:
-                runnable = model.bind(**options) if options else model
+                runnable = model.bind(**bound) if bound else model
             return runnable
 
         try:
             tools_key = None if tools is None else _freeze(list(tools))
-            key = (role, schema, method if schema is not None else None, tools_key, _freeze(options))
+            key = (role, index, schema, method if schema is not None else None, tools_key, _freeze(options))
         except TypeError:  # an unhashable tool or option: build without caching
             return build()
         return BOUND_RUNNABLES.get(self.models, key, build)
@@ -388,64 +440,99 @@ class _Caller:
     def _retry_wait(self, role: str, attempt: int, error: Exception) -> float | None:
         """After attempt number ``attempt`` failed with ``error``: the wait before the next attempt,
         or None when the error is final. Only retryable provider failures are retried, ``retries``
-        times per the role's policy; anything else — a 4xx, a validation error, a bare
-        ``TimeoutError`` (a deadline) — is raised at once.
+        times per the role's policy, after the backoff or the provider's ``Retry-After`` if longer,
+        and only when that wait fits before the deadline; anything else — a 4xx, a validation error,
+        a bare ``TimeoutError`` (a deadline) — is final at once.
         """
         policy = self.models.policy(role)
         if attempt > max(policy.retries, 0) or not is_retryable(error):
             return None
-        return backoff_s(attempt, policy.backoff_initial_s, random.random())
+        response = getattr(error, "response", None)
+        asked = retry_after_s(dict(getattr(response, "headers", None) or {}), time.time())
+        room = remaining_s()
+        return retry_wait_s(backoff_s(attempt, policy.backoff_initial_s, random.random()), asked,
+                            policy.timeout_s if room is None else room)
 
     def _next_attempt(self, attempt: int) -> int:
         """The number of the attempt about to start; every attempt after the first counts as a retry."""
         self.meter.values["retries"] += 1
         return attempt + 1
 
-    def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None, options=None):
-        runnable = self._runnable(role, schema, method, tools, options)
+    def _steps(self, kind: str, role: str, messages: Sequence[BaseMessage], schema, method, tools, options):
+        """One call once, for both drivers: yields an ``_Invoke`` (answered with its result, or with its
+        error thrown in) or a wait in seconds; returns the result. Each model of the role's chain gets
+        its retries; a final provider failure moves to the next model (``policies.fallback``)."""
         started = time.perf_counter()
-        try:
-            attempt = 1
+        chain = self.models.chain(role)
+        for index, (label, _) in enumerate(chain):
+            runnable = self._runnable(role, schema, method, tools, options, index)
+            attempt, failure = 1, None
             while True:
                 try:
-                    result = runnable.invoke(list(messages), _config(self.contract, role, attempt))
+                    result = yield _Invoke(runnable, _config(self.contract, role, attempt, label))
+                    break
+                except openai.LengthFinishReasonError as error:
+                    result = _cut_off(schema is not None, error)
                     break
                 except Exception as error:
-                    wait = self._retry_wait(role, attempt, error)
-                    if wait is None:
-                        raise
-                time.sleep(wait)
-                attempt = self._next_attempt(attempt)
-        except TIMEOUT_ERRORS as error:
-            self.meter.count(kind, None, started)
-            raise ContractTimeout(self.contract, self.meter.snapshot()) from error
-        except openai.LengthFinishReasonError as error:
-            result = _cut_off(schema is not None, error)
-        self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
-        return result
+                    failure, wait = error, self._retry_wait(role, attempt, error)
+                if wait is None:
+                    break
+                yield wait
+                attempt, failure = self._next_attempt(attempt), None
+            if failure is not None:
+                if index + 1 < len(chain) and _falls_back(failure):
+                    self.meter.values["fallbacks"] += 1
+                    continue
+                if isinstance(failure, TIMEOUT_ERRORS):
+                    self.meter.count(kind, None, started)
+                    raise ContractTimeout(self.contract, self.meter.snapshot()) from failure
+                raise failure
+            self.meter.served(label)
+            self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
+            return result
+        raise AssertionError("a role always has at least one model")  # pragma: no cover
+
+    def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None, options=None):
+        steps = self._steps(kind, role, messages, schema, method, tools, options)
+        try:
+            request = next(steps)
+            while True:
+                if isinstance(request, _Invoke):
+                    try:
+                        result = request.runnable.invoke(list(messages), request.config)
+                    except Exception as error:
+                        request = steps.throw(error)
+                        continue
+                else:
+                    result = time.sleep(request)
+                request = steps.send(result)
+        except StopIteration as done:
+            return done.value
 
     async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None, options=None):
-        runnable = self._runnable(role, schema, method, tools, options)
-        started = time.perf_counter()
+        steps = self._steps(kind, role, messages, schema, method, tools, options)
         try:
-            attempt = 1
+            request = next(steps)
             while True:
-                try:
-                    result = await runnable.ainvoke(list(messages), _config(self.contract, role, attempt))
-                    break
-                except Exception as error:
-                    wait = self._retry_wait(role, attempt, error)
-                    if wait is None:
-                        raise
-                await asyncio.sleep(wait)
-                attempt = self._next_attempt(attempt)
-        except TIMEOUT_ERRORS as error:
-            self.meter.count(kind, None, started)
-            raise ContractTimeout(self.contract, self.meter.snapshot()) from error
-        except openai.LengthFinishReasonError as error:
-            result = _cut_off(schema is not None, error)
-        self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
-        return result
+                if isinstance(request, _Invoke):
+                    try:
+                        result = await request.runnable.ainvoke(list(messages), request.config)
+                    except Exception as error:
+                        request = steps.throw(error)
+                        continue
+                else:
+                    result = await asyncio.sleep(request)
+                request = steps.send(result)
+        except StopIteration as done:
+            return done.value
+
+
+def _falls_back(error: BaseException) -> bool:
+    """Whether ``error`` (final for its model) moves the call to the role's next model."""
+    status = getattr(error, "status_code", None)
+    deadline = isinstance(error, TimeoutError) and not isinstance(error, openai.APITimeoutError)
+    return falls_back(status if isinstance(status, int) else None, retryable=is_retryable(error), deadline=deadline)
 
 
 def _cut_off(structured: bool, error: BaseException) -> Any:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -25,6 +27,34 @@ class DeadlineExceeded(TimeoutError):
         self.seconds = seconds
 
 
+# When the innermost deadline around the current call passes (time.monotonic), so a retry never
+# waits past it (runtime.contracts reads it; a Retry-After longer than what is left is final).
+_DEADLINE_AT: contextvars.ContextVar[float | None] = contextvars.ContextVar("reins_deadline_at", default=None)
+
+
+def remaining_s() -> float | None:
+    """Seconds left before the current deadline, or None when the call runs under none."""
+    at = _DEADLINE_AT.get()
+    return None if at is None else max(0.0, at - time.monotonic())
+
+
+@contextmanager
+def deadline_scope(seconds: float) -> Iterator[None]:
+    """Mark the calls inside as running under a deadline ``seconds`` from now (an outer, earlier one stays)."""
+    at = time.monotonic() + seconds
+    outer = _DEADLINE_AT.get()
+    token = _DEADLINE_AT.set(at if outer is None else min(outer, at))
+    try:
+        yield
+    finally:
+        _DEADLINE_AT.reset(token)
+
+
+def _scoped(fn: Callable[[], T], seconds: float) -> T:
+    with deadline_scope(seconds):
+        return fn()
+
+
 def call_with_deadline(fn: Callable[[], T], seconds: float, name: str = "reins-deadline") -> T:
     """Return ``fn()`` or raise its exception; raise ``DeadlineExceeded`` after ``seconds``."""
     context = contextvars.copy_context()
@@ -33,7 +63,7 @@ def call_with_deadline(fn: Callable[[], T], seconds: float, name: str = "reins-d
 
     def run() -> None:
         try:
-            box["value"] = context.run(fn)
+            box["value"] = context.run(_scoped, fn, seconds)
         except BaseException as error:  # handed to the caller below
             box["error"] = error
         finally:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import httpx
@@ -10,7 +10,7 @@ import openai
 from langchain_core.language_models import BaseChatModel
 
 from policies.retry import is_retryable_status
-from runtime.settings import ROLES, Settings
+from runtime.settings import ROLES, Settings, SettingsError
 
 
 @dataclass(frozen=True)
@@ -66,13 +66,25 @@ def is_retryable(error: BaseException) -> bool:
     return isinstance(error, RETRYABLE_ERRORS)
 
 
+OFFLINE_LABEL = "offline (rule-based stand-in)"
+
+
+def model_label(model: BaseChatModel) -> str:
+    """What to call a model the user passed in: its class and, when it has one, its model name."""
+    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    return f"{type(model).__name__}:{name}" if isinstance(name, str) and name else type(model).__name__
+
+
 @dataclass(frozen=True)
 class ModelSet:
-    """Which chat model serves each role, and how calls for that role behave."""
+    """Which chat model serves each role, which models stand in when its provider fails for good
+    (tried in order), and how calls for that role behave."""
 
     models: Mapping[str, BaseChatModel]
     policies: Mapping[str, RolePolicy] = field(default_factory=lambda: dict(ROLE_POLICIES))
     labels: Mapping[str, str] = field(default_factory=dict)
+    # role → ((label, model), …): the role's fallbacks, in the order they are tried.
+    fallbacks: Mapping[str, tuple[tuple[str, BaseChatModel], ...]] = field(default_factory=dict)
     # json_schema for providers with native structured output; function_calling for the rest.
     structured_method: str = "json_schema"
     # How a tool call is asked for: required | named | auto (REINS_TOOL_CHOICE).
@@ -97,7 +109,20 @@ class ModelSet:
         return self.policies.get(role, ROLE_POLICIES["chat"])
 
     def label(self, role: str) -> str:
-        return self.labels.get(role) or type(self.models[role]).__name__
+        return self.labels.get(role) or model_label(self.models[role])
+
+    def chain(self, role: str) -> tuple[tuple[str, BaseChatModel], ...]:
+        """The role's model and then its fallbacks, as (label, model), in the order they are tried."""
+        return ((self.label(role), self.get(role)), *self.fallbacks.get(role, ()))
+
+    def with_fallbacks(self, fallbacks: Mapping[str, BaseChatModel | Sequence[BaseChatModel]]) -> ModelSet:
+        """The same set with these fallbacks per role (a model or models in order; replacing the role's)."""
+        unknown = set(fallbacks) - set(ROLES)
+        if unknown:
+            raise ValueError(f"unknown model roles: {', '.join(sorted(unknown))}")
+        chosen = {role: (value,) if isinstance(value, BaseChatModel) else tuple(value) for role, value in fallbacks.items()}
+        labelled = {role: tuple((model_label(m), m) for m in models) for role, models in chosen.items()}
+        return replace(self, fallbacks={**self.fallbacks, **labelled})
 
     def with_models(self, overrides: Mapping[str, BaseChatModel]) -> ModelSet:
         unknown = set(overrides) - set(ROLES)
@@ -109,15 +134,55 @@ class ModelSet:
         return replace(self, policies={**self.policies, **overrides})
 
 
+def provider_of(name: str) -> str | None:
+    """The LangChain provider a ``provider:model`` name asks for (``anthropic:claude-…``), or None for
+    a plain name, which means the OpenAI-compatible endpoint (``qwen2.5:7b`` is a plain name)."""
+    from langchain.chat_models.base import _BUILTIN_PROVIDERS  # init_chat_model's own provider table
+
+    prefix, colon, _ = name.partition(":")
+    return prefix if colon and prefix in _BUILTIN_PROVIDERS else None
+
+
+# Providers whose LangChain class takes a request timeout and its own retry count (kept at 0: retries
+# are ours). Others get the role's temperature and output bound on every request (runtime.contracts).
+_TIMEOUT_AND_RETRIES = frozenset({"openai", "azure_openai", "anthropic", "deepseek", "xai", "groq", "mistralai",
+                                  "fireworks", "together"})
+
+
+def _provider_model(name: str, provider: str, role: str, settings: Settings, timeout_s: float) -> BaseChatModel:
+    from langchain.chat_models import init_chat_model
+
+    options: dict[str, object] = {"temperature": ROLE_POLICIES[role].temperature}
+    if provider in _TIMEOUT_AND_RETRIES:
+        options.update(timeout=timeout_s, max_retries=0)
+    # A role's own endpoint and key apply to any provider; the shared OPENAI_* ones to openai: only.
+    base_url = settings.role_base_urls.get(role) or (settings.base_url if provider == "openai" else None)
+    api_key = settings.role_api_keys.get(role) or (settings.api_key if provider == "openai" else None)
+    options.update({k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v})
+    try:
+        return init_chat_model(name, **options)
+    except ImportError:
+        from langchain.chat_models.base import _BUILTIN_PROVIDERS
+
+        package = _BUILTIN_PROVIDERS[provider][0].split(".")[0].replace("_", "-")
+        raise SettingsError(f"model {name!r} needs the {package} package: pip install {package}") from None
+
+
 def create_chat_model(
     name: str, role: str, settings: Settings, *, timeout_s: float | None = None, max_tokens: int | None = None
 ) -> BaseChatModel:
-    """An OpenAI-compatible chat model (OpenAI, DeepSeek, vLLM, Ollama /v1, llama.cpp server).
+    """The chat model ``name`` names for ``role``: ``provider:model`` through LangChain's
+    ``init_chat_model`` (when that provider's package is installed), a plain name on the
+    OpenAI-compatible endpoint (OpenAI, DeepSeek, vLLM, Ollama /v1, llama.cpp server). The role's own
+    endpoint and key (``REINS_BASE_URL_<ROLE>``, ``REINS_API_KEY_<ROLE>``) win over the shared ones.
 
     ``timeout_s`` / ``max_tokens`` override the role's policy (``reins doctor --check`` probes small)."""
+    policy = ROLE_POLICIES[role]
+    provider = provider_of(name)
+    if provider is not None:
+        return _provider_model(name, provider, role, settings, timeout_s or policy.timeout_s)
     from langchain_openai import ChatOpenAI
 
-    policy = ROLE_POLICIES[role]
     max_tokens = max_tokens or settings.role_max_tokens.get(role, policy.max_tokens)
     # langchain-openai sends its max_tokens as max_completion_tokens, which older OpenAI-compatible
     # servers ignore; the classic field goes in the request body as it is.
@@ -126,8 +191,8 @@ def create_chat_model(
     }
     return ChatOpenAI(
         model=name,
-        base_url=settings.base_url,
-        api_key=settings.api_key or "not-needed",  # local servers accept any key
+        base_url=settings.base_url_for(role),
+        api_key=settings.api_key_for(role) or "not-needed",  # local servers accept any key
         timeout=timeout_s or policy.timeout_s,
         max_retries=0,  # retries are ours: only retryable errors, see runtime.contracts
         temperature=policy.temperature,
@@ -135,23 +200,35 @@ def create_chat_model(
     )
 
 
+def describe_model(name: str) -> str:
+    """The label of a configured model name: ``provider:model`` as given, else the endpoint's kind."""
+    return name if provider_of(name) else f"openai-compatible:{name}"
+
+
 def model_set_from_settings(settings: Settings) -> ModelSet:
-    """Configured roles use the OpenAI-compatible endpoint; the rest use the offline model."""
+    """Configured roles use their configured models (and fallbacks); the rest use the offline model.
+    Each role's policy carries its output bound (``REINS_MAX_TOKENS_<ROLE>`` over the default)."""
     from runtime.offline import OfflineModel
 
     offline = OfflineModel()
     models: dict[str, BaseChatModel] = {}
     labels: dict[str, str] = {}
+    fallbacks: dict[str, tuple[tuple[str, BaseChatModel], ...]] = {}
     for role in ROLES:
         name = settings.model_for(role)
         if name:
             models[role] = create_chat_model(name, role, settings)
-            labels[role] = f"openai-compatible:{name}"
+            labels[role] = describe_model(name)
+            fallbacks[role] = tuple((describe_model(n), create_chat_model(n, role, settings))
+                                    for n in settings.fallbacks_for(role) if n != name)
         else:
             models[role] = offline
-            labels[role] = "offline (rule-based stand-in)"
+            labels[role] = OFFLINE_LABEL
+    policies = {role: replace(policy, max_tokens=settings.role_max_tokens.get(role, policy.max_tokens))
+                for role, policy in ROLE_POLICIES.items()}
     return ModelSet(
-        models=models, labels=labels, structured_method=settings.structured_method, tool_choice=settings.tool_choice
+        models=models, labels=labels, fallbacks=fallbacks, policies=policies,
+        structured_method=settings.structured_method, tool_choice=settings.tool_choice,
     )
 
 

@@ -53,6 +53,35 @@ def _positive_int(key: str, value: str) -> int:
     return number
 
 
+def _http_url(key: str, value: str) -> str:
+    # Caught here, not as a connection error on the first model call that names no variable.
+    if not value.lower().startswith(("http://", "https://")):
+        raise SettingsError(f"{key} must be an http:// or https:// URL, e.g. http://localhost:11434/v1")
+    return value
+
+
+def _names(value: str) -> tuple[str, ...]:
+    """A comma-separated list of model names, in order, blanks and repeats dropped."""
+    return tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
+
+
+# Per-role variables: prefix → the Settings field that maps each role to its value.
+_PER_ROLE = {
+    "REINS_MODEL_FALLBACK_": "role_fallbacks",
+    "REINS_MAX_TOKENS_": "role_max_tokens",
+    "REINS_BASE_URL_": "role_base_urls",
+    "REINS_API_KEY_": "role_api_keys",
+    "REINS_MODEL_": "role_models",  # last: REINS_MODEL_FALLBACK_<ROLE> starts with it too
+}
+_PER_ROLE_PARSERS = {
+    "REINS_MAX_TOKENS_": _positive_int,
+    "REINS_BASE_URL_": _http_url,
+    "REINS_MODEL_FALLBACK_": lambda _key, value: _names(value),
+}
+# Variables whose names start with a per-role prefix but name no role.
+_NOT_PER_ROLE = frozenset({"REINS_MODEL_FALLBACK", "REINS_MAX_TOKENS_PARAM"})
+
+
 @dataclass(frozen=True)
 class Settings:
     model: str | None = None
@@ -69,17 +98,23 @@ class Settings:
     tool_choice: str = "required"
     max_tokens_param: str = "max_tokens"
     role_max_tokens: Mapping[str, int] = field(default_factory=dict)
+    # Per-role endpoint and key (REINS_BASE_URL_<ROLE>, REINS_API_KEY_<ROLE>) over the shared ones.
+    role_base_urls: Mapping[str, str] = field(default_factory=dict)
+    role_api_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # Models tried in order when a call's provider failure is final (REINS_MODEL_FALLBACK[_<ROLE>]).
+    fallbacks: tuple[str, ...] = ()
+    role_fallbacks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
-        role_models: dict[str, str] = {}
-        role_max_tokens: dict[str, int] = {}
+        per_role: dict[str, dict[str, object]] = {name: {} for name in _PER_ROLE.values()}
         for key, value in env.items():
-            if key.startswith("REINS_MODEL_") and value.strip():
-                role_models[_role_of(key, "REINS_MODEL_")] = value.strip()
-            if key.startswith("REINS_MAX_TOKENS_") and key != "REINS_MAX_TOKENS_PARAM" and value.strip():
-                role_max_tokens[_role_of(key, "REINS_MAX_TOKENS_")] = _positive_int(key, value)
+            prefix = next((p for p in _PER_ROLE if key.startswith(p)), None)
+            if prefix is None or key in _NOT_PER_ROLE or not value.strip():
+                continue
+            parse = _PER_ROLE_PARSERS.get(prefix, lambda _key, text: text)
+            per_role[_PER_ROLE[prefix]][_role_of(key, prefix)] = parse(key, value.strip())
         checkpoint = _choice(env, "REINS_CHECKPOINT", CHECKPOINTERS, "sqlite")
         checkpoint_url = env.get("REINS_CHECKPOINT_URL", "").strip() or None
         if checkpoint == "postgres" and not (checkpoint_url or "").startswith(("postgresql://", "postgres://")):
@@ -91,13 +126,11 @@ class Settings:
         if governance_root and not Path(governance_root).is_dir():
             raise SettingsError("REINS_GOVERNANCE_ROOT does not name an existing directory")
         base_url = env.get("OPENAI_BASE_URL", "").strip() or None
-        if base_url and not base_url.lower().startswith(("http://", "https://")):
-            # Caught here, not as a connection error on the first model call that names no variable.
-            raise SettingsError("OPENAI_BASE_URL must be an http:// or https:// URL, e.g. http://localhost:11434/v1")
+        if base_url:
+            _http_url("OPENAI_BASE_URL", base_url)
         allowlist = tuple(h.strip().lower() for h in env.get("REINS_HTTP_ALLOWLIST", "").split(",") if h.strip())
         return cls(
             model=env.get("REINS_MODEL", "").strip() or None,
-            role_models=role_models,
             base_url=base_url,
             api_key=env.get("OPENAI_API_KEY", "").strip() or None,
             contract_mode=_choice(env, "REINS_CONTRACT_MODE", CONTRACT_MODES, "direct"),
@@ -109,12 +142,23 @@ class Settings:
             http_allowlist=allowlist,
             tool_choice=_choice(env, "REINS_TOOL_CHOICE", TOOL_CHOICES, "required"),
             max_tokens_param=_choice(env, "REINS_MAX_TOKENS_PARAM", MAX_TOKENS_PARAMS, "max_tokens"),
-            role_max_tokens=role_max_tokens,
+            fallbacks=_names(env.get("REINS_MODEL_FALLBACK", "")),
+            **per_role,  # type: ignore[arg-type]
         )
 
     def model_for(self, role: str) -> str | None:
         """The configured model name for a role, or None when the offline model serves it."""
         return self.role_models.get(role) or self.model
+
+    def fallbacks_for(self, role: str) -> tuple[str, ...]:
+        """The role's fallback models, in order (the role's own list replaces the shared one)."""
+        return self.role_fallbacks.get(role) or self.fallbacks
+
+    def base_url_for(self, role: str) -> str | None:
+        return self.role_base_urls.get(role) or self.base_url
+
+    def api_key_for(self, role: str) -> str | None:
+        return self.role_api_keys.get(role) or self.api_key
 
 
 def env_snapshot(env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
