@@ -27,6 +27,7 @@ def describe(settings: Settings) -> dict:
     models = model_set_from_settings(settings)
     return {
         "roles": {role: models.label(role) for role in ROLES},
+        "fallbacks": {role: [label for label, _ in models.chain(role)[1:]] for role in ROLES if models.chain(role)[1:]},
         "endpoint": "custom (OPENAI_BASE_URL)" if settings.base_url else "default OpenAI endpoint",
         "api_key": "set" if settings.api_key else "not set",
         "contract_mode": settings.contract_mode,
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = Settings.from_env()
     report = describe(settings)
-    checks = [probe_model(name, settings) for name in configured_models(settings)] if args.check else None
+    checks = [probe_model(name, settings, role) for name, role in configured_models(settings)] if args.check else None
     code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0
     if checks is not None:
         report["checks"] = [{**asdict(check), "model": redact(check.model, 120)} for check in checks]
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         return code
     print("Reins configuration")
     for role, label in report["roles"].items():
-        print(f"  {role:<11} {label}")
+        fallbacks = report["fallbacks"].get(role)
+        print(f"  {role:<11} {label}" + (f" (then {', '.join(fallbacks)})" if fallbacks else ""))
     for key in ("endpoint", "api_key", "contract_mode", "structured_method", "tool_choice", "max_tokens_param",
                 "docs_root", "governance", "checkpointer"):
         print(f"  {key:<17} {report[key]}")

@@ -1,6 +1,6 @@
 """``reins doctor --check``: one tiny request per capability per configured model, one line each.
 
-For every distinct configured model it asks for one tool call (the way manager turns ask, in the
+For every distinct configured model, fallbacks included, it asks for one tool call (the way manager turns ask, in the
 ``REINS_TOOL_CHOICE`` style) and one structured answer (the way contracts ask, with
 ``REINS_STRUCTURED_METHOD``), and says what is wrong in terms a user can act on: unreachable,
 auth failed, model not found, no tool calling, no JSON-schema output. Provider messages are never
@@ -19,7 +19,7 @@ from policies.tool_choice import tool_turn_options
 from runtime.contracts import structured_options
 from runtime.failures import failure_cause
 from runtime.models import create_chat_model
-from runtime.settings import ROLES, Settings
+from runtime.settings import ROLES, Settings, SettingsError
 
 PROBE_TIMEOUT_S = 30.0
 PROBE_MAX_TOKENS = 256
@@ -48,10 +48,15 @@ class ProbeResult:
     result: str
 
 
-def configured_models(settings: Settings) -> list[str]:
-    """Each distinct model name a role is configured with, in role order."""
-    names = [settings.model_for(role) for role in ROLES]
-    return list(dict.fromkeys(name for name in names if name))
+def configured_models(settings: Settings) -> list[tuple[str, str]]:
+    """Each distinct model a role is configured with, its fallbacks included, as (name, a role it
+    serves), in role order; the same name on another endpoint or key is another model."""
+    found: dict[tuple[str, str | None, str | None], tuple[str, str]] = {}
+    for role in ROLES:
+        name = settings.model_for(role)
+        for each in (name, *settings.fallbacks_for(role)) if name else ():
+            found.setdefault((each, settings.base_url_for(role), settings.api_key_for(role)), (each, role))
+    return list(found.values())
 
 
 def verdict_for(error: BaseException) -> str:
@@ -64,8 +69,12 @@ def verdict_for(error: BaseException) -> str:
     return cause
 
 
-def probe_model(name: str, settings: Settings) -> ProbeResult:
-    model = create_chat_model(name, "manager", settings, timeout_s=PROBE_TIMEOUT_S, max_tokens=PROBE_MAX_TOKENS)
+def probe_model(name: str, settings: Settings, role: str = "manager") -> ProbeResult:
+    """Probe ``name`` on the endpoint and key ``role`` uses."""
+    try:
+        model = create_chat_model(name, role, settings, timeout_s=PROBE_TIMEOUT_S, max_tokens=PROBE_MAX_TOKENS)
+    except SettingsError as error:  # e.g. the provider's package is not installed
+        return ProbeResult(name, False, str(error))
     ask_tool = model.bind_tools([PING_TOOL], **tool_turn_options(("ping",), settings.tool_choice, parallel=False))
     ask_json = model.with_structured_output(PING_SCHEMA, method=settings.structured_method, include_raw=True,
                                             **structured_options(settings.structured_method, settings.tool_choice))

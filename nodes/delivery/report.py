@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from policies.delivery_report import narrative, render_delivery_report
 from policies.revision import status_after_revision
 from runtime.calls import Contract
-from runtime.contracts import CONTRACT_ROLES, merge_metrics, metrics_totals
+from runtime.contracts import CONTRACT_ROLES, fallbacks_per_role, merge_metrics, metrics_totals, models_served
 from runtime.steps import attempt, recorded_step
 from schemas.delivery import PolishedSummary, RuntimeArtifact
 from schemas.trace import TraceRecord
@@ -87,6 +87,8 @@ def public_metrics(state: DeliveryState) -> RunMetrics:
         "encoder_calls": totals["encoder_calls"],
         "repair_calls": totals["repair_calls"],
         "retries": totals["retries"],
+        "fallbacks_per_role": fallbacks_per_role(per_contract),
+        "models": models_served(per_contract),
         "tokens": {"input": totals["input_tokens"], "output": totals["output_tokens"]},
         "elapsed_ms": int((time.time() - started) * 1000),
         "per_contract": per_contract,

@@ -165,6 +165,8 @@ class RunMetrics(TypedDict):
     encoder_calls: int
     repair_calls: int
     retries: int
+    fallbacks_per_role: dict[str, int]  # calls moved to a role's fallback model
+    models: dict[str, list[str]]  # per role: the models that answered its calls
     tokens: Tokens
     elapsed_ms: int
     per_contract: dict[str, dict[str, int]]

@@ -54,6 +54,7 @@ class HttpError:
     status: int
     message: str = "error"
     kind: str = "invalid_request_error"
+    headers: tuple[tuple[str, str], ...] = ()  # e.g. (("retry-after", "1"),)
 
     def body(self) -> dict[str, Any]:
         return {"error": {"message": self.message, "type": self.kind, "param": None, "code": None}}
@@ -110,12 +111,14 @@ class StubProvider:
                     self.connection.close()
                     return None
                 if isinstance(reply, HttpError):
-                    return self._send(reply.status, reply.body())
+                    return self._send(reply.status, reply.body(), reply.headers)
                 return self._send(200, reply.body(str(body.get("model", "stub-model"))))
 
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
+            def _send(self, status: int, payload: dict[str, Any], headers: tuple[tuple[str, str], ...] = ()) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
+                for name, value in headers:
+                    self.send_header(name, value)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()

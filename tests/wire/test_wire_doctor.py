@@ -66,3 +66,17 @@ def test_without_a_model_there_is_nothing_to_check(capsys, monkeypatch):
     code = main(["doctor", "--check"])
     assert code == 0
     assert "no model configured" in capsys.readouterr().out
+
+
+def test_every_fallback_is_checked_too(stub, fast_cli, capsys, monkeypatch):
+    provider = stub(lambda body: HttpError(404, "no such model") if body["model"] == "gone" else cooperative(body))
+    fast_cli(provider.base_url)
+    monkeypatch.setenv("REINS_MODEL_FALLBACK", "gone,backup")
+
+    code, out = _doctor(capsys)
+
+    assert code != 0
+    assert "check stub-model: ok" in out and "check backup: ok" in out
+    assert "check gone: FAILED - model not found" in out
+    assert "(then openai-compatible:gone, openai-compatible:backup)" in out
+    assert sorted({b["model"] for b in provider.bodies()}) == ["backup", "gone", "stub-model"]
