@@ -26,6 +26,19 @@ def _chain(error: BaseException):
         current = current.__cause__ or current.__context__
 
 
+# A versioned API path segment (/v1, /v1beta, /api/v2 …); an OpenAI-compatible base URL without one
+# answers 404 on every route, which is no statement about the model.
+_VERSION_PATH = re.compile(r"/v\d+[a-z0-9]*(/|$)", re.I)
+
+
+def _request_path(error: BaseException) -> str:
+    """The path of the request that failed; a version path is assumed when it is not known."""
+    try:
+        return str(error.request.url.path)  # type: ignore[attr-defined]
+    except (AttributeError, RuntimeError):
+        return "/v1"
+
+
 def _refused(error: BaseException) -> bool:
     return any(isinstance(link, ConnectionRefusedError) for link in _chain(error))
 
@@ -41,7 +54,10 @@ def failure_cause(error: BaseException) -> str:
         cause = "timeout"
     elif isinstance(error, openai.APIStatusError):
         status = error.status_code
-        cause = "model not found" if status == 404 else f"HTTP {status}"
+        if status == 404 and not _VERSION_PATH.search(_request_path(error)):
+            cause = "HTTP 404: the base URL has no version path such as /v1"
+        else:
+            cause = "model not found" if status == 404 else f"HTTP {status}"
     elif isinstance(error, (openai.APIConnectionError, httpx.TransportError, ConnectionError)):
         cause = "connection refused" if _refused(error) else "connection failed"
     elif isinstance(error, NotImplementedError):
@@ -63,7 +79,12 @@ def failed_stage(error: BaseException) -> str | None:
     return None
 
 
+def stage_failure(stage: str, error: BaseException) -> str:
+    """``<stage> failed: <cause>`` for a model call that failed in a known stage."""
+    return f"{stage} failed: {failure_cause(error)}"
+
+
 def failure_line(error: BaseException) -> str:
     """One line for a user: the failed stage when known, and the cause class."""
     stage = failed_stage(error)
-    return f"{stage} failed: {failure_cause(error)}" if stage else failure_cause(error)
+    return stage_failure(stage, error) if stage else failure_cause(error)

@@ -23,7 +23,8 @@ from policies.answer_check import (
 from policies.loop_guards import STOP_MESSAGES
 from policies.redaction import redact, truncate
 from runtime.calls import Contract
-from runtime.steps import attempt, recorded_step
+from runtime.failures import stage_failure
+from runtime.steps import EXECUTION_FAILED, attempt, recorded_step
 from schemas.assistant import AssistantAnswer
 
 SUMMARY_LIMIT = 2000
@@ -31,6 +32,7 @@ INTENT_FAILED = ("I could not work out reliably what your request needs, so no t
                  "unverified.")
 UNSUPPORTED_NUMBERS = "No tool result supports these numbers in the answer: {numbers}."
 REMOVED_ALL = "I removed a statement about a tool result that no tool produced, so I have no verified answer."
+MODEL_FAILED = "The model could not be used: {failure}."
 NO_DRAFT: Answer = {"summary": "", "evidence": [], "verdict": "failure"}
 
 
@@ -43,6 +45,9 @@ def stop_message(stop_reason: str | None) -> str:
 def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     records = state.get("records", [])
     with recorded_step(progress_for(runtime), "answer", "Write the answer") as step:
+        if state.get("failure"):  # the provider already failed for good this turn: no second try
+            step.status, step.summary = "skipped", "skipped: the model is unavailable"
+            return {"draft": NO_DRAFT, "trace": traced(state, step.trace())}
         outcome = yield from attempt(
             Contract(
                 "assistant.answer",
@@ -59,6 +64,9 @@ def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, d
             step.status, step.summary = "failed", f"fallback from the execution record ({outcome.reason()})"
             verdict = "partial" if any(r.get("ok") for r in records) else "failure"
             draft = {"summary": fallback_summary(records), "evidence": [], "verdict": verdict}
+            if outcome.code == EXECUTION_FAILED:
+                failure = stage_failure("draft_answer", outcome.error)
+                return {"draft": draft, "failure": failure, "trace": traced(state, step.trace()), "metrics": outcome.metrics}
     return {"draft": draft, "trace": traced(state, step.trace()), "metrics": outcome.metrics}
 
 
@@ -99,7 +107,9 @@ def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext]) -
             unsupported_numbers=unsupported,
         )
         notices = _notices(state, checked.unfinished_steps)
-        if intent_failed:
+        if state.get("failure"):
+            notices.append(MODEL_FAILED.format(failure=state["failure"]))
+        elif intent_failed:
             notices.append(INTENT_FAILED)
         if unsupported:
             notices.append(UNSUPPORTED_NUMBERS.format(numbers=", ".join(unsupported[:5])))

@@ -11,6 +11,7 @@ from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.prompts import intent_messages
 from nodes.assistant.state import AssistantState, NodeSteps, Plan, traced
 from runtime.calls import Contract
+from runtime.failures import stage_failure
 from runtime.registry import ScopedTools
 from runtime.steps import EXECUTION_FAILED, attempt, recorded_step
 from schemas.assistant import AssistantIntent, AssistantPlan
@@ -38,13 +39,13 @@ def classify_intent(state: AssistantState, runtime: Runtime[AssistantContext], *
                 mode=deps.mode_for(runtime),
             )
         )
-        if outcome.code == EXECUTION_FAILED:
-            raise outcome.error  # only an invalid or late classification has a fallback
         if not outcome.ok:
-            # Fail closed: without a valid classification no tool runs; the request is answered as QA.
-            step.status, step.summary = "failed", f"QA (fallback, {outcome.reason()})"
-            return {"intent": "QA", "intent_failed": True, "plan": None, "trace": traced(state, step.trace()),
-                    "metrics": outcome.metrics}
+            # Fail closed: without a valid classification no tool runs; the request is answered as QA
+            # (a provider that failed for good is named, and no further model call is made).
+            failure = stage_failure("classify_intent", outcome.error) if outcome.code == EXECUTION_FAILED else None
+            step.status, step.summary = "failed", failure or f"QA (fallback, {outcome.reason()})"
+            return {"intent": "QA", "intent_failed": True, "failure": failure, "plan": None,
+                    "trace": traced(state, step.trace()), "metrics": outcome.metrics}
         decision = outcome.value.value
         plan = None if decision.plan is None else available_plan(decision.plan, deps.tools)
         step.summary = decision.intent + (f" with {len(plan['steps'])} plan step(s)" if plan else "")

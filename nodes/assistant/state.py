@@ -100,6 +100,7 @@ class AssistantOutput(TypedDict, total=False):
     answer: Answer | None
     intent: Intent | None
     intent_failed: bool  # the intent contract failed: the turn was answered as QA, unverified
+    failure: str | None  # a model call the provider failed for good: "<stage> failed: <cause>"
     plan: Plan | None
     records: list[ToolRecord]
     stop_reason: str | None
@@ -136,6 +137,7 @@ def fresh_turn() -> Update:
         "answer": None,
         "intent": None,
         "intent_failed": False,
+        "failure": None,
         "plan": None,
         "records": [],
         "stop_reason": None,

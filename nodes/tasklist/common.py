@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from policies.redaction import redact
 from policies.tasklist_machine import Counters, Limits, Machine, Verdict, limits_for
 from runtime.context import resolve_contract_mode, resolve_models
+from runtime.failures import stage_failure
 from runtime.models import ModelSet
 from runtime.progress import Progress
 from runtime.resources import ResourceResolver
@@ -94,23 +95,23 @@ def refused(step: str, verdict: Verdict) -> TasklistState:
     return stopped(step, f"guard refused — {verdict.reason}", kind="guard")
 
 
-def model_failed(step: RecordedStep, what: str, outcome: Attempt) -> TasklistState:
+def model_failed(step: RecordedStep, what: str, outcome: Attempt, *, stage: str | None = None) -> TasklistState:
     """End the run after a failed model call, the step marked failed: invalid output after the one
-    repair stops it safely; a timeout (retries already spent) fails it. Any other error is not an
-    answer of the model (a provider failure) and propagates."""
-    if outcome.code not in (CONTRACT_FAILURE, TIMEOUT):
-        raise outcome.error  # type: ignore[misc]
+    repair stops it safely; a timeout or a provider failure (retries and fallbacks already spent)
+    fails it with a named cause (``draft failed: connection refused``) — no provider error escapes."""
     step.status = "failed"
-    if outcome.code == TIMEOUT:
-        step.summary = "the model timed out"
+    if outcome.code != CONTRACT_FAILURE:
+        assert outcome.error is not None
+        line = stage_failure(stage or step.step_id, outcome.error)
+        step.summary = line
         return {
             "status": "failed",
             "final_decision": "failed",
-            "stop_kind": "timeout",
+            "stop_kind": "timeout" if outcome.code == TIMEOUT else "provider",
             "artifact": None,
-            "message": TIMEOUT_MESSAGE,
+            "message": TIMEOUT_MESSAGE if outcome.code == TIMEOUT else f"The run failed: {line}.",
             "metrics": dict(outcome.metrics),
-            "trace": [trace_record(step.step_id, f"failed: {outcome.error}")],
+            "trace": [trace_record(step.step_id, f"failed: {line}")],
         }
     step.summary = f"invalid {what} after one repair"
     message = CONTRACT_STOP_MESSAGE.format(what=what)

@@ -70,7 +70,7 @@ class StepRun:
 
     def model_failed(self, what: str, outcome: Attempt) -> TasklistState:
         """The update that ends the run after the failed model call ``outcome`` (``what`` it should have given)."""
-        return model_failed(self.step, what, outcome)
+        return model_failed(self.step, what, outcome, stage=self.action)
 
     def refused_unless_allowed(self, **details: Any) -> TasklistState | None:
         """Ask the guard again with what the body has learnt (the model's choice); the refusal, if any."""

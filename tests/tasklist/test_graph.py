@@ -234,10 +234,12 @@ def test_invalid_regenerated_strategy_stops_safely(tmp_path):
     assert result["final_decision"] == "stopped" and model.count("tasklist.draft") == 0
 
 
-def test_provider_errors_propagate():
-    model = ScriptedModel({"tasklist.planning_decision": [RuntimeError("provider exploded")]})
-    with pytest.raises(RuntimeError, match="provider exploded"):
-        run(model)
+def test_a_provider_error_ends_the_run_failed_with_its_stage_and_cause():
+    model = ScriptedModel({"tasklist.planning_decision": [RuntimeError("provider exploded at sk-secret-123456789")]})
+    result = run(model)
+    assert result["final_decision"] == "failed" and result["status"] == "failed"
+    assert result["message"] == "The run failed: planning_decision failed: error (RuntimeError)."
+    assert "exploded" not in str(result)  # the provider's message is never copied
 
 
 # -------------------------------------------------------------------------------- guard refusals
