@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from cli.model_config import models_of, stand_in_notice
 from cli.render import ProgressView, colour, print_json, stream_run
 from runtime.paths import STATE_DIR
 from runtime.settings import Settings
@@ -97,6 +98,9 @@ def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView |
 def _print_answer(values: Mapping[str, Any], out: TextIO) -> None:
     answer = values.get("answer") or {}
     verdict = answer.get("verdict", "failure")
+    notice = stand_in_notice(models_of(values.get("metrics")))
+    if notice:
+        out.write(notice + "\n")
     out.write(redact(values.get("reply", ""), 4000) + "\n")
     for item in answer.get("evidence", []):
         out.write(f"  · {redact(item, 300)}\n")
@@ -114,6 +118,7 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
         "pipeline": values.get("pipeline"),
         "records": redact_mapping(values.get("records", []), 4000),  # arguments are the user's raw input
         "trace": values.get("trace", []),
+        "models": models_of(values.get("metrics")),
     }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from policies.redaction import redact
 from policies.retention import durability_for
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from cli.model_config import check_models_unchanged, stamped
 from cli.render import ProgressView, colour, print_json, stream_run
 from runtime.paths import RESOURCES
 from runtime.settings import Settings
@@ -48,6 +49,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--scenario", metavar="ID", help="a bundled scenario (see --list)")
     parser.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
     parser.add_argument("--resume", metavar="THREAD", help="finish an interrupted run from its checkpoint")
+    parser.add_argument("--allow-model-change", action="store_true",
+                        help="with --resume: finish the run on the current models even if it started on others")
     parser.add_argument("--polish", action="store_true", help="let the polish model reword the summary")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.set_defaults(handler=run)
@@ -106,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     thread_id = args.resume or f"deliver-{new_run_id()}"
     with checkpointer_from_settings(settings) as saver:
         graph = _graph(saver)
-        config = run_config(GRAPH_NAME, thread_id=thread_id)
+        config = stamped(run_config(GRAPH_NAME, thread_id=thread_id), settings)
         if args.resume:
             snapshot = graph.get_state(config)
             if not snapshot.values:
@@ -114,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
             if not snapshot.next:  # already finished: show it again
                 show(snapshot.values, thread_id, args.json)
                 return exit_code_for(snapshot.values)
+            check_models_unchanged(snapshot.metadata, settings, args.allow_model_change)
         context = {"polish": True} if args.polish else None
         # Resuming passes no input: completed stages are read from the checkpoint, never re-run.
         # The chain never pauses: one checkpoint when the run ends (or fails, or is interrupted).

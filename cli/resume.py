@@ -12,6 +12,7 @@ import json
 
 from policies.retention import durability_for
 from cli.errors import EXIT_BAD_INPUT, UserError
+from cli.model_config import check_models_unchanged, stamped
 from cli.render import ProgressView, stream_run
 from cli.tasklist import GRAPH_NAME, _graph, drive
 from runtime.settings import Settings
@@ -24,6 +25,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--decision", required=True, help='JSON, e.g. \'{"type": "approve"}\'')
     parser.add_argument("--review", action="store_true", help="answer any further review in the terminal")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    parser.add_argument("--allow-model-change", action="store_true",
+                        help="finish the run on the current models even if it started on others")
     parser.set_defaults(handler=run)
 
 
@@ -38,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     with checkpointer_from_settings(settings) as saver:
         graph = _graph(saver, review=False)
-        config = run_config(GRAPH_NAME, thread_id=args.thread_id)
+        config = stamped(run_config(GRAPH_NAME, thread_id=args.thread_id), settings)
+        snapshot = graph.get_state(config)
+        if snapshot.values:
+            check_models_unchanged(snapshot.metadata, settings, args.allow_model_change)
         try:
             command = resume_command(graph, config, decision)
         except ResumeError as error:

@@ -26,6 +26,7 @@ from cli.errors import (
     EXIT_PAUSED,
     UserError,
 )
+from cli.model_config import models_of, stamped, stand_in_notice
 from cli.render import ProgressView, RunOutcome, colour, print_json, stream_run
 from runtime.settings import Settings
 from runtime.tracing import new_run_id, run_config
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     thread_id = f"tasklist-{new_run_id()}"
     with checkpointer_from_settings(settings) as saver:
         graph = _graph(saver, args.review)
-        config = run_config(GRAPH_NAME, thread_id=thread_id)
+        config = stamped(run_config(GRAPH_NAME, thread_id=thread_id), settings)
         durability = durability_for(can_pause=args.review)  # a reviewed run keeps every step
         outcome = stream_run(graph, {"request": request}, config, view=ProgressView(), durability=durability)
         # An in-memory checkpoint ends with this process: a pause must not promise a later resume.
@@ -199,9 +200,13 @@ def show(
         public["paused"] = pending is not None
         public["pending_review"] = dict(pending) if pending else None
         public["resumable"] = pending is not None and resumable
+        public["models"] = models_of(values.get("metrics"))
         print_json(redact_mapping(public, OUTPUT_LIMIT))
         return
     out = sys.stdout
+    notice = stand_in_notice(models_of(values.get("metrics")))
+    if notice:
+        print(notice, file=out)
     artifact = values.get("artifact")
     if artifact:
         meta = artifact["metadata"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from policies.model_notice import STAND_IN_NOTICE, models_line
 from policies.redaction import redact
 from policies.revision import next_steps
 from schemas.delivery import REVIEWER_ROLES
@@ -162,7 +163,12 @@ def render_delivery_report(data: Mapping[str, Any], summary: str | None = None) 
     bundle = data.get("review_bundle") or {}
     revision = data.get("revision") or {}
     revised = any(o.get("status") == "revised" for o in revision.get("outcomes", []))
-    lines = ["# Delivery report", "", f"Source: {_line(data.get('source_label', 'inline requirement'), 120)}"]
+    lines = ["# Delivery report", ""]
+    if data.get("stand_in"):  # said first: a rule-based stand-in's verdict is not a model's
+        lines += [f"> {STAND_IN_NOTICE}", ""]
+    lines += [f"Source: {_line(data.get('source_label', 'inline requirement'), 120)}"]
+    if data.get("models"):
+        lines += [f"Models: {_line(models_line(data['models']), 600)}"]
     lines += [f"Governance and rubrics: {governance_line(data.get('governance'))}", ""]
     lines += ["## Summary", "", _line(summary, 1200) if summary else narrative(data), ""]
     lines += ["## Conclusion", "", f"**Status: {status}** — {STATUS_LINES[status]}", ""]

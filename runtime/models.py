@@ -234,3 +234,13 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
 
 def default_model_set() -> ModelSet:
     return model_set_from_settings(Settings.from_env())
+
+
+def model_configuration(models: ModelSet) -> dict[str, str]:
+    """Role → its model and fallbacks in order (``a → b``): what a run is started on, no keys or URLs."""
+    return {role: " → ".join(label for label, _ in models.chain(role)) for role in ROLES}
+
+
+def served_by_stand_in(models: Mapping[str, Sequence[str]]) -> bool:
+    """Whether the offline stand-in answered any role's calls (``models``: role → labels that answered)."""
+    return any(OFFLINE_LABEL in labels for labels in models.values())

@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from policies.delivery_report import narrative, render_delivery_report
 from policies.revision import status_after_revision
 from runtime.calls import Contract
+from runtime.models import served_by_stand_in
 from runtime.contracts import CONTRACT_ROLES, fallbacks_per_role, merge_metrics, metrics_totals, models_served
 from runtime.steps import attempt, recorded_step
 from schemas.delivery import PolishedSummary, RuntimeArtifact
@@ -115,7 +116,9 @@ def make_render_report(deps: DeliveryDeps):
                 "warnings": state.get("warnings", []),
                 "governance": state.get("governance"),
                 "failure": state.get("failure"),
+                "models": models_served(state.get("contract_metrics") or {}),
             }
+            data["stand_in"] = served_by_stand_in(data["models"])
             summary = None
             if deps.polish_enabled(runtime) and not (state.get("failure") or {}).get("stage") == "load":
                 polished = yield from attempt(

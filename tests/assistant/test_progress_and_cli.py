@@ -11,6 +11,7 @@ from langchain_core.messages import HumanMessage
 from graphs.assistant import build_graph
 from cli import main
 from cli.chat import exit_code_for
+from policies.model_notice import STAND_IN_NOTICE
 from runtime.models import ModelSet
 from runtime.offline import OfflineModel
 from tests.assistant.helpers import chat_registry
@@ -63,7 +64,8 @@ def cli_env(monkeypatch, tmp_path):
 def test_chat_once_answers_through_the_calculator(cli_env, capsys):
     assert main(["chat", "--once", "what is (17+25)*3?"]) == 0
     out, err = capsys.readouterr()
-    assert out.splitlines()[:2] == ["(17+25)*3 = 126.", "  · calculator((17+25)*3) → 126"]
+    # The stand-in says so first: its answer is a rule's, not a language model's.
+    assert out.splitlines()[:3] == [STAND_IN_NOTICE, "(17+25)*3 = 126.", "  · calculator((17+25)*3) → 126"]
     assert "Tool step 1: calculator" in err  # progress of the tool step
 
 

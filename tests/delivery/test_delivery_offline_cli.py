@@ -315,3 +315,29 @@ def test_deliver_resume_finishes_an_interrupted_run(offline_env, capsys, monkeyp
     assert finishing.contracts_called() == ["delivery.boundary_review", "delivery.supervisor_post"]
     capsys.readouterr()
     assert main(["deliver", "--resume", "no-such-thread"]) == 2
+
+
+def test_deliver_resume_on_other_models_is_refused_unless_allowed(offline_env, capsys, monkeypatch):
+    from delivery_builders import script
+
+    from cli import deliver
+    from cli.model_config import stamped
+    from runtime.checkpoint import open_checkpointer
+    from runtime.scripted import ScriptedModel
+    from runtime.settings import Settings
+
+    monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
+    dying = ScriptedModel(script(boundary_review=[KeyboardInterrupt()]))
+    config = stamped({"configurable": {"thread_id": "deliver-switched"}}, Settings.from_env())
+    with open_checkpointer("sqlite", path=".reins/checkpoints.db") as saver:
+        with pytest.raises(KeyboardInterrupt):
+            build_graph(ModelSet.uniform(dying), checkpointer=saver).invoke({"requirement": "Show a banner."}, config)
+
+    finishing = ScriptedModel(script(plan=None, tasks=None, general_review=None, risk_review=None, manager=None))
+    monkeypatch.setattr(deliver, "_graph", lambda saver: build_graph(ModelSet.uniform(finishing), checkpointer=saver))
+    monkeypatch.setenv("REINS_MODEL_REVIEWER", "other-model")
+    assert main(["deliver", "--resume", "deliver-switched"]) == 2
+    assert "resume refused: the run started on other models (reviewer changed)" in capsys.readouterr().err
+    assert finishing.contracts_called() == []
+    assert main(["deliver", "--resume", "deliver-switched", "--allow-model-change", "--json"]) == 0
+    assert finishing.contracts_called() == ["delivery.boundary_review", "delivery.supervisor_post"]

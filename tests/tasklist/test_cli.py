@@ -136,3 +136,29 @@ def test_a_paused_run_lists_each_decision_with_an_example(capsys, monkeypatch):
     assert 'e.g. {"type": "approve"}' in lines["approve"]
     assert '"strategy": {"granularity":' in lines["edit"]
     assert '"reason":' in lines["reject"] and '"feedback":' in lines["respond"]
+
+
+def test_resume_on_other_models_is_refused_in_one_line_unless_allowed(capsys, monkeypatch):
+    from tests.wire.provider_stub import closed_port
+
+    def closed(prompt=""):
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", closed)
+    for name in ("REINS_MODEL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--review", "--json"]) == 5
+    started = json.loads(capsys.readouterr().out)
+    assert started["models"] == {"tasklist": ["offline (rule-based stand-in)"]}
+    thread = started["thread_id"]
+
+    monkeypatch.setenv("REINS_MODEL", "some-model")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{closed_port()}/v1")
+    assert main(["resume", thread, "--decision", '{"type": "approve"}']) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "resume refused: the run started on other models (" in err
+    assert "--allow-model-change" in err and "tasklist" in err
+
+    # Allowed: it goes on, on the configured model (here refused at its endpoint: a named cause).
+    assert main(["resume", thread, "--decision", '{"type": "approve"}', "--allow-model-change"]) == 4
+    assert "draft_v1 failed: connection refused" in capsys.readouterr().out
