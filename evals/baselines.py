@@ -216,6 +216,7 @@ RUNNERS: Mapping[str, Runner] = {
     "single_agent": run_single_agent,
     "fixed_multi_agent": run_fixed_multi_agent,
     "controlled_chain": run_controlled_chain,
+    "controlled_chain_fallback": run_controlled_chain,  # its fallback models come with the ModelSet
 }
 
 

@@ -15,7 +15,9 @@ extra_fields       fields the schema does not have (``confidence``, ``notes``); 
 wrong_enum         an out-of-vocabulary enum value (``approved``, ``critical``); a different tool
 timeout            ``provider_timeout``: ``openai.APITimeoutError`` (the provider did not answer in
                    time; retryable) or ``deadline_overrun``: a bare ``TimeoutError``, what the run's
-                   own deadline raises (never retried). Raised at once; no sleeping.
+                   own deadline raises (never retried) — only in a call that runs under a deadline
+                   (a reviewer's); elsewhere that draw is a provider timeout, since nothing else
+                   could raise it. Raised at once; no sleeping.
 exception          ``connection_error``: ``openai.APIConnectionError`` (retryable) or
                    ``bad_request``: ``openai.BadRequestError``, a 400 (never retried)
 =================  ================================================================================
@@ -50,6 +52,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from runtime.deadline import remaining_s
 from runtime.fake_base import CONTRACT_KEY, ROLE_KEY, StandInBindings, call_label
 
 # Families, each with the kinds it is recorded as.
@@ -376,6 +379,8 @@ class PerturbedModel(StandInBindings):
             )
         drawn = self._draw(label.contract, messages)
         kind, rng = drawn if drawn else (None, None)
+        if kind == "deadline_overrun" and remaining_s() is None and "provider_timeout" in self.kinds:
+            kind = "provider_timeout"  # no deadline around this call: only the provider can time it out
         if kind in RAISING:
             self._record(label.contract, kind)
             raise raised_error(kind, label.contract)

@@ -6,14 +6,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evals.ceiling import chain_ceiling
 from evals.perturbed import PERTURBATIONS
-from evals.scenarios import SCENARIOS
+from evals.scenarios import CHAIN_BASELINES, SCENARIOS
 from evals.scorer import VIOLATIONS
 
 NAMES: Mapping[str, str] = {
     "single_agent": "single agent",
     "fixed_multi_agent": "fixed multi-agent",
     "controlled_chain": "controlled chain",
+    "controlled_chain_fallback": "controlled chain + fallback",
 }
 CASES = {s.id: s.case for s in SCENARIOS}
 
@@ -50,8 +52,14 @@ NOTES = """\
   such calls counts under the first cause in that order.
 - Raised perturbations come as providers and deadlines raise them: `provider_timeout`
   (`openai.APITimeoutError`) and `connection_error` (`openai.APIConnectionError`) are retried per
-  the role's policy; `deadline_overrun` (a bare `TimeoutError`, what the run's own deadline raises)
-  and `bad_request` (a 400) never are.
+  the role's policy; `deadline_overrun` (a bare `TimeoutError`, what the run's own deadline raises,
+  injected only into calls that run under a deadline — the reviews; elsewhere that draw is a
+  provider timeout) and `bad_request` (a 400) never are.
+- **controlled chain + fallback** is the same graph with one fallback model per role, perturbed
+  independently at the same rate: a final provider failure (a 400, a retryable failure whose retry
+  failed too) moves the call to it; a deadline overrun does not.
+- **ceiling (fault model)**: the share of chain runs in which no call fails for good under the fault
+  model alone (`evals/ceiling.py`); invalid output is left out, since the repair may still save it.
 """
 
 
@@ -85,12 +93,20 @@ def summary_table(summary: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def ceiling_cell(baseline: str, rate: float) -> str:
+    """The ceiling the fault model allows a chain row (``evals/ceiling.py``); ``–`` for the others."""
+    if baseline not in CHAIN_BASELINES:
+        return "–"
+    return _pct(chain_ceiling(rate, fallback=baseline == "controlled_chain_fallback"))
+
+
 def rates_table(results: Sequence[Any]) -> str:
-    """One row per baseline and perturbation rate: what ``reins eval`` prints."""
+    """One row per baseline and perturbation rate: what ``reins eval`` prints; beside a chain's
+    status correct, the ceiling its fault model allows."""
     lines = [
-        "| baseline | rate | runs | status correct | hard-rule violations | failed runs | resampled manager turns | "
-        "retries | calls/run median [range] | calls/pass run median |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| baseline | rate | runs | status correct | ceiling (fault model) | hard-rule violations | failed runs | "
+        "resampled manager turns | retries | calls/run median [range] | calls/pass run median |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     baselines = list(dict.fromkeys(b for result in results for b in result.summary))
     for baseline in baselines:
@@ -100,7 +116,8 @@ def rates_table(results: Sequence[Any]) -> str:
                 continue
             lines.append(
                 f"| {NAMES.get(baseline, baseline)} | {result.settings['rate']:g} | {s['runs']} | "
-                f"{s['correct']}/{s['runs']} ({_pct(s['correct_rate'])}) | {s['violations']} | {s['failed_runs']} | "
+                f"{s['correct']}/{s['runs']} ({_pct(s['correct_rate'])}) | "
+                f"{ceiling_cell(baseline, result.settings['rate'])} | {s['violations']} | {s['failed_runs']} | "
                 f"{s['reasks']} | {s['retries']} | {_range(s['calls'])} | {_median(s['calls_per_pass_run'])} |"
             )
     return "\n".join(lines)

@@ -21,7 +21,7 @@ from runtime.models import ModelSet, default_model_set
 from runtime.resources import ResourceResolver
 from evals.baselines import run_baseline
 from evals.perturbed import PERTURBATIONS, PerturbedModel, expand_kinds
-from evals.scenarios import BASELINES, FAULT_KINDS, SCENARIOS, Scenario
+from evals.scenarios import BASELINES, CHAIN_BASELINES, FAULT_KINDS, SCENARIOS, Scenario
 from evals.scorer import RunRecord, per_scenario, summarise
 
 MAX_REPEATS = 20
@@ -49,26 +49,42 @@ def run_seed(seed: int, repeat: int) -> int:
     return int(hashlib.sha256(f"{seed}:{repeat}".encode()).hexdigest()[:12], 16)
 
 
+def fallback_seed(seed: int) -> int:
+    """The fallback models' seed: their draws are independent of the primary models'."""
+    return int(hashlib.sha256(f"fallback:{seed}".encode()).hexdigest()[:12], 16)
+
+
 def wrap_models(models: ModelSet, *, rate: float, seed: int, scenario: Scenario, baseline: str,
                 kinds: Sequence[str] = PERTURBATIONS):
-    """The run's ModelSet and its random-perturbation wrappers (to read what they injected)."""
+    """The run's ModelSet and its random-perturbation wrappers (to read what they injected). For
+    ``controlled_chain_fallback`` every role also gets one fallback: its model under the same faults
+    (the scenario's, and the random ones at the same rate, drawn independently)."""
     fault_contracts = scenario.fault_contracts(baseline)
-    wrapped: dict[int, BaseChatModel] = {}
     perturbers: list[PerturbedModel] = []
 
-    def wrap(model: BaseChatModel) -> BaseChatModel:
-        if id(model) not in wrapped:  # roles that share a model keep sharing its wrapper
-            current = model
-            if fault_contracts:
-                current = PerturbedModel(current, 1.0, seed, kinds=(FAULT_KINDS[scenario.fault],),
-                                         contracts=fault_contracts)
-            if rate > 0:
-                current = PerturbedModel(current, rate, seed, kinds=kinds)
-                perturbers.append(current)
-            wrapped[id(model)] = current
-        return wrapped[id(model)]
+    def wrapper(wrap_seed: int):
+        wrapped: dict[int, BaseChatModel] = {}
 
-    return models.with_models({role: wrap(model) for role, model in models.models.items()}), perturbers
+        def wrap(model: BaseChatModel) -> BaseChatModel:
+            if id(model) not in wrapped:  # roles that share a model keep sharing its wrapper
+                current = model
+                if fault_contracts:
+                    current = PerturbedModel(current, 1.0, seed, kinds=(FAULT_KINDS[scenario.fault],),
+                                             contracts=fault_contracts)
+                if rate > 0:
+                    current = PerturbedModel(current, rate, wrap_seed, kinds=kinds)
+                    perturbers.append(current)
+                wrapped[id(model)] = current
+            return wrapped[id(model)]
+
+        return wrap
+
+    primary = wrapper(seed)
+    run_models = models.with_models({role: primary(model) for role, model in models.models.items()})
+    if baseline == "controlled_chain_fallback":
+        backup = wrapper(fallback_seed(seed))
+        run_models = run_models.with_fallbacks({role: backup(model) for role, model in models.models.items()})
+    return run_models, perturbers
 
 
 def run_evaluation(
@@ -105,7 +121,7 @@ def run_evaluation(
                     continue
                 run_models, perturbers = wrap_models(models, rate=rate, seed=run_seed(seed, repeat),
                                                      scenario=scenario, baseline=baseline, kinds=kinds)
-                options = {"review_timeout_s": review_timeout_s} if baseline == "controlled_chain" else {}
+                options = {"review_timeout_s": review_timeout_s} if baseline in CHAIN_BASELINES else {}
                 outcome = run_baseline(baseline, scenario.payload(), run_models, resolver, **options)
                 injected: dict[str, int] = {}
                 injected_on: dict[str, tuple[str, ...]] = {}

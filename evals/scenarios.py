@@ -20,11 +20,15 @@ from pathlib import Path
 from schemas.delivery import REVIEWER_ROLES
 
 REQUIREMENTS_DIR = Path(__file__).resolve().parent / "requirements"
-BASELINES: tuple[str, ...] = ("single_agent", "fixed_multi_agent", "controlled_chain")
+# ``controlled_chain_fallback``: the same graph, every role with one fallback model (perturbed
+# independently at the same rate), as a deployment with a second provider runs it.
+BASELINES: tuple[str, ...] = ("single_agent", "fixed_multi_agent", "controlled_chain", "controlled_chain_fallback")
+CHAIN_BASELINES: frozenset[str] = frozenset({"controlled_chain", "controlled_chain_fallback"})
 
 # Which contract is "the <role> reviewer" in each baseline that has reviewers.
 REVIEW_CONTRACTS: Mapping[str, Mapping[str, str]] = {
     "controlled_chain": {role: f"delivery.{role}_review" for role in REVIEWER_ROLES},
+    "controlled_chain_fallback": {role: f"delivery.{role}_review" for role in REVIEWER_ROLES},
     "fixed_multi_agent": {role: f"eval.fixed_{role}_review" for role in REVIEWER_ROLES},
 }
 # Reviewer faults as PerturbedModel kinds: execution_failed, timeout, contract_failure. The raising

@@ -169,11 +169,33 @@ def test_perturbations_are_deterministic_for_a_seed_and_every_kind_occurs():
     assert first == again and injected == injected_again
     assert injected != injected_other
     counts = Counter(i.kind for i in injected)
-    assert set(counts) == set(PERTURBATIONS)
+    # No deadline runs around these calls: a deadline overrun is drawn as a provider timeout.
+    assert set(counts) == set(PERTURBATIONS) - {"deadline_overrun"}
     assert 0.3 < sum(counts.values()) / (len(first) * 1.5) < 0.7  # about the rate (repairs are calls too)
     # every disturbed business call was caught: repaired, retried, or failed as a contract / timeout / 400
-    assert {o for o, _ in first} >= {"ok", "ContractError", "ContractTimeout", "BadRequestError"}
+    assert {o for o, _ in first} >= {"ok", "ContractError", "BadRequestError"}
     assert any(repairs for o, repairs in first if o == "ok")
+
+
+def test_a_deadline_overrun_is_injected_only_under_a_deadline():
+    from runtime.deadline import deadline_scope
+
+    def overruns(under_deadline: bool) -> Counter:
+        inner = ScriptedModel({"delivery.risk_review": lambda messages: risk("medium")})
+        model = PerturbedModel(inner, 1.0, 0, kinds=("timeout",))
+        for i in range(12):
+            try:
+                if under_deadline:
+                    with deadline_scope(60):
+                        invoke_contract("delivery.risk_review", RiskReview, ask(f"prompt {i}"), fast(model))
+                else:
+                    invoke_contract("delivery.risk_review", RiskReview, ask(f"prompt {i}"), fast(model))
+            except ContractTimeout:
+                pass
+        return Counter(i.kind for i in model.injected)
+
+    assert set(overruns(True)) == {"deadline_overrun", "provider_timeout"}
+    assert set(overruns(False)) == {"provider_timeout"}
 
 
 def test_structured_perturbation_once_is_caught_by_the_single_repair():
@@ -284,4 +306,6 @@ def test_the_draw_picks_a_family_first_so_raising_calls_keep_their_share():
     counts = Counter(i.kind for i in model.injected)
     per_family = {family: sum(counts[k] for k in kinds) for family, kinds in FAMILIES.items()}
     assert all(150 <= n <= 250 for n in per_family.values()), per_family  # 1/6 each: 200 expected
-    assert all(60 <= counts[k] <= 140 for k in RAISING), counts  # half a family each: 100 expected
+    # half a family each (100 expected); outside a deadline the overrun draws are provider timeouts
+    assert all(60 <= counts[k] <= 140 for k in RAISING - {"deadline_overrun", "provider_timeout"}), counts
+    assert counts["deadline_overrun"] == 0 and 150 <= counts["provider_timeout"] <= 250, counts

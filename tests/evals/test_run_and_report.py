@@ -84,9 +84,12 @@ def test_reins_eval_writes_files_and_prints_the_table(tmp_path, capsys, monkeypa
                  "--out", str(out)])
     printed = capsys.readouterr()
     assert code == 0
-    assert printed.out.startswith("| baseline | rate | runs | status correct | hard-rule violations | failed runs | "
-                                  "resampled manager turns | retries | calls/run median [range] | calls/pass run median |")
-    assert "| controlled chain | 0 | 2 | 2/2 (100%) | 0 | 0 | 0 | 0 |" in printed.out
+    assert printed.out.startswith("| baseline | rate | runs | status correct | ceiling (fault model) | hard-rule violations | "
+                                  "failed runs | resampled manager turns | retries | calls/run median [range] | "
+                                  "calls/pass run median |")
+    assert "| controlled chain | 0 | 2 | 2/2 (100%) | 100% | 0 | 0 | 0 | 0 |" in printed.out
+    assert "| controlled chain + fallback | 0 | 2 | 2/2 (100%) | 100% | 0 | 0 | 0 | 0 |" in printed.out
+    assert "| single agent | 0 | 1 | 1/1 (100%) | – |" in printed.out
     assert "controlled_chain" in printed.err and "one-reviewer-failure" in printed.err
     assert (out / "report.md").is_file() and (out / "plot.png").is_file()
     code = main(["eval", "--repeats", "1", "--scenario", "direct-pass", "--out", str(out), "--json"])
