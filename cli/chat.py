@@ -8,6 +8,7 @@ checkpointer is sqlite (the CLI default).
 from __future__ import annotations
 
 import argparse
+import shutil
 import sqlite3
 import sys
 import uuid
@@ -15,10 +16,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from policies.model_notice import STAND_IN_NOTICE
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
-from cli.model_config import models_of, stand_in_notice
+from cli.model_config import models_of
 from cli.render import ProgressView, colour, print_json, stream_run
 from runtime.paths import STATE_DIR
 from runtime.settings import Settings
@@ -80,7 +82,37 @@ def _check_message(message: str) -> str:
     return text
 
 
-def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView | None = None) -> dict[str, Any]:
+class StreamedReply:
+    """The reply printed as it is written (a terminal only); ``finish`` replaces it with the checked
+    reply when the check changed it, so what stays on screen is always the checked text."""
+
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.text = ""
+
+    def __call__(self, piece: str) -> None:
+        if not self.text:
+            self.out.write("assistant> ")
+        self.text += piece
+        self.out.write(piece)
+        self.out.flush()
+
+    def finish(self, checked: str) -> bool:
+        """End the streamed text; True when it is the checked reply (nothing to print again)."""
+        if not self.text:
+            return False
+        if self.text == checked:
+            self.out.write("\n")
+            return True
+        width = max(shutil.get_terminal_size().columns, 20)
+        rows = sum(max(1, -(-len(line) // width)) for line in f"assistant> {self.text}".split("\n"))
+        self.out.write(f"\r\x1b[{rows - 1}A\x1b[J" if rows > 1 else "\r\x1b[J")  # erase the draft
+        self.out.write("assistant> ")
+        return False
+
+
+def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView | None = None,
+          streamed: StreamedReply | None = None) -> dict[str, Any]:
     from langchain_core.messages import HumanMessage
 
     outcome = stream_run(
@@ -91,17 +123,17 @@ def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView |
         view=view,
         # The CLI never asks for human review, so no turn pauses: one checkpoint per turn.
         durability=durability_for(can_pause=False),
+        on_reply=streamed,
     )
     return outcome.values
 
 
-def _print_answer(values: Mapping[str, Any], out: TextIO) -> None:
+def _print_answer(values: Mapping[str, Any], out: TextIO, streamed: StreamedReply | None = None) -> None:
     answer = values.get("answer") or {}
     verdict = answer.get("verdict", "failure")
-    notice = stand_in_notice(models_of(values.get("metrics")))
-    if notice:
-        out.write(notice + "\n")
-    out.write(redact(values.get("reply", ""), 4000) + "\n")
+    reply = redact(values.get("reply", ""), 4000)
+    if streamed is None or not streamed.finish(reply):
+        out.write(reply + "\n")
     for item in answer.get("evidence", []):
         out.write(f"  · {redact(item, 300)}\n")
     status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")
@@ -132,19 +164,37 @@ def run(args: argparse.Namespace) -> int:
     with checkpointer_from_settings(settings) as checkpointer, _memory_store(settings) as store:
         graph = build_graph(checkpointer=checkpointer, store=store)
         if args.once is not None:
-            values = _send(graph, _check_message(args.once), thread, user)
+            message = _check_message(args.once)
             if args.json:
+                values = _send(graph, message, thread, user)
                 print_json(_payload(values, thread))
-            else:
-                _print_answer(values, sys.stdout)
+                return exit_code_for(values)
+            _stand_in_first(settings, sys.stdout)
+            streamed = _streamer(sys.stdout)
+            values = _send(graph, message, thread, user, streamed=streamed)
+            _print_answer(values, sys.stdout, streamed)
             return exit_code_for(values)
         if args.json:
             raise UserError("--json needs --once")
-        return _interactive(graph, thread, user)
+        return _interactive(graph, thread, user, settings)
 
 
-def _interactive(graph: Any, thread: str, user: str) -> int:
+def _stand_in_first(settings: Settings, out: TextIO) -> None:
+    """Say first when the offline stand-in answers: its replies are rules', not a language model's."""
+    from runtime.models import OFFLINE_LABEL, model_set_from_settings
+
+    if model_set_from_settings(settings).label("chat") == OFFLINE_LABEL:
+        out.write(STAND_IN_NOTICE + "\n")
+
+
+def _streamer(out: TextIO) -> StreamedReply | None:
+    """On a terminal the reply is printed as it is written; elsewhere (a pipe, a file) once, checked."""
+    return StreamedReply(out) if out.isatty() else None
+
+
+def _interactive(graph: Any, thread: str, user: str, settings: Settings) -> int:
     sys.stderr.write(f"Reins assistant — thread {thread}. Type /help for commands, 'exit' to leave.\n")
+    _stand_in_first(settings, sys.stdout)
     while True:
         try:
             line = input("you> ")
@@ -161,10 +211,12 @@ def _interactive(graph: Any, thread: str, user: str) -> int:
         except UserError as error:
             sys.stderr.write(f"reins: {error}\n")
             continue
+        streamed = _streamer(sys.stdout)
         try:
-            values = _send(graph, message, thread, user)
+            values = _send(graph, message, thread, user, streamed=streamed)
         except Exception as error:  # one failed message does not end the session
             sys.stderr.write(f"reins: failed: {redact(f'{type(error).__name__}: {error}', 300)}\n")
             continue
-        sys.stdout.write("assistant> ")
-        _print_answer(values, sys.stdout)
+        if streamed is None or not streamed.text:
+            sys.stdout.write("assistant> ")
+        _print_answer(values, sys.stdout, streamed)

@@ -11,7 +11,7 @@ import itertools
 import json
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -103,22 +103,29 @@ def stream_run(
     context: Any = None,
     view: ProgressView | None = None,
     durability: str | None = None,
+    on_reply: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Run ``graph`` to its end or its next interrupt, rendering progress; return state and interrupts.
 
     ``durability`` is LangGraph's checkpoint persistence mode (``sync``, ``async`` or ``exit``); None
-    keeps LangGraph's default.
+    keeps LangGraph's default. ``on_reply`` gets each piece of a streamed reply's text as it is written.
     """
     view = view or ProgressView()
     values: dict[str, Any] = {}
     interrupts: list[Any] = []
+    modes = ["custom", "values", "updates"] + (["messages"] if on_reply else [])
+    if on_reply is not None:
+        from runtime.reply_stream import REPLY_KEY
     try:
         chunks = graph.stream(
-            inputs, config=dict(config or {}), context=context, stream_mode=["custom", "values", "updates"],
-            durability=durability,
+            inputs, config=dict(config or {}), context=context, stream_mode=modes, durability=durability,
         )
         for mode, chunk in chunks:
-            if mode == "custom" and isinstance(chunk, Mapping):
+            if mode == "messages" and on_reply is not None:
+                message, metadata = chunk
+                if (metadata or {}).get(REPLY_KEY) and isinstance(message.content, str):
+                    on_reply(message.content)
+            elif mode == "custom" and isinstance(chunk, Mapping):
                 view(chunk)
             elif mode == "values" and isinstance(chunk, Mapping):
                 values = dict(chunk)

@@ -43,6 +43,7 @@ from runtime.contracts import (
 )
 from runtime.deadline import DeadlineExceeded, call_with_deadline, deadline_scope
 from runtime.models import ModelSet
+from runtime.reply_stream import streaming_reply
 
 
 # ------------------------------------------------------------------------------------- requests
@@ -143,6 +144,23 @@ class Subgraph:
 
     async def arun(self) -> Any:
         return await self.graph.ainvoke(self.input, context=self.context)
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """Another request whose structured answer's ``field`` streams, as it is written, as the reply's
+    text on LangGraph's ``messages`` stream (``runtime.reply_stream``)."""
+
+    field: str
+    request: Any
+
+    def run(self) -> Any:
+        with streaming_reply(self.field):
+            return self.request.run()
+
+    async def arun(self) -> Any:
+        with streaming_reply(self.field):
+            return await self.request.arun()
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
+from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel, ValidationError
 
 from policies.redaction import redact
@@ -219,7 +220,10 @@ def _config(contract: str, role: str, attempt: int = 1, model: str | None = None
     metadata = {**(base.get("metadata") or {}), CONTRACT_KEY: contract, ROLE_KEY: role}
     if model:
         metadata[MODEL_KEY] = model
-    tags = [*(base.get("tags") or []), f"contract:{contract}"] + ([f"retry:attempt:{attempt}"] if attempt > 1 else [])
+    # nostream: LangGraph's messages stream never carries a contract's JSON or tool calls (a reply's
+    # text is streamed on its own, runtime.reply_stream).
+    tags = [*(base.get("tags") or []), f"contract:{contract}", TAG_NOSTREAM] + (
+        [f"retry:attempt:{attempt}"] if attempt > 1 else [])
     return {"metadata": metadata, "run_name": contract, "tags": tags}
 
 

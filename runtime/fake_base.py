@@ -7,13 +7,14 @@ provider never sees them in its payload, while tracing and these stand-ins do.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda, RunnableMap
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -117,6 +118,34 @@ class StandInBindings(BaseChatModel):
         return bound | _on_loop(_with_raw)
 
 
+def _listens(run_manager: Any) -> bool:
+    """Someone streams this call (LangGraph's messages stream, ``astream_events``): the same test
+    LangChain makes before it streams a provider's answer."""
+    from langchain_core.tracers._streaming import _StreamingCallbackHandler
+
+    handlers = getattr(run_manager, "handlers", None) or ()
+    return any(isinstance(handler, _StreamingCallbackHandler) for handler in handlers)
+
+
+_WORDS = re.compile(r"\S+\s*|\s+")
+
+
+def stream_chunks(message: AIMessage) -> list[ChatGenerationChunk]:
+    """``message`` as the chunks a streaming provider sends: its text a word at a time, then one last
+    chunk with its tool calls, usage and response metadata (merged, they give ``message`` back)."""
+    text = message.content if isinstance(message.content, str) else json.dumps(message.content)
+    words = _WORDS.findall(text)
+    calls = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c.get("id"), "index": i, "type": "tool_call_chunk"}
+             for i, c in enumerate(message.tool_calls)]
+    chunks = [AIMessageChunk(content=word, id=message.id) for word in words[:-1]]
+    chunks.append(AIMessageChunk(
+        content=words[-1] if words else "", id=message.id, tool_call_chunks=calls,
+        usage_metadata=message.usage_metadata, response_metadata=dict(message.response_metadata),
+        additional_kwargs=dict(message.additional_kwargs), chunk_position="last",
+    ))
+    return [ChatGenerationChunk(message=chunk) for chunk in chunks]
+
+
 def _on_loop(parse: Callable[[AIMessage], Any]) -> RunnableLambda:
     """The parse step of a structured call, run on the event loop under ``ainvoke``: a sync-only
     ``RunnableLambda`` would hand each parse to an executor thread."""
@@ -140,7 +169,11 @@ class StandInChatModel(StandInBindings):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return self._answer(messages, run_manager, kwargs)
+        result = self._answer(messages, run_manager, kwargs)
+        if _listens(run_manager):  # written a few words at a time, as a streaming provider sends it
+            for chunk in stream_chunks(result.generations[0].message):
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+        return result
 
     async def _agenerate(
         self,
@@ -151,7 +184,11 @@ class StandInChatModel(StandInBindings):
     ) -> ChatResult:
         # Answers are computed by rules in microseconds: no executor thread (the base class would
         # run ``_generate`` in one).
-        return self._answer(messages, run_manager, kwargs)
+        result = self._answer(messages, run_manager, kwargs)
+        if _listens(run_manager):
+            for chunk in stream_chunks(result.generations[0].message):
+                await run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+        return result
 
     def _answer(self, messages: list[BaseMessage], run_manager: Any, kwargs: dict[str, Any]) -> ChatResult:
         response = self.respond(call_label(run_manager, kwargs, messages))

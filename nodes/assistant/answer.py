@@ -22,7 +22,7 @@ from policies.answer_check import (
 )
 from policies.loop_guards import STOP_MESSAGES
 from policies.redaction import redact, truncate
-from runtime.calls import Contract
+from runtime.calls import Contract, Streamed
 from runtime.failures import stage_failure
 from runtime.steps import EXECUTION_FAILED, attempt, recorded_step
 from schemas.assistant import AssistantAnswer
@@ -48,15 +48,13 @@ def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         if state.get("failure"):  # the provider already failed for good this turn: no second try
             step.status, step.summary = "skipped", "skipped: the model is unavailable"
             return {"draft": NO_DRAFT, "trace": traced(state, step.trace())}
-        outcome = yield from attempt(
-            Contract(
-                "assistant.answer",
-                AssistantAnswer,
-                answer_messages(state, deps.tools, stop_message(state.get("stop_reason"))),
-                deps.models_for(runtime),
-                mode=deps.mode_for(runtime),
-            )
-        )
+        outcome = yield from attempt(Streamed("summary", Contract(  # the summary streams as it is written
+            "assistant.answer",
+            AssistantAnswer,
+            answer_messages(state, deps.tools, stop_message(state.get("stop_reason"))),
+            deps.models_for(runtime),
+            mode=deps.mode_for(runtime),
+        )))
         if outcome.ok:
             step.summary = f"drafted, proposed verdict {outcome.value.value.verdict}"
             draft: Answer = outcome.value.value.model_dump(mode="json")

@@ -131,3 +131,42 @@ def test_interactive_chat_keeps_the_thread_until_exit(cli_env, capsys, monkeypat
 )
 def test_exit_code_for(values, code):
     assert exit_code_for(values) == code
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_chat_on_a_terminal_prints_the_reply_as_it_is_written(cli_env, monkeypatch):
+    from cli import chat
+
+    pieces: list[str] = []
+    terminal = _Terminal()
+    original = chat.StreamedReply.__call__
+
+    def spy(self, piece):
+        pieces.append(piece)
+        original(self, piece)
+
+    monkeypatch.setattr(chat.StreamedReply, "__call__", spy)
+    monkeypatch.setattr("sys.stdout", terminal)
+    assert main(["chat", "--once", "what is (17+25)*3?"]) == 0
+    out = terminal.getvalue()
+    assert len(pieces) >= 3 and "".join(pieces) == "(17+25)*3 = 126."
+    assert out.splitlines()[:3] == [STAND_IN_NOTICE, "assistant> (17+25)*3 = 126.", "  · calculator((17+25)*3) → 126"]
+    assert out.count("126.") == 1  # streamed once, not printed again
+
+
+def test_a_streamed_reply_the_check_changed_is_replaced_by_the_checked_text():
+    from cli.chat import StreamedReply, _print_answer
+
+    terminal = _Terminal()
+    streamed = StreamedReply(terminal)
+    for piece in ("I called ", "the calculator ", "and got 42."):
+        streamed(piece)
+    _print_answer({"reply": "No tool produced that result.", "answer": {"verdict": "partial", "evidence": []}},
+                  terminal, streamed)
+    out = terminal.getvalue()
+    draft_end = out.index("and got 42.") + len("and got 42.")
+    assert out[draft_end:].startswith("\r\x1b[J" + "assistant> No tool produced that result.\n")

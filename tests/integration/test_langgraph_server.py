@@ -167,3 +167,20 @@ def test_a_two_turn_assistant_thread(client):
     messages = client.threads.get_state(thread_id)["values"]["messages"]
     assert [m["type"] for m in messages] == ["human", "ai", "human", "ai"]
     assert messages[0]["content"] == "what is (17+25)*3?" and messages[2]["content"] == "and what is 6*7?"
+
+
+def test_assistant_reply_streams_as_messages_tuple_text_only(client):
+    thread = client.threads.create()
+    chunks, final = [], None
+    for part in client.runs.stream(
+        thread["thread_id"], "assistant", input={"messages": [{"role": "user", "content": "what is (17+25)*3?"}]},
+        stream_mode=["messages-tuple", "values"],
+    ):
+        if part.event.startswith("messages"):
+            message, metadata = part.data
+            if message["type"] == "AIMessageChunk":
+                assert metadata.get("reins_reply"), message  # never a contract's JSON or a tool call
+                chunks.append(message["content"])
+        elif part.event.startswith("values"):
+            final = part.data
+    assert len(chunks) >= 3 and "".join(chunks) == final["reply"] == "(17+25)*3 = 126."
