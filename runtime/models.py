@@ -70,7 +70,10 @@ OFFLINE_LABEL = "offline (rule-based stand-in)"
 
 
 def model_label(model: BaseChatModel) -> str:
-    """What to call a model the user passed in: its class and, when it has one, its model name."""
+    """What to call a model the user passed in: its class and, when it has one, its model name (the
+    offline stand-in is always called what it is)."""
+    if getattr(model, "_llm_type", None) == "reins-offline":
+        return OFFLINE_LABEL
     name = getattr(model, "model_name", None) or getattr(model, "model", None)
     return f"{type(model).__name__}:{name}" if isinstance(name, str) and name else type(model).__name__
 
