@@ -17,6 +17,8 @@ TRACE_METADATA_ALLOWLIST = frozenset(
         "reins_thread_id",
         "reins_contract",
         "reins_role",
+        "reins_model",  # the label of the model a call went to (a model name, never a key or URL)
+        "reins_reply",  # marks a streamed reply's text run
         "reins_status",
         "reins_step",
         "reins_call_count",
