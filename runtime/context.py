@@ -20,7 +20,8 @@ ContractMode = Literal["direct", "two_step"]
 
 @dataclass(kw_only=True)
 class ReinsContext:
-    model: str | None = field(default=None, metadata={"description": "Model for every role (OpenAI-compatible)."})
+    model: str | None = field(default=None, metadata={
+        "description": "Model for every role: a name on the OpenAI-compatible endpoint, or provider:model."})
     contract_mode: ContractMode | None = field(
         default=None, metadata={"description": "direct or two_step; defaults to REINS_CONTRACT_MODE."}
     )
