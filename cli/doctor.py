@@ -30,6 +30,9 @@ def describe(settings: Settings) -> dict:
         "fallbacks": {role: [label for label, _ in models.chain(role)[1:]] for role in ROLES if models.chain(role)[1:]},
         "endpoint": "custom (OPENAI_BASE_URL)" if settings.base_url else "default OpenAI endpoint",
         "api_key": "set" if settings.api_key else "not set",
+        # which roles have their own endpoint or key (REINS_BASE_URL_<ROLE>, REINS_API_KEY_<ROLE>); never the values
+        "role_endpoints": sorted(settings.role_base_urls),
+        "role_keys": sorted(settings.role_api_keys),
         "contract_mode": settings.contract_mode,
         "structured_method": settings.structured_method,
         "tool_choice": settings.tool_choice,
@@ -68,6 +71,9 @@ def run(args: argparse.Namespace) -> int:
                 "docs_root", "governance", "checkpointer"):
         print(f"  {key:<17} {report[key]}")
     print(f"  http_allowlist    {', '.join(report['http_allowlist']) or '(none)'}")
+    for key in ("role_endpoints", "role_keys"):
+        if report[key]:
+            print(f"  {key:<17} own for {', '.join(report[key])}")
     print(f"  (REINS_TOOL_CHOICE={settings.tool_choice}: tool calls are asked for with "
           f"{TOOL_CHOICE_HELP[settings.tool_choice]})")
     if checks is not None:

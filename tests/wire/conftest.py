@@ -59,3 +59,18 @@ def fast_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
 
     yield configure
     context._models_for.cache_clear()
+
+
+@pytest.fixture
+def clean_doctor_env(monkeypatch: pytest.MonkeyPatch) -> Callable[[Mapping[str, str]], None]:
+    """Only the given REINS_/OPENAI_ variables set (settings are read from the process environment)."""
+    import os
+
+    for name in [n for n in os.environ if n.startswith(("REINS_", "OPENAI_"))]:
+        monkeypatch.delenv(name)
+
+    def configure(values: Mapping[str, str]) -> None:
+        for name, value in values.items():
+            monkeypatch.setenv(name, value)
+
+    return configure

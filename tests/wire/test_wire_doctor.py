@@ -80,3 +80,13 @@ def test_every_fallback_is_checked_too(stub, fast_cli, capsys, monkeypatch):
     assert "check gone: FAILED - model not found" in out
     assert "(then openai-compatible:gone, openai-compatible:backup)" in out
     assert sorted({b["model"] for b in provider.bodies()}) == ["backup", "gone", "stub-model"]
+
+
+def test_doctor_names_the_roles_with_their_own_endpoint_and_key_but_never_the_key(clean_doctor_env, capsys):
+    secret = "per-role-secret-value-0123"
+    clean_doctor_env({"REINS_MODEL": "m", "REINS_BASE_URL_REVIEWER": "http://127.0.0.1:9/v1", "REINS_API_KEY_REVIEWER": secret})
+    assert main(["doctor", "--json"]) == 0
+    out = capsys.readouterr().out
+    report = json.loads(out)
+    assert report["role_endpoints"] == ["reviewer"] and report["role_keys"] == ["reviewer"]
+    assert secret not in out
