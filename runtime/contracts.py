@@ -41,6 +41,7 @@ from pydantic import BaseModel, ValidationError
 
 from policies.redaction import redact
 from policies.retry import backoff_s
+from policies.second_attempt import repair_output_bound
 from policies.tool_choice import structured_tool_choice
 from policies.truncation import TRUNCATED, is_truncated
 from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
@@ -117,9 +118,11 @@ class ContractTimeout(Exception):
 
 # ---------------------------------------------------------------------------------------- metrics
 
-# ``retries``: extra attempts of a call after a transient provider failure (each is one more request).
+# ``retries``: extra attempts of a call after a transient provider failure (each is one more request);
+# ``failed_calls``: calls that got no answer after their retries (each also counts as its kind's call).
 METRIC_FIELDS = (
-    "business_calls", "encoder_calls", "repair_calls", "retries", "input_tokens", "output_tokens", "latency_ms",
+    "business_calls", "encoder_calls", "repair_calls", "retries", "failed_calls", "input_tokens", "output_tokens",
+    "latency_ms",
 )
 
 
@@ -396,13 +399,34 @@ class _Caller:
             return None
         return backoff_s(attempt, policy.backoff_initial_s, random.random())
 
+    def _options(self, role: str, options: Mapping[str, Any] | None, more_room: bool) -> dict[str, Any] | None:
+        """The call's options; ``more_room``: the repair after a cut-off, with twice the role's output
+        bound once (up to its maximum)."""
+        if not more_room:
+            return dict(options) if options else None
+        policy = self.models.policy(role)
+        bound = repair_output_bound(policy.max_tokens, policy.max_tokens_limit)
+        return {**(options or {}), **self.models.bound_options(bound)}
+
+    def _failed(self, kind: str, started: float, error: Exception) -> Exception:
+        """A call that got no answer: counted (with its retries) and its metrics carried on the error,
+        so a failed run's metrics show every request it made."""
+        self.meter.count(kind, None, started)
+        self.meter.values["failed_calls"] += 1
+        try:
+            error.metrics = self.meter.snapshot()  # type: ignore[attr-defined]  # read by runtime.steps
+        except AttributeError:  # an exception type with fixed slots: the counts stay in the meter
+            pass
+        return error
+
     def _next_attempt(self, attempt: int) -> int:
         """The number of the attempt about to start; every attempt after the first counts as a retry."""
         self.meter.values["retries"] += 1
         return attempt + 1
 
-    def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None, options=None):
-        runnable = self._runnable(role, schema, method, tools, options)
+    def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None,
+             options=None, more_room=False):
+        runnable = self._runnable(role, schema, method, tools, self._options(role, options, more_room))
         started = time.perf_counter()
         try:
             attempt = 1
@@ -421,11 +445,14 @@ class _Caller:
             raise ContractTimeout(self.contract, self.meter.snapshot()) from error
         except openai.LengthFinishReasonError as error:
             result = _cut_off(schema is not None, error)
+        except Exception as error:
+            raise self._failed(kind, started, error)
         self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
         return result
 
-    async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None, options=None):
-        runnable = self._runnable(role, schema, method, tools, options)
+    async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
+                    tools=None, options=None, more_room=False):
+        runnable = self._runnable(role, schema, method, tools, self._options(role, options, more_room))
         started = time.perf_counter()
         try:
             attempt = 1
@@ -444,6 +471,8 @@ class _Caller:
             raise ContractTimeout(self.contract, self.meter.snapshot()) from error
         except openai.LengthFinishReasonError as error:
             result = _cut_off(schema is not None, error)
+        except Exception as error:
+            raise self._failed(kind, started, error)
         self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
         return result
 
@@ -480,6 +509,7 @@ class _Call:
     role: str
     messages: list[BaseMessage]
     schema: type[BaseModel] | None
+    more_room: bool = False  # the repair after a cut-off: twice the output bound, once
 
 
 def _contract_steps(contract: str, schema: type[T], messages: Sequence[BaseMessage], role: str, mode: str):
@@ -495,13 +525,14 @@ def _contract_steps(contract: str, schema: type[T], messages: Sequence[BaseMessa
     else:
         draft = yield _Call("business_calls", role, list(messages), None)
         if truncated(draft):  # a cut-off draft is never encoded as if it were the whole draft
-            draft = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None)
+            draft = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None, True)
             if truncated(draft):
                 raise ContractError(contract, [TRUNCATED_ISSUE])
         ask, kind, role = _encoder_messages(schema, message_text(draft)), "encoder_calls", "encoder"
     value, issues = _validate(schema, (yield _Call(kind, role, ask, schema)))
     if value is None:
-        value, issues = _validate(schema, (yield _Call("repair_calls", role, [*ask, repair_message(contract, issues)], schema)))
+        repair = _Call("repair_calls", role, [*ask, repair_message(contract, issues)], schema, TRUNCATED_ISSUE in issues)
+        value, issues = _validate(schema, (yield repair))
         if value is None:
             raise ContractError(contract, issues)
     return value
@@ -523,7 +554,8 @@ def invoke_contract(
     try:
         call = next(steps)
         while True:
-            call = steps.send(caller.call(call.kind, call.role, call.messages, schema=call.schema, method=method))
+            call = steps.send(caller.call(call.kind, call.role, call.messages, schema=call.schema, method=method,
+                                          more_room=call.more_room))
     except StopIteration as done:
         return Contracted(value=done.value, metrics=caller.meter.snapshot())
     except ContractError as error:
@@ -546,7 +578,8 @@ async def ainvoke_contract(
     try:
         call = next(steps)
         while True:
-            result = await caller.acall(call.kind, call.role, call.messages, schema=call.schema, method=method)
+            result = await caller.acall(call.kind, call.role, call.messages, schema=call.schema, method=method,
+                                        more_room=call.more_room)
             call = steps.send(result)
     except StopIteration as done:
         return Contracted(value=done.value, metrics=caller.meter.snapshot())
@@ -566,7 +599,7 @@ def _text_steps(contract: str, messages: Sequence[BaseMessage], role: str):
     ``ContractError`` with the code ``truncated``."""
     message = yield _Call("business_calls", role, list(messages), None)
     if truncated(message):
-        message = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None)
+        message = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None, True)
         if truncated(message):
             raise ContractError(contract, [TRUNCATED_ISSUE])
     return message
@@ -579,7 +612,7 @@ def invoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet
     try:
         call = next(steps)
         while True:
-            call = steps.send(caller.call(call.kind, call.role, call.messages))
+            call = steps.send(caller.call(call.kind, call.role, call.messages, more_room=call.more_room))
     except StopIteration as done:
         return TextResult(text=message_text(done.value), metrics=caller.meter.snapshot())
     except ContractError as error:
@@ -593,7 +626,7 @@ async def ainvoke_text(contract: str, messages: Sequence[BaseMessage], models: M
     try:
         call = next(steps)
         while True:
-            call = steps.send(await caller.acall(call.kind, call.role, call.messages))
+            call = steps.send(await caller.acall(call.kind, call.role, call.messages, more_room=call.more_room))
     except StopIteration as done:
         return TextResult(text=message_text(done.value), metrics=caller.meter.snapshot())
     except ContractError as error:

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+# REINS_TEXT_TOOL_CALLS: a tool call a model wrote as text is recovered (then checked like a native
+# one) or the turn is refused as having no tool call.
+from policies.text_tool_calls import TEXT_TOOL_CALL_MODES
 from runtime.paths import BUNDLED_DOCS
 
 CONTRACT_MODES = ("direct", "two_step")
@@ -43,13 +46,13 @@ def _role_of(key: str, prefix: str) -> str:
     return role
 
 
-def _positive_int(key: str, value: str) -> int:
+def _positive_int(key: str, value: str, unit: str = "tokens", most: int = 1_000_000) -> int:
     try:
         number = int(value.strip())
     except ValueError:
         number = 0
-    if not 1 <= number <= 1_000_000:
-        raise SettingsError(f"{key} must be a whole number of tokens between 1 and 1000000")
+    if not 1 <= number <= most:
+        raise SettingsError(f"{key} must be a whole number of {unit} between 1 and {most}")
     return number
 
 
@@ -69,17 +72,22 @@ class Settings:
     tool_choice: str = "required"
     max_tokens_param: str = "max_tokens"
     role_max_tokens: Mapping[str, int] = field(default_factory=dict)
+    role_timeouts: Mapping[str, int] = field(default_factory=dict)  # seconds per call, REINS_TIMEOUT_<ROLE>
+    text_tool_calls: str = "recover"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         role_models: dict[str, str] = {}
         role_max_tokens: dict[str, int] = {}
+        role_timeouts: dict[str, int] = {}
         for key, value in env.items():
             if key.startswith("REINS_MODEL_") and value.strip():
                 role_models[_role_of(key, "REINS_MODEL_")] = value.strip()
             if key.startswith("REINS_MAX_TOKENS_") and key != "REINS_MAX_TOKENS_PARAM" and value.strip():
                 role_max_tokens[_role_of(key, "REINS_MAX_TOKENS_")] = _positive_int(key, value)
+            if key.startswith("REINS_TIMEOUT_") and value.strip():
+                role_timeouts[_role_of(key, "REINS_TIMEOUT_")] = _positive_int(key, value, "seconds", 86_400)
         checkpoint = _choice(env, "REINS_CHECKPOINT", CHECKPOINTERS, "sqlite")
         checkpoint_url = env.get("REINS_CHECKPOINT_URL", "").strip() or None
         if checkpoint == "postgres" and not (checkpoint_url or "").startswith(("postgresql://", "postgres://")):
@@ -110,6 +118,8 @@ class Settings:
             tool_choice=_choice(env, "REINS_TOOL_CHOICE", TOOL_CHOICES, "required"),
             max_tokens_param=_choice(env, "REINS_MAX_TOKENS_PARAM", MAX_TOKENS_PARAMS, "max_tokens"),
             role_max_tokens=role_max_tokens,
+            role_timeouts=role_timeouts,
+            text_tool_calls=_choice(env, "REINS_TEXT_TOOL_CALLS", TEXT_TOOL_CALL_MODES, "recover"),
         )
 
     def model_for(self, role: str) -> str | None:

@@ -87,6 +87,7 @@ def public_metrics(state: DeliveryState) -> RunMetrics:
         "encoder_calls": totals["encoder_calls"],
         "repair_calls": totals["repair_calls"],
         "retries": totals["retries"],
+        "failed_calls": totals["failed_calls"],
         "tokens": {"input": totals["input_tokens"], "output": totals["output_tokens"]},
         "elapsed_ms": int((time.time() - started) * 1000),
         "per_contract": per_contract,

@@ -165,6 +165,7 @@ class RunMetrics(TypedDict):
     encoder_calls: int
     repair_calls: int
     retries: int
+    failed_calls: int  # calls that got no answer after their retries
     tokens: Tokens
     elapsed_ms: int
     per_contract: dict[str, dict[str, int]]

@@ -635,9 +635,11 @@ def test_progress_events_use_the_step_ids_and_carry_no_content():
     out, events = stream(model, {"requirement": "Show a banner when the request limit is reached."})
     assert out["run_status"] == "needs_review"
     steps = list(dict.fromkeys(e["step"] for e in events))
-    assert steps == ["start", "load", "supervisor-pre-decision", "delegate-plan", "delegate-task",
+    assert steps == ["start", "load", "supervisor-pre-decision", "manager", "delegate-plan", "delegate-task",
                      "delegate-review-group", "synthesize-report", "supervisor-post-decision", "revise-plan",
                      "revise-tasks", "render-report", "end"]
+    turns = [(e["status"], e["title"]) for e in events if e["step"] == "manager"]
+    assert turns == [(status, f"Manager turn {n}") for n in (1, 2, 3) for status in ("running", "completed")]
     for event in events:
         assert event["type"] == "workflow-progress" and event["workflow"] == "delivery-chain"
         assert len(event["summary"]) <= 200 and "\n" not in event["summary"] and "#" not in event["summary"]
