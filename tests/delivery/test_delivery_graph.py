@@ -725,3 +725,37 @@ def test_trace_names_failures_without_copying_provider_messages():
     out = run(model)
     assert out["trace"][-3:][0]["summary"] == "execution_failed (ConnectionError)"
     assert "leaked" not in json.dumps(out)
+
+
+def text_turns() -> list[AIMessage]:
+    """The honest manager's three turns written as text, the way small local models answer."""
+    group = ("review-subagent", "risk-subagent", "boundary-subagent")
+    return [
+        AIMessage(content='{"name": "plan-subagent", "arguments": {}}'),
+        AIMessage(content='<tool_call>{"name": "task-subagent", "arguments": {"note": "tasks next"}}</tool_call>'),
+        AIMessage(content="\n".join(f'```json\n{{"name": "{name}", "arguments": {{}}}}\n```' for name in group)),
+    ]
+
+
+@pytest.mark.parametrize("driver", ["invoke", "ainvoke"])
+def test_manager_turns_written_as_text_run_like_native_ones(driver):
+    import asyncio
+
+    model = ScriptedModel(script(manager=text_turns()))
+    graph = build_graph(ModelSet.uniform(model))
+    payload = {"requirement": "Show a banner when the request limit is reached."}
+    out = graph.invoke(payload) if driver == "invoke" else asyncio.run(graph.ainvoke(payload))
+    assert out["run_status"] == "pass"
+    assert called(model)[:6] == ["delivery.supervisor_pre", "delivery.manager", "delivery.plan", "delivery.manager",
+                                 "delivery.tasks", "delivery.manager"]
+    turns = [record for record in out["trace"] if record["step"] == "manager"]
+    assert [record.get("recovered_from_text") for record in turns] == [True, True, True]
+
+
+def test_manager_turns_written_as_text_are_refused_when_recovery_is_off():
+    model = ScriptedModel(script(manager=text_turns()))
+    out = build_graph(ModelSet.uniform(model, text_tool_calls="refuse")).invoke(
+        {"requirement": "Show a banner when the request limit is reached."})
+    assert (out["run_status"], out["policy_violation"]["code"]) == ("failed", "no_tool_call")
+    assert called(model) == ["delivery.supervisor_pre", "delivery.manager", "delivery.manager"]  # asked, re-asked
+    assert not any(record.get("recovered_from_text") for record in out["trace"])

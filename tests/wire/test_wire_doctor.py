@@ -19,7 +19,7 @@ def _doctor(capsys, *flags: str) -> tuple[int, str]:
     return code, captured.out
 
 
-def test_a_working_endpoint_passes_with_one_tool_call_and_one_structured_request(stub, fast_cli, capsys, monkeypatch):
+def test_a_working_endpoint_passes_with_a_tool_call_per_style_and_one_structured_request(stub, fast_cli, capsys, monkeypatch):
     provider = stub(cooperative)
     fast_cli(provider.base_url)
     monkeypatch.setenv("REINS_MODEL_REVIEWER", "stub-reviewer")
