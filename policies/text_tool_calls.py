@@ -82,7 +82,7 @@ def is_padding(tail: str) -> bool:
     return not any(char.isalpha() or char in _OPENERS for char in tail)
 
 
-def _block(text: str, start: int, opener_end: int, closer: str) -> tuple[str, int]:
+def _block(text: str, opener_end: int, closer: str) -> tuple[str, int]:
     close = text.find(closer, opener_end)
     if close < 0:
         raise _NotCalls("block cut off before it closes")
@@ -99,10 +99,10 @@ def _split(text: str, offered: Collection[str]) -> list[TextToolCall]:
             break
         fence = _FENCE_OPEN.match(text, position)
         if fence:
-            body, position = _block(text, position, fence.end(), _FENCE_CLOSE)
+            body, position = _block(text, fence.end(), _FENCE_CLOSE)
             calls += _calls_in(_loads(body), offered)
         elif text.startswith(_TAG_OPEN, position):
-            body, position = _block(text, position, position + len(_TAG_OPEN), _TAG_CLOSE)
+            body, position = _block(text, position + len(_TAG_OPEN), _TAG_CLOSE)
             calls += _calls_in(_loads(body), offered)
         elif text[position] in "{[":
             value, position = _DECODER.raw_decode(text, position)
