@@ -4,8 +4,8 @@
 mid-review) from its checkpoint, without re-running the stages that had completed.
 
 Live progress goes to stderr; the deterministic report (or, with ``--json``, the public outputs) to
-stdout. The exit code follows the run status: 0 pass; 1 needs attention (needs_review,
-needs_changes, clarification_required); 3 blocked; 4 failed; 2 bad input.
+stdout. The exit code follows the run status through ``cli.errors.EXIT_FOR_OUTCOME``: 0 pass; 1 needs
+attention (needs_review, needs_changes, clarification_required); 3 blocked; 4 failed; 2 bad input.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from policies.redaction import redact
 from policies.retention import durability_for
-from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from cli.errors import EXIT_OK, UserError, exit_code
 from cli.model_config import check_models_unchanged, stamped
 from cli.render import ProgressView, colour, print_json, stream_run
 from runtime.paths import RESOURCES
@@ -30,13 +30,14 @@ PUBLIC_KEYS = (
     "run_status", "report", "artifacts", "review_bundle", "post_review_decision", "revision",
     "policy_violation", "failure", "metrics", "trace",
 )
-EXIT_CODES: Mapping[str, int] = {
-    "pass": EXIT_OK,
-    "needs_review": EXIT_NEEDS_ATTENTION,
-    "needs_changes": EXIT_NEEDS_ATTENTION,
-    "clarification_required": EXIT_NEEDS_ATTENTION,
-    "blocked": EXIT_BLOCKED,
-    "failed": EXIT_FAILED,
+# Each run status as an outcome of cli.errors.EXIT_FOR_OUTCOME.
+OUTCOMES: Mapping[str, str] = {
+    "pass": "pass",
+    "needs_review": "needs_attention",
+    "needs_changes": "needs_attention",
+    "clarification_required": "needs_attention",
+    "blocked": "blocked",
+    "failed": "failed",
 }
 _SCENARIO_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
@@ -63,8 +64,8 @@ def scenario_ids() -> list[str]:
 
 def exit_code_for(values: Mapping[str, Any]) -> int:
     if (values.get("failure") or {}).get("stage") == "load":
-        return EXIT_BAD_INPUT  # refused before any model call
-    return EXIT_CODES.get(str(values.get("run_status")), EXIT_FAILED)
+        return exit_code("bad_input")  # refused before any model call
+    return exit_code(OUTCOMES.get(str(values.get("run_status")), "failed"))
 
 
 def payload_for(args: argparse.Namespace) -> dict[str, str]:

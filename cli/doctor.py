@@ -17,7 +17,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("doctor", help="show how Reins is configured (never prints secrets)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--check", action="store_true",
-                        help="make two tiny requests per configured model: reachable, key, model, tool calling, JSON output")
+                        help="make tiny requests per configured model (reachable, key, model, tool calling in each "
+                             "tool-choice style, JSON output) and recommend the settings to export")
     parser.set_defaults(handler=run)
 
 
@@ -36,6 +37,7 @@ def describe(settings: Settings) -> dict:
         "contract_mode": settings.contract_mode,
         "structured_method": settings.structured_method,
         "tool_choice": settings.tool_choice,
+        "text_tool_calls": settings.text_tool_calls,
         "max_tokens_param": settings.max_tokens_param,
         "docs_root": "bundled" if settings.docs_root == Settings().docs_root else "REINS_DOCS_ROOT",
         "governance": "REINS_GOVERNANCE_ROOT" if settings.governance_root else "bundled",
@@ -67,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     for role, label in report["roles"].items():
         fallbacks = report["fallbacks"].get(role)
         print(f"  {role:<11} {label}" + (f" (then {', '.join(fallbacks)})" if fallbacks else ""))
-    for key in ("endpoint", "api_key", "contract_mode", "structured_method", "tool_choice", "max_tokens_param",
+    for key in ("endpoint", "api_key", "contract_mode", "structured_method", "tool_choice", "text_tool_calls",
+                "max_tokens_param",
                 "docs_root", "governance", "checkpointer"):
         print(f"  {key:<17} {report[key]}")
     print(f"  http_allowlist    {', '.join(report['http_allowlist']) or '(none)'}")
@@ -81,4 +84,10 @@ def run(args: argparse.Namespace) -> int:
             print("  check             no model configured: the offline stand-in needs no endpoint")
         for check in checks:
             print(f"  check {redact(check.model, 80)}: {'ok' if check.ok else 'FAILED'} - {redact(check.result, 200)}")
+            for probe in check.probes:
+                print(f"    {probe.line()}")
+            if check.recommended:
+                print("    recommended:")
+                for line in check.recommended:
+                    print(f"      {line}")
     return code

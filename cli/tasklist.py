@@ -17,23 +17,16 @@ from typing import Any
 
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
-from cli.errors import (
-    EXIT_BAD_INPUT,
-    EXIT_BLOCKED,
-    EXIT_FAILED,
-    EXIT_NEEDS_ATTENTION,
-    EXIT_OK,
-    EXIT_PAUSED,
-    UserError,
-)
+from cli.errors import UserError, exit_code
 from cli.model_config import models_of, stamped, stand_in_notice
 from cli.render import ProgressView, RunOutcome, colour, print_json, stream_run
 from runtime.settings import Settings
 from runtime.tracing import new_run_id, run_config
 
 GRAPH_NAME = "tasklist_agent"
+# One status: ``final_decision`` (the state machine's own ``status`` stays internal).
 PUBLIC_KEYS = (
-    "run_id", "status", "final_decision", "decision", "strategy", "artifact", "validation",
+    "run_id", "final_decision", "decision", "strategy", "artifact", "validation",
     "warning_disposition", "revision_effect", "manual_review_items", "trace", "summary", "message", "metrics",
 )
 OUTPUT_LIMIT = 100_000
@@ -47,22 +40,25 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
 
 
+# Each final decision, and for a run that stopped or failed what ended it, as an outcome of
+# cli.errors.EXIT_FOR_OUTCOME: an invalid model output or a refused action fails here as in deliver.
+DECISION_OUTCOMES: Mapping[str, str] = {
+    "final": "pass", "final_with_manual_review_items": "needs_attention", "blocked": "blocked",
+}
+STOP_OUTCOMES: Mapping[str, str] = {
+    "input": "bad_input", "clarification": "needs_attention", "boundary": "blocked", "review_rejected": "blocked",
+    "contract": "failed", "timeout": "failed", "guard": "failed",
+}
+
+
 def exit_code_for(values: Mapping[str, Any], paused: bool) -> int:
     """Exit code per final decision (and, for a stop, per what stopped it)."""
     if paused:
-        return EXIT_PAUSED
-    decision = values.get("final_decision")
-    if decision == "final":
-        return EXIT_OK
-    if decision == "final_with_manual_review_items":
-        return EXIT_NEEDS_ATTENTION
-    if decision == "blocked":
-        return EXIT_BLOCKED
-    if decision == "stopped":
-        return EXIT_NEEDS_ATTENTION if values.get("stop_kind") == "clarification" else EXIT_BLOCKED
-    if decision == "failed" and values.get("stop_kind") == "input":
-        return EXIT_BAD_INPUT
-    return EXIT_FAILED
+        return exit_code("paused")
+    decision = str(values.get("final_decision"))
+    if decision in DECISION_OUTCOMES:
+        return exit_code(DECISION_OUTCOMES[decision])
+    return exit_code(STOP_OUTCOMES.get(str(values.get("stop_kind")), "failed"))
 
 
 def _graph(saver: Any, review: bool) -> Any:

@@ -10,6 +10,7 @@ Rules, in the order they are checked (the first match names the violation):
 ==============================  ===============================================================
 code                            rule
 ==============================  ===============================================================
+truncated                       a turn with no call that stopped at its output bound was cut off
 no_tool_call                    a turn must call at least one tool
 unregistered_tool               only the manager's registered sub-agent tools may be called
 invalid_tool_arguments          arguments are ``{note?: ≤200 chars}`` and nothing else
@@ -25,7 +26,8 @@ review_group_incomplete         the review group is exactly the three review too
 ==============================  ===============================================================
 
 A refused turn may be asked again, unchanged, up to ``max_manager_reasks`` times (``reask_allowed``):
-the model is told nothing about the refusal, the refused call never runs, and the rules above still
+the model is told nothing about the refusal (the prompt stays byte-identical; only the sampling
+temperature rises, see ``policies.second_attempt``), the refused call never runs, and the rules above still
 bound the whole run (refused calls are never executed, so they never count toward
 ``max_tool_calls``). ``max_manager_reasks=0`` fails closed on the first refusal.
 """
@@ -56,6 +58,7 @@ DEFAULT_INPUT_ARTIFACTS: Mapping[str, tuple[str, ...]] = {
 }
 
 VIOLATION_MESSAGES: Mapping[str, str] = {
+    "truncated": "The manager's turn was cut off at its output token limit before it delegated.",
     "no_tool_call": "The manager answered without delegating to a sub-agent.",
     "unregistered_tool": "The manager called a tool that is not registered for the delivery chain.",
     "invalid_tool_arguments": "The manager passed arguments other than a short note to a sub-agent.",
@@ -207,10 +210,13 @@ def check_delegation(
     calls: Sequence[ProposedCall],
     ledger: DelegationLedger = DelegationLedger(),
     policy: DelegationPolicy = DEFAULT_POLICY,
+    *,
+    cut_off: bool = False,
 ) -> Violation | None:
-    """The first rule this manager turn breaks, or None when the runtime may execute it."""
+    """The first rule this manager turn breaks, or None when the runtime may execute it.
+    ``cut_off``: the response stopped at its output bound (a turn without a call is then ``truncated``)."""
     if not calls:
-        return violation("no_tool_call")
+        return violation("truncated" if cut_off else "no_tool_call")
     names = [call.name for call in calls]
     if policy.reject_unregistered_tools and any(name not in policy.allowed_tools for name in names):
         return violation("unregistered_tool")

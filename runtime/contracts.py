@@ -27,12 +27,11 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 import openai
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
@@ -43,6 +42,7 @@ from pydantic import BaseModel, ValidationError
 from policies.redaction import redact
 from policies.fallback import falls_back
 from policies.retry import backoff_s, retry_after_s, retry_wait_s
+from policies.second_attempt import repair_output_bound
 from policies.tool_choice import structured_tool_choice
 from policies.truncation import TRUNCATED, is_truncated
 from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
@@ -123,10 +123,12 @@ class ContractTimeout(Exception):
 # ---------------------------------------------------------------------------------------- metrics
 
 # ``retries``: extra attempts of a call after a transient provider failure (each is one more request);
-# ``fallbacks``: calls moved to the role's next model after a final provider failure. Besides these,
-# ``model:<label>`` counts the calls each model answered (``models_served`` reads them).
+# ``fallbacks``: calls moved to the role's next model after a final provider failure;
+# ``failed_calls``: calls that got no answer from any model (each also counts as its kind's call).
+# Besides these, ``model:<label>`` counts the calls each model answered (``models_served`` reads them).
 METRIC_FIELDS = (
-    "business_calls", "encoder_calls", "repair_calls", "retries", "fallbacks", "input_tokens", "output_tokens",
+    "business_calls", "encoder_calls", "repair_calls", "retries", "fallbacks", "failed_calls", "input_tokens",
+    "output_tokens",
     "latency_ms",
 )
 SERVED_PREFIX = "model:"
@@ -414,14 +416,19 @@ class _Caller:
         tools: Sequence[Any] | None,
         options: Mapping[str, Any] | None = None,
         index: int = 0,
+        more_room: bool = False,
     ) -> Runnable:
         """The role's model number ``index`` (0: its own, then its fallbacks) bound for this call with
-        the role's policy (memoised per model set, role, model, schema or tools, options)."""
+        the role's policy (memoised per model set, role, model, schema or tools, options).
+        ``more_room``: the policy's output bound doubled once, up to its limit (the repair after a cut-off)."""
         _, chosen = self.models.chain(role)[index]
         options = dict(options or {})
+        policy = self.models.policy(role)
+        if more_room:
+            policy = replace(policy, max_tokens=repair_output_bound(policy.max_tokens, policy.max_tokens_limit))
 
         def build() -> Runnable:
-            model, policy_options = with_role_policy(chosen, self.models.policy(role))
+            model, policy_options = with_role_policy(chosen, policy)
             bound = {**policy_options, **options}
             if tools is not None:
                 runnable: Runnable = model.bind_tools(list(tools), **bound)
@@ -436,7 +443,7 @@ class _Caller:
 
         try:
             tools_key = None if tools is None else _freeze(list(tools))
-            key = (role, index, schema, method if schema is not None else None, tools_key, _freeze(options))
+            key = (role, index, more_room, schema, method if schema is not None else None, tools_key, _freeze(options))
         except TypeError:  # an unhashable tool or option: build without caching
             return build()
         return BOUND_RUNNABLES.get(self.models, key, build)
@@ -457,19 +464,31 @@ class _Caller:
         return retry_wait_s(backoff_s(attempt, policy.backoff_initial_s, random.random()), asked,
                             policy.timeout_s if room is None else room)
 
+    def _failed(self, kind: str, started: float, error: Exception) -> Exception:
+        """A call that got no answer: counted (with its retries) and its metrics carried on the error,
+        so a failed run's metrics show every request it made."""
+        self.meter.count(kind, None, started)
+        self.meter.values["failed_calls"] += 1
+        try:
+            error.metrics = self.meter.snapshot()  # type: ignore[attr-defined]  # read by runtime.steps
+        except AttributeError:  # an exception type with fixed slots: the counts stay in the meter
+            pass
+        return error
+
     def _next_attempt(self, attempt: int) -> int:
         """The number of the attempt about to start; every attempt after the first counts as a retry."""
         self.meter.values["retries"] += 1
         return attempt + 1
 
-    def _steps(self, kind: str, role: str, messages: Sequence[BaseMessage], schema, method, tools, options):
+    def _steps(self, kind: str, role: str, messages: Sequence[BaseMessage], schema, method, tools, options, more_room):
         """One call once, for both drivers: yields an ``_Invoke`` (answered with its result, or with its
         error thrown in) or a wait in seconds; returns the result. Each model of the role's chain gets
-        its retries; a final provider failure moves to the next model (``policies.fallback``)."""
+        its retries; a final provider failure moves to the next model (``policies.fallback``).
+        ``more_room``: the repair after a cut-off, with twice the role's output bound once."""
         started = time.perf_counter()
         chain = self.models.chain(role)
         for index, (label, _) in enumerate(chain):
-            runnable = self._runnable(role, schema, method, tools, options, index)
+            runnable = self._runnable(role, schema, method, tools, options, index, more_room)
             attempt, failure = 1, None
             while True:
                 try:
@@ -491,14 +510,15 @@ class _Caller:
                 if isinstance(failure, TIMEOUT_ERRORS):
                     self.meter.count(kind, None, started)
                     raise ContractTimeout(self.contract, self.meter.snapshot()) from failure
-                raise failure
+                raise self._failed(kind, started, failure)
             self.meter.served(label)
             self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
             return result
         raise AssertionError("a role always has at least one model")  # pragma: no cover
 
-    def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None, options=None):
-        steps = self._steps(kind, role, messages, schema, method, tools, options)
+    def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
+             tools=None, options=None, more_room=False):
+        steps = self._steps(kind, role, messages, schema, method, tools, options, more_room)
         try:
             request = next(steps)
             while True:
@@ -514,8 +534,9 @@ class _Caller:
         except StopIteration as done:
             return done.value
 
-    async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema", tools=None, options=None):
-        steps = self._steps(kind, role, messages, schema, method, tools, options)
+    async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
+                    tools=None, options=None, more_room=False):
+        steps = self._steps(kind, role, messages, schema, method, tools, options, more_room)
         try:
             request = next(steps)
             while True:
@@ -571,6 +592,7 @@ class _Call:
     role: str
     messages: list[BaseMessage]
     schema: type[BaseModel] | None
+    more_room: bool = False  # the repair after a cut-off: twice the output bound, once
 
 
 def _contract_steps(contract: str, schema: type[T], messages: Sequence[BaseMessage], role: str, mode: str):
@@ -586,13 +608,14 @@ def _contract_steps(contract: str, schema: type[T], messages: Sequence[BaseMessa
     else:
         draft = yield _Call("business_calls", role, list(messages), None)
         if truncated(draft):  # a cut-off draft is never encoded as if it were the whole draft
-            draft = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None)
+            draft = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None, True)
             if truncated(draft):
                 raise ContractError(contract, [TRUNCATED_ISSUE])
         ask, kind, role = _encoder_messages(schema, message_text(draft)), "encoder_calls", "encoder"
     value, issues = _validate(schema, (yield _Call(kind, role, ask, schema)))
     if value is None:
-        value, issues = _validate(schema, (yield _Call("repair_calls", role, [*ask, repair_message(contract, issues)], schema)))
+        repair = _Call("repair_calls", role, [*ask, repair_message(contract, issues)], schema, TRUNCATED_ISSUE in issues)
+        value, issues = _validate(schema, (yield repair))
         if value is None:
             raise ContractError(contract, issues)
     return value
@@ -614,7 +637,8 @@ def invoke_contract(
     try:
         call = next(steps)
         while True:
-            call = steps.send(caller.call(call.kind, call.role, call.messages, schema=call.schema, method=method))
+            call = steps.send(caller.call(call.kind, call.role, call.messages, schema=call.schema, method=method,
+                                          more_room=call.more_room))
     except StopIteration as done:
         return Contracted(value=done.value, metrics=caller.meter.snapshot())
     except ContractError as error:
@@ -637,7 +661,8 @@ async def ainvoke_contract(
     try:
         call = next(steps)
         while True:
-            result = await caller.acall(call.kind, call.role, call.messages, schema=call.schema, method=method)
+            result = await caller.acall(call.kind, call.role, call.messages, schema=call.schema, method=method,
+                                        more_room=call.more_room)
             call = steps.send(result)
     except StopIteration as done:
         return Contracted(value=done.value, metrics=caller.meter.snapshot())
@@ -657,7 +682,7 @@ def _text_steps(contract: str, messages: Sequence[BaseMessage], role: str):
     ``ContractError`` with the code ``truncated``."""
     message = yield _Call("business_calls", role, list(messages), None)
     if truncated(message):
-        message = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None)
+        message = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None, True)
         if truncated(message):
             raise ContractError(contract, [TRUNCATED_ISSUE])
     return message
@@ -670,7 +695,7 @@ def invoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet
     try:
         call = next(steps)
         while True:
-            call = steps.send(caller.call(call.kind, call.role, call.messages))
+            call = steps.send(caller.call(call.kind, call.role, call.messages, more_room=call.more_room))
     except StopIteration as done:
         return TextResult(text=message_text(done.value), metrics=caller.meter.snapshot())
     except ContractError as error:
@@ -684,7 +709,7 @@ async def ainvoke_text(contract: str, messages: Sequence[BaseMessage], models: M
     try:
         call = next(steps)
         while True:
-            call = steps.send(await caller.acall(call.kind, call.role, call.messages))
+            call = steps.send(await caller.acall(call.kind, call.role, call.messages, more_room=call.more_room))
     except StopIteration as done:
         return TextResult(text=message_text(done.value), metrics=caller.meter.snapshot())
     except ContractError as error:

@@ -1,7 +1,8 @@
 """Why a model call failed, as a short cause class a report and the CLI can show.
 
 ``failure_cause(error)`` names the class of the failure — ``connection refused``, ``timeout``,
-``HTTP 401``, ``model not found``, ``invalid output after repair: <codes>`` — and never copies a
+``HTTP 401``, ``model not found``, ``context window exceeded (prompt N tokens, context M)``,
+``invalid output after repair: <codes>`` — and never copies a
 provider's message (it can carry request details, hosts or keys). The text is redacted anyway.
 """
 
@@ -52,6 +53,8 @@ def failure_cause(error: BaseException) -> str:
         cause = f"invalid output after repair: {', '.join(codes) or 'unknown'}"
     elif isinstance(error, (ContractTimeout, TimeoutError, openai.APITimeoutError, httpx.TimeoutException)):
         cause = "timeout"
+    elif isinstance(error, openai.APIStatusError) and (overflow := context_overflow(error)) is not None:
+        cause = overflow
     elif isinstance(error, openai.APIStatusError):
         status = error.status_code
         if status == 404 and not _VERSION_PATH.search(_request_path(error)):
@@ -65,6 +68,38 @@ def failure_cause(error: BaseException) -> str:
     else:
         cause = f"error ({type(error).__name__})"
     return redact(cause, CAUSE_LIMIT)
+
+
+# A prompt larger than the server's context window: llama.cpp's error type and OpenAI's error code.
+CONTEXT_OVERFLOW_KINDS = frozenset({"exceed_context_size_error", "context_length_exceeded"})
+# Token counts only, read from the two known message forms (never the message itself).
+_COUNTS_IN_MESSAGE = (
+    re.compile(r"request \((?P<prompt>\d{1,9}) tokens\) exceeds the available context size \((?P<context>\d{1,9}) tokens\)"),
+    re.compile(r"maximum context length is (?P<context>\d{1,9}) tokens\. However, your messages resulted in "
+               r"(?P<prompt>\d{1,9}) tokens"),
+)
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def context_overflow(error: openai.APIStatusError) -> str | None:
+    """``context window exceeded`` with the prompt's and the context's token counts when the server
+    gives them (llama.cpp: ``n_prompt_tokens`` / ``n_ctx``), or None for any other error."""
+    body = error.body if isinstance(error.body, dict) else {}
+    if error.status_code != 400 or not {body.get("type"), body.get("code")} & CONTEXT_OVERFLOW_KINDS:
+        return None
+    prompt, context = _count(body.get("n_prompt_tokens")), _count(body.get("n_ctx"))
+    if prompt is None:
+        for pattern in _COUNTS_IN_MESSAGE:
+            match = pattern.search(str(body.get("message") or ""))
+            if match:
+                prompt, context = int(match["prompt"]), int(match["context"])
+                break
+    if prompt is None:
+        return "context window exceeded"
+    return f"context window exceeded (prompt {prompt} tokens" + (f", context {context})" if context else ")")
 
 
 _TASK_NOTE = re.compile(r"^During task with name '([A-Za-z0-9_\-]{1,64})'")

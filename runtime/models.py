@@ -15,28 +15,53 @@ from runtime.settings import ROLES, Settings, SettingsError
 
 @dataclass(frozen=True)
 class RolePolicy:
-    """How calls for one role behave: per-call timeout, retries on retryable errors, temperature, and
-    the output bound every request of the role sends (``REINS_MAX_TOKENS_<ROLE>`` overrides it)."""
+    """How calls for one role behave: per-call timeout (``REINS_TIMEOUT_<ROLE>`` overrides it),
+    retries on retryable errors, temperature, and the output bound every request of the role sends
+    (``REINS_MAX_TOKENS_<ROLE>`` overrides it).
+
+    ``reask_temperature_step``: a refused turn's re-ask samples this much hotter (capped at 1.0);
+    ``max_tokens_limit``: the most the one repair after a cut-off may ask for (it doubles the bound
+    once; ``policies.second_attempt``)."""
 
     timeout_s: float
     retries: int
     temperature: float
     backoff_initial_s: float = 1.0
     max_tokens: int = 4096
+    reask_temperature_step: float = 0.4
+    max_tokens_limit: int = 8192
 
 
 # Timeouts, retries and temperatures per role; the output bounds fit the largest valid answer of the
 # role's contracts (a plan or task list with its markdown, a task-list draft) with room to spare.
 ROLE_POLICIES: Mapping[str, RolePolicy] = {
-    "supervisor": RolePolicy(120, 1, 0.0, max_tokens=2048),
-    "manager": RolePolicy(120, 1, 0.0, max_tokens=512),
-    "planner": RolePolicy(180, 1, 0.2, max_tokens=8192),
-    "reviewer": RolePolicy(120, 1, 0.1, max_tokens=4096),
-    "encoder": RolePolicy(120, 1, 0.0, max_tokens=8192),
-    "tasklist": RolePolicy(180, 1, 0.2, max_tokens=8192),
-    "polish": RolePolicy(60, 1, 0.3, max_tokens=1024),
-    "chat": RolePolicy(60, 1, 0.2, max_tokens=2048),
+    "supervisor": RolePolicy(120, 1, 0.0, max_tokens=2048, max_tokens_limit=4096),
+    "manager": RolePolicy(120, 1, 0.0, max_tokens=512, max_tokens_limit=1024),
+    "planner": RolePolicy(180, 1, 0.2, max_tokens=8192, max_tokens_limit=16384),
+    "reviewer": RolePolicy(120, 1, 0.1, max_tokens=4096, max_tokens_limit=8192),
+    "encoder": RolePolicy(120, 1, 0.0, max_tokens=8192, max_tokens_limit=16384),
+    "tasklist": RolePolicy(180, 1, 0.2, max_tokens=8192, max_tokens_limit=16384),
+    "polish": RolePolicy(60, 1, 0.3, max_tokens=1024, max_tokens_limit=2048),
+    "chat": RolePolicy(60, 1, 0.2, max_tokens=2048, max_tokens_limit=4096),
 }
+
+
+def configured_policies(settings: Settings) -> dict[str, RolePolicy]:
+    """Every role's policy with the timeouts and output bounds the environment sets."""
+    return {
+        role: replace(policy, timeout_s=settings.role_timeouts.get(role, policy.timeout_s),
+                      max_tokens=settings.role_max_tokens.get(role, policy.max_tokens))
+        for role, policy in ROLE_POLICIES.items()
+    }
+
+
+def output_bound_options(max_tokens: int, param: str = "max_tokens") -> dict[str, object]:
+    """The call options that carry an output bound. langchain-openai sends its ``max_tokens`` as
+    ``max_completion_tokens``, which older OpenAI-compatible servers ignore; the classic field goes
+    in the request body as it is."""
+    if param == "max_completion_tokens":
+        return {"max_tokens": max_tokens}
+    return {"extra_body": {"max_tokens": max_tokens}}
 
 class _RetryableStatusType(type):
     """``isinstance(error, RetryableStatusError)`` is true for an HTTP error with a retryable status."""
@@ -92,6 +117,10 @@ class ModelSet:
     structured_method: str = "json_schema"
     # How a tool call is asked for: required | named | auto (REINS_TOOL_CHOICE).
     tool_choice: str = "required"
+    # A tool call written as text: recover | refuse (REINS_TEXT_TOOL_CALLS).
+    text_tool_calls: str = "recover"
+    # The request field that carries the output bound (REINS_MAX_TOKENS_PARAM).
+    max_tokens_param: str = "max_tokens"
 
     def __post_init__(self) -> None:
         missing = [role for role in ROLES if role not in self.models]
@@ -135,6 +164,10 @@ class ModelSet:
 
     def with_policies(self, **overrides: RolePolicy) -> ModelSet:
         return replace(self, policies={**self.policies, **overrides})
+
+    def bound_options(self, max_tokens: int) -> dict[str, object]:
+        """Call options that send ``max_tokens`` as this set's models expect it."""
+        return output_bound_options(max_tokens, self.max_tokens_param)
 
 
 def provider_of(name: str) -> str | None:
@@ -180,18 +213,13 @@ def create_chat_model(
     endpoint and key (``REINS_BASE_URL_<ROLE>``, ``REINS_API_KEY_<ROLE>``) win over the shared ones.
 
     ``timeout_s`` / ``max_tokens`` override the role's policy (``reins doctor --check`` probes small)."""
-    policy = ROLE_POLICIES[role]
+    policy = configured_policies(settings)[role]
     provider = provider_of(name)
     if provider is not None:
         return _provider_model(name, provider, role, settings, timeout_s or policy.timeout_s)
     from langchain_openai import ChatOpenAI
 
-    max_tokens = max_tokens or settings.role_max_tokens.get(role, policy.max_tokens)
-    # langchain-openai sends its max_tokens as max_completion_tokens, which older OpenAI-compatible
-    # servers ignore; the classic field goes in the request body as it is.
-    bound = {"max_tokens": max_tokens} if settings.max_tokens_param == "max_completion_tokens" else {
-        "extra_body": {"max_tokens": max_tokens}
-    }
+    bound = output_bound_options(max_tokens or policy.max_tokens, settings.max_tokens_param)
     return ChatOpenAI(
         model=name,
         base_url=settings.base_url_for(role),
@@ -227,11 +255,10 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
         else:
             models[role] = offline
             labels[role] = OFFLINE_LABEL
-    policies = {role: replace(policy, max_tokens=settings.role_max_tokens.get(role, policy.max_tokens))
-                for role, policy in ROLE_POLICIES.items()}
     return ModelSet(
-        models=models, labels=labels, fallbacks=fallbacks, policies=policies,
+        models=models, labels=labels, fallbacks=fallbacks, policies=configured_policies(settings),
         structured_method=settings.structured_method, tool_choice=settings.tool_choice,
+        text_tool_calls=settings.text_tool_calls, max_tokens_param=settings.max_tokens_param,
     )
 
 

@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+# REINS_TEXT_TOOL_CALLS: a tool call a model wrote as text is recovered (then checked like a native
+# one) or the turn is refused as having no tool call.
+from policies.text_tool_calls import TEXT_TOOL_CALL_MODES
 from runtime.paths import BUNDLED_DOCS
 
 CONTRACT_MODES = ("direct", "two_step")
@@ -43,13 +46,13 @@ def _role_of(key: str, prefix: str) -> str:
     return role
 
 
-def _positive_int(key: str, value: str) -> int:
+def _positive_int(key: str, value: str, unit: str = "tokens", most: int = 1_000_000) -> int:
     try:
         number = int(value.strip())
     except ValueError:
         number = 0
-    if not 1 <= number <= 1_000_000:
-        raise SettingsError(f"{key} must be a whole number of tokens between 1 and 1000000")
+    if not 1 <= number <= most:
+        raise SettingsError(f"{key} must be a whole number of {unit} between 1 and {most}")
     return number
 
 
@@ -71,11 +74,13 @@ _PER_ROLE = {
     "REINS_MAX_TOKENS_": "role_max_tokens",
     "REINS_BASE_URL_": "role_base_urls",
     "REINS_API_KEY_": "role_api_keys",
+    "REINS_TIMEOUT_": "role_timeouts",
     "REINS_MODEL_": "role_models",  # last: REINS_MODEL_FALLBACK_<ROLE> starts with it too
 }
 _PER_ROLE_PARSERS = {
     "REINS_MAX_TOKENS_": _positive_int,
     "REINS_BASE_URL_": _http_url,
+    "REINS_TIMEOUT_": lambda key, value: _positive_int(key, value, "seconds", 86_400),
     "REINS_MODEL_FALLBACK_": lambda _key, value: _names(value),
 }
 # Variables whose names start with a per-role prefix but name no role.
@@ -104,6 +109,8 @@ class Settings:
     # Models tried in order when a call's provider failure is final (REINS_MODEL_FALLBACK[_<ROLE>]).
     fallbacks: tuple[str, ...] = ()
     role_fallbacks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    role_timeouts: Mapping[str, int] = field(default_factory=dict)  # seconds per call, REINS_TIMEOUT_<ROLE>
+    text_tool_calls: str = "recover"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -143,6 +150,7 @@ class Settings:
             tool_choice=_choice(env, "REINS_TOOL_CHOICE", TOOL_CHOICES, "required"),
             max_tokens_param=_choice(env, "REINS_MAX_TOKENS_PARAM", MAX_TOKENS_PARAMS, "max_tokens"),
             fallbacks=_names(env.get("REINS_MODEL_FALLBACK", "")),
+            text_tool_calls=_choice(env, "REINS_TEXT_TOOL_CALLS", TEXT_TOOL_CALL_MODES, "recover"),
             **per_role,  # type: ignore[arg-type]
         )
 

@@ -16,3 +16,4 @@ class TraceRecord(TypedDict):
     summary: str  # safe: redacted and bounded
     violation: NotRequired[bool]  # the step stopped an action a rule forbids
     plan_step: NotRequired[int]  # the plan step a tool call served
+    recovered_from_text: NotRequired[bool]  # the model wrote its tool calls as text; they were read from it

@@ -1,11 +1,14 @@
-"""``manager``: one native tool-calling turn of the manager model.
+"""``manager``: one tool-calling turn of the manager model.
 
 Each turn is offered only the tools the delegation policy allows in the current phase (plan, task
 or the review group), asked for in the configured tool-choice style (``policies.delegation.
-manager_offer``). What the model proposed is then checked by the delegation policy against the full
-rules; the node records the proposal and the policy's verdict, and routes on that verdict: to the
-worker, to the review group (one ``Send`` per reviewer), or to ``manager_refused``. A model that cannot
-call tools fails closed.
+manager_offer``). A turn without a native call whose text is exactly calls to the offered tools
+(``policies.text_tool_calls``; ``REINS_TEXT_TOOL_CALLS=recover``, the default) proposes those calls
+instead, and the trace says so. What the model proposed is then checked by the delegation policy
+against the full rules; the node records the proposal and the policy's verdict, and routes on that
+verdict: to the worker, to the review group (one ``Send`` per reviewer), or to ``manager_refused``.
+A re-ask of a refused turn sends the same prompt at a higher temperature (and, after a cut-off, with
+twice the output bound once). A model that cannot call tools fails closed.
 """
 
 from __future__ import annotations
@@ -17,12 +20,17 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from policies.delegation import SUBAGENT_TOOLS, manager_offer
+from policies.second_attempt import reask_temperature, repair_output_bound
+from policies.text_tool_calls import recover_text_tool_calls
+from policies.truncation import TRUNCATED, is_truncated
 from runtime.calls import ToolTurn
-from runtime.steps import attempt
-from nodes.delivery.common import DeliveryDeps, call_failed, fail, progress, trace
+from runtime.messages import message_text
+from runtime.models import ModelSet
+from runtime.steps import attempt, recorded_step
+from nodes.delivery.common import DeliveryDeps, call_failed, fail, progress
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import manager_messages
-from nodes.delivery.routing import delegation_verdict, ledger, reviewer_sends
+from nodes.delivery.routing import delegation_verdict, ledger, refusals_in_turn, reviewer_sends
 from nodes.delivery.state import AfterManager, DeliveryState, ProposedToolCall
 
 NO_TOOL_CALLING = "The manager model cannot call tools; the delivery chain needs native tool calling."
@@ -51,6 +59,23 @@ def proposed_calls(message: Any) -> list[ProposedToolCall]:
     return calls
 
 
+def calls_from_text(message: Any, offered: tuple[str, ...]) -> list[ProposedToolCall]:
+    """The calls a turn without a native call wrote as text (none when its text is anything else)."""
+    found = recover_text_tool_calls(message_text(message), offered) or ()
+    return [ProposedToolCall(id=f"text-{n}", name=call.name, args=dict(call.args)) for n, call in enumerate(found, 1)]
+
+
+def reask_options(state: DeliveryState, models: ModelSet) -> dict[str, Any]:
+    """Request options of a re-asked turn: a hotter temperature, and more room after a cut-off."""
+    if not refusals_in_turn(state):
+        return {}
+    policy = models.policy("manager")
+    options: dict[str, Any] = {"temperature": reask_temperature(policy.temperature, policy.reask_temperature_step)}
+    if state["manager_refusals"][-1]["code"] == TRUNCATED:
+        options.update(models.bound_options(repair_output_bound(policy.max_tokens, policy.max_tokens_limit)))
+    return options
+
+
 def make_manager(deps: DeliveryDeps):
     tools = {tool.name: tool for tool in deps.tools.langchain_tools()}
     if tuple(sorted(deps.tools.names)) != tuple(sorted(SUBAGENT_TOOLS)):
@@ -61,28 +86,41 @@ def make_manager(deps: DeliveryDeps):
         messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []))
         models = deps.models_for(runtime)
         offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
-        outcome = yield from attempt(
-            ToolTurn("delivery.manager", messages, models, [tools[name] for name in offer.tools], offer.options)
-        )
-        if isinstance(outcome.error, NotImplementedError):  # LangChain's answer when a model cannot bind tools
-            failed = fail("manager", "tool_calling_unsupported", NO_TOOL_CALLING)
-            return Command(update={"manager_turns": turn_number, **failed}, goto="fail_closed")
-        if not outcome.ok:
-            failed = call_failed("manager", "manager_failed", "The manager model call failed.", outcome)
-            return Command(update={"manager_turns": turn_number, **failed}, goto="fail_closed")
-        calls = proposed_calls(outcome.value.message)
-        known = [c["name"] for c in calls if c["name"] in deps.tools.names]
-        unknown = len(calls) - len(known)
-        summary = f"turn {turn_number}: proposed {', '.join(known) or 'no registered tool'}"
-        if unknown:
-            summary += f" and {unknown} unregistered call(s)"
-        verdict = delegation_verdict(calls, state, deps.policy)
+        options = {**offer.options, **reask_options(state, models)}
+        with recorded_step(progress(state), "manager", f"Manager turn {turn_number}") as step:
+            outcome = yield from attempt(
+                ToolTurn("delivery.manager", messages, models, [tools[name] for name in offer.tools], options)
+            )
+            if isinstance(outcome.error, NotImplementedError):  # LangChain's answer when a model cannot bind tools
+                step.status, step.summary = "failed", f"turn {turn_number}: the model cannot call tools"
+                failed = fail("manager", "tool_calling_unsupported", NO_TOOL_CALLING)
+                return Command(update={"manager_turns": turn_number, **failed}, goto="fail_closed")
+            if not outcome.ok:
+                step.status, step.summary = "failed", f"turn {turn_number}: the model call failed"
+                failed = call_failed("manager", "manager_failed", "The manager model call failed.", outcome)
+                return Command(update={"manager_turns": turn_number, **failed}, goto="fail_closed")
+            message = outcome.value.message
+            calls = proposed_calls(message)
+            recovered = not calls and models.text_tool_calls == "recover"
+            if recovered:
+                calls = calls_from_text(message, offer.tools)
+                recovered = bool(calls)
+            known = [c["name"] for c in calls if c["name"] in deps.tools.names]
+            unknown = len(calls) - len(known)
+            step.summary = f"turn {turn_number}: proposed {', '.join(known) or 'no registered tool'}"
+            if unknown:
+                step.summary += f" and {unknown} unregistered call(s)"
+            if recovered:
+                step.summary += " (written as text)"
+            verdict = delegation_verdict(calls, state, deps.policy, cut_off=is_truncated(message.response_metadata))
+            if verdict["violation"]:
+                step.summary += f"; refused: {verdict['violation']['code']}"
         update: DeliveryState = {
             "manager_turns": turn_number,
             "pending_calls": calls,
             "delegation": verdict,
             "contract_metrics": dict(outcome.metrics),
-            "trace": trace("manager", summary),
+            "trace": [step.trace(recovered_from_text=True if recovered else None)],
         }
         if verdict["next"] != "reviewer":
             return Command(update=update, goto=verdict["next"])

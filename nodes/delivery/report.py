@@ -90,6 +90,7 @@ def public_metrics(state: DeliveryState) -> RunMetrics:
         "retries": totals["retries"],
         "fallbacks_per_role": fallbacks_per_role(per_contract),
         "models": models_served(per_contract),
+        "failed_calls": totals["failed_calls"],
         "tokens": {"input": totals["input_tokens"], "output": totals["output_tokens"]},
         "elapsed_ms": int((time.time() - started) * 1000),
         "per_contract": per_contract,

@@ -78,11 +78,12 @@ def stopped_by_policy(stage: str, violation: PolicyViolation) -> DeliveryState:
 
 
 def delegation_verdict(
-    calls: Sequence[ProposedToolCall], state: DeliveryState, policy: DelegationPolicy
+    calls: Sequence[ProposedToolCall], state: DeliveryState, policy: DelegationPolicy, *, cut_off: bool = False
 ) -> DelegationVerdict:
-    """The delegation policy on the turn the manager just proposed, and where the run goes with it."""
+    """The delegation policy on the turn the manager just proposed, and where the run goes with it
+    (``cut_off``: the response stopped at its output bound)."""
     proposed = [ProposedCall(call["name"], call.get("args") or {}) for call in calls]
-    violation = check_delegation(proposed, ledger(state), policy)
+    violation = check_delegation(proposed, ledger(state), policy, cut_off=cut_off)
     if violation:
         return DelegationVerdict(next="manager_refused", violation=PolicyViolation(**violation.as_dict()))
     # An allowed turn is exactly one step (check_delegation refuses anything else).

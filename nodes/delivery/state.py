@@ -167,6 +167,7 @@ class RunMetrics(TypedDict):
     retries: int
     fallbacks_per_role: dict[str, int]  # calls moved to a role's fallback model
     models: dict[str, list[str]]  # per role: the models that answered its calls
+    failed_calls: int  # calls that got no answer after their retries
     tokens: Tokens
     elapsed_ms: int
     per_contract: dict[str, dict[str, int]]

@@ -635,9 +635,11 @@ def test_progress_events_use_the_step_ids_and_carry_no_content():
     out, events = stream(model, {"requirement": "Show a banner when the request limit is reached."})
     assert out["run_status"] == "needs_review"
     steps = list(dict.fromkeys(e["step"] for e in events))
-    assert steps == ["start", "load", "supervisor-pre-decision", "delegate-plan", "delegate-task",
+    assert steps == ["start", "load", "supervisor-pre-decision", "manager", "delegate-plan", "delegate-task",
                      "delegate-review-group", "synthesize-report", "supervisor-post-decision", "revise-plan",
                      "revise-tasks", "render-report", "end"]
+    turns = [(e["status"], e["title"]) for e in events if e["step"] == "manager"]
+    assert turns == [(status, f"Manager turn {n}") for n in (1, 2, 3) for status in ("running", "completed")]
     for event in events:
         assert event["type"] == "workflow-progress" and event["workflow"] == "delivery-chain"
         assert len(event["summary"]) <= 200 and "\n" not in event["summary"] and "#" not in event["summary"]
@@ -723,3 +725,37 @@ def test_trace_names_failures_without_copying_provider_messages():
     out = run(model)
     assert out["trace"][-3:][0]["summary"] == "execution_failed (ConnectionError)"
     assert "leaked" not in json.dumps(out)
+
+
+def text_turns() -> list[AIMessage]:
+    """The honest manager's three turns written as text, the way small local models answer."""
+    group = ("review-subagent", "risk-subagent", "boundary-subagent")
+    return [
+        AIMessage(content='{"name": "plan-subagent", "arguments": {}}'),
+        AIMessage(content='<tool_call>{"name": "task-subagent", "arguments": {"note": "tasks next"}}</tool_call>'),
+        AIMessage(content="\n".join(f'```json\n{{"name": "{name}", "arguments": {{}}}}\n```' for name in group)),
+    ]
+
+
+@pytest.mark.parametrize("driver", ["invoke", "ainvoke"])
+def test_manager_turns_written_as_text_run_like_native_ones(driver):
+    import asyncio
+
+    model = ScriptedModel(script(manager=text_turns()))
+    graph = build_graph(ModelSet.uniform(model))
+    payload = {"requirement": "Show a banner when the request limit is reached."}
+    out = graph.invoke(payload) if driver == "invoke" else asyncio.run(graph.ainvoke(payload))
+    assert out["run_status"] == "pass"
+    assert called(model)[:6] == ["delivery.supervisor_pre", "delivery.manager", "delivery.plan", "delivery.manager",
+                                 "delivery.tasks", "delivery.manager"]
+    turns = [record for record in out["trace"] if record["step"] == "manager"]
+    assert [record.get("recovered_from_text") for record in turns] == [True, True, True]
+
+
+def test_manager_turns_written_as_text_are_refused_when_recovery_is_off():
+    model = ScriptedModel(script(manager=text_turns()))
+    out = build_graph(ModelSet.uniform(model, text_tool_calls="refuse")).invoke(
+        {"requirement": "Show a banner when the request limit is reached."})
+    assert (out["run_status"], out["policy_violation"]["code"]) == ("failed", "no_tool_call")
+    assert called(model) == ["delivery.supervisor_pre", "delivery.manager", "delivery.manager"]  # asked, re-asked
+    assert not any(record.get("recovered_from_text") for record in out["trace"])

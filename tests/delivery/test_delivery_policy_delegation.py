@@ -109,9 +109,26 @@ def test_check_delegation(ledger, proposed, policy, expected):
         assert result.message and result.code in VIOLATION_CODES
 
 
-def test_every_delegation_code_is_reachable_in_the_table():
-    table = test_check_delegation.pytestmark[0].args[1]
-    reached = {row[3] for row in table if row[3]}
+@pytest.mark.parametrize(
+    ("ledger", "proposed", "cut_off", "expected"),
+    [
+        (START, [], True, "truncated"),  # stopped at the output bound before any call: not "answered"
+        (TASKED, [], True, "truncated"),
+        (START, [], False, "no_tool_call"),
+        # a complete call in a response that ran on to the bound is judged like any other
+        (START, calls(PLAN), True, None),
+        (START, calls("shell"), True, "unregistered_tool"),
+        (TASKED, calls(REV), True, "review_group_incomplete"),
+    ],
+)
+def test_a_turn_cut_off_at_its_output_bound(ledger, proposed, cut_off, expected):
+    result = check_delegation(proposed, ledger, DEFAULT_POLICY, cut_off=cut_off)
+    assert (result.code if result else None) == expected
+
+
+def test_every_delegation_code_is_reachable_in_the_tables():
+    reached = {row[3] for test in (test_check_delegation, test_a_turn_cut_off_at_its_output_bound)
+               for row in test.pytestmark[0].args[1] if row[3]}
     assert reached == set(VIOLATION_CODES) - {"reviewer_roles_inexact"}
 
 

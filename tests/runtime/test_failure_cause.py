@@ -13,11 +13,16 @@ REQUEST = httpx.Request("POST", "https://provider.invalid/v1/chat/completions")
 KEY = "sk-proj-ABCDEF0123456789abcdef0123456789"
 
 
-def _status(status: int) -> openai.APIStatusError:
+def _status(status: int, body: object = None) -> openai.APIStatusError:
     response = httpx.Response(status, request=REQUEST)
     return openai.OpenAI(api_key="x", base_url="https://provider.invalid/v1")._make_status_error(
-        f"Incorrect API key provided: {KEY}", body=None, response=response
+        f"Incorrect API key provided: {KEY}", body=body, response=response
     )
+
+
+LLAMA_MESSAGE = "request (636 tokens) exceeds the available context size (512 tokens), try increasing it"
+OPENAI_MESSAGE = ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 "
+                  f"tokens. {KEY}")
 
 
 def _refused() -> openai.APIConnectionError:
@@ -49,6 +54,20 @@ def _refused() -> openai.APIConnectionError:
         (ContractError("delivery.plan", [ContractIssue("a", "missing"), ContractIssue("b", "missing"),
                                          ContractIssue("tasks", "dependency_cycle")]),
          "invalid output after repair: missing, dependency_cycle"),
+        # a prompt larger than the server's context (llama.cpp with -c 512, as captured; OpenAI)
+        (_status(400, {"error": {"code": 400, "message": LLAMA_MESSAGE, "type": "exceed_context_size_error",
+                                 "n_prompt_tokens": 636, "n_ctx": 512}}),
+         "context window exceeded (prompt 636 tokens, context 512)"),
+        (_status(400, {"error": {"message": LLAMA_MESSAGE, "type": "exceed_context_size_error"}}),
+         "context window exceeded (prompt 636 tokens, context 512)"),
+        (_status(400, {"error": {"message": OPENAI_MESSAGE, "type": "invalid_request_error",
+                                 "code": "context_length_exceeded"}}),
+         "context window exceeded (prompt 9001 tokens, context 8192)"),
+        (_status(400, {"error": {"message": f"too big {KEY}", "type": "exceed_context_size_error"}}),
+         "context window exceeded"),
+        (_status(400, {"error": {"message": LLAMA_MESSAGE, "type": "invalid_request_error"}}), "HTTP 400"),
+        (_status(400), "HTTP 400"),
+        (_status(413, {"error": {"type": "exceed_context_size_error", "n_prompt_tokens": 1}}), "HTTP 413"),
         (NotImplementedError("bind_tools"), "no tool calling"),
         (RuntimeError(f"boom {KEY}"), "error (RuntimeError)"),
     ],

@@ -80,7 +80,25 @@ INVALID = [
     ("missing-docs-root", {"REINS_DOCS_ROOT": "/definitely/not/here"}, "REINS_DOCS_ROOT", "existing directory"),
     ("base-url-without-scheme", {"OPENAI_BASE_URL": "localhost:11434/v1"}, "OPENAI_BASE_URL", "http:// or https://"),
     ("base-url-other-scheme", {"OPENAI_BASE_URL": "ftp://models.example/v1"}, "OPENAI_BASE_URL", "http:// or https://"),
+    ("text-tool-calls", {"REINS_TEXT_TOOL_CALLS": "maybe"}, "REINS_TEXT_TOOL_CALLS", "recover, refuse"),
+    ("timeout-not-a-number", {"REINS_TIMEOUT_PLANNER": "soon"}, "REINS_TIMEOUT_PLANNER", "seconds between 1 and"),
+    ("timeout-zero", {"REINS_TIMEOUT_MANAGER": "0"}, "REINS_TIMEOUT_MANAGER", "seconds"),
+    ("timeout-unknown-role", {"REINS_TIMEOUT_JUDGE": "30"}, "REINS_TIMEOUT_JUDGE", ", ".join(ROLES)),
 ]
+
+
+def test_per_role_timeouts_and_bounds_reach_the_role_policies_and_the_models():
+    from runtime.models import ROLE_POLICIES, model_set_from_settings
+
+    env = {"REINS_MODEL": "local", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "REINS_TIMEOUT_PLANNER": "600",
+           "REINS_MAX_TOKENS_MANAGER": "256", "REINS_TEXT_TOOL_CALLS": "refuse"}
+    settings = Settings.from_env(env)
+    assert (settings.role_timeouts, settings.text_tool_calls) == ({"planner": 600}, "refuse")
+    models = model_set_from_settings(settings)
+    assert models.policy("planner").timeout_s == 600 and models.models["planner"].request_timeout == 600
+    assert models.policy("reviewer").timeout_s == ROLE_POLICIES["reviewer"].timeout_s  # the others unchanged
+    assert models.policy("manager").max_tokens == 256 and models.text_tool_calls == "refuse"
+    assert Settings.from_env({}).text_tool_calls == "recover"
 
 
 @pytest.mark.parametrize(("env", "variable", "allowed"), [c[1:] for c in INVALID], ids=[c[0] for c in INVALID])

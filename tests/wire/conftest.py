@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -17,8 +18,7 @@ KEY = "sk-wire-TESTKEY-0123456789abcdef0123456789"
 
 def fast(policy: RolePolicy) -> RolePolicy:
     """The role's policy with a millisecond backoff, so a retry costs no wall time."""
-    return RolePolicy(timeout_s=10, retries=policy.retries, temperature=policy.temperature,
-                      backoff_initial_s=0.001, max_tokens=policy.max_tokens)
+    return dataclasses.replace(policy, timeout_s=10, backoff_initial_s=0.001)
 
 
 def env_for(base_url: str, **extra: str) -> dict[str, str]:

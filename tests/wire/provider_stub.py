@@ -55,9 +55,10 @@ class HttpError:
     message: str = "error"
     kind: str = "invalid_request_error"
     headers: tuple[tuple[str, str], ...] = ()  # e.g. (("retry-after", "1"),)
+    extra: tuple[tuple[str, Any], ...] = ()  # more fields of the error object (llama.cpp adds token counts)
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.kind, "param": None, "code": None}}
+        return {"error": {"message": self.message, "type": self.kind, "param": None, "code": None, **dict(self.extra)}}
 
 
 class Drop:

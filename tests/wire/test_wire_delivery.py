@@ -19,6 +19,7 @@ from runtime.offline import OfflineModel
 from runtime.models import ModelSet
 from tests.wire.behaviours import asks_for, cooperative, failing, kind_of, schema_name, text_only, tool_names
 from tests.wire.conftest import KEY, wire_models
+from tests.wire.llama_server import CONTEXT_400
 from tests.wire.provider_stub import Completion, Drop, HttpError, closed_port
 
 SCENARIO = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
@@ -124,6 +125,8 @@ def test_a_cut_off_plan_uses_the_repair_and_then_fails_as_truncated(stub):
     out = run(provider.base_url)
     plans = [b for b in provider.bodies() if schema_name(b) == "DeliveryPlan"]
     assert len(plans) == 2  # the call and its one repair
+    bound = ROLE_POLICIES["planner"]
+    assert [p["max_tokens"] for p in plans] == [bound.max_tokens, min(2 * bound.max_tokens, bound.max_tokens_limit)]
     assert "token limit" in plans[1]["messages"][-1]["content"]
     assert '"code": "truncated"' in plans[1]["messages"][-1]["content"]
     assert out["run_status"] == "failed"
@@ -148,6 +151,9 @@ def test_transient_failures_are_retried_once_then_fail_cleanly(stub, reply, caus
     assert out["run_status"] == "failed"
     assert (out["failure"]["stage"], out["failure"]["cause"]) == ("supervisor-pre-decision", cause)
     assert f"Cause: {cause}" in out["report"]
+    # the failed call and its retry are in the metrics
+    assert out["metrics"]["calls"] == {"delivery.supervisor_pre": 1}
+    assert (out["metrics"]["retries"], out["metrics"]["failed_calls"]) == (1, 1)
 
     recovered = stub(failing(asks_for("SupervisorPreDecision"), reply, times=1))
     assert run(recovered.base_url)["run_status"] == "pass"
@@ -203,3 +209,15 @@ def test_ainvoke_sends_the_same_requests_as_invoke(stub):
     shapes = [sorted((kind_of(b), str(b.get("tool_choice")), str(b.get("parallel_tool_calls"))) for b in s.bodies())
               for s in (sync_stub, async_stub)]
     assert shapes[0] == shapes[1] and len(shapes[1]) == 10
+
+
+def test_a_prompt_larger_than_the_context_window_is_named_with_its_token_count(stub, fast_cli, capsys):
+    provider = stub(lambda body: CONTEXT_400)  # llama-server -c 512, as captured
+    fast_cli(provider.base_url)
+
+    code = main(["deliver", "--scenario", "request-limit-banner"])
+
+    captured = capsys.readouterr()
+    assert code == 4 and len(provider.bodies()) == 1  # a 400 is final: not retried
+    assert "supervisor-pre-decision: context window exceeded (prompt 636 tokens, context 512)" in captured.err
+    assert "exceeds the available context size" not in captured.err + captured.out  # never the server's text

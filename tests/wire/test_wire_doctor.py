@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cli import main
-from tests.wire.behaviours import cooperative, kind_of, text_only
+from tests.wire.behaviours import cooperative, kind_of, text_only, tool_names
 from tests.wire.conftest import KEY
 from tests.wire.provider_stub import Completion, HttpError, closed_port
 
@@ -19,7 +19,7 @@ def _doctor(capsys, *flags: str) -> tuple[int, str]:
     return code, captured.out
 
 
-def test_a_working_endpoint_passes_with_one_tool_call_and_one_structured_request(stub, fast_cli, capsys, monkeypatch):
+def test_a_working_endpoint_passes_with_a_tool_call_per_style_and_one_structured_request(stub, fast_cli, capsys, monkeypatch):
     provider = stub(cooperative)
     fast_cli(provider.base_url)
     monkeypatch.setenv("REINS_MODEL_REVIEWER", "stub-reviewer")
@@ -30,8 +30,12 @@ def test_a_working_endpoint_passes_with_one_tool_call_and_one_structured_request
     assert "check stub-model: ok - reachable; tool calling and json_schema output work" in out
     assert "check stub-reviewer: ok" in out
     bodies = provider.bodies()
-    assert [kind_of(b) for b in bodies] == ["tools:ping", "Ping", "tools:ping", "Ping"]  # two distinct models
-    assert bodies[0]["tool_choice"] == "required" and bodies[0]["max_tokens"] == 256
+    # per distinct model: the ping call in each style (the configured one first), then one structured answer
+    assert [kind_of(b) for b in bodies] == ["tools:ping", "tools:ping", "Ping"] * 2
+    assert [b.get("tool_choice") for b in bodies[:2]] == ["required", "auto"]
+    assert bodies[0]["max_tokens"] == 256
+    assert "tool_choice required: native tool call" in out and "tool_choice auto: native tool call" in out
+    assert "export REINS_TOOL_CHOICE=required" in out
 
 
 @pytest.mark.parametrize(
@@ -57,7 +61,8 @@ def test_an_unreachable_endpoint_is_reported_as_such(fast_cli, capsys):
     fast_cli(f"http://127.0.0.1:{closed_port()}/v1")
     code, out = _doctor(capsys, "--json")
     assert code == 4
-    assert json.loads(out)["checks"] == [{"model": "stub-model", "ok": False, "result": "unreachable (connection refused)"}]
+    assert json.loads(out)["checks"] == [{"model": "stub-model", "ok": False, "result": "unreachable (connection refused)",
+                                          "probes": [], "recommended": []}]
 
 
 def test_without_a_model_there_is_nothing_to_check(capsys, monkeypatch):
@@ -90,3 +95,45 @@ def test_doctor_names_the_roles_with_their_own_endpoint_and_key_but_never_the_ke
     report = json.loads(out)
     assert report["role_endpoints"] == ["reviewer"] and report["role_keys"] == ["reviewer"]
     assert secret not in out
+def llama_cpp_qwen(body):
+    """As llama-server answered doctor's ping with Qwen2.5-Coder-0.5B: the call as text, padded to
+    the bound under "required" (256 tokens, finish_reason length), clean under "auto"."""
+    if tool_names(body) == ["ping"]:
+        call = '{"name": "ping", "arguments": {"ok": true}}'
+        if body.get("tool_choice") == "auto":
+            return Completion(content=call)
+        return Completion(content=call + "." + "0" * 900, finish_reason="length")
+    return cooperative(body)
+
+
+def test_a_model_that_writes_calls_as_text_gets_the_settings_to_export(stub, fast_cli, capsys):
+    provider = stub(llama_cpp_qwen)
+    fast_cli(provider.base_url)
+
+    code, out = _doctor(capsys)
+
+    assert code == 0  # recovered under the default REINS_TEXT_TOOL_CALLS=recover
+    assert "check stub-model: ok - reachable; tool calls written as text (recovered) and json_schema output work" in out
+    assert "tool_choice required: tool call written as text" in out and "ran to the output bound" in out
+    assert "tool_choice auto: tool call written as text" in out
+    lines = [line.strip() for line in out.splitlines()]
+    exports = lines[lines.index("recommended:") + 1:]
+    assert exports[:2] == ["export REINS_TOOL_CHOICE=auto", "export REINS_TEXT_TOOL_CALLS=recover"]
+    assert exports[2].startswith("export REINS_MAX_TOKENS_MANAGER=")
+
+    code, out = _doctor(capsys, "--json")
+    (check,) = json.loads(out)["checks"]
+    assert [(p["style"], p["call"], p["cut_off"]) for p in check["probes"]] == [
+        ("required", "text", True), ("auto", "text", False)]
+    assert check["probes"][0]["output_tokens"] > check["probes"][1]["output_tokens"]
+
+
+def test_text_calls_fail_the_check_when_they_are_refused(stub, fast_cli, capsys, monkeypatch):
+    provider = stub(llama_cpp_qwen)
+    fast_cli(provider.base_url)
+    monkeypatch.setenv("REINS_TEXT_TOOL_CALLS", "refuse")
+    code, out = _doctor(capsys)
+    assert code == 4
+    assert "no tool calling (REINS_TOOL_CHOICE=required); calls written as text are refused" in out
+    assert "export REINS_TEXT_TOOL_CALLS=recover" in out
+    assert "Ping" not in [kind_of(b) for b in provider.bodies()]  # stops before the structured check

@@ -37,6 +37,8 @@ def test_a_cut_off_tasklist_draft_is_asked_again_and_never_taken(stub):
     out = build_tasklist(models=wire_models(provider.base_url)).invoke({"request": READY})
     texts = [b for b in provider.bodies() if kind_of(b) == "text"]
     assert len(texts) == 2 and "token limit" in texts[1]["messages"][-1]["content"]
+    bound = ROLE_POLICIES["tasklist"]
+    assert [t["max_tokens"] for t in texts] == [bound.max_tokens, 2 * bound.max_tokens]  # room, once
     assert out["status"] == "final"
     assert "Administrators can\n" not in (out["artifact"] or {}).get("markdown", "")
 

@@ -1,0 +1,51 @@
+"""doctor's advice: which tool-choice style, text-call mode and manager bound suit what the probe saw."""
+
+import pytest
+
+from policies.tool_call_advice import ToolCallObservation, advise, manager_bound
+
+
+def seen(style, native=False, text=False, tokens=15, cut_off=False):
+    return ToolCallObservation(style, native, text, tokens, cut_off)
+
+
+# What llama-server with Qwen2.5-Coder-0.5B did: required → text padded to the 256 bound; auto → text, 15 tokens.
+QWEN = [seen("required", text=True, tokens=256, cut_off=True), seen("auto", text=True, tokens=15)]
+
+
+@pytest.mark.parametrize(
+    ("observations", "expected"),
+    [
+        (QWEN, ("auto", "recover", 512, False)),
+        ([seen("required", native=True, tokens=20), seen("auto", native=True, tokens=18)], ("required", "recover", 512, True)),
+        ([seen("required", native=True, tokens=20), seen("auto", native=True, tokens=10)],
+         ("required", "recover", 512, True)),  # forcing the call beats ten tokens
+        ([seen("required", native=True, tokens=256, cut_off=True), seen("auto", native=True, tokens=10)],
+         ("auto", "recover", 448, True)),
+        ([seen("required", native=True, tokens=256, cut_off=True), seen("auto", text=True, tokens=15)],
+         ("required", "recover", 512, True)),  # a native call beats a text one
+        ([seen("required", text=True, tokens=256, cut_off=True), seen("auto")], ("required", "recover", 512, False)),
+        ([seen("named", native=True, tokens=12), seen("required", native=True, tokens=12), seen("auto")],
+         ("required", "recover", 512, True)),
+        ([seen("required", tokens=256, cut_off=True), seen("auto", tokens=40)], None),  # prose only: no advice
+        ([], None),
+    ],
+    ids=["qwen-llama-cpp", "native-both", "native-fewer-tokens", "native-not-cut-off", "native-over-text", "text-only-padded",
+         "tie-prefers-required", "no-calls", "nothing-probed"],
+)
+def test_advise(observations, expected):
+    advice = advise(observations, default_manager_bound=512)
+    got = None if advice is None else (advice.tool_choice, advice.text_tool_calls, advice.manager_max_tokens,
+                                       advice.native)
+    assert got == expected
+
+
+@pytest.mark.parametrize(("tokens", "bound"), [(0, 384), (15, 512), (10, 448), (100, 1024), (-3, 384)])
+def test_manager_bound(tokens, bound):
+    assert manager_bound(tokens) == bound
+
+
+def test_exports_name_the_three_variables():
+    advice = advise(QWEN, 512)
+    assert advice.exports() == ["export REINS_TOOL_CHOICE=auto", "export REINS_TEXT_TOOL_CALLS=recover",
+                                "export REINS_MAX_TOKENS_MANAGER=512"]
