@@ -16,7 +16,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from policies.delegation import SUBAGENT_TOOLS, manager_offer
+from policies.delegation import PLAN_TOOL, TASK_TOOL, manager_offer
 from runtime.calls import ToolTurn
 from runtime.steps import attempt
 from nodes.delivery.common import DeliveryDeps, call_failed, fail, progress, trace
@@ -53,12 +53,13 @@ def proposed_calls(message: Any) -> list[ProposedToolCall]:
 
 def make_manager(deps: DeliveryDeps):
     tools = {tool.name: tool for tool in deps.tools.langchain_tools()}
-    if tuple(sorted(deps.tools.names)) != tuple(sorted(SUBAGENT_TOOLS)):
-        raise ValueError("the manager's scope must hold exactly the five delivery sub-agent tools")
+    if sorted(deps.tools.names) != sorted((PLAN_TOOL, TASK_TOOL, *deps.reviewers.tools)):
+        raise ValueError("the manager's scope must hold exactly the plan, task and reviewer sub-agent tools")
 
     def manager(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterManager]]:
         turn_number = state.get("manager_turns", 0) + 1
-        messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []))
+        messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []),
+                                    deps.reviewers)
         models = deps.models_for(runtime)
         offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
         outcome = yield from attempt(
@@ -86,7 +87,7 @@ def make_manager(deps: DeliveryDeps):
         }
         if verdict["next"] != "reviewer":
             return Command(update=update, goto=verdict["next"])
-        progress(state).event("delegate-review-group", "running", "Parallel review group", "3 reviewers started")
-        return Command(update=update, goto=reviewer_sends(state, calls))
+        progress(state).event("delegate-review-group", "running", "Parallel review group", f"{len(calls)} reviewers started")
+        return Command(update=update, goto=reviewer_sends(state, calls, deps.reviewers))
 
     return manager

@@ -1,4 +1,4 @@
-"""``synthesize``: join the three review outcomes into the review bundle (pure rules, no model), then
+"""``synthesize``: join the review outcomes into the review bundle (pure rules, no model), then
 go on to the post-review decision or straight to the report."""
 
 from __future__ import annotations
@@ -7,12 +7,22 @@ from langgraph.types import Command
 
 from policies.review_bundle import build_review_bundle
 from runtime.steps import recorded_step
-from nodes.delivery.common import progress
+from policies.reviewers import Reviewers, count_word
+from nodes.delivery.common import DeliveryDeps, progress
 from nodes.delivery.routing import after_synthesis
 from nodes.delivery.state import AfterSynthesis, DeliveryState, Failure
 
 
-def synthesize(state: DeliveryState) -> Command[AfterSynthesis]:
+def make_synthesize(deps: DeliveryDeps):
+    reviewers = deps.reviewers
+
+    def synthesize(state: DeliveryState) -> Command[AfterSynthesis]:
+        return _synthesize(state, reviewers)
+
+    return synthesize
+
+
+def _synthesize(state: DeliveryState, reviewers: Reviewers) -> Command[AfterSynthesis]:
     outcomes = state.get("review_outcomes", [])
     events = progress(state)
     completed = sum(1 for o in outcomes if o["outcome"] == "completed")
@@ -20,11 +30,11 @@ def synthesize(state: DeliveryState) -> Command[AfterSynthesis]:
         "delegate-review-group",
         "completed" if completed else "failed",
         "Parallel review group",
-        f"{completed} of 3 reviews completed",
+        f"{completed} of {len(reviewers)} reviews completed",
         max((o.get("elapsed_ms", 0) for o in outcomes), default=0),
     )
     with recorded_step(events, "synthesize-report", "Rule-based synthesis") as step:
-        bundle = build_review_bundle(outcomes)
+        bundle = build_review_bundle(outcomes, reviewers)
         step.summary = (
             f"status {bundle['status']}: {len(bundle['findings'])} merged finding(s), "
             f"{len(bundle['conflicts'])} conflict(s), {len(bundle['missing'])} missing review(s)"
@@ -38,6 +48,6 @@ def synthesize(state: DeliveryState) -> Command[AfterSynthesis]:
         update["failure"] = Failure(
             stage="delegate-review-group",
             code="all_reviews_failed",
-            message="All three reviews failed; nothing was reviewed.",
+            message=f"All {count_word(len(reviewers))} reviews failed; nothing was reviewed.",
         )
     return Command(update=update, goto=after_synthesis(bundle))

@@ -14,7 +14,8 @@ Not a language model. Each answer is computed from the text in front of it:
   by normalised, stemmed tokens, not as a literal substring, so "storing every raw prompt" meets the
   signal "store the prompts" (see ``signal_found``);
 - revisions add criteria, phases and tasks for the findings they were given;
-- the manager calls the next sub-agent(s) for the artifacts that exist.
+- the manager calls the next sub-agent(s) for the artifacts that exist — in the review phase every
+  reviewer it is offered; the supervisor declares the reviewer roles its schema admits.
 """
 
 from __future__ import annotations
@@ -305,18 +306,44 @@ def supervisor_pre(req: OfflineRequest) -> dict[str, Any]:
         "assumptions": requirement.assumptions[:20] or ["The requirement text is the complete scope of this delivery."],
         "planning_focus": f"Cover all {n} stated requirement(s) with phases and acceptance criteria.",
         "task_focus": "One task per delivery phase, each with verifiable acceptance criteria.",
-        "review_focus": {
-            "general": "Every requirement statement is covered by an acceptance criterion and a task.",
-            "risk": "Security, data handling, unresolved dependencies and test coverage.",
-            "boundary": "Governance boundaries of the delivery chain.",
-        },
-        "reviewer_roles": ["general", "risk", "boundary"],
+        "review_focus": review_focus(req),
+        "reviewer_roles": list(review_focus(req)),
         "stage_intents": [
             {"stage": "plan", "objective": f"Plan {_short(requirement.label(), 200)}."},
             {"stage": "tasks", "objective": "Break the plan into ordered, verifiable tasks."},
             {"stage": "review", "objective": "Review plan and tasks for coverage, risk and boundaries."},
         ],
     }
+
+
+BUILT_IN_FOCUS = {
+    "general": "Every requirement statement is covered by an acceptance criterion and a task.",
+    "risk": "Security, data handling, unresolved dependencies and test coverage.",
+    "boundary": "Governance boundaries of the delivery chain.",
+}
+
+
+def review_focus(req: OfflineRequest) -> dict[str, str]:
+    """A focus per reviewer role the call's schema admits (its ``review_focus`` fields, in order):
+    the field's own description when it has one, else the built-in focus of a default role."""
+    schema = req.schema if isinstance(req.schema, dict) else {}
+    fields = _resolved(schema, (schema.get("properties") or {}).get("review_focus") or {}).get("properties")
+    if not fields:
+        return dict(BUILT_IN_FOCUS)
+    return {role: field.get("description") or BUILT_IN_FOCUS.get(role) or f"The {role} review's own checklist."
+            for role, field in fields.items()}
+
+
+def _resolved(schema: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``node`` with an optional wrapper (``anyOf`` with null) and a local ``$ref`` followed."""
+    for option in node.get("anyOf") or ():
+        if option.get("type") != "null":
+            node = option
+            break
+    ref = node.get("$ref", "")
+    if ref.startswith("#/$defs/"):
+        node = (schema.get("$defs") or {}).get(ref.removeprefix("#/$defs/"), {})
+    return node
 
 
 @responder("delivery.supervisor_post")
@@ -357,8 +384,8 @@ def manager(req: OfflineRequest) -> AIMessage:
         names = ["plan-subagent"]
     elif "tasks" not in present:
         names = ["task-subagent"]
-    else:
-        names = ["review-subagent", "risk-subagent", "boundary-subagent"]
+    else:  # the review group: every reviewer offered, in one turn
+        names = [n for n in req.tool_names if n not in ("plan-subagent", "task-subagent")]
     names = [n for n in names if n in req.tool_names]
     if not names:
         return AIMessage(content="No suitable sub-agent tool is available.")
