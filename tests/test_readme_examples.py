@@ -49,3 +49,6 @@ def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
 
     assert json.loads((tmp_path / "tasklist.json").read_text())["final_decision"] == "final"
     assert namespace["mine"]["run_status"] == "blocked" and namespace["result"]["run_status"] == "failed"
+    # "Add a reviewer": the chain ran with four reviewers and the fourth's blocker blocked
+    assert list(namespace["digest"]["review_bundle"]["coverage"]) == ["general", "risk", "boundary", "privacy"]
+    assert namespace["digest"]["run_status"] == "blocked" and namespace["passed"]["run_status"] == "pass"
