@@ -172,48 +172,39 @@ def listed(names: Iterable[str]) -> str:
 
 
 _REVIEWER_NON_GOALS = ("do not rewrite the plan or tasks",)
+# Each default reviewer's prompt: what it checks (its sub-agent's role instruction).
+PROMPTS: Mapping[str, str] = {
+    "general": "General review: check plan/task alignment, completeness of the breakdown, priorities, and "
+               "whether the acceptance criteria cover every requirement clearly.",
+    "risk": "Risk review: implementation complexity, security and data handling, unresolved dependencies, "
+            "test coverage and maintenance cost; rate the overall severity and suggest mitigations.",
+    "boundary": "Boundary review: check the requirement, plan and tasks against the governance boundaries "
+                "(artifact persistence, human review and checkpoints, other pipelines, real files) and "
+                "report passed, needs_review or blocked with the violations.",
+}
 
 GENERAL = ReviewerSpec(
-    role="general", tool="review-subagent", contract="delivery.general_review", schema=GeneralReview,
-    verdict_field="disposition", levels={"pass": "ok", "needs_changes": "concern", "blocked": "blocker"},
-    title="General",
-    instruction=(
-        "General review: check plan/task alignment, completeness of the breakdown, priorities, and "
-        "whether the acceptance criteria cover every requirement clearly."
-    ),
-    context=("Review rubric", "Plan rubric", "Task rubric", "scenario_context"),
-    focus="Every requirement statement is covered by an acceptance criterion and a task.",
-    non_goals=(*_REVIEWER_NON_GOALS, "do not judge risk or boundaries"),
+    "general", "review-subagent", "delivery.general_review", GeneralReview, "disposition",
+    {"pass": "ok", "needs_changes": "concern", "blocked": "blocker"}, "General", PROMPTS["general"],
+    ("Review rubric", "Plan rubric", "Task rubric", "scenario_context"),
+    "Every requirement statement is covered by an acceptance criterion and a task.",
+    (*_REVIEWER_NON_GOALS, "do not judge risk or boundaries"),
     concern="needs_changes", also_concern={"plan_task_alignment": ("misaligned",)},
 )
 RISK = ReviewerSpec(
-    role="risk", tool="risk-subagent", contract="delivery.risk_review", schema=RiskReview,
-    verdict_field="severity",
-    levels={"info": "ok", "low": "ok", "medium": "ok", "high": "concern", "blocker": "blocker"},
-    title="Risk",
-    instruction=(
-        "Risk review: implementation complexity, security and data handling, unresolved dependencies, "
-        "test coverage and maintenance cost; rate the overall severity and suggest mitigations."
-    ),
-    context=("Risk rubric", "Engineering rules", "scenario_context"),
-    focus="Security, data handling, unresolved dependencies and test coverage.",
-    non_goals=(*_REVIEWER_NON_GOALS, "do not judge governance boundaries"),
+    "risk", "risk-subagent", "delivery.risk_review", RiskReview, "severity",
+    {"info": "ok", "low": "ok", "medium": "ok", "high": "concern", "blocker": "blocker"}, "Risk", PROMPTS["risk"],
+    ("Risk rubric", "Engineering rules", "scenario_context"),
+    "Security, data handling, unresolved dependencies and test coverage.",
+    (*_REVIEWER_NON_GOALS, "do not judge governance boundaries"),
     concern_reason="the risk review rated the delivery high risk",
-    blocker_detail="risk review rated the delivery a blocker",
-    high_risk_detail="risk review rated the delivery high risk",
+    blocker_detail="risk review rated the delivery a blocker", high_risk_detail="risk review rated the delivery high risk",
 )
 BOUNDARY = ReviewerSpec(
-    role="boundary", tool="boundary-subagent", contract="delivery.boundary_review", schema=BoundaryReview,
-    verdict_field="boundary_status", levels={"passed": "ok", "needs_review": "concern", "blocked": "blocker"},
-    title="Boundary",
-    instruction=(
-        "Boundary review: check the requirement, plan and tasks against the governance boundaries "
-        "(artifact persistence, human review and checkpoints, other pipelines, real files) and "
-        "report passed, needs_review or blocked with the violations."
-    ),
-    context=("governance", "scenario_context"),
-    focus="Governance boundaries of the delivery chain.",
-    non_goals=(*_REVIEWER_NON_GOALS, "do not rate general quality"),
+    "boundary", "boundary-subagent", "delivery.boundary_review", BoundaryReview, "boundary_status",
+    {"passed": "ok", "needs_review": "concern", "blocked": "blocker"}, "Boundary", PROMPTS["boundary"],
+    ("governance", "scenario_context"), "Governance boundaries of the delivery chain.",
+    (*_REVIEWER_NON_GOALS, "do not rate general quality"),
     concern_reason="the boundary review asks for a person to review a guarded area",
 )
 
