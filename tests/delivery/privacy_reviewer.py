@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+import pytest
+
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, ReviewerSpec
 from schemas.delivery import Findings, Markdown, Strict, Text
 
@@ -23,6 +25,18 @@ PRIVACY = ReviewerSpec(
     context=("governance", "scenario_context"), focus="Personal data: purpose, retention, consent.",
 )
 FOUR = Reviewers((*DEFAULT_REVIEWERS, PRIVACY))
+
+
+@pytest.fixture
+def privacy_contract_forgotten():
+    """A graph built with this reviewer registers its contract; forget it afterwards so the global
+    contract table is as other tests expect it."""
+    from runtime.contracts import CONTRACT_ROLES
+
+    known = PRIVACY.contract in CONTRACT_ROLES
+    yield
+    if not known:
+        CONTRACT_ROLES.pop(PRIVACY.contract, None)
 
 
 def privacy(status: str = "clear") -> dict:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 from delivery_builders import pre_execute, run, script, turn
-from privacy_reviewer import FOUR, PRIVACY, privacy, privacy_rule
+from privacy_reviewer import FOUR, PRIVACY, privacy, privacy_contract_forgotten, privacy_rule
 
 from graphs.delivery_chain import build_graph
 from runtime.offline import OfflineModel
 from runtime.scripted import ScriptedModel
 
+pytestmark = pytest.mark.usefixtures(privacy_contract_forgotten.__name__)
 FOUR_TURNS = [turn("plan-subagent"), turn("task-subagent"), turn(*FOUR.tools)]
 FOUR_PRE = pre_execute(reviewer_roles=list(FOUR.roles),
                        review_focus={role: f"{role} focus" for role in FOUR.roles})

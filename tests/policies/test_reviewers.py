@@ -22,7 +22,7 @@ from policies.delegation import (  # noqa: E402
 )
 from policies.delivery_report import narrative, render_delivery_report  # noqa: E402
 from policies.review_bundle import build_review_bundle  # noqa: E402
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, ReviewerSpec, count_word, listed, reviewer_table  # noqa: E402
+from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word, listed, reviewer_table  # noqa: E402
 from schemas.delivery import REVIEWER_ROLES, SupervisorPreDecision, pre_decision_schema  # noqa: E402
 from delivery_builders import boundary, general, risk  # noqa: E402
 
