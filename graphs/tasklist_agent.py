@@ -63,8 +63,8 @@ def build_graph(
     environment).
     ``human_review``: pause at the strategy review and before the automatic revision (needs a
     checkpointer). ``resolver``: where ``docs://`` and ``project://`` resources come from.
-    ``max_steps``: tighten the step budget (never above the longest valid run the machine's table
-    allows: 12 steps, 20 with human review).
+    ``max_steps``: tighten the step budget (never above the one derived from the machine's table:
+    its longest valid run, 12 steps; 20 with human review).
     """
     deps = TasklistDeps(models=model_set_of(models, "tasklist_agent"), resolver=resolver, human_review=human_review, max_steps=max_steps)
     builder = StateGraph(TasklistState, context_schema=TasklistContext, input_schema=TasklistInput, output_schema=TasklistOutput)
