@@ -116,11 +116,10 @@ def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded], 
 
     ``asynchronous``: the model-calling nodes are ``async def`` and await ``ainvoke`` (the graph then
     runs under ``ainvoke`` only) — the yardstick for concurrent runs on one event loop."""
-    from policies.delegation import MANAGER, REVIEW_ROLE_OF_TOOL
+    from policies.delegation import MANAGER
+    from policies.reviewers import DEFAULT_REVIEWERS
     from runtime.toolbox import default_registry
     from schemas.delivery import (
-        REVIEW_CONTRACTS,
-        REVIEW_SCHEMAS,
         DeliveryPlan,
         DeliveryTasks,
         SupervisorPostGuidance,
@@ -135,7 +134,7 @@ def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded], 
     schemas = {
         "delivery.supervisor_pre": SupervisorPreDecision, "delivery.plan": DeliveryPlan,
         "delivery.tasks": DeliveryTasks, "delivery.supervisor_post": SupervisorPostGuidance,
-        **{REVIEW_CONTRACTS[role]: schema for role, schema in REVIEW_SCHEMAS.items()},
+        **{spec.contract: spec.schema for spec in DEFAULT_REVIEWERS},
     }
     runnables: dict[str, Any] = {contract: model.with_structured_output(schema) for contract, schema in schemas.items()}
     runnables["delivery.manager"] = model.bind_tools(default_registry().for_scope(MANAGER).langchain_tools())
@@ -192,7 +191,7 @@ def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded], 
             return "plan_worker"
         if state["calls"] == ["task-subagent"]:
             return "task_worker"
-        return [Send("reviewer", {"contract": REVIEW_CONTRACTS[REVIEW_ROLE_OF_TOOL[name]]}) for name in state["calls"]]
+        return [Send("reviewer", {"contract": DEFAULT_REVIEWERS.of_tool(name).contract}) for name in state["calls"]]
 
     plan_worker = model_node(fixed("delivery.plan"), first, lambda state, answer: {"plan": answer})
     task_worker = model_node(fixed("delivery.tasks"), first, lambda state, answer: {"tasks": answer})

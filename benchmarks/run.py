@@ -37,12 +37,13 @@ import tracemalloc
 from pathlib import Path
 
 from policies.redaction import redact
+from policies.reviewers import DEFAULT_REVIEWERS
 from runtime.fake_base import ModelCall
 from runtime.models import ModelSet
 from runtime.offline import OfflineModel
 
 REQUIREMENT = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
-REVIEW_CONTRACTS = ("delivery.general_review", "delivery.risk_review", "delivery.boundary_review")
+REVIEW_CONTRACTS = tuple(spec.contract for spec in DEFAULT_REVIEWERS)
 
 
 class TimedOfflineModel(OfflineModel):

@@ -25,7 +25,9 @@ from evals.markers import BLOCKING, fixed_status, read_marker, review_verdict, s
 from evals.prompts import fixed_plan_messages, fixed_review_messages, fixed_tasks_messages, single_agent_messages
 from runtime.steps import failure_code
 from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
-from schemas.delivery import REVIEW_CONTRACTS, REVIEWER_ROLES
+from policies.reviewers import DEFAULT_REVIEWERS
+
+REVIEWER_ROLES = DEFAULT_REVIEWERS.roles
 
 UNREADABLE = "unreadable"  # the baseline's text carried no recognisable status
 REQUIREMENT_LIMIT = 60_000
@@ -154,7 +156,8 @@ def run_controlled_chain(
                           failure="graph: raised", stops=(("graph", "raised"),))
     bundle = out.get("review_bundle") or {}
     completed = sum(1 for outcome in (bundle.get("coverage") or {}).values() if outcome == "completed")
-    blocker = any(entry.get("verdict") in ("blocked", "blocker") for entry in bundle.get("completed") or [])
+    blocker = any(DEFAULT_REVIEWERS.of_role(entry["role"]).levels.get(entry.get("verdict")) == "blocker"
+                  for entry in bundle.get("completed") or [] if entry.get("role") in DEFAULT_REVIEWERS.roles)
     revised = bool((out.get("revision") or {}).get("outcomes"))
     status = str(out.get("run_status") or "failed")
     metrics = out.get("metrics") or {}
@@ -189,8 +192,8 @@ def chain_stops(out: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     if contract:
         stops.append((contract, "refused" if failure["stage"] == "delegation" else call_outcome(failure)))
     coverage = (out.get("review_bundle") or {}).get("coverage") or {}
-    stops += [(REVIEW_CONTRACTS[role], outcome) for role, outcome in coverage.items()
-              if outcome != "completed" and role in REVIEW_CONTRACTS]
+    stops += [(DEFAULT_REVIEWERS.of_role(role).contract, outcome) for role, outcome in coverage.items()
+              if outcome != "completed" and role in DEFAULT_REVIEWERS.roles]
     return tuple(stops)
 
 

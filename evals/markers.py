@@ -14,15 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from policies.reviewers import DEFAULT_REVIEWERS
+
+# A review's marker is its role in capitals, its vocabulary the verdicts of its spec.
+REVIEW_LABELS: Mapping[str, str] = {role: role.upper() for role in DEFAULT_REVIEWERS.roles}
 VOCABULARY: Mapping[str, frozenset[str]] = {
     "STATUS": frozenset({"pass", "needs_changes", "blocked", "clarification_required"}),
     "READINESS": frozenset({"ready", "clarification_required"}),
-    "GENERAL": frozenset({"pass", "needs_changes", "blocked"}),
-    "RISK": frozenset({"info", "low", "medium", "high", "blocker"}),
-    "BOUNDARY": frozenset({"passed", "needs_review", "blocked"}),
+    **{REVIEW_LABELS[spec.role]: frozenset(spec.levels) for spec in DEFAULT_REVIEWERS},
 }
-REVIEW_LABELS: Mapping[str, str] = {"general": "GENERAL", "risk": "RISK", "boundary": "BOUNDARY"}
-BLOCKING: Mapping[str, str] = {"general": "blocked", "risk": "blocker", "boundary": "blocked"}
+BLOCKING: Mapping[str, str] = {
+    spec.role: next(verdict for verdict, level in spec.levels.items() if level == "blocker") for spec in DEFAULT_REVIEWERS
+}
 
 _MARKER = re.compile(r"^[ \t]*(?P<label>[A-Z][A-Z_ ]{0,30}?)[ \t]*:[ \t]*(?P<value>\S.*?)[ \t]*$", re.M)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from runtime.offline.delivery import (
+from runtime.offline.text_rules import (
     FALLBACK_BOUNDARY,
     FALLBACK_RISK,
     Requirement,

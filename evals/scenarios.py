@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from schemas.delivery import REVIEWER_ROLES
+from policies.reviewers import DEFAULT_REVIEWERS
 
 REQUIREMENTS_DIR = Path(__file__).resolve().parent / "requirements"
 # ``controlled_chain_fallback``: the same graph, every role with one fallback model (perturbed
@@ -27,9 +27,9 @@ CHAIN_BASELINES: frozenset[str] = frozenset({"controlled_chain", "controlled_cha
 
 # Which contract is "the <role> reviewer" in each baseline that has reviewers.
 REVIEW_CONTRACTS: Mapping[str, Mapping[str, str]] = {
-    "controlled_chain": {role: f"delivery.{role}_review" for role in REVIEWER_ROLES},
-    "controlled_chain_fallback": {role: f"delivery.{role}_review" for role in REVIEWER_ROLES},
-    "fixed_multi_agent": {role: f"eval.fixed_{role}_review" for role in REVIEWER_ROLES},
+    "controlled_chain": {spec.role: spec.contract for spec in DEFAULT_REVIEWERS},
+    "controlled_chain_fallback": {spec.role: spec.contract for spec in DEFAULT_REVIEWERS},
+    "fixed_multi_agent": {role: f"eval.fixed_{role}_review" for role in DEFAULT_REVIEWERS.roles},
 }
 # Reviewer faults as PerturbedModel kinds: execution_failed, timeout, contract_failure. The raising
 # faults are the ones no retry can mend (a 400, a deadline), so a failing reviewer fails every time.
@@ -93,7 +93,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("two-reviewer-failures", "two-reviewer-failures", "the risk and boundary reviewers time out",
              "needs_review", demo="request-limit-banner", failing_reviewers=("risk", "boundary"), fault="timeout"),
     Scenario("all-reviewers-failure", "all-reviewers-failure", "every reviewer's output drifts from its schema",
-             "failed", demo="request-limit-banner", failing_reviewers=REVIEWER_ROLES, fault="contract_failure"),
+             "failed", demo="request-limit-banner", failing_reviewers=DEFAULT_REVIEWERS.roles, fault="contract_failure"),
     # Eight more.
     Scenario("register-login", "extra", "authentication: a high risk that does not block but needs a person",
              "needs_review", demo="register-login"),

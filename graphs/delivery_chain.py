@@ -1,12 +1,12 @@
-"""The delivery chain: a requirement → plan, tasks, three parallel reviews, at most one revision and a
-report whose verdict no model can override.
+"""The delivery chain: a requirement → plan, tasks, parallel reviews (three by default: one per row of
+the reviewer table), at most one revision and a report whose verdict no model can override.
 
     START → load_context → supervisor_pre ─┬─ clarification_required / blocked ──────► render_report → END
                                            └─ execute (exact reviewer roles, else fail_closed) → manager
     manager [delegation policy] → plan_worker | task_worker | Send×3 reviewer | manager_refused
     plan_worker | task_worker → manager (a failed worker: fail_closed)
     manager_refused [re-ask budget] → manager (the identical turn again) | fail_closed
-    reviewer×3 (parallel, isolated) → synthesize → supervisor_post → revise_plan → revise_tasks → render_report
+    reviewer×N (parallel, isolated) → synthesize → supervisor_post → revise_plan → revise_tasks → render_report
     fail_closed → render_report
 
 Input ``{"requirement": "<text>"}`` or ``{"requirement_uri": "demo://scenarios/<id>/requirement.md"}``;
@@ -20,9 +20,14 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy
-from runtime.calls import inline, node
+from collections.abc import Iterable
+
 from langchain_core.language_models import BaseChatModel
+
+from policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy, for_reviewers
+from policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
+from runtime.calls import inline, node
+from runtime.contracts import register_contracts
 
 from runtime.context import model_set_of
 from runtime.models import ModelSet
@@ -40,7 +45,7 @@ from nodes.delivery.reviewers import make_reviewer
 from nodes.delivery.revision import make_plan_reviser, make_reviser
 from nodes.delivery.state import DeliveryInput, DeliveryOutput, DeliveryState, ReviewerTask
 from nodes.delivery.supervisor import make_supervisor_post, make_supervisor_pre
-from nodes.delivery.synthesis import synthesize
+from nodes.delivery.synthesis import make_synthesize
 from nodes.delivery.workers import make_plan_worker, make_task_worker
 
 GRAPH_NAME = "delivery_chain"
@@ -55,16 +60,22 @@ def build_graph(
     resolver: ResourceResolver | None = None,
     polish: bool = False,
     review_timeout_s: float | None = None,
+    reviewers: Reviewers | Iterable[ReviewerSpec] | None = None,
 ):
     """Compile the delivery chain. ``models``: a ``ModelSet``, one chat model for every role, or None
-    to resolve models per run (context, then environment)."""
+    to resolve models per run (context, then environment). ``reviewers``: the reviewer table
+    (``policies.reviewers``; default the general, risk and boundary reviewers); the delegation
+    policy's review group and the sub-agent tools follow it."""
+    table = reviewer_table(reviewers)
+    register_contracts({spec.contract: "reviewer" for spec in table})
     deps = DeliveryDeps(
         models=model_set_of(models, GRAPH_NAME),
-        tools=(registry or default_registry()).for_scope(MANAGER),
-        policy=policy,
+        tools=(registry or default_registry(table)).for_scope(MANAGER),
+        policy=for_reviewers(policy, table),
         resolver=resolver or ResourceResolver(),
         polish=polish,
         review_timeout_s=review_timeout_s,
+        reviewers=table,
     )
     builder = StateGraph(
         DeliveryState, context_schema=DeliveryContext, input_schema=DeliveryInput, output_schema=DeliveryOutput
@@ -79,7 +90,7 @@ def build_graph(
     builder.add_node("plan_worker", node(make_plan_worker(deps)), destinations=routing.AFTER_WORKER)
     builder.add_node("task_worker", node(make_task_worker(deps)), destinations=routing.AFTER_WORKER)
     builder.add_node("reviewer", node(make_reviewer(deps)), input_schema=ReviewerTask)
-    builder.add_node("synthesize", inline(synthesize), destinations=routing.AFTER_SYNTHESIS)
+    builder.add_node("synthesize", inline(make_synthesize(deps)), destinations=routing.AFTER_SYNTHESIS)
     builder.add_node("supervisor_post", node(make_supervisor_post(deps)), destinations=routing.AFTER_POST)
     builder.add_node("revise_plan", node(make_plan_reviser(deps)), destinations=routing.AFTER_PLAN_REVISION)
     builder.add_node("revise_tasks", node(make_reviser(deps, "tasks")))

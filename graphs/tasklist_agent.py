@@ -28,19 +28,19 @@ from langgraph.types import Command
 
 from nodes.tasklist.context import TasklistContext
 from nodes.tasklist.state import ReviewRequest, TasklistInput, TasklistOutput, TasklistState
-from nodes.tasklist import drafting, outcome, planning, strategy  # noqa: F401  the stages register their steps
+from nodes.tasklist.stages import STEPS
 from nodes.tasklist.common import TasklistDeps, machine_of
 from nodes.tasklist.intake import GRAPH_VERSION
-from nodes.tasklist.steps import STEPS
-from policies.tasklist_machine import ACTIONS, entry_action, next_action, routes
+from nodes.tasklist.steps import nodes_by_action
+from policies.tasklist_machine import entry_action, exits, next_action, routes
 from policies.tasklist_review import check_review_decision
 from runtime.calls import inline, node
 from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.resources import ResourceResolver
 
-# One node per action of the machine's table, registered by ``guarded``; the edges are the table's too.
-NODES = {action: STEPS[action] for action in ACTIONS}
+# One node per action of the machine's table, from the steps the stages list; the edges are the table's too.
+NODES = nodes_by_action(STEPS)
 
 
 def route(state: TasklistState) -> str:
@@ -63,7 +63,8 @@ def build_graph(
     environment).
     ``human_review``: pause at the strategy review and before the automatic revision (needs a
     checkpointer). ``resolver``: where ``docs://`` and ``project://`` resources come from.
-    ``max_steps``: tighten the step budget (never above 12, or 20 with human review).
+    ``max_steps``: tighten the step budget (never above the one derived from the machine's table:
+    its longest valid run, 12 steps; 20 with human review).
     """
     deps = TasklistDeps(models=model_set_of(models, "tasklist_agent"), resolver=resolver, human_review=human_review, max_steps=max_steps)
     builder = StateGraph(TasklistState, context_schema=TasklistContext, input_schema=TasklistInput, output_schema=TasklistOutput)
@@ -76,7 +77,8 @@ def build_graph(
     builder.add_edge(START, entry_action())
     for name, targets in routes().items():
         builder.add_conditional_edges(name, inline(route, edge=True), list(targets))
-    builder.add_edge("finish", END)
+    for name in exits():
+        builder.add_edge(name, END)
     return builder.compile(checkpointer=checkpointer, name="tasklist_agent", **compile_options)
 
 

@@ -22,7 +22,7 @@ too_many_calls                  at most ``max_tool_calls`` (5) calls in a run
 parallel_outside_review         outside the review group one call per turn (allow_parallel=False)
 out_of_order                    plan, then tasks, then the review group; nothing twice
 missing_input_artifact          a sub-agent's declared input artifacts must exist
-review_group_incomplete         the review group is exactly the three review tools
+review_group_incomplete         the review group is exactly the configured review tools (three by default)
 ==============================  ===============================================================
 
 A refused turn may be asked again, unchanged, up to ``max_manager_reasks`` times (``reask_allowed``):
@@ -30,31 +30,35 @@ the model is told nothing about the refusal (the prompt stays byte-identical; on
 temperature rises, see ``policies.second_attempt``), the refused call never runs, and the rules above still
 bound the whole run (refused calls are never executed, so they never count toward
 ``max_tool_calls``). ``max_manager_reasks=0`` fails closed on the first refusal.
+
+The review group is the reviewer table's (``policies/reviewers.py``): ``for_reviewers`` fits a
+policy to another table, and the messages name the configured reviewers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
 
+from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word, listed
 from policies.tool_choice import tool_turn_options
-from schemas.delivery import REVIEWER_ROLES, SubagentCallArgs
+from schemas.delivery import SubagentCallArgs
 
 MANAGER = "delivery-chain-manager"
 PLAN_TOOL = "plan-subagent"
 TASK_TOOL = "task-subagent"
-REVIEW_TOOLS: tuple[str, ...] = ("review-subagent", "risk-subagent", "boundary-subagent")
+REVIEW_TOOLS: tuple[str, ...] = DEFAULT_REVIEWERS.tools
 SUBAGENT_TOOLS: tuple[str, ...] = (PLAN_TOOL, TASK_TOOL, *REVIEW_TOOLS)
-REVIEW_ROLE_OF_TOOL: Mapping[str, str] = dict(zip(REVIEW_TOOLS, REVIEWER_ROLES, strict=True))
+REVIEW_INPUTS: tuple[str, ...] = ("plan", "tasks")  # what every reviewer reads
 
 # What each sub-agent needs before it may run (mirrors the registry's input_artifact_kinds).
 DEFAULT_INPUT_ARTIFACTS: Mapping[str, tuple[str, ...]] = {
     PLAN_TOOL: (),
     TASK_TOOL: ("plan",),
-    **{tool: ("plan", "tasks") for tool in REVIEW_TOOLS},
+    **{tool: REVIEW_INPUTS for tool in REVIEW_TOOLS},
 }
 
 VIOLATION_MESSAGES: Mapping[str, str] = {
@@ -63,16 +67,16 @@ VIOLATION_MESSAGES: Mapping[str, str] = {
     "unregistered_tool": "The manager called a tool that is not registered for the delivery chain.",
     "invalid_tool_arguments": "The manager passed arguments other than a short note to a sub-agent.",
     "nested_delegation": "A sub-agent tried to delegate to another sub-agent; nested delegation is not allowed.",
-    "review_group_mixed": "The review group may contain only the three review sub-agents.",
+    "review_group_mixed": "The review group may contain only the {count} review sub-agents.",
     "review_group_duplicate": "The review group called the same reviewer more than once.",
-    "review_group_over_limit": "The review group called more than three reviewers.",
+    "review_group_over_limit": "The review group called more than {limit} reviewers.",
     "too_many_calls": "The manager exceeded the run's budget of sub-agent calls.",
     "parallel_outside_review": "Parallel sub-agent calls are allowed only in the review group.",
     "out_of_order": "The manager called a sub-agent out of order (plan, then tasks, then reviews).",
     "missing_input_artifact": "A sub-agent was called before the artifacts it needs existed.",
-    "review_group_incomplete": "The review group must call the general, risk and boundary reviewers together.",
+    "review_group_incomplete": "The review group must call the {roles} reviewers together.",
     "not_one_step": "A manager turn must be one plan call, one task call or the whole review group.",
-    "reviewer_roles_inexact": "The supervisor did not declare exactly the general, risk and boundary reviewers.",
+    "reviewer_roles_inexact": "The supervisor did not declare exactly the {roles} reviewers.",
 }
 VIOLATION_CODES: tuple[str, ...] = tuple(VIOLATION_MESSAGES)
 
@@ -81,7 +85,8 @@ VIOLATION_CODES: tuple[str, ...] = tuple(VIOLATION_MESSAGES)
 class ReviewGroupPolicy:
     tools: tuple[str, ...] = REVIEW_TOOLS
     allow_parallel: bool = True
-    max_review_calls: int = 3
+    max_review_calls: int = len(REVIEW_TOOLS)
+    roles: tuple[str, ...] = DEFAULT_REVIEWERS.roles  # how the messages name the group
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,29 @@ class DelegationPolicy:
 DEFAULT_POLICY = DelegationPolicy()
 
 
+def for_reviewers(policy: DelegationPolicy, reviewers: Reviewers) -> DelegationPolicy:
+    """``policy`` with its review group made of ``reviewers``: their tools allowed, each needing the
+    plan and the tasks, the group's call limit and the run's call budget moved by the difference in
+    size (a policy one call short of a full run stays one call short). A policy whose group already
+    is these reviewers is returned as it is; one whose group names yet other reviewers is an error."""
+    group = policy.review_group
+    if set(group.tools) == set(reviewers.tools):
+        return policy
+    if set(group.tools) != set(REVIEW_TOOLS):
+        raise ValueError("the delegation policy's review group names other reviewers than the reviewer table")
+    grown = len(reviewers) - len(group.tools)
+    kept = [tool for tool in policy.allowed_tools if tool not in group.tools]
+    return replace(
+        policy,
+        allowed_tools=(*kept, *reviewers.tools),
+        input_artifacts={**{tool: kinds for tool, kinds in policy.input_artifacts.items() if tool not in group.tools},
+                         **dict.fromkeys(reviewers.tools, REVIEW_INPUTS)},
+        max_tool_calls=policy.max_tool_calls + grown,
+        review_group=replace(group, tools=reviewers.tools, roles=reviewers.roles,
+                             max_review_calls=group.max_review_calls + grown),
+    )
+
+
 @dataclass(frozen=True)
 class ProposedCall:
     name: str
@@ -133,8 +161,12 @@ class Violation:
         return {"code": self.code, "message": self.message}
 
 
-def violation(code: str) -> Violation:
-    return Violation(code, VIOLATION_MESSAGES[code])
+def violation(code: str, group: ReviewGroupPolicy = ReviewGroupPolicy()) -> Violation:
+    """The violation ``code``, its message naming the review group where it speaks of reviewers."""
+    message = VIOLATION_MESSAGES[code].format(
+        count=count_word(len(group.tools)), limit=count_word(group.max_review_calls), roles=listed(group.roles)
+    )
+    return Violation(code, message)
 
 
 def _args_valid(args: Mapping[str, Any]) -> bool:
@@ -228,9 +260,9 @@ def check_delegation(
     is_review_turn = any(name in group.tools for name in names)
     if is_review_turn:
         if any(name not in group.tools for name in names):
-            return violation("review_group_mixed")
+            return violation("review_group_mixed", group)
         if len(names) > group.max_review_calls:
-            return violation("review_group_over_limit")
+            return violation("review_group_over_limit", group)
         if len(set(names)) != len(names):
             return violation("review_group_duplicate")
     if len(ledger.executed) + len(names) > policy.max_tool_calls:
@@ -244,7 +276,7 @@ def check_delegation(
         if any(kind not in ledger.artifacts for kind in policy.input_artifacts.get(name, ())):
             return violation("missing_input_artifact")
     if is_review_turn and set(names) != set(group.tools):
-        return violation("review_group_incomplete")
+        return violation("review_group_incomplete", group)
     if delegated_step(names, policy) is None:  # e.g. the same sub-agent twice under allow_parallel
         return violation("not_one_step")
     return None
@@ -269,12 +301,15 @@ def reask_allowed(refusals_in_turn: int, policy: DelegationPolicy = DEFAULT_POLI
     return 1 <= refusals_in_turn <= policy.max_manager_reasks
 
 
-def validate_exact_reviewer_roles(roles: Iterable[str], required: Sequence[str] = REVIEWER_ROLES) -> Violation | None:
+def validate_exact_reviewer_roles(
+    roles: Iterable[str], required: Sequence[str] = DEFAULT_REVIEWERS.roles
+) -> Violation | None:
     """Exactly the required roles, each once, in any order: nothing filled in, nothing dropped."""
     declared = list(roles)
+    inexact = violation("reviewer_roles_inexact", ReviewGroupPolicy(roles=tuple(required)))
     if len(declared) != len(required):
-        return violation("reviewer_roles_inexact")
+        return inexact
     counts = {role: declared.count(role) for role in set(declared) | set(required)}
     if any(counts.get(role, 0) != 1 for role in required) or set(declared) - set(required):
-        return violation("reviewer_roles_inexact")
+        return inexact
     return None

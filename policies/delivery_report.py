@@ -13,20 +13,23 @@ from typing import Any
 
 from policies.model_notice import STAND_IN_NOTICE, models_line
 from policies.redaction import redact
+from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word
 from policies.revision import next_steps
-from schemas.delivery import REVIEWER_ROLES
 
 REPORT_LIMIT = 30_000
 
 STATUS_LINES: Mapping[str, str] = {
-    "pass": "Pass — the plan and tasks passed all three reviews with no required changes.",
+    "pass": "Pass — the plan and tasks passed all {count} reviews with no required changes.",
     "clarification_required": "Clarification required — the requirement is not specific enough to plan.",
     "needs_changes": "Needs changes — reviews found required changes that were not revised.",
     "needs_review": "Needs review — a person must confirm the result before implementation.",
     "blocked": "Blocked — a hard blocker stops this delivery.",
     "failed": "Failed — the run stopped safely before producing a reviewed delivery.",
 }
-ROLE_TITLES: Mapping[str, str] = {"general": "General", "risk": "Risk", "boundary": "Boundary"}
+
+
+def status_line(status: str, reviewers: Reviewers = DEFAULT_REVIEWERS) -> str:
+    return STATUS_LINES[status].format(count=count_word(len(reviewers)))
 
 
 def _line(text: object, limit: int = 400) -> str:
@@ -38,7 +41,7 @@ def _bullets(items: Sequence[object], empty: str) -> list[str]:
     return [f"- {_line(item)}" for item in items] or [f"- {empty}"]
 
 
-def narrative(data: Mapping[str, Any]) -> str:
+def narrative(data: Mapping[str, Any], reviewers: Reviewers = DEFAULT_REVIEWERS) -> str:
     """The default narrative summary: a deterministic sentence or two from the structured data."""
     plan, tasks = data.get("plan"), data.get("tasks")
     bundle = data.get("review_bundle") or {}
@@ -49,8 +52,8 @@ def narrative(data: Mapping[str, Any]) -> str:
     if tasks:
         parts.append(f"the breakdown has {len(tasks['tasks'])} task(s)")
     if bundle.get("coverage"):
-        done = sum(1 for role in REVIEWER_ROLES if bundle["coverage"].get(role) == "completed")
-        parts.append(f"{done} of 3 reviews completed with {len(bundle.get('findings', []))} merged finding(s)")
+        done = sum(1 for role in reviewers.roles if bundle["coverage"].get(role) == "completed")
+        parts.append(f"{done} of {len(reviewers)} reviews completed with {len(bundle.get('findings', []))} merged finding(s)")
     if not parts:
         pre = data.get("pre_decision") or {}
         if pre.get("reason"):
@@ -89,16 +92,16 @@ def _tasks_section(tasks: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def _coverage_section(bundle: Mapping[str, Any]) -> list[str]:
+def _coverage_section(bundle: Mapping[str, Any], reviewers: Reviewers) -> list[str]:
     coverage = bundle.get("coverage") or {}
     if not coverage:
         return ["No reviews ran."]
     verdicts = {entry["role"]: entry["verdict"] for entry in bundle.get("completed", [])}
     lines = ["| reviewer | outcome | verdict |", "|---|---|---|"]
-    for role in REVIEWER_ROLES:
-        lines.append(f"| {ROLE_TITLES[role]} | {coverage.get(role, 'missing')} | {verdicts.get(role, '—')} |")
+    for spec in reviewers:
+        lines.append(f"| {spec.title} | {coverage.get(spec.role, 'missing')} | {verdicts.get(spec.role, '—')} |")
     for missing in bundle.get("missing", []):
-        lines.append(f"\n- {ROLE_TITLES[missing['role']]} review is missing ({missing['outcome']}).")
+        lines.append(f"\n- {reviewers.of_role(missing['role']).title} review is missing ({missing['outcome']}).")
     return lines
 
 
@@ -156,7 +159,9 @@ def governance_line(governance: Mapping[str, Any] | None) -> str:
     return line + (f"; bundled: {_line(', '.join(bundled), 300)}" if bundled else "")
 
 
-def render_delivery_report(data: Mapping[str, Any], summary: str | None = None) -> str:
+def render_delivery_report(
+    data: Mapping[str, Any], summary: str | None = None, reviewers: Reviewers = DEFAULT_REVIEWERS
+) -> str:
     """The whole report. ``summary`` (e.g. polished) replaces only the narrative paragraph."""
     status = data["status"]
     pre = data.get("pre_decision") or {}
@@ -170,8 +175,8 @@ def render_delivery_report(data: Mapping[str, Any], summary: str | None = None) 
     if data.get("models"):
         lines += [f"Models: {_line(models_line(data['models']), 600)}"]
     lines += [f"Governance and rubrics: {governance_line(data.get('governance'))}", ""]
-    lines += ["## Summary", "", _line(summary, 1200) if summary else narrative(data), ""]
-    lines += ["## Conclusion", "", f"**Status: {status}** — {STATUS_LINES[status]}", ""]
+    lines += ["## Summary", "", _line(summary, 1200) if summary else narrative(data, reviewers), ""]
+    lines += ["## Conclusion", "", f"**Status: {status}** — {status_line(status, reviewers)}", ""]
     reasons = bundle.get("status_reasons") or []
     if reasons:
         lines += [f"Why the reviews did not pass: {_line('; '.join(reasons), 600)}.", ""]
@@ -188,7 +193,7 @@ def render_delivery_report(data: Mapping[str, Any], summary: str | None = None) 
     lines += ["## Assumptions", "", *_bullets(pre.get("assumptions") or [], "None stated."), ""]
     lines += ["## Plan", "", *_plan_section(data.get("plan")), ""]
     lines += ["## Tasks", "", *_tasks_section(data.get("tasks")), ""]
-    lines += ["## Review coverage", "", *_coverage_section(bundle), ""]
+    lines += ["## Review coverage", "", *_coverage_section(bundle, reviewers), ""]
     lines += ["## Merged findings", "", *_findings_section(bundle), ""]
     lines += ["## Blockers and high risks", "", *_blockers_section(bundle), ""]
     lines += ["## Revision", "", *_revision_section(revision), ""]

@@ -1,10 +1,13 @@
-"""Rule-first synthesis of the three reviews (pure): coverage, merged findings, conflicts, status.
+"""Rule-first synthesis of the reviews (pure): coverage, merged findings, conflicts, status.
 
 Input is structured data only — validated review contracts and reviewer outcomes — never markdown.
-``resolve_run_status`` is the status matrix; the priority chain is fixed:
-0 completed → failed; a hard blocker → blocked; fewer than 3 completed → needs_review;
-a caution verdict (boundary ``needs_review`` or risk ``high``) → needs_review; required changes →
-needs_changes; else pass. ``status_reasons`` names why a run did not pass, for the report.
+Every rule reads the reviewer table (``policies/reviewers.py``; the default three unless a table is
+given): each reviewer's verdict means ok, concern or blocker. ``resolve_run_status`` is the status
+matrix; the priority chain is fixed: 0 completed → failed; a blocker verdict → blocked; a review not
+completed → needs_review; a concern that asks for a person (risk ``high``, boundary
+``needs_review``) → needs_review; a concern that asks for changes (general ``needs_changes`` or
+``misaligned``) or a required issue → needs_changes; else pass. ``status_reasons`` names why a run
+did not pass, for the report.
 """
 
 from __future__ import annotations
@@ -13,27 +16,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from schemas.delivery import REVIEWER_ROLES, SEVERITIES
+from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
+from schemas.delivery import SEVERITIES
 
 SEVERITY_RANK: Mapping[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
-
-# Each reviewer's verdict, normalised to one scale so disagreements can be named.
-_VERDICT_LEVEL: Mapping[str, Mapping[str, str]] = {
-    "general": {"pass": "ok", "needs_changes": "concern", "blocked": "blocked"},
-    "risk": {"info": "ok", "low": "ok", "medium": "ok", "high": "concern", "blocker": "blocked"},
-    "boundary": {"passed": "ok", "needs_review": "concern", "blocked": "blocked"},
-}
-_VERDICT_FIELD: Mapping[str, str] = {"general": "disposition", "risk": "severity", "boundary": "boundary_status"}
+Reviews = Mapping[str, Mapping[str, Any]]
 
 
-def verdict_of(role: str, review: Mapping[str, Any]) -> str:
-    """The reviewer's own verdict field (disposition / severity / boundary_status)."""
-    return str(review[_VERDICT_FIELD[role]])
-
-
-def coverage_of(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def coverage_of(outcomes: Sequence[Mapping[str, Any]], reviewers: Reviewers = DEFAULT_REVIEWERS) -> dict[str, str]:
     """Outcome per required role; a role no reviewer reported for is ``missing``."""
-    coverage = dict.fromkeys(REVIEWER_ROLES, "missing")
+    coverage = dict.fromkeys(reviewers.roles, "missing")
     for outcome in outcomes:
         if outcome.get("role") in coverage:
             coverage[outcome["role"]] = outcome["outcome"]
@@ -58,13 +50,13 @@ def _rank_key(finding: Mapping[str, Any]) -> tuple[int, int, int, int]:
     )
 
 
-def merge_findings(reviews: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+def merge_findings(reviews: Reviews, reviewers: Reviewers = DEFAULT_REVIEWERS) -> list[dict[str, Any]]:
     """Findings of all completed reviews: deduplicated (same targets + normalised description) with
     every source kept, the strongest classification of the duplicates kept, ranked by severity, then
     numbered ``F01``… in rank order."""
     merged: dict[tuple[tuple[str, ...], str], dict[str, Any]] = {}
     order = 0
-    for role in REVIEWER_ROLES:
+    for role in reviewers.roles:
         for finding in (reviews.get(role) or {}).get("findings", []):
             key = (tuple(sorted(finding["target_artifacts"])), normalise(finding["description"]))
             entry = merged.get(key)
@@ -109,22 +101,28 @@ def _classification(role: str, finding: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
-def find_conflicts(reviews: Mapping[str, Mapping[str, Any]], findings: Sequence[Mapping[str, Any]]) -> list[dict]:
+def _verdict_levels(reviews: Reviews, reviewers: Reviewers) -> dict[str, str]:
+    return {spec.role: spec.verdict_level(reviews[spec.role]) for spec in reviewers if spec.role in reviews}
+
+
+def find_conflicts(
+    reviews: Reviews, findings: Sequence[Mapping[str, Any]], reviewers: Reviewers = DEFAULT_REVIEWERS
+) -> list[dict]:
     """Disagreements worth a person's attention: one reviewer blocks while another sees no problem;
     reviewers raising the same finding classify it differently (required vs advisory, or severities
     two or more levels apart)."""
     conflicts: list[dict[str, Any]] = []
-    levels = {role: _VERDICT_LEVEL[role][verdict_of(role, review)] for role, review in reviews.items()}
-    blockers = [role for role in REVIEWER_ROLES if levels.get(role) == "blocked"]
-    clear = [role for role in REVIEWER_ROLES if levels.get(role) == "ok"]
+    levels = _verdict_levels(reviews, reviewers)
+    blockers = [spec for spec in reviewers if levels.get(spec.role) == "blocker"]
+    clear = [spec for spec in reviewers if levels.get(spec.role) == "ok"]
     for blocker in blockers:
         for other in clear:
             conflicts.append(
                 {
                     "kind": "verdict",
-                    "roles": [blocker, other],
-                    "detail": f"{blocker} review blocks ({verdict_of(blocker, reviews[blocker])}) while "
-                    f"{other} review reports {verdict_of(other, reviews[other])}; the block stands.",
+                    "roles": [blocker.role, other.role],
+                    "detail": f"{blocker.role} review blocks ({blocker.verdict(reviews[blocker.role])}) while "
+                    f"{other.role} review reports {other.verdict(reviews[other.role])}; the block stands.",
                 }
             )
     for finding in findings:
@@ -145,13 +143,13 @@ def find_conflicts(reviews: Mapping[str, Mapping[str, Any]], findings: Sequence[
     return conflicts
 
 
-def has_hard_blocker(reviews: Mapping[str, Mapping[str, Any]]) -> bool:
-    general, risk, boundary = (reviews.get(role) for role in REVIEWER_ROLES)
-    return bool(
-        (general and general["disposition"] == "blocked")
-        or (risk and risk["severity"] == "blocker")
-        or (boundary and boundary["boundary_status"] == "blocked")
-    )
+def blocking_reviewers(reviews: Reviews, reviewers: Reviewers = DEFAULT_REVIEWERS) -> list[str]:
+    """Roles whose completed review has a blocker verdict, in table order."""
+    return [role for role, level in _verdict_levels(reviews, reviewers).items() if level == "blocker"]
+
+
+def has_hard_blocker(reviews: Reviews, reviewers: Reviewers = DEFAULT_REVIEWERS) -> bool:
+    return bool(blocking_reviewers(reviews, reviewers))
 
 
 def is_actionable(finding: Mapping[str, Any]) -> bool:
@@ -159,79 +157,71 @@ def is_actionable(finding: Mapping[str, Any]) -> bool:
     return finding["finding_type"] == "issue" and finding["requirement"] == "required"
 
 
-def caution_verdicts(reviews: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def concerns(reviews: Reviews, reviewers: Reviewers = DEFAULT_REVIEWERS, asks: str = "needs_review") -> list[str]:
+    """Roles whose completed review raises a concern that asks for ``asks``: ``needs_review`` (a
+    person decides; never ``pass``) or ``needs_changes`` (the plan or tasks must change)."""
+    return [spec.role for spec in reviewers
+            if spec.concern == asks and spec.role in reviews and spec.raises_concern(reviews[spec.role])]
+
+
+def caution_verdicts(reviews: Reviews, reviewers: Reviewers = DEFAULT_REVIEWERS) -> list[str]:
     """Completed verdicts that are not blockers but must not end in ``pass``: a person decides."""
-    risk, boundary = reviews.get("risk"), reviews.get("boundary")
-    found = []
-    if risk and risk["severity"] == "high":
-        found.append("risk")
-    if boundary and boundary["boundary_status"] == "needs_review":
-        found.append("boundary")
-    return found
+    return concerns(reviews, reviewers, "needs_review")
+
+
+def _completed(coverage: Mapping[str, str], reviewers: Reviewers) -> int:
+    return sum(1 for role in reviewers.roles if coverage.get(role) == "completed")
 
 
 def resolve_run_status(
-    coverage: Mapping[str, str], reviews: Mapping[str, Mapping[str, Any]], findings: Sequence[Mapping[str, Any]]
+    coverage: Mapping[str, str], reviews: Reviews, findings: Sequence[Mapping[str, Any]],
+    reviewers: Reviewers = DEFAULT_REVIEWERS,
 ) -> str:
     """The status matrix. Reads structured verdicts only; no reviewer text is parsed."""
-    completed = sum(1 for role in REVIEWER_ROLES if coverage.get(role) == "completed")
+    completed = _completed(coverage, reviewers)
     if completed == 0:
         return "failed"
-    if has_hard_blocker(reviews):
+    if has_hard_blocker(reviews, reviewers):
         return "blocked"
-    if completed != len(REVIEWER_ROLES):
+    if completed != len(reviewers) or caution_verdicts(reviews, reviewers):
         return "needs_review"
-    if caution_verdicts(reviews):
-        return "needs_review"
-    general = reviews["general"]
-    if (
-        general["disposition"] == "needs_changes"
-        or general["plan_task_alignment"] == "misaligned"
-        or any(is_actionable(f) for f in findings)
-    ):
+    if concerns(reviews, reviewers, "needs_changes") or any(is_actionable(f) for f in findings):
         return "needs_changes"
     return "pass"
 
 
-CAUTION_REASONS: Mapping[str, str] = {
-    "risk": "the risk review rated the delivery high risk",
-    "boundary": "the boundary review asks for a person to review a guarded area",
-}
-
-
 def status_reasons(
-    coverage: Mapping[str, str], reviews: Mapping[str, Mapping[str, Any]], findings: Sequence[Mapping[str, Any]]
+    coverage: Mapping[str, str], reviews: Reviews, findings: Sequence[Mapping[str, Any]],
+    reviewers: Reviewers = DEFAULT_REVIEWERS,
 ) -> list[str]:
     """Why the matrix did not end in ``pass``, one short line per rule that applied (empty on pass)."""
-    reasons = []
-    if not any(coverage.get(role) == "completed" for role in REVIEWER_ROLES):
+    if not _completed(coverage, reviewers):
         return ["no review completed"]
-    if has_hard_blocker(reviews):
+    reasons = []
+    if has_hard_blocker(reviews, reviewers):
         reasons.append("a review reported a hard blocker")
-    missing = [role for role in REVIEWER_ROLES if coverage.get(role) != "completed"]
+    missing = [role for role in reviewers.roles if coverage.get(role) != "completed"]
     if missing:
         reasons.append(f"review(s) not completed: {', '.join(missing)}")
-    reasons += [CAUTION_REASONS[role] for role in caution_verdicts(reviews)]
-    general = reviews.get("general")
-    if general and (general["disposition"] == "needs_changes" or general["plan_task_alignment"] == "misaligned"):
-        reasons.append("the general review asks for changes")
+    for asks in ("needs_review", "needs_changes"):
+        reasons += [reviewers.of_role(role).concern_reason for role in concerns(reviews, reviewers, asks)]
     if any(is_actionable(f) for f in findings):
         reasons.append("required findings")
     return reasons
 
 
-def blockers_and_high_risks(reviews: Mapping[str, Mapping[str, Any]], findings: Sequence[Mapping[str, Any]]) -> list[dict]:
-    """What the report lists under blockers and high risks: hard verdicts first, then findings."""
+def blockers_and_high_risks(
+    reviews: Reviews, findings: Sequence[Mapping[str, Any]], reviewers: Reviewers = DEFAULT_REVIEWERS
+) -> list[dict]:
+    """What the report lists under blockers and high risks: blocker verdicts first (the last reviewer
+    of the table first), then concerns a reviewer lists as high risks, then findings."""
     items: list[dict[str, Any]] = []
-    general, risk, boundary = (reviews.get(role) for role in REVIEWER_ROLES)
-    if boundary and boundary["boundary_status"] == "blocked":
-        items.append({"kind": "blocker", "source": "boundary", "detail": "boundary review blocked the delivery"})
-    if risk and risk["severity"] == "blocker":
-        items.append({"kind": "blocker", "source": "risk", "detail": "risk review rated the delivery a blocker"})
-    if general and general["disposition"] == "blocked":
-        items.append({"kind": "blocker", "source": "general", "detail": "general review blocked the delivery"})
-    if risk and risk["severity"] == "high":
-        items.append({"kind": "high_risk", "source": "risk", "detail": "risk review rated the delivery high risk"})
+    for role in reversed(blocking_reviewers(reviews, reviewers)):
+        items.append({"kind": "blocker", "source": role, "detail": reviewers.of_role(role).blocker_detail})
+    for role in caution_verdicts(reviews, reviewers):
+        detail = reviewers.of_role(role).high_risk_detail
+        if detail and reviewers.of_role(role).verdict_level(reviews[role]) == "concern":
+            items.append({"kind": "high_risk", "source": role, "detail": detail})
     for finding in findings:
         if finding["severity"] in ("blocker", "high"):
             items.append(
@@ -245,25 +235,25 @@ def blockers_and_high_risks(reviews: Mapping[str, Mapping[str, Any]], findings: 
     return items
 
 
-def build_review_bundle(outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def build_review_bundle(outcomes: Sequence[Mapping[str, Any]], reviewers: Reviewers = DEFAULT_REVIEWERS) -> dict[str, Any]:
     """Coverage per role, completed reviews, merged findings with sources, conflicts, missing
     reviews, blockers / high risks and the resolved status — all from structured outcomes."""
-    coverage = coverage_of(outcomes)
+    coverage = coverage_of(outcomes, reviewers)
     reviews = completed_reviews(outcomes)
-    findings = merge_findings(reviews)
+    findings = merge_findings(reviews, reviewers)
     return {
         "coverage": coverage,
         "completed": [
-            {"role": role, "verdict": verdict_of(role, reviews[role]), "summary": reviews[role]["summary"]}
-            for role in REVIEWER_ROLES
-            if role in reviews
+            {"role": spec.role, "verdict": spec.verdict(reviews[spec.role]), "summary": reviews[spec.role]["summary"]}
+            for spec in reviewers
+            if spec.role in reviews
         ],
         "findings": findings,
-        "conflicts": find_conflicts(reviews, findings),
+        "conflicts": find_conflicts(reviews, findings, reviewers),
         "missing": [
-            {"role": role, "outcome": coverage[role]} for role in REVIEWER_ROLES if coverage[role] != "completed"
+            {"role": role, "outcome": coverage[role]} for role in reviewers.roles if coverage[role] != "completed"
         ],
-        "blockers_and_high_risks": blockers_and_high_risks(reviews, findings),
-        "status": resolve_run_status(coverage, reviews, findings),
-        "status_reasons": status_reasons(coverage, reviews, findings),
+        "blockers_and_high_risks": blockers_and_high_risks(reviews, findings, reviewers),
+        "status": resolve_run_status(coverage, reviews, findings, reviewers),
+        "status_reasons": status_reasons(coverage, reviews, findings, reviewers),
     }

@@ -18,7 +18,7 @@ MAX_REQUEST_ITEMS = 20
 
 
 def post_review_allowed(bundle: Mapping[str, Any]) -> bool:
-    """Post-review guidance (and so a revision) only when all three reviews completed and the run is
+    """Post-review guidance (and so a revision) only when every review completed and the run is
     neither failed nor blocked; a partial review set ends at needs_review without a revision."""
     complete = bool(bundle.get("coverage")) and all(o == "completed" for o in bundle["coverage"].values())
     return complete and bundle.get("status") in ("pass", "needs_changes")

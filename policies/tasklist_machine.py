@@ -6,13 +6,16 @@ take, it says whether the action may run and which status it leads to. A rejecte
 run in ``stopped`` with the reason in the trace.
 
 Each node of the graph is named after the action it performs, and the same table gives the graph
-its edges (``routes``), routes each run (``next_action``) and proves the compiled edges
-(``edge_allowed``): an edge A → B is sound only when some status A can leave the run in is a status
-B may start from. A new step is one row here and one node.
+its edges (``routes``), routes each run (``next_action``), sets the step budget (``longest_run``) and
+proves the compiled edges (``edge_allowed``): an edge A → B is sound only when some status A can
+leave the run in is a status B may start from. Each row has one condition, ``when``, that routing and
+the guard both read; conditions of rows that share a status exclude each other, so no row order
+decides anything. A new step is one row here and one node.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 
@@ -36,6 +39,7 @@ STATUSES: tuple[str, ...] = (
     "failed",  # bad input: the run never reached the plan
 )
 TERMINAL_STATUSES: frozenset[str] = frozenset({"stopped", "final", "failed"})
+ENDED: frozenset[str] = frozenset({"stopped", "failed"})  # where any step may leave a run: refused or failed
 
 # Pseudo-actions for the graph's entry and exit (kept free of LangGraph names).
 ENTRY = "start"
@@ -51,20 +55,6 @@ class Limits:
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
-
-
-MAX_STEPS = 12
-MAX_STEPS_WITH_REVIEW = 20
-
-
-def limits_for(human_review: bool, max_steps: int | None = None) -> Limits:
-    """12 steps (20 with human review), one read, one revision, one strategy regeneration.
-
-    ``max_steps`` may only tighten the budget, never widen it.
-    """
-    ceiling = MAX_STEPS_WITH_REVIEW if human_review else MAX_STEPS
-    steps = ceiling if max_steps is None else max(0, min(int(max_steps), ceiling))
-    return Limits(max_steps=steps)
 
 
 @dataclass(frozen=True)
@@ -112,25 +102,9 @@ class Verdict:
     next_status: str | None = None
 
 
-def _planning_chose(action: str) -> Callable[[Machine], bool]:
-    return lambda m: m.decision_type == action
-
-
-def _strategy_due(m: Machine) -> bool:
-    """A strategy follows a proceed decision, the context read, or a reviewer's response."""
-    if m.status == "planning_decided":
-        return m.decision_type in PROCEED_ACTIONS
-    if m.status == "strategy_decided":
-        return m.human_review and m.feedback_pending
-    return True
-
-
-def _fix_now(m: Machine) -> bool:
-    return bool(m.fix_now_count)
-
-
-def _revision_effect_due(m: Machine) -> bool:
-    return m.status == "validated_v2" or m.fix_now_count == 0
+# A condition returns why it does not hold, or None when it does.
+Condition = Callable[[Machine], "str | None"]
+Check = Callable[[Machine, Proposal], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -138,171 +112,226 @@ class Transition:
     """One action of the machine.
 
     ``sources``: the statuses it may start from. ``outcomes``: the statuses it may lead to when
-    allowed; the first is where it leads unless its node decides otherwise. ``then``: the actions
-    the run may hand over to next, ``finish`` aside (the graph's edges). ``when``: the routing
-    condition where several actions may start from one status; the first row in table order whose
-    condition holds is taken, and a row without one is taken whenever the run is in a source status.
+    allowed; the first is where it leads unless its node decides otherwise (none: the status stays,
+    as when the outcome is published). ``then``: the actions the run may hand over to next (the
+    graph's edges; every step may also end the run). ``when``: the one condition under which the
+    run takes this action — routing takes it exactly when the guard lets it start. ``check``: what
+    the guard also asks of the proposal (the resource it acts on, the model's choice) and of the
+    budgets. ``review``: a human review pause, only with human review enabled. ``counted``: spends
+    one step of the budget. ``repeats``: the ``Limits`` field that lets the action run again.
     """
 
     sources: frozenset[str]
     outcomes: tuple[str, ...]
     then: tuple[str, ...] = ()
-    when: Callable[[Machine], bool] | None = None
+    when: Condition | None = None
+    check: Check | None = None
+    review: bool = False
+    counted: bool = True
+    repeats: str | None = None
 
 
-def _step(sources: Iterable[str], outcomes: tuple[str, ...], then: tuple[str, ...] = (),
-          when: Callable[[Machine], bool] | None = None) -> Transition:
-    return Transition(frozenset(sources), outcomes, then, when)
+def _step(sources: Iterable[str], outcomes: tuple[str, ...], then: tuple[str, ...] = (), **options) -> Transition:
+    return Transition(frozenset(sources), outcomes, then, **options)
+
+
+def _chosen(action: str) -> Condition:
+    """The planning decision chose ``action``."""
+    return lambda m: None if m.decision_type == action else f"{action} runs only when the planning decision chose it"
+
+
+def _in_allowed_set(action: str) -> Check:
+    return lambda m, p: None if action in m.allowed_actions else f"action {action} is outside the allowed set"
+
+
+def _first(*checks: Check) -> Check:
+    """The first refusal of several checks."""
+    return lambda m, p: next((reason for check in checks if (reason := check(m, p)) is not None), None)
+
+
+def _on_the_plan(what: str) -> Check:
+    return lambda m, p: None if m.plan_uri and p.resource_uri == m.plan_uri else f"{what} the explicitly referenced version plan"
+
+
+def _planning_choice(m: Machine, p: Proposal) -> str | None:
+    if not m.allowed_actions:
+        return "no planning action is allowed for this plan"
+    if p.choice is not None and p.choice not in m.allowed_actions:
+        return f"action {p.choice} is outside the allowed set ({', '.join(m.allowed_actions)})"
+    return None
+
+
+def _optional_read(m: Machine, p: Proposal) -> str | None:
+    if p.resource_uri != m.decision_uri:
+        return "only the resource named by the planning decision may be read"
+    if p.resource_uri not in OPTIONAL_CONTEXT_ALLOWLIST:
+        return "the resource is not on the optional-context allowlist"
+    if m.counters.optional_context_reads >= m.limits.max_optional_context_reads:
+        return "the optional context has already been read once"
+    return None
+
+
+def _strategy_due(m: Machine) -> str | None:
+    """A strategy follows a proceed decision, the context read, or a reviewer's response."""
+    if m.status == "planning_decided" and m.decision_type not in PROCEED_ACTIONS:
+        return "a strategy follows only a proceed decision or an optional context read"
+    if m.status == "strategy_decided" and not (m.human_review and m.feedback_pending):
+        return "a strategy is regenerated only for a reviewer's response"
+    return None
+
+
+def _regeneration_left(m: Machine, p: Proposal) -> str | None:
+    if m.status == "strategy_decided" and m.counters.strategy_regenerations >= m.limits.max_strategy_regenerations:
+        return "the strategy has already been regenerated once"
+    return None
+
+
+def _strategy_under_review(m: Machine) -> str | None:
+    if m.strategy_approved:
+        return "the strategy has already been approved"
+    if m.feedback_pending:
+        return "the reviewer's response must be answered by a regenerated strategy first"
+    return None
+
+
+def _strategy_settled(m: Machine) -> str | None:
+    if m.human_review and not (m.strategy_approved and not m.feedback_pending):
+        return "the strategy must be approved by the reviewer before drafting"
+    return None
+
+
+def _undecided_disposition(m: Machine) -> str | None:
+    return None if m.fix_now_count is None else "the warning disposition has already been decided"
+
+
+def _fix_now(m: Machine) -> str | None:
+    return None if m.fix_now_count else "a revision needs fix-now findings"
+
+
+def _revision_under_review(m: Machine) -> str | None:
+    if _fix_now(m):
+        return _fix_now(m)
+    return "the revision has already been approved" if m.revision_approved else None
+
+
+def _revision_approved(m: Machine) -> str | None:
+    if _fix_now(m):
+        return _fix_now(m)
+    return "the reviewer must approve the revision first" if m.human_review and not m.revision_approved else None
+
+
+def _revision_left(m: Machine, p: Proposal) -> str | None:
+    if m.counters.draft_revisions >= m.limits.max_draft_revisions:
+        return "the draft has already been revised once (never a v3)"
+    return None
+
+
+def _revision_effect_due(m: Machine) -> str | None:
+    if m.status == "validated_v1" and m.fix_now_count != 0:
+        return "the revision effect of v1 alone is evaluated only when nothing needs fixing now"
+    return None
 
 
 # The one table: what each action needs, what it leads to, where the run goes next. The guard,
-# the routing rule and the compiled graph's edges all read it.
+# the routing rule, the step budget and the compiled graph's edges all read it.
 TRANSITIONS: Mapping[str, Transition] = {
-    "read_plan": _step({"idle"}, ("plan_read",), ("check_readiness",)),
+    "read_plan": _step({"idle"}, ("plan_read",), ("check_readiness",), check=_on_the_plan("the first read may only be")),
     "check_readiness": _step({"plan_read"}, ("readiness_checked",), ("planning_decision",)),
     "planning_decision": _step(
         {"readiness_checked"}, ("planning_decided",),
         ("ask_clarification", "stop_with_boundary_message", "read_optional_context", "decide_strategy"),
+        check=_planning_choice,
     ),
-    "ask_clarification": _step({"planning_decided"}, ("stopped",), when=_planning_chose("ask_clarification")),
+    "ask_clarification": _step(
+        {"planning_decided"}, ("stopped",), when=_chosen("ask_clarification"), check=_in_allowed_set("ask_clarification"),
+    ),
     "stop_with_boundary_message": _step(
-        {"planning_decided"}, ("stopped",), when=_planning_chose("stop_with_boundary_message")
+        {"planning_decided"}, ("stopped",), when=_chosen("stop_with_boundary_message"),
+        check=_in_allowed_set("stop_with_boundary_message"),
     ),
     "read_optional_context": _step(
-        {"planning_decided"}, ("optional_context_read",), ("decide_strategy",), when=_planning_chose("read_optional_context")
+        {"planning_decided"}, ("optional_context_read",), ("decide_strategy",),
+        when=lambda m: _chosen("read_optional_context")(m) and "an optional context read needs a read_optional_context decision",
+        check=_first(_in_allowed_set("read_optional_context"), _optional_read),
     ),
     "decide_strategy": _step(
         {"planning_decided", "optional_context_read", "strategy_decided"}, ("strategy_decided",),
-        ("review_strategy", "draft_v1"), when=_strategy_due,
+        ("review_strategy", "draft_v1"), when=_strategy_due, check=_regeneration_left,
+        repeats="max_strategy_regenerations",
     ),
     "review_strategy": _step(
         {"strategy_decided"}, ("strategy_decided", "stopped"), ("decide_strategy", "draft_v1"),
-        when=lambda m: m.human_review and not m.strategy_approved,
+        when=_strategy_under_review, review=True, repeats="max_strategy_regenerations",
     ),
-    "draft_v1": _step({"strategy_decided"}, ("drafted_v1",), ("validate_v1",)),
+    "draft_v1": _step(
+        {"strategy_decided"}, ("drafted_v1",), ("validate_v1",), when=_strategy_settled,
+        check=_on_the_plan("the draft may only be written for"),
+    ),
     "validate_v1": _step({"drafted_v1"}, ("validated_v1",), ("warning_disposition",)),
     "warning_disposition": _step(
         {"validated_v1"}, ("validated_v1",), ("revision_effect", "review_revision", "revise_v2"),
-        when=lambda m: m.fix_now_count is None,
+        when=_undecided_disposition,
     ),
     "review_revision": _step(
         {"validated_v1"}, ("validated_v1", "revised_v2", "stopped"), ("revise_v2", "validate_v2"),
-        when=lambda m: _fix_now(m) and m.human_review and not m.revision_approved,
+        when=_revision_under_review, check=_revision_left, review=True,
     ),
-    "revise_v2": _step({"validated_v1"}, ("revised_v2",), ("validate_v2",), when=_fix_now),
+    "revise_v2": _step({"validated_v1"}, ("revised_v2",), ("validate_v2",), when=_revision_approved, check=_revision_left),
     "validate_v2": _step({"revised_v2"}, ("validated_v2",), ("revision_effect",)),
     "revision_effect": _step(
-        {"validated_v1", "validated_v2"}, ("revision_effect_evaluated",), ("final",), when=_revision_effect_due
+        {"validated_v1", "validated_v2"}, ("revision_effect_evaluated",), ("final",), when=_revision_effect_due,
     ),
     "final": _step({"revision_effect_evaluated"}, ("final",)),
-    # Publishing the outcome is not a step of the machine: it reads a terminal status, changes nothing.
-    "finish": _step(TERMINAL_STATUSES, tuple(sorted(TERMINAL_STATUSES))),
+    # Publishing the outcome: it reads a terminal status and changes nothing; every run ends here.
+    "finish": _step(TERMINAL_STATUSES, (), (EXIT,), counted=False),
 }
 ACTIONS: tuple[str, ...] = tuple(TRANSITIONS)
-_UNCOUNTED = frozenset({"finish"})
+FINISH: str = next(action for action, t in TRANSITIONS.items() if EXIT in t.then)
 
 
 def _refuse(reason: str) -> Verdict:
     return Verdict(False, reason)
 
 
-def _check(machine: Machine, proposal: Proposal) -> str | None:
-    """The action-specific condition; returns the refusal reason, or None when it holds."""
-    m, p, c, lim = machine, proposal, machine.counters, machine.limits
-    action = p.action
-    if action == "read_plan":
-        if not m.plan_uri or p.resource_uri != m.plan_uri:
-            return "the first read may only be the explicitly referenced version plan"
-    elif action == "planning_decision":
-        if not m.allowed_actions:
-            return "no planning action is allowed for this plan"
-        if p.choice is not None and p.choice not in m.allowed_actions:
-            return f"action {p.choice} is outside the allowed set ({', '.join(m.allowed_actions)})"
-    elif action in ("ask_clarification", "stop_with_boundary_message"):
-        if m.decision_type != action:
-            return f"{action} runs only when the planning decision chose it"
-        if action not in m.allowed_actions:
-            return f"action {action} is outside the allowed set"
-    elif action == "read_optional_context":
-        if m.decision_type != "read_optional_context":
-            return "an optional context read needs a read_optional_context decision"
-        if "read_optional_context" not in m.allowed_actions:
-            return "read_optional_context is outside the allowed set"
-        if p.resource_uri != m.decision_uri:
-            return "only the resource named by the planning decision may be read"
-        if p.resource_uri not in OPTIONAL_CONTEXT_ALLOWLIST:
-            return "the resource is not on the optional-context allowlist"
-        if c.optional_context_reads >= lim.max_optional_context_reads:
-            return "the optional context has already been read once"
-    elif action == "decide_strategy":
-        if m.status == "planning_decided" and m.decision_type not in PROCEED_ACTIONS:
-            return "a strategy follows only a proceed decision or an optional context read"
-        if m.status == "strategy_decided":
-            if not (m.human_review and m.feedback_pending):
-                return "a strategy is regenerated only for a reviewer's response"
-            if c.strategy_regenerations >= lim.max_strategy_regenerations:
-                return "the strategy has already been regenerated once"
-    elif action == "review_strategy":
-        if not m.human_review:
-            return "strategy review runs only with human review enabled"
-        if m.strategy_approved:
-            return "the strategy has already been approved"
-        if m.feedback_pending:
-            return "the reviewer's response must be answered by a regenerated strategy first"
-    elif action == "draft_v1":
-        if m.human_review and not m.strategy_approved:
-            return "the strategy must be approved by the reviewer before drafting"
-        if not m.plan_uri or p.resource_uri != m.plan_uri:
-            return "the draft may only be written for the referenced version plan"
-    elif action == "warning_disposition":
-        if m.fix_now_count is not None:
-            return "the warning disposition has already been decided"
-    elif action in ("review_revision", "revise_v2"):
-        if not m.fix_now_count:
-            return "a revision needs fix-now findings"
-        if c.draft_revisions >= lim.max_draft_revisions:
-            return "the draft has already been revised once (never a v3)"
-        if action == "review_revision" and not m.human_review:
-            return "revision review runs only with human review enabled"
-        if action == "review_revision" and m.revision_approved:
-            return "the revision has already been approved"
-        if action == "revise_v2" and m.human_review and not m.revision_approved:
-            return "the reviewer must approve the revision first"
-    elif action == "revision_effect":
-        if m.status == "validated_v1" and (m.fix_now_count is None or m.fix_now_count > 0):
-            return "the revision effect of v1 alone is evaluated only when nothing needs fixing now"
-    return None
+def _condition(action: str, machine: Machine) -> str | None:
+    """Why ``action`` is not the one to take now (routing and the guard both ask this), or None."""
+    transition = TRANSITIONS[action]
+    if machine.status not in transition.sources:
+        return f"{action} is not allowed in status {machine.status}"
+    if transition.review and not machine.human_review:
+        return f"{action} runs only with human review enabled"
+    return transition.when(machine) if transition.when else None
 
 
 def guard(machine: Machine, proposal: Proposal) -> Verdict:
-    """May ``proposal`` run now? If so, which status does it lead to (its first listed outcome)."""
+    """May ``proposal`` run now? If so, which status does it lead to (its first listed outcome, or
+    the status it stays in)."""
     if proposal.action not in TRANSITIONS:
         return _refuse(f"unknown action {proposal.action}")
     transition = TRANSITIONS[proposal.action]
-    if proposal.action not in _UNCOUNTED and machine.counters.steps >= machine.limits.max_steps:
+    if transition.counted and machine.counters.steps >= machine.limits.max_steps:
         return _refuse(f"the step limit ({machine.limits.max_steps}) is reached")
-    if machine.status not in transition.sources:
-        return _refuse(f"{proposal.action} is not allowed in status {machine.status}")
-    reason = _check(machine, proposal)
+    reason = _condition(proposal.action, machine)
+    if reason is None and transition.check:
+        reason = transition.check(machine, proposal)
     if reason is not None:
         return _refuse(reason)
-    if proposal.action == "finish":
-        return Verdict(True, "allowed", machine.status)
-    return Verdict(True, "allowed", transition.outcomes[0])
+    return Verdict(True, "allowed", transition.outcomes[0] if transition.outcomes else machine.status)
+
+
+def due_actions(machine: Machine) -> list[str]:
+    """Every action whose condition holds now (one at most, for any run the table is sound for)."""
+    return [action for action in TRANSITIONS if _condition(action, machine) is None]
 
 
 def next_action(machine: Machine) -> str:
     """Where the run goes next: the one routing rule behind every conditional edge of the graph.
 
-    The first action of the table that may start from the run's status and whose ``when`` holds;
-    a terminal status, or a status no action takes up (an unknown planning choice), goes to ``finish``.
+    The action whose condition holds; when none does (an unknown planning choice) — or, against a
+    broken table, more than one — the run goes to ``finish``, whose guard ends it unless it is over.
     """
-    if machine.status in TERMINAL_STATUSES:
-        return "finish"
-    for action, transition in TRANSITIONS.items():
-        if machine.status in transition.sources and (transition.when is None or transition.when(machine)):
-            return action
-    return "finish"
+    due = due_actions(machine)
+    return due[0] if len(due) == 1 else FINISH
 
 
 def entry_action() -> str:
@@ -312,19 +341,24 @@ def entry_action() -> str:
 
 def routes() -> dict[str, tuple[str, ...]]:
     """Each step's conditional edge: the actions it may hand over to, and ``finish``."""
-    return {action: (*t.then, "finish") for action, t in TRANSITIONS.items() if action not in _UNCOUNTED}
+    return {action: (*t.then, FINISH) for action, t in TRANSITIONS.items() if EXIT not in t.then}
+
+
+def exits() -> tuple[str, ...]:
+    """The actions that lead out of the graph (its plain edges to the end)."""
+    return tuple(action for action, t in TRANSITIONS.items() if EXIT in t.then)
 
 
 def leads_to(action: str, status: str) -> Verdict:
     """Whether a step of ``action`` may leave the run in ``status``: one of the action's outcomes in
     the table, or ended (``stopped`` / ``failed``). A step's node cannot move the machine elsewhere."""
-    if status in TRANSITIONS[action].outcomes or status in ("stopped", "failed"):
+    if status in outcomes_of(action):
         return Verdict(True, "ok", status)
     return Verdict(False, f"{action} may not lead to status {status}")
 
 
 def counts_as_step(action: str) -> bool:
-    return action not in _UNCOUNTED
+    return TRANSITIONS[action].counted
 
 
 def counters_after(machine: Machine, action: str, status: str) -> Counters:
@@ -346,16 +380,12 @@ def counters_after(machine: Machine, action: str, status: str) -> Counters:
 
 
 def outcomes_of(action: str) -> frozenset[str]:
-    """Every status an action can leave the run in: its table outcomes, or ``stopped`` when refused.
-
-    ``read_plan`` may also end ``failed`` (bad input fails closed before the machine starts).
-    """
+    """Every status an action can leave the run in: its table outcomes (or the status it stays in),
+    or ended — refused by the guard, or failed (bad input, a model that did not answer in time)."""
     if action == ENTRY:
         return frozenset({"idle"})
-    if action == "finish":
-        return TERMINAL_STATUSES
-    extra = {"stopped"} | ({"failed"} if action == "read_plan" else set())
-    return frozenset(TRANSITIONS[action].outcomes) | extra
+    transition = TRANSITIONS[action]
+    return frozenset(transition.outcomes or transition.sources) | ENDED
 
 
 def edge_allowed(source: str, target: str) -> bool:
@@ -366,7 +396,45 @@ def edge_allowed(source: str, target: str) -> bool:
     if source not in TRANSITIONS and source != ENTRY:
         return False
     if target == EXIT:
-        return source == "finish"
+        return source in exits()
     if target not in TRANSITIONS or target == ENTRY:
         return False
     return bool(outcomes_of(source) & TRANSITIONS[target].sources)
+
+
+# --------------------------------------------------------------------------------- the step budget
+
+
+def longest_run(human_review: bool, limits: Limits | None = None) -> int:
+    """The most steps a valid run can take: the longest walk along the table's ``then`` edges from
+    the entry, each action as often as its ``repeats`` limit allows (the revision and, with human
+    review, the strategy's one regeneration included; review pauses only with human review)."""
+    limits = limits or Limits(max_steps=0)
+    allowed = {action: 1 + (getattr(limits, t.repeats) if t.repeats else 0)
+               for action, t in TRANSITIONS.items() if human_review or not t.review}
+
+    def walk(action: str, runs: Counter) -> int:
+        runs = runs + Counter({action: 1})
+        onward = [walk(n, runs) for n in TRANSITIONS[action].then if n in allowed and runs[n] < allowed[n]]
+        return int(TRANSITIONS[action].counted) + max(onward, default=0)
+
+    entry = next(action for action, t in TRANSITIONS.items() if "idle" in t.sources)
+    return walk(entry, Counter())
+
+
+MAX_STEPS = longest_run(human_review=False)  # 12 today: read, check, decide, read context, strategy, draft, …, final
+# A reviewed run's longest walk (16 today) adds the two review pauses and the regenerated strategy; it
+# keeps the earlier ceiling of 20 until the table outgrows it.
+REVIEWED_CEILING = 20
+MAX_STEPS_WITH_REVIEW = max(longest_run(human_review=True), REVIEWED_CEILING)
+
+
+def limits_for(human_review: bool, max_steps: int | None = None) -> Limits:
+    """The step budget derived from the table (``MAX_STEPS``, ``MAX_STEPS_WITH_REVIEW``), one read,
+    one revision, one strategy regeneration.
+
+    ``max_steps`` may only tighten the budget, never widen it.
+    """
+    ceiling = MAX_STEPS_WITH_REVIEW if human_review else MAX_STEPS
+    steps = ceiling if max_steps is None else max(0, min(int(max_steps), ceiling))
+    return Limits(max_steps=steps)

@@ -36,6 +36,7 @@ class ModelCall:
     messages: tuple[BaseMessage, ...]
     tool_choice: Any = None  # as the request would carry it (None: not sent)
     parallel_tool_calls: bool | None = None
+    schema: Any = None  # a structured call's JSON schema (or class), as the request carries it
 
 
 def call_label(run_manager: Any, kwargs: dict[str, Any], messages: Sequence[BaseMessage] = ()) -> ModelCall:
@@ -50,6 +51,7 @@ def call_label(run_manager: Any, kwargs: dict[str, Any], messages: Sequence[Base
         messages=tuple(messages),
         tool_choice=kwargs.get("tool_choice"),
         parallel_tool_calls=kwargs.get("parallel_tool_calls"),
+        schema=kwargs.get("reins_schema"),
     )
 
 
@@ -75,8 +77,9 @@ class StandInBindings(BaseChatModel):
     ``_generate`` sees them."""
 
     def _structured_request(self, schema: dict[str, Any] | type, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Extra call keyword arguments a structured request carries (a wrapper passes the schema on)."""
-        return {}
+        """Extra call keyword arguments a structured request carries: the schema, so a stand-in can
+        read the shape it must answer in (a wrapper passes it on to its inner model)."""
+        return {"reins_schema": schema}
 
     def bind_tools(
         self,

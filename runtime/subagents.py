@@ -1,4 +1,5 @@
-"""The delivery chain's five sub-agent tools (scope ``delivery-chain-manager``).
+"""The delivery chain's sub-agent tools (scope ``delivery-chain-manager``): the plan and task
+workers, and one reviewer per row of the reviewer table (``policies/reviewers.py``).
 
 Sub-agents are ordinary registered tools with a strict argument schema (a short note) and a
 ``SubagentToolDefinition``: role instruction, input / output artifact kinds, non-goals. They have
@@ -8,7 +9,8 @@ artifacts and runs it, after the delegation policy said yes.
 
 from __future__ import annotations
 
-from policies.delegation import DEFAULT_INPUT_ARTIFACTS, MANAGER, PLAN_TOOL, TASK_TOOL
+from policies.delegation import DEFAULT_INPUT_ARTIFACTS, MANAGER, PLAN_TOOL, REVIEW_INPUTS, TASK_TOOL
+from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, ReviewerSpec
 from runtime.registry import RegisteredTool, SubagentToolDefinition, ToolRegistry
 from schemas.delivery import SubagentCallArgs, SubagentToolResult
 
@@ -21,7 +23,7 @@ _COMMON_NON_GOALS = (
     "do not persist artifacts beyond this run",
 )
 
-DEFINITIONS: tuple[SubagentToolDefinition, ...] = (
+WORKER_DEFINITIONS: tuple[SubagentToolDefinition, ...] = (
     SubagentToolDefinition(
         id=PLAN_TOOL,
         role_instruction=(
@@ -44,40 +46,6 @@ DEFINITIONS: tuple[SubagentToolDefinition, ...] = (
         non_goals=("do not change the plan's scope", "do not review the tasks", *_COMMON_NON_GOALS),
         scopes=(SCOPE,),
     ),
-    SubagentToolDefinition(
-        id="review-subagent",
-        role_instruction=(
-            "General review: check plan/task alignment, completeness of the breakdown, priorities, and "
-            "whether the acceptance criteria cover every requirement clearly."
-        ),
-        input_artifact_kinds=DEFAULT_INPUT_ARTIFACTS["review-subagent"],
-        output_artifact_kind="review",
-        non_goals=("do not rewrite the plan or tasks", "do not judge risk or boundaries", *_COMMON_NON_GOALS),
-        scopes=(SCOPE,),
-    ),
-    SubagentToolDefinition(
-        id="risk-subagent",
-        role_instruction=(
-            "Risk review: implementation complexity, security and data handling, unresolved dependencies, "
-            "test coverage and maintenance cost; rate the overall severity and suggest mitigations."
-        ),
-        input_artifact_kinds=DEFAULT_INPUT_ARTIFACTS["risk-subagent"],
-        output_artifact_kind="review",
-        non_goals=("do not rewrite the plan or tasks", "do not judge governance boundaries", *_COMMON_NON_GOALS),
-        scopes=(SCOPE,),
-    ),
-    SubagentToolDefinition(
-        id="boundary-subagent",
-        role_instruction=(
-            "Boundary review: check the requirement, plan and tasks against the governance boundaries "
-            "(artifact persistence, human review and checkpoints, other pipelines, real files) and "
-            "report passed, needs_review or blocked with the violations."
-        ),
-        input_artifact_kinds=DEFAULT_INPUT_ARTIFACTS["boundary-subagent"],
-        output_artifact_kind="review",
-        non_goals=("do not rewrite the plan or tasks", "do not rate general quality", *_COMMON_NON_GOALS),
-        scopes=(SCOPE,),
-    ),
 )
 
 
@@ -89,9 +57,29 @@ def _description(definition: SubagentToolDefinition) -> str:
     )
 
 
-def register(registry: ToolRegistry) -> None:
-    """Add the five sub-agent tools to ``registry``, visible only in the manager's scope."""
-    for definition in DEFINITIONS:
+def reviewer_definition(spec: ReviewerSpec) -> SubagentToolDefinition:
+    """A reviewer's sub-agent, from its spec: its prompt, what it reads, what it must not do."""
+    return SubagentToolDefinition(
+        id=spec.tool,
+        role_instruction=spec.instruction,
+        input_artifact_kinds=REVIEW_INPUTS,
+        output_artifact_kind="review",
+        non_goals=(*spec.non_goals, *_COMMON_NON_GOALS),
+        scopes=(SCOPE,),
+    )
+
+
+def definitions(reviewers: Reviewers = DEFAULT_REVIEWERS) -> tuple[SubagentToolDefinition, ...]:
+    return (*WORKER_DEFINITIONS, *(reviewer_definition(spec) for spec in reviewers))
+
+
+DEFINITIONS = definitions()
+
+
+def register(registry: ToolRegistry, reviewers: Reviewers = DEFAULT_REVIEWERS) -> None:
+    """Add the sub-agent tools (plan, tasks, one per reviewer) to ``registry``, visible only in the
+    manager's scope."""
+    for definition in definitions(reviewers):
         registry.register(
             RegisteredTool(
                 name=definition.id,

@@ -3,13 +3,15 @@ of its users (``chat_tools`` and ``subagents`` register into it; this module put
 
 from __future__ import annotations
 
+from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from runtime import chat_tools, subagents
 from runtime.registry import ToolRegistry
 
 
-def default_registry() -> ToolRegistry:
-    """Every tool Reins ships, each in its scopes: the manager's sub-agents and the chat tools."""
+def default_registry(reviewers: Reviewers = DEFAULT_REVIEWERS) -> ToolRegistry:
+    """Every tool Reins ships, each in its scopes: the manager's sub-agents (one per reviewer of
+    ``reviewers``) and the chat tools."""
     registry = ToolRegistry()
-    subagents.register(registry)
+    subagents.register(registry, reviewers)
     chat_tools.register(registry)
     return registry

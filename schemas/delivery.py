@@ -9,9 +9,10 @@ that broke them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Annotated, Any, Literal
+from functools import lru_cache
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model, model_validator
 
 from schemas.rules import Broken, raise_broken
 
@@ -31,7 +32,7 @@ Markdown = _text(14_000)
 RunStatus = Literal["pass", "clarification_required", "needs_changes", "needs_review", "blocked", "failed"]
 RUN_STATUSES: tuple[str, ...] = ("pass", "clarification_required", "needs_changes", "needs_review", "blocked", "failed")
 ReviewerRole = Literal["general", "risk", "boundary"]
-REVIEWER_ROLES: tuple[str, ...] = ("general", "risk", "boundary")
+REVIEWER_ROLES: tuple[str, ...] = get_args(ReviewerRole)  # the default reviewers (policies/reviewers.py)
 ReviewerOutcome = Literal["completed", "contract_failure", "timeout", "execution_failed"]
 REVIEWER_OUTCOMES: tuple[str, ...] = ("completed", "contract_failure", "timeout", "execution_failed")
 Severity = Literal["blocker", "high", "medium", "low", "info"]
@@ -171,6 +172,25 @@ class SupervisorPreDecision(Strict):
                        for i in _index_of_repeats([intent.stage for intent in self.stage_intents])]
         raise_broken(type(self).__name__, broken)
         return self
+
+
+@lru_cache(maxsize=32)
+def pre_decision_schema(focus: tuple[tuple[str, str], ...]) -> type[SupervisorPreDecision]:
+    """The pre-decision for a reviewer set, given as ``((role, default focus), …)``: its
+    ``reviewer_roles`` admit exactly those roles and its ``review_focus`` has one field per role
+    (described by the default focus). The default set is ``SupervisorPreDecision`` itself."""
+    roles = tuple(role for role, _ in focus)
+    if roles == REVIEWER_ROLES:
+        return SupervisorPreDecision
+    focus_model = create_model(
+        "ReviewFocus", __base__=Strict,
+        **{role: (Text, Field(description=description)) for role, description in focus},  # type: ignore[call-overload]
+    )
+    role_list = Annotated[list[Literal[roles]], Field(min_length=1, max_length=len(roles))]  # type: ignore[valid-type]
+    return create_model(  # type: ignore[call-overload]
+        "SupervisorPreDecision", __base__=SupervisorPreDecision, __doc__=SupervisorPreDecision.__doc__,
+        review_focus=(focus_model | None, None), reviewer_roles=(role_list | None, None),
+    )
 
 
 # ------------------------------------------------------------------------------ manager tool args
@@ -327,13 +347,6 @@ class BoundaryReview(Strict):
                 Broken(("violations",), "required_when_blocked", "a blocked boundary review must name a violation")])
         return self
 
-
-REVIEW_SCHEMAS: Mapping[str, type[Strict]] = {"general": GeneralReview, "risk": RiskReview, "boundary": BoundaryReview}
-REVIEW_CONTRACTS: Mapping[str, str] = {
-    "general": "delivery.general_review",
-    "risk": "delivery.risk_review",
-    "boundary": "delivery.boundary_review",
-}
 
 
 # ------------------------------------------------------------------------------ post-review, polish

@@ -39,13 +39,23 @@ def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     namespace: dict = {}
-    for kind, code in blocks:
-        if kind == "bash":
-            done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env,
-                                  capture_output=True, text=True, timeout=300)
-            assert done.returncode == 0, done.stderr[-2000:]
-        else:
-            exec(compile(code, "README.md#customising", "exec"), namespace)  # noqa: S102 — our own documentation
+    from runtime.contracts import CONTRACT_ROLES
+
+    known = set(CONTRACT_ROLES)
+    try:
+        for kind, code in blocks:
+            if kind == "bash":
+                done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env,
+                                      capture_output=True, text=True, timeout=300)
+                assert done.returncode == 0, done.stderr[-2000:]
+            else:
+                exec(compile(code, "README.md#customising", "exec"), namespace)  # noqa: S102 — our own documentation
+    finally:  # "Add a reviewer" registers its contract: leave the global table as it was
+        for name in set(CONTRACT_ROLES) - known:
+            del CONTRACT_ROLES[name]
 
     assert json.loads((tmp_path / "tasklist.json").read_text())["final_decision"] == "final"
     assert namespace["mine"]["run_status"] == "blocked" and namespace["result"]["run_status"] == "failed"
+    # "Add a reviewer": the chain ran with four reviewers and the fourth's blocker blocked
+    assert list(namespace["digest"]["review_bundle"]["coverage"]) == ["general", "risk", "boundary", "privacy"]
+    assert namespace["digest"]["run_status"] == "blocked" and namespace["passed"]["run_status"] == "pass"

@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from policies.deadlines import contract_deadline_s
 from policies.delegation import DEFAULT_POLICY, DelegationPolicy
 from policies.redaction import redact, redact_mapping
+from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from runtime.context import resolve_contract_mode, resolve_models
 from runtime.failures import failure_cause
 from runtime.models import ModelSet
@@ -37,6 +38,7 @@ class DeliveryDeps:
     resolver: ResourceResolver = ResourceResolver()
     polish: bool = False
     review_timeout_s: float | None = None
+    reviewers: Reviewers = DEFAULT_REVIEWERS
 
     def resolver_for(self, runtime: Runtime[DeliveryContext] | None) -> ResourceResolver:
         """The resolver for this run: the context's governance root, if any, replaces the default."""

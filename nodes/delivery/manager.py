@@ -19,7 +19,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from policies.delegation import SUBAGENT_TOOLS, manager_offer
+from policies.delegation import PLAN_TOOL, TASK_TOOL, manager_offer
 from policies.second_attempt import reask_temperature, repair_output_bound
 from policies.text_tool_calls import recover_text_tool_calls
 from policies.truncation import TRUNCATED, is_truncated
@@ -78,12 +78,13 @@ def reask_options(state: DeliveryState, models: ModelSet) -> dict[str, Any]:
 
 def make_manager(deps: DeliveryDeps):
     tools = {tool.name: tool for tool in deps.tools.langchain_tools()}
-    if tuple(sorted(deps.tools.names)) != tuple(sorted(SUBAGENT_TOOLS)):
-        raise ValueError("the manager's scope must hold exactly the five delivery sub-agent tools")
+    if sorted(deps.tools.names) != sorted((PLAN_TOOL, TASK_TOOL, *deps.reviewers.tools)):
+        raise ValueError("the manager's scope must hold exactly the plan, task and reviewer sub-agent tools")
 
     def manager(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterManager]]:
         turn_number = state.get("manager_turns", 0) + 1
-        messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []))
+        messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []),
+                                    deps.reviewers)
         models = deps.models_for(runtime)
         offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
         options = {**offer.options, **reask_options(state, models)}
@@ -124,7 +125,7 @@ def make_manager(deps: DeliveryDeps):
         }
         if verdict["next"] != "reviewer":
             return Command(update=update, goto=verdict["next"])
-        progress(state).event("delegate-review-group", "running", "Parallel review group", "3 reviewers started")
-        return Command(update=update, goto=reviewer_sends(state, calls))
+        progress(state).event("delegate-review-group", "running", "Parallel review group", f"{len(calls)} reviewers started")
+        return Command(update=update, goto=reviewer_sends(state, calls, deps.reviewers))
 
     return manager

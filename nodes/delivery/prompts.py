@@ -10,6 +10,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, listed
 from runtime.registry import SubagentToolDefinition
 from runtime.resources import PROMPT_CHARS, cut_for_prompt
 from schemas.delivery import SubagentInput
@@ -38,13 +39,10 @@ FALLBACK_DOCUMENTS: Mapping[str, str] = {
 }
 
 ROLE_CONTEXT: Mapping[str, tuple[str, ...]] = {
-    # which context blocks each stage sees (kind or title)
+    # which context blocks each stage sees (kind or title); each reviewer's are in its spec
     "supervisor": ("governance", "scenario_context"),
     "plan": ("Plan rubric", "Engineering rules", "scenario_context"),
     "tasks": ("Task rubric", "Engineering rules", "scenario_context"),
-    "general": ("Review rubric", "Plan rubric", "Task rubric", "scenario_context"),
-    "risk": ("Risk rubric", "Engineering rules", "scenario_context"),
-    "boundary": ("governance", "scenario_context"),
 }
 DOCUMENT_MARK = "[document] "  # starts each document inside a context block
 _TAG_OF_KIND = {"governance": "governance", "rubric": "rubric", "scenario_context": "scenario_context"}
@@ -55,9 +53,10 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def select_blocks(stage: str, blocks: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
-    """The context blocks a stage sees, each cut to the prompt limit."""
-    wanted = ROLE_CONTEXT[stage]
+def select_blocks(stage: str | Sequence[str], blocks: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """The context blocks a stage sees (a stage's name, or the kinds and titles it reads), each cut
+    to the prompt limit."""
+    wanted = ROLE_CONTEXT[stage] if isinstance(stage, str) else tuple(stage)
     return [
         {"kind": b["kind"], "title": b["title"], "markdown": cut_for_prompt(b["markdown"], PROMPT_CHARS)}
         for b in blocks
@@ -75,7 +74,7 @@ def render_blocks(blocks: Sequence[Mapping[str, str]]) -> str:
     )
 
 
-def context_for(stage: str, blocks: Sequence[Mapping[str, str]]) -> str:
+def context_for(stage: str | Sequence[str], blocks: Sequence[Mapping[str, str]]) -> str:
     return render_blocks(select_blocks(stage, blocks))
 
 
@@ -87,7 +86,7 @@ def _requirement(text: str) -> str:
 
 SUPERVISOR_PRE = """You are the supervisor of a controlled delivery chain. Decide ONE branch:
 - "execute" when the requirement is specific enough to plan: give assumptions, planning_focus,
-  task_focus, review_focus {general, risk, boundary}, reviewer_roles (general, risk, boundary) and
+  task_focus, review_focus {{{roles}}}, reviewer_roles ({roles}) and
   stage_intents (exactly one each for plan, tasks, review);
 - "clarification_required" when it is too vague to plan: missing_information, next_step, reason;
 - "blocked" when the requirement itself asks for something outside the delivery chain's remit
@@ -95,9 +94,11 @@ SUPERVISOR_PRE = """You are the supervisor of a controlled delivery chain. Decid
 Answer with one JSON object with only the fields of the chosen branch."""
 
 
-def supervisor_pre_messages(requirement: str, blocks: Sequence[Mapping[str, str]]) -> list[BaseMessage]:
+def supervisor_pre_messages(
+    requirement: str, blocks: Sequence[Mapping[str, str]], reviewers: Reviewers = DEFAULT_REVIEWERS
+) -> list[BaseMessage]:
     return [
-        SystemMessage(content=SUPERVISOR_PRE),
+        SystemMessage(content=SUPERVISOR_PRE.format(roles=", ".join(reviewers.roles))),
         HumanMessage(content=f"{_requirement(requirement)}\n{context_for('supervisor', blocks)}"),
     ]
 
@@ -128,17 +129,18 @@ def supervisor_post_messages(requirement: str, bundle: Mapping[str, Any]) -> lis
 
 MANAGER_SYSTEM = """You are the manager of a controlled delivery chain. You delegate by calling
 sub-agent tools; the runtime supplies each sub-agent's inputs, so pass at most a short note.
-Order: plan-subagent, then task-subagent, then review-subagent, risk-subagent and boundary-subagent
+Order: plan-subagent, then task-subagent, then {review_tools}
 together in one turn. One call per turn outside the review group. Every turn must call a tool.
 Calls outside these rules are refused and end the run."""
 
 
 def manager_messages(
-    pre_decision: Mapping[str, Any], artifacts: Sequence[str], executed: Sequence[str]
+    pre_decision: Mapping[str, Any], artifacts: Sequence[str], executed: Sequence[str],
+    reviewers: Reviewers = DEFAULT_REVIEWERS,
 ) -> list[BaseMessage]:
     intents = {i["stage"]: i["objective"] for i in pre_decision.get("stage_intents", [])}
     return [
-        SystemMessage(content=MANAGER_SYSTEM),
+        SystemMessage(content=MANAGER_SYSTEM.format(review_tools=listed(reviewers.tools))),
         HumanMessage(
             content=f"<stage_intents>\n{_json(intents)}\n</stage_intents>\n"
             f"<artifacts>\n{chr(10).join(artifacts) or 'none'}\n</artifacts>\n"
@@ -158,7 +160,7 @@ Answer with one JSON object that satisfies the schema exactly; no extra fields."
 
 def worker_messages(
     definition: SubagentToolDefinition,
-    stage: str,
+    stage: str | Sequence[str],
     requirement: str,
     blocks: Sequence[Mapping[str, str]],
     *,

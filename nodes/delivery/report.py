@@ -10,6 +10,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from policies.delivery_report import narrative, render_delivery_report
+from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from policies.revision import status_after_revision
 from runtime.calls import Contract
 from runtime.models import served_by_stand_in
@@ -21,9 +22,6 @@ from nodes.delivery.common import DeliveryDeps, artifact_id, progress, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import polish_messages
 from nodes.delivery.state import ArtifactRecord, DeliveryState, RevisionSummary, RunMetrics
-
-REVIEW_METADATA = {"general": ("disposition", "plan_task_alignment"), "risk": ("severity",), "boundary": ("boundary_status",)}
-
 
 def fail_closed(state: DeliveryState) -> DeliveryState:
     """Every route here records why first: a failed step, or the rule a policy found broken."""
@@ -41,7 +39,7 @@ def _public_artifact(record: ArtifactRecord | None, kind: str, title: str, metad
     ).model_dump(mode="json")
 
 
-def public_artifacts(state: DeliveryState, report: str, status: str) -> dict[str, Any]:
+def public_artifacts(state: DeliveryState, report: str, status: str, reviewers: Reviewers = DEFAULT_REVIEWERS) -> dict[str, Any]:
     plan, tasks = state.get("plan"), state.get("tasks")
     reviews = []
     for outcome in state.get("review_outcomes", []):
@@ -49,13 +47,12 @@ def public_artifacts(state: DeliveryState, report: str, status: str) -> dict[str
         if outcome["outcome"] != "completed" or not review:
             continue
         role = outcome["role"]
-        metadata = {"review_type": role, "source": outcome["tool"], **{k: review[k] for k in REVIEW_METADATA[role]}}
+        spec = reviewers.of_role(role)
+        metadata = {"review_type": role, "source": outcome["tool"], **{k: review[k] for k in spec.metadata_fields}}
         # a blocking review is still an artifact, marked as such
-        metadata["blocked"] = "blocked" in (review.get("disposition"), review.get("boundary_status")) or (
-            review.get("severity") == "blocker"
-        )
+        metadata["blocked"] = spec.verdict_level(review) == "blocker"
         reviews.append(RuntimeArtifact(
-            artifact_id=artifact_id(f"review-{role}", state["run_id"]), kind="review", title=f"{role.capitalize()} review",
+            artifact_id=artifact_id(f"review-{role}", state["run_id"]), kind="review", title=f"{spec.title} review",
             markdown=review["markdown"], revision=1, metadata={"summary": review["summary"], **metadata},
         ).model_dump(mode="json"))
     return {
@@ -123,7 +120,7 @@ def make_render_report(deps: DeliveryDeps):
             summary = None
             if deps.polish_enabled(runtime) and not (state.get("failure") or {}).get("stage") == "load":
                 polished = yield from attempt(
-                    Contract("delivery.report_polish", PolishedSummary, polish_messages(status, narrative(data)),
+                    Contract("delivery.report_polish", PolishedSummary, polish_messages(status, narrative(data, deps.reviewers)),
                              deps.models_for(runtime))
                 )
                 metrics = dict(polished.metrics)
@@ -132,7 +129,7 @@ def make_render_report(deps: DeliveryDeps):
                     entries += trace(step.step_id, "narrative summary polished")
                 else:  # polish is optional: fall back to the rendered summary
                     entries += trace(step.step_id, "polish unavailable; rendered summary kept")
-            report = render_delivery_report(data, summary)
+            report = render_delivery_report(data, summary, deps.reviewers)
             step.summary = f"status {status}"
         entries.append(step.trace())
         final_state = {**state, "contract_metrics": _merged(state.get("contract_metrics"), metrics)}
@@ -140,7 +137,7 @@ def make_render_report(deps: DeliveryDeps):
         return {
             "run_status": status,
             "report": report,
-            "artifacts": public_artifacts(state, report, status),
+            "artifacts": public_artifacts(state, report, status, deps.reviewers),
             "review_bundle": state.get("review_bundle"),
             "post_review_decision": decision,
             "revision": RevisionSummary(requests=(decision or {}).get("requests", []), outcomes=outcomes),

@@ -1,4 +1,4 @@
-"""``reviewer``: one of the three parallel reviews (a ``Send`` target), isolated from its peers.
+"""``reviewer``: one of the parallel reviews (one per row of the reviewer table) (a ``Send`` target), isolated from its peers.
 
 Each reviewer has its own wall-clock deadline (an ``asyncio`` timeout under ``ainvoke``) and turns every failure into its outcome —
 ``contract_failure`` | ``timeout`` | ``execution_failed`` — so one failure never cancels the others;
@@ -17,7 +17,6 @@ from runtime.calls import Contract, Within
 from runtime.contracts import ContractError
 from runtime.failures import failure_cause
 from runtime.steps import attempt, failure_code
-from schemas.delivery import REVIEW_CONTRACTS, REVIEW_SCHEMAS
 from nodes.delivery.common import DeliveryDeps, clean, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import worker_messages
@@ -35,16 +34,16 @@ def review_failure(error: BaseException) -> ReviewFailure:
 def make_reviewer(deps: DeliveryDeps):
     def reviewer(task: ReviewerTask, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
         role, tool = task["role"], task["tool"]
-        contract, schema = REVIEW_CONTRACTS[role], REVIEW_SCHEMAS[role]
+        spec = deps.reviewers.of_role(role)
         models = deps.models_for(runtime)
         mode = deps.mode_for(runtime)
         timeout_s = deps.review_timeout(runtime, models)
         messages = worker_messages(
-            deps.definition(tool), role, task["requirement_text"], task["context_blocks"],
+            deps.definition(tool), spec.context, task["requirement_text"], task["context_blocks"],
             constraints=[task["focus"]] if task["focus"] else [],
             plan=task["plan"], tasks=task["tasks"], note=task["note"],
         )
-        request = Within(timeout_s, Contract(contract, schema, messages, models, mode=mode), f"reviewer-{role}")
+        request = Within(timeout_s, Contract(spec.contract, spec.schema, messages, models, mode=mode), f"reviewer-{role}")
         started = time.perf_counter()
         outcome = yield from attempt(request)
         record = ReviewOutcome(

@@ -8,7 +8,7 @@ policy's re-ask budget) record their verdict — ``delegation``, and for a run t
 ``failure`` with ``policy_violation`` — so ``fail_closed`` reads why instead of working it out
 again. A refused turn routes to ``manager_refused`` (the proposed tool never runs and nothing goes
 back to the model); an allowed one routes to its worker, or fans the review group out with
-``Send`` — one reviewer per role, all holding the same plan/tasks snapshot. ``load_context`` and
+``Send`` — one reviewer per role of the reviewer table, all holding the same plan/tasks snapshot. ``load_context`` and
 the workers fail closed on the ``failure`` they recorded; ``synthesize`` goes on to the
 post-review decision only when ``policies.revision.post_review_allowed`` says so of its bundle;
 ``supervisor_post`` and ``revise_plan`` follow the decision's revision targets, plan first.
@@ -23,7 +23,6 @@ from langgraph.types import Send
 
 from policies.delegation import (
     MANAGER,
-    REVIEW_ROLE_OF_TOOL,
     DelegationLedger,
     DelegationPolicy,
     ProposedCall,
@@ -31,6 +30,7 @@ from policies.delegation import (
     delegated_step,
 )
 from policies.redaction import redact
+from policies.reviewers import Reviewers
 from policies.revision import post_review_allowed
 from nodes.delivery.common import without_markdown
 from nodes.delivery.state import (
@@ -97,14 +97,16 @@ def refusals_in_turn(state: DeliveryState) -> int:
     return sum(1 for record in state.get("manager_refusals", []) if record["executed"] == executed)
 
 
-def reviewer_sends(state: DeliveryState, calls: Sequence[ProposedToolCall]) -> list[Send]:
-    """One reviewer per review call, in call order, each with the same snapshot of plan and tasks."""
+def reviewer_sends(state: DeliveryState, calls: Sequence[ProposedToolCall], reviewers: Reviewers) -> list[Send]:
+    """One reviewer per review call, in call order, each with the same snapshot of plan and tasks and
+    its focus (the supervisor's, else the reviewer's default)."""
     plan = without_markdown(state["plan"]["value"])
     tasks = without_markdown(state["tasks"]["value"])
     focus = state["pre_decision"].get("review_focus", {})
     sends = []
     for call in calls:
-        role = REVIEW_ROLE_OF_TOOL[call["name"]]
+        spec = reviewers.of_tool(call["name"])
+        role = spec.role
         task = ReviewerTask(
             role=role,
             tool=call["name"],
@@ -113,7 +115,7 @@ def reviewer_sends(state: DeliveryState, calls: Sequence[ProposedToolCall]) -> l
             context_blocks=state["context_blocks"],
             plan=plan,
             tasks=tasks,
-            focus=focus.get(role, ""),
+            focus=focus.get(role) or spec.focus,
             note=redact((call.get("args") or {}).get("note") or "", 200),
         )
         sends.append(Send("reviewer", task))

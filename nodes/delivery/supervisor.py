@@ -14,7 +14,7 @@ from policies.delegation import validate_exact_reviewer_roles
 from policies.revision import derive_post_review_decision
 from runtime.calls import Contract
 from runtime.steps import attempt, failure_label, recorded_step
-from schemas.delivery import SupervisorPostGuidance, SupervisorPreDecision
+from schemas.delivery import SupervisorPostGuidance, pre_decision_schema
 from schemas.trace import TraceRecord
 from nodes.delivery.common import DeliveryDeps, call_failed, clean, progress, trace
 from nodes.delivery.context import DeliveryContext
@@ -27,12 +27,15 @@ PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "bl
 
 
 def make_supervisor_pre(deps: DeliveryDeps):
+    reviewers = deps.reviewers
+    schema = pre_decision_schema(tuple((spec.role, spec.focus) for spec in reviewers))
+
     def supervisor_pre(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterPre]]:
         models = deps.models_for(runtime)
         with recorded_step(progress(state), STAGE_PRE, "Supervisor pre-decision") as step:
-            messages = supervisor_pre_messages(state["requirement_text"], state["context_blocks"])
+            messages = supervisor_pre_messages(state["requirement_text"], state["context_blocks"], reviewers)
             outcome = yield from attempt(
-                Contract("delivery.supervisor_pre", SupervisorPreDecision, messages, models, mode=deps.mode_for(runtime))
+                Contract("delivery.supervisor_pre", schema, messages, models, mode=deps.mode_for(runtime))
             )
             if not outcome.ok:
                 step.status, step.summary = "failed", "the pre-decision was invalid or unavailable"
@@ -45,7 +48,7 @@ def make_supervisor_pre(deps: DeliveryDeps):
             update["run_status"] = PRE_STATUS[decision["branch"]]
             return Command(update=update, goto="render_report")
         # The declared reviewer set is checked before any worker starts.
-        violation = validate_exact_reviewer_roles(decision.get("reviewer_roles", []))
+        violation = validate_exact_reviewer_roles(decision.get("reviewer_roles", []), reviewers.roles)
         if violation:
             return Command(update={**update, **stopped_by_policy(STAGE_PRE, PolicyViolation(**violation.as_dict()))}, goto="fail_closed")
         return Command(update=update, goto="manager")

@@ -1,4 +1,4 @@
-"""``synthesize``: join the three review outcomes into the review bundle (pure rules, no model), then
+"""``synthesize``: join the review outcomes into the review bundle (pure rules, no model), then
 go on to the post-review decision or straight to the report."""
 
 from __future__ import annotations
@@ -6,38 +6,44 @@ from __future__ import annotations
 from langgraph.types import Command
 
 from policies.review_bundle import build_review_bundle
+from policies.reviewers import count_word
 from runtime.steps import recorded_step
-from nodes.delivery.common import progress
+from nodes.delivery.common import DeliveryDeps, progress
 from nodes.delivery.routing import after_synthesis
 from nodes.delivery.state import AfterSynthesis, DeliveryState, Failure
 
 
-def synthesize(state: DeliveryState) -> Command[AfterSynthesis]:
-    outcomes = state.get("review_outcomes", [])
-    events = progress(state)
-    completed = sum(1 for o in outcomes if o["outcome"] == "completed")
-    events.event(
-        "delegate-review-group",
-        "completed" if completed else "failed",
-        "Parallel review group",
-        f"{completed} of 3 reviews completed",
-        max((o.get("elapsed_ms", 0) for o in outcomes), default=0),
-    )
-    with recorded_step(events, "synthesize-report", "Rule-based synthesis") as step:
-        bundle = build_review_bundle(outcomes)
-        step.summary = (
-            f"status {bundle['status']}: {len(bundle['findings'])} merged finding(s), "
-            f"{len(bundle['conflicts'])} conflict(s), {len(bundle['missing'])} missing review(s)"
+def make_synthesize(deps: DeliveryDeps):
+    reviewers = deps.reviewers
+
+    def synthesize(state: DeliveryState) -> Command[AfterSynthesis]:
+        outcomes = state.get("review_outcomes", [])
+        events = progress(state)
+        completed = sum(1 for o in outcomes if o["outcome"] == "completed")
+        events.event(
+            "delegate-review-group",
+            "completed" if completed else "failed",
+            "Parallel review group",
+            f"{completed} of {len(reviewers)} reviews completed",
+            max((o.get("elapsed_ms", 0) for o in outcomes), default=0),
         )
-    update: DeliveryState = {
-        "review_bundle": bundle,
-        "run_status": bundle["status"],
-        "trace": [step.trace()],
-    }
-    if bundle["status"] == "failed":
-        update["failure"] = Failure(
-            stage="delegate-review-group",
-            code="all_reviews_failed",
-            message="All three reviews failed; nothing was reviewed.",
-        )
-    return Command(update=update, goto=after_synthesis(bundle))
+        with recorded_step(events, "synthesize-report", "Rule-based synthesis") as step:
+            bundle = build_review_bundle(outcomes, reviewers)
+            step.summary = (
+                f"status {bundle['status']}: {len(bundle['findings'])} merged finding(s), "
+                f"{len(bundle['conflicts'])} conflict(s), {len(bundle['missing'])} missing review(s)"
+            )
+        update: DeliveryState = {
+            "review_bundle": bundle,
+            "run_status": bundle["status"],
+            "trace": [step.trace()],
+        }
+        if bundle["status"] == "failed":
+            update["failure"] = Failure(
+                stage="delegate-review-group",
+                code="all_reviews_failed",
+                message=f"All {count_word(len(reviewers))} reviews failed; nothing was reviewed.",
+            )
+        return Command(update=update, goto=after_synthesis(bundle))
+
+    return synthesize

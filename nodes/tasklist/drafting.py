@@ -65,7 +65,7 @@ def warning_disposition(state: TasklistState, run: StepRun) -> TasklistState:
     }
 
 
-@guarded("review_revision", "Revision review", step_id="revision-review", pauses=True)
+@guarded("review_revision", "Revision review", step_id="revision-review")
 def review_revision(state: TasklistState, run: StepRun) -> TasklistState:
     """Pause for a person before the automatic revision: approve | edit{markdown} | reject."""
     decision = await_review(
@@ -99,3 +99,6 @@ def revise_v2(state: TasklistState, run: StepRun) -> TasklistState:
         return run.model_failed("draft", outcome)
     run.step.summary = f"one automatic revision for: {', '.join(fix_now)}"
     return {"drafts": {**state["drafts"], "v2": _with_header(state, outcome.value.text)}, "metrics": dict(outcome.metrics)}
+
+
+STEPS = (draft_v1, validate_v1, validate_v2, warning_disposition, review_revision, revise_v2)  # this stage's steps, listed for the graph (nodes.tasklist.stages)

@@ -80,3 +80,6 @@ def check_readiness(state: TasklistState, run: StepRun) -> TasklistState:
         "allowed_actions": list(actions),
         "trace": [trace_record(run.step_id, f"allowed actions: {', '.join(actions)}")],
     }
+
+
+STEPS = (read_plan, check_readiness)  # this stage's steps, listed for the graph (nodes.tasklist.stages)

@@ -77,7 +77,7 @@ def _summary(state: TasklistState) -> str:
     return f"{decision}: {reasons.get(kind, kind)}; no task list was produced."
 
 
-@guarded("finish", reports=False)
+@guarded("finish")
 def finish(state: TasklistState, run: StepRun) -> TasklistState:
     """Publish the outcome: summary, final decision, the end event. Not a step of the machine; the
     guard lets only a terminal run be published."""
@@ -86,3 +86,6 @@ def finish(state: TasklistState, run: StepRun) -> TasklistState:
     progress_of(state).end("failed" if decision == "failed" else "completed", summary)
     run.step.summary = f"final decision: {decision}"
     return {"final_decision": decision, "summary": summary}
+
+
+STEPS = (revision_effect, final, finish)  # this stage's steps, listed for the graph (nodes.tasklist.stages)

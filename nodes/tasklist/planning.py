@@ -71,3 +71,6 @@ def read_optional_context(state: TasklistState, run: StepRun) -> TasklistState:
         }
     run.step.summary = f"read {uri} ({len(resource.text)} chars)"
     return {"context_doc": {"uri": uri, "ok": True, "text": cut_for_prompt(resource.text, PROMPT_CHARS)}}
+
+
+STEPS = (planning_decision, ask_clarification, stop_with_boundary_message, read_optional_context)  # this stage's steps, listed for the graph (nodes.tasklist.stages)

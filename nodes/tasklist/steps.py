@@ -7,29 +7,37 @@ status the action leads to and the counters it spends (``policies/tasklist_machi
 that marks its step failed (a failed model call, input that fails closed) has not taken the step:
 its update, with its own trace record, stands as it is and nothing is counted.
 
-Every wrapped step registers under its action, so the graph builds its nodes from the same table
-as its edges: a new step is a row in the machine's table and one body here in ``nodes/tasklist``.
+Whether a step pauses for a person and whether it reports progress come from its row of the
+machine's table. Each stage module lists its steps in ``STEPS`` and the graph builds one node per
+action of the table from those lists (``nodes_by_action``): a new step is a row in the machine's
+table and one body here in ``nodes/tasklist``, listed in its module's ``STEPS``.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from policies.tasklist_machine import Proposal, Verdict, counters_after, counts_as_step, guard, leads_to
+from policies.tasklist_machine import (
+    ACTIONS,
+    TRANSITIONS,
+    Proposal,
+    Verdict,
+    counters_after,
+    counts_as_step,
+    guard,
+    leads_to,
+)
 from runtime.calls import drive
 from runtime.models import ModelSet
 from runtime.steps import Attempt, RecordedStep, recorded_step
 from nodes.tasklist.common import TasklistDeps, machine_of, model_failed, progress_of, refused
 from nodes.tasklist.state import TasklistState
 from nodes.tasklist.context import TasklistContext
-
-STEPS: dict[str, Callable[..., Any]] = {}
-
 
 @dataclass(frozen=True)
 class Admission:
@@ -91,9 +99,16 @@ class _Step:
     step_id: str
     title: str
     acts_on: Callable[[TasklistState], str | None] | None
-    pauses: bool
-    reports: bool
     admits: Callable[[TasklistState, Runtime[TasklistContext] | None, TasklistDeps], Admission] | None
+
+    @property
+    def pauses(self) -> bool:
+        return TRANSITIONS[self.action].review
+
+    @property
+    def reports(self) -> bool:
+        """Steps report progress; publishing the outcome (not a step) does not."""
+        return counts_as_step(self.action)
 
     def proposal(self, state: TasklistState) -> Proposal:
         return Proposal(self.action, resource_uri=self.acts_on(state) if self.acts_on else None)
@@ -143,18 +158,18 @@ def guarded(
     *,
     step_id: str | None = None,
     acts_on: Callable[[TasklistState], str | None] | None = None,
-    pauses: bool = False,
-    reports: bool = True,
     admits: Callable[[TasklistState, Runtime[TasklistContext] | None, TasklistDeps], Admission] | None = None,
 ) -> Callable[[Body], Callable[..., Any]]:
     """Make ``body(state, run)`` the node of ``action``.
 
     ``step_id`` / ``title``: the progress and trace step (default: the action, dashed). ``acts_on``:
-    the resource the guard checks the action against. ``pauses``: a human review, reported once
-    answered rather than as a running step. ``reports=False``: no progress step (publishing the
-    outcome). ``admits``: the entry step's opening of the run (see ``Admission``).
+    the resource the guard checks the action against. ``admits``: the entry step's opening of the run
+    (see ``Admission``). A review pause (the table's ``review``) reports once answered rather than
+    as a running step; publishing the outcome reports no progress step.
     """
-    spec = _Step(action, step_id or action.replace("_", "-"), title, acts_on, pauses, reports, admits)
+    if action not in TRANSITIONS:
+        raise ValueError(f"{action} is not an action of the tasklist machine's table")
+    spec = _Step(action, step_id or action.replace("_", "-"), title, acts_on, admits)
 
     def decorate(body: Body) -> Callable[..., Any]:
         # A body that waits on a model is a generator, and so is its node (runtime/calls.py runs it
@@ -173,7 +188,21 @@ def guarded(
         node.__name__ = node.__qualname__ = action
         node.__doc__ = body.__doc__
         node.__module__ = body.__module__
-        STEPS[action] = node
+        node.action = action  # type: ignore[attr-defined]
         return node
 
     return decorate
+
+
+def nodes_by_action(steps: Iterable[Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """One node per action of the machine's table, in table order: each listed step exactly once."""
+    nodes: dict[str, Callable[..., Any]] = {}
+    for step in steps:
+        action = getattr(step, "action", None)
+        if action in nodes or action not in TRANSITIONS:
+            raise ValueError(f"step {action!r} is listed twice or is not in the machine's table")
+        nodes[action] = step
+    missing = [action for action in ACTIONS if action not in nodes]
+    if missing:
+        raise ValueError(f"no step is listed for {', '.join(missing)}")
+    return {action: nodes[action] for action in ACTIONS}

@@ -39,7 +39,7 @@ def decide_strategy(state: TasklistState, run: StepRun) -> TasklistState:
     return {"strategy": strategy, "strategy_review": {"approved": False, "feedback": None}, "metrics": metrics}
 
 
-@guarded("review_strategy", "Strategy review", step_id="strategy-review", pauses=True)
+@guarded("review_strategy", "Strategy review", step_id="strategy-review")
 def review_strategy(state: TasklistState, run: StepRun) -> TasklistState:
     """Pause for a person: approve | edit{strategy} | reject{reason} | respond{feedback} (respond once)."""
     counters, limits = state["counters"], state["limits"]
@@ -61,3 +61,6 @@ def review_strategy(state: TasklistState, run: StepRun) -> TasklistState:
         return {"strategy_review": {"approved": False, "feedback": redact(decision["feedback"], 2000)}}
     edited = {"strategy": redact_mapping(decision["strategy"], 500)} if chosen == "edit" else {}
     return {**edited, "strategy_review": {"approved": True, "feedback": None}}
+
+
+STEPS = (decide_strategy, review_strategy)  # this stage's steps, listed for the graph (nodes.tasklist.stages)

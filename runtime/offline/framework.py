@@ -105,9 +105,13 @@ class OfflineModel(StandInChatModel):
         params["ls_model_name"] = kwargs.get("model", self.model_name)
         return params
 
+    # Your own rules for contracts of your own (e.g. a reviewer you added), by contract name; they
+    # take precedence over the built-in ones for this model only.
+    responders: dict[str, Any] = Field(default_factory=dict, exclude=True)
+
     def respond(self, call: ModelCall) -> Any:
         request = OfflineRequest(**vars(call))
-        handler = _RESPONDERS.get(call.contract)
+        handler = self.responders.get(call.contract) or _RESPONDERS.get(call.contract)
         if call.role == "encoder" or handler is None:
             return _generic_answer(request)
         return handler(request)

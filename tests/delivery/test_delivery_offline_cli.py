@@ -11,7 +11,7 @@ from cli import main
 from cli.deliver import scenario_ids
 from runtime.models import ModelSet
 from runtime.offline import OfflineModel
-from runtime.offline.delivery import (
+from runtime.offline.text_rules import (
     covers,
     is_concrete,
     matched,

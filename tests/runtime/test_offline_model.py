@@ -196,7 +196,7 @@ def test_stemming_from_many_threads_gives_the_stems_of_one_thread():
 
     import snowballstemmer
 
-    from runtime.offline import delivery
+    from runtime.offline import text_rules as delivery
 
     bases = ("connect", "relate", "generous", "nation", "rational", "hope", "operat", "formal", "sensitiv",
              "adjust", "depend", "stor", "patch", "secur", "authent")

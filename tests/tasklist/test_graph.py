@@ -59,10 +59,11 @@ def test_every_compiled_edge_is_a_transition_the_guard_table_allows():
 
 
 def test_every_action_of_the_table_is_one_guarded_node():
-    from nodes.tasklist.steps import STEPS
+    from nodes.tasklist.stages import STEPS
     from policies.tasklist_machine import ACTIONS
 
-    assert list(NODES) == list(ACTIONS) and set(STEPS) == set(ACTIONS)
+    assert list(NODES) == list(ACTIONS) and {step.action for step in STEPS} == set(ACTIONS)
+    assert len(STEPS) == len(ACTIONS)  # each step listed once
 
 
 def test_module_graph_builds_without_network_or_environment():
@@ -404,3 +405,13 @@ def test_model_text_in_the_decision_and_strategy_is_redacted():
     result = run(model)
     assert secret not in json.dumps(result["decision"]) and secret not in json.dumps(result["strategy"])
     assert secret not in str(model.calls[-1].messages[-1].content)  # nor does it travel on to the draft prompt
+
+
+def test_the_graph_takes_each_listed_step_once():
+    from nodes.tasklist.stages import STEPS
+    from nodes.tasklist.steps import nodes_by_action
+
+    with pytest.raises(ValueError, match="listed twice"):
+        nodes_by_action([*STEPS, STEPS[0]])
+    with pytest.raises(ValueError, match="no step is listed for read_plan"):
+        nodes_by_action(STEPS[1:])

@@ -281,3 +281,71 @@ def test_a_step_leads_only_to_its_outcomes(action, status, allowed):
     verdict = leads_to(action, status)
     assert verdict.allowed is allowed
     assert verdict.next_status == (status if allowed else None)
+
+
+# ------------------------------------------------------------------ one condition, one budget, no order
+
+import itertools  # noqa: E402
+
+from policies import tasklist_machine  # noqa: E402
+from policies.tasklist_machine import (  # noqa: E402
+    MAX_STEPS,
+    MAX_STEPS_WITH_REVIEW,
+    STATUSES,
+    Transition,
+    due_actions,
+    exits,
+    longest_run,
+)
+
+DECISIONS = (None, *PLANNING_ACTIONS, "rm_rf")
+
+
+def every_machine():
+    """Every status with every combination of what the conditions read."""
+    for status, decision, review, approved, feedback, fix_now, revision_ok in itertools.product(
+        STATUSES, DECISIONS, (False, True), (False, True), (False, True), (None, 0, 2), (False, True)
+    ):
+        yield at(status, decision_type=decision, decision_uri=CTX, human_review=review, strategy_approved=approved,
+                 feedback_pending=feedback, fix_now_count=fix_now, revision_approved=revision_ok)
+
+
+def test_at_most_one_action_is_due_whatever_the_row_order():
+    for machine in every_machine():
+        assert len(due_actions(machine)) <= 1, (machine, due_actions(machine))
+
+
+def test_what_the_guard_allows_is_where_routing_goes():
+    """Routing and the guard read the same condition: an action the guard lets start now is the
+    action the run is routed to, and a routed action is refused only by its own checks."""
+    checked = 0
+    for machine in every_machine():
+        routed = next_action(machine)
+        for action in TRANSITIONS:
+            uri = CTX if action == "read_optional_context" else PLAN
+            if guard(machine, Proposal(action, resource_uri=uri)).allowed:
+                assert routed == action, (machine, action, routed)
+                checked += 1
+    assert checked > 1000
+
+
+def test_the_budget_is_the_longest_valid_run():
+    assert (MAX_STEPS, longest_run(human_review=True)) == (12, 16)
+    assert MAX_STEPS_WITH_REVIEW == 20  # the reviewed ceiling stays until the table outgrows it
+    assert longest_run(False, replace(limits_for(False), max_strategy_regenerations=3)) == 12
+    assert longest_run(True, replace(limits_for(True), max_strategy_regenerations=2)) == 18
+
+
+def test_a_new_step_raises_the_budget_instead_of_stopping_valid_runs(monkeypatch):
+    table = dict(TRANSITIONS)
+    table["lint_v1"] = Transition(frozenset({"validated_v1"}), ("validated_v1",), ("warning_disposition",))
+    table["validate_v1"] = replace(TRANSITIONS["validate_v1"], then=("lint_v1",))
+    monkeypatch.setattr(tasklist_machine, "TRANSITIONS", table)
+    assert longest_run(human_review=False) == MAX_STEPS + 1
+
+
+def test_finish_is_a_row_like_the_others():
+    assert exits() == ("finish",) and TRANSITIONS["finish"].then == (EXIT,)
+    assert not TRANSITIONS["finish"].counted and TRANSITIONS["finish"].outcomes == ()
+    assert guard(at("final", counters={"steps": 99}), Proposal("finish")).next_status == "final"
+    assert leads_to("finish", "stopped").allowed and not leads_to("finish", "drafted_v1").allowed

@@ -1,0 +1,9 @@
+"""Every step of the tasklist agent, stage by stage: the graph makes one node of each.
+
+A new step is one row in ``policies/tasklist_machine.py`` and one ``@guarded`` body in its stage's
+module, listed in that module's ``STEPS``.
+"""
+
+from nodes.tasklist import drafting, intake, outcome, planning, strategy
+
+STEPS = (*intake.STEPS, *planning.STEPS, *strategy.STEPS, *drafting.STEPS, *outcome.STEPS)
