@@ -28,6 +28,7 @@ from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.registry import ToolRegistry
 from runtime.toolbox import default_registry
+from runtime.user_input import guard_input
 from runtime.resources import ResourceResolver
 from nodes.delivery import routing
 from nodes.delivery.common import DeliveryDeps
@@ -91,7 +92,8 @@ def build_graph(
     builder.add_edge("revise_tasks", "render_report")
     builder.add_edge("fail_closed", "render_report")
     builder.add_edge("render_report", END)
-    return builder.compile(checkpointer=checkpointer, name=GRAPH_NAME)
+    # The input is checked and its secrets redacted before LangGraph stores any of it.
+    return guard_input(builder.compile(checkpointer=checkpointer, name=GRAPH_NAME), ("requirement", "requirement_uri"))
 
 
 graph = build_graph()

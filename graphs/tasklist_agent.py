@@ -38,6 +38,7 @@ from runtime.calls import inline, node
 from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.resources import ResourceResolver
+from runtime.user_input import guard_input
 
 # One node per action of the machine's table, registered by ``guarded``; the edges are the table's too.
 NODES = {action: STEPS[action] for action in ACTIONS}
@@ -77,7 +78,8 @@ def build_graph(
     for name, targets in routes().items():
         builder.add_conditional_edges(name, inline(route, edge=True), list(targets))
     builder.add_edge("finish", END)
-    return builder.compile(checkpointer=checkpointer, name="tasklist_agent", **compile_options)
+    compiled = builder.compile(checkpointer=checkpointer, name="tasklist_agent", **compile_options)
+    return guard_input(compiled, ("request", "plan_uri"))  # checked and redacted before LangGraph stores it
 
 
 graph = build_graph()

@@ -72,6 +72,10 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        if env is None:
+            from runtime.secrets import refresh_secret_values
+
+            refresh_secret_values()  # a key set since the last read is redacted from now on
         env = os.environ if env is None else env
         role_models: dict[str, str] = {}
         role_max_tokens: dict[str, int] = {}

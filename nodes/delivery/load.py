@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from policies.delivery_input import classify_delivery_input
-from policies.redaction import redact
+from policies.redaction import redact, was_redacted
 from runtime.resources import ResourceError, ResourceNotFound
 from runtime.steps import recorded_step
 from nodes.delivery.common import DeliveryDeps, fail, progress
@@ -19,6 +19,7 @@ from nodes.delivery.routing import after_load
 from nodes.delivery.state import AfterLoad, ContextBlock, DeliveryState, Governance
 
 REQUIREMENT_LIMIT = 60_000
+INPUT_REDACTED_WARNING = "A secret in the requirement was replaced with [redacted] before it was stored or sent to a model."
 
 
 def _run_id(runtime: Runtime[DeliveryContext]) -> str:
@@ -44,6 +45,8 @@ def make_load_context(deps: DeliveryDeps):
                 return {**base, "source_label": "refused input", **fail("load", decision.code, decision.message)}
             blocks: list[ContextBlock] = []
             warnings: list[str] = []
+            if was_redacted(state.get("requirement")):  # the input was redacted before it was stored
+                warnings.append(INPUT_REDACTED_WARNING)
             try:
                 resolver = deps.resolver_for(runtime)
                 custom_root = resolver.governance_root is not None

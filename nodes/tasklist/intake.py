@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from policies.redaction import redact
+from policies.redaction import redact, was_redacted
 from policies.tasklist_plan import REFERENCE_MESSAGES, allowed_actions, assess_readiness, extract_plan, plan_reference
 from policies.tasklist_machine import Counters
 from runtime.resources import ResourceError
@@ -16,6 +16,11 @@ from nodes.tasklist.state import TasklistState
 from nodes.tasklist.context import TasklistContext
 
 GRAPH_VERSION = "tasklist-agent/1"
+INPUT_REDACTED_ITEM = {
+    "title": "Secret redacted from the request",
+    "detail": "A secret in the request was replaced with [redacted] before it was stored or sent to a model.",
+    "severity": "info",
+}
 
 
 def _failed(code: str) -> TasklistState:
@@ -41,7 +46,8 @@ def open_run(state: TasklistState, runtime: Runtime[TasklistContext] | None, dep
         "limits": deps.limits(human_review).as_dict(),
         "counters": Counters().as_dict(),
         "status": "idle",
-        "manual_review_items": [],
+        # The request was redacted before it was stored (runtime/user_input.py); say so.
+        "manual_review_items": [INPUT_REDACTED_ITEM] if was_redacted(state.get("request")) else [],
     }
     progress_of(started).start("Tasklist agent")
     reference = plan_reference(state.get("request"), state.get("plan_uri"))
