@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
+from policies.terminal_text import printable
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
 from cli.render import ProgressView, colour, print_json, stream_run
 from runtime.paths import STATE_DIR
@@ -97,9 +98,9 @@ def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView |
 def _print_answer(values: Mapping[str, Any], out: TextIO) -> None:
     answer = values.get("answer") or {}
     verdict = answer.get("verdict", "failure")
-    out.write(redact(values.get("reply", ""), 4000) + "\n")
+    out.write(printable(redact(values.get("reply", ""), 4000)) + "\n")  # model-written: no escape sequences
     for item in answer.get("evidence", []):
-        out.write(f"  · {redact(item, 300)}\n")
+        out.write(f"  · {printable(redact(item, 300))}\n")
     status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")
     out.write(colour(f"[{verdict}]", status, out) + "\n")
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from policies.redaction import redact
 from policies.retention import durability_for
+from policies.terminal_text import printable
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
 from cli.render import ProgressView, colour, print_json, stream_run
 from runtime.paths import RESOURCES
@@ -134,7 +135,7 @@ def show(values: Mapping[str, Any], thread_id: str, as_json: bool) -> None:
     if failure.get("stage") == "load":  # bad input: one clear line, not an empty report
         print(f"reins: error: {redact(failure.get('message', 'the input was refused'), 300)}", file=sys.stderr)
         return
-    print(values.get("report") or "")
+    print(printable(values.get("report") or ""))  # model-written text: no escape sequences
     print("", file=sys.stderr)
     if status == "failed" and failure:  # why, in one line: the stage and the cause class (or the rule)
         why = failure.get("cause") or failure.get("code") or "unknown"

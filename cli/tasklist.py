@@ -17,6 +17,7 @@ from typing import Any
 
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
+from policies.terminal_text import printable
 from cli.errors import (
     EXIT_BAD_INPUT,
     EXIT_BLOCKED,
@@ -152,13 +153,13 @@ def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) ->
     err = sys.stderr
     allowed = list(payload.get("allowed_decisions") or ())
     print("", file=err)
-    print(redact(payload.get("question", "Review"), 300), file=err)
+    print(printable(redact(payload.get("question", "Review"), 300)), file=err)
     if payload.get("kind") == "strategy_review":
         strategy = payload.get("strategy") or {}
         low, high = (strategy.get("expected_step_range") or ["?", "?"])[:2]
         print(f"  granularity: {strategy.get('granularity')}, steps {low}-{high}", file=err)
-        print(f"  grouping:    {redact('; '.join(strategy.get('grouping', [])), 400)}", file=err)
-        print(f"  priority:    {redact('; '.join(strategy.get('priority', [])), 400)}", file=err)
+        print(printable(f"  grouping:    {redact('; '.join(strategy.get('grouping', [])), 400)}"), file=err)
+        print(printable(f"  priority:    {redact('; '.join(strategy.get('priority', [])), 400)}"), file=err)
     else:
         print(f"  to fix now: {', '.join(payload.get('fix_now', []))}", file=err)
     choice = _line(ask, f"Decision [{'/'.join(allowed)}]: ")
@@ -207,14 +208,15 @@ def show(
         meta = artifact["metadata"]
         state = "validated" if meta["validated"] else "NOT validated"
         print(f"\nTask list (revision {meta['revision']}, {state}) for {meta['plan_uri']}\n", file=out)
-        print(artifact["markdown"].rstrip(), file=out)
+        print(printable(artifact["markdown"]).rstrip(), file=out)  # model-written: no escape sequences
     items = values.get("manual_review_items") or []
     if items:
         print("\nManual review items:", file=out)
         for item in items:
-            print(f"  - [{item['severity']}] {redact(item['title'], 80)}: {redact(item['detail'], 500)}", file=out)
+            line = f"  - [{item['severity']}] {redact(item['title'], 80)}: {redact(item['detail'], 500)}"
+            print(printable(line), file=out)
     if values.get("message"):
-        print(f"\n{redact(values['message'], 800)}", file=out)
+        print(f"\n{printable(redact(values['message'], 800))}", file=out)
     if pending is not None:
         allowed = ", ".join(pending.get("allowed_decisions", []))
         print(colour(f"\nPaused for {pending.get('kind')} (thread {thread_id}).", "paused", out), file=out)
@@ -231,4 +233,4 @@ def show(
     decision = values.get("final_decision") or "unknown"
     print(colour(f"\nFinal decision: {decision}", decision, out), file=out)
     if values.get("summary"):
-        print(redact(values["summary"], 300), file=out)
+        print(printable(redact(values["summary"], 300)), file=out)
