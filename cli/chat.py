@@ -37,6 +37,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
     parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
     parser.add_argument("--json", action="store_true", help="machine-readable output (with --once)")
+    parser.add_argument("--keep-history", action="store_true", help="keep every checkpoint of the thread (default: the latest)")
     parser.set_defaults(handler=run)
 
 
@@ -80,19 +81,32 @@ def _check_message(message: str) -> str:
     return text
 
 
-def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView | None = None) -> dict[str, Any]:
+def _send(graph: Any, message: str | None, thread: str, user: str, view: ProgressView | None = None) -> dict[str, Any]:
+    """One turn (``message`` None: finish the thread's interrupted turn from its checkpoint)."""
     from langchain_core.messages import HumanMessage
 
     outcome = stream_run(
         graph,
-        {"messages": [HumanMessage(content=message)]},
+        None if message is None else {"messages": [HumanMessage(content=message)]},
         config={"configurable": {"thread_id": thread}},
         context={"user_id": user},
         view=view,
-        # The CLI never asks for human review, so no turn pauses: one checkpoint per turn.
+        # The CLI never asks for human review, so no turn pauses; every step is saved.
         durability=durability_for(can_pause=False),
     )
     return outcome.values
+
+
+def _finish_interrupted_turn(graph: Any, thread: str, user: str, out: TextIO | None) -> None:
+    """A turn killed mid-way is finished first (its completed steps are not re-run), so the next
+    message starts from a complete conversation."""
+    snapshot = graph.get_state({"configurable": {"thread_id": thread}})
+    if not (snapshot.values and snapshot.next) or snapshot.interrupts:
+        return
+    sys.stderr.write(f"reins: finishing the interrupted turn of thread {thread}\n")
+    values = _send(graph, None, thread, user)
+    if out is not None:
+        _print_answer(values, out)
 
 
 def _print_answer(values: Mapping[str, Any], out: TextIO) -> None:
@@ -123,20 +137,29 @@ def run(args: argparse.Namespace) -> int:
     from graphs.assistant import build_graph  # the CLI is the application's entry point
     from runtime.checkpoint import checkpointer_from_settings
 
+    from runtime.runs import keep_latest_checkpoints
+
     thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
     user = (args.user or "local").strip() or "local"
+    message = None if args.once is None else _check_message(args.once)  # before anything is opened or written
+    if args.json and message is None:
+        raise UserError("--json needs --once")
     with checkpointer_from_settings(settings) as checkpointer, _memory_store(settings) as store:
         graph = build_graph(checkpointer=checkpointer, store=store)
-        if args.once is not None:
-            values = _send(graph, _check_message(args.once), thread, user)
+        try:
+            if args.thread:
+                _finish_interrupted_turn(graph, thread, user, None if args.json else sys.stdout)
+            if message is None:
+                return _interactive(graph, thread, user)
+            values = _send(graph, message, thread, user)
             if args.json:
                 print_json(_payload(values, thread))
             else:
                 _print_answer(values, sys.stdout)
             return exit_code_for(values)
-        if args.json:
-            raise UserError("--json needs --once")
-        return _interactive(graph, thread, user)
+        finally:
+            if not args.keep_history:
+                keep_latest_checkpoints(checkpointer, thread)
 
 
 def _interactive(graph: Any, thread: str, user: str) -> int:

@@ -44,6 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("request", nargs="+", help="docs://versions/<plan>.md, optionally followed by a goal")
     parser.add_argument("--review", action="store_true", help="ask for your decision at the strategy and revision reviews")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    parser.add_argument("--keep-history", action="store_true", help="keep every checkpoint of the run (default: the latest)")
     parser.set_defaults(handler=run)
 
 
@@ -84,11 +85,16 @@ def run(args: argparse.Namespace) -> int:
     with checkpointer_from_settings(settings) as saver:
         graph = _graph(saver, args.review)
         config = run_config(GRAPH_NAME, thread_id=thread_id)
-        durability = durability_for(can_pause=args.review)  # a reviewed run keeps every step
+        durability = durability_for(can_pause=args.review)  # every step saved; a reviewed run waits for each save
         outcome = stream_run(graph, {"request": request}, config, view=ProgressView(), durability=durability)
         # An in-memory checkpoint ends with this process: a pause must not promise a later resume.
         resumable = settings.checkpoint != "memory"
-        return drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json, resumable=resumable)
+        code = drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json, resumable=resumable)
+        if not args.keep_history:
+            from runtime.runs import keep_latest_checkpoints
+
+            keep_latest_checkpoints(saver, thread_id)
+        return code
 
 
 def drive(
