@@ -21,6 +21,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 
 from policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy
+from policies.delivery_input import check_review_timeout
 from runtime.calls import inline, node
 from langchain_core.language_models import BaseChatModel
 
@@ -58,14 +59,17 @@ def build_graph(
     review_timeout_s: float | None = None,
 ):
     """Compile the delivery chain. ``models``: a ``ModelSet``, one chat model for every role, or None
-    to resolve models per run (context, then environment)."""
+    to resolve models per run (context, then environment). A wrong option is a TypeError or a
+    ValueError naming it, here, before anything runs."""
+    if not isinstance(policy, DelegationPolicy):
+        raise TypeError(f"policy must be a DelegationPolicy, not {type(policy).__name__}")
     deps = DeliveryDeps(
         models=model_set_of(models, GRAPH_NAME),
         tools=(registry or default_registry()).for_scope(MANAGER),
         policy=policy,
         resolver=resolver or ResourceResolver(),
         polish=polish,
-        review_timeout_s=review_timeout_s,
+        review_timeout_s=check_review_timeout(review_timeout_s),
     )
     builder = StateGraph(
         DeliveryState, context_schema=DeliveryContext, input_schema=DeliveryInput, output_schema=DeliveryOutput

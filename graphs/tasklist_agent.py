@@ -66,6 +66,9 @@ def build_graph(
     checkpointer). ``resolver``: where ``docs://`` and ``project://`` resources come from.
     ``max_steps``: tighten the step budget (never above 12, or 20 with human review).
     """
+    if human_review and checkpointer is None:
+        # A review pause is resumed from a checkpoint: without one the run could never continue.
+        raise ValueError("human_review needs a checkpointer: build_graph(checkpointer=..., human_review=True)")
     deps = TasklistDeps(models=model_set_of(models, "tasklist_agent"), resolver=resolver, human_review=human_review, max_steps=max_steps)
     builder = StateGraph(TasklistState, context_schema=TasklistContext, input_schema=TasklistInput, output_schema=TasklistOutput)
     for name, function in NODES.items():
