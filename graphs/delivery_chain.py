@@ -77,7 +77,7 @@ def build_graph(
     # Model-calling nodes run sync under invoke and async under ainvoke; quick rule-only nodes run on
     # the event loop under ainvoke instead of an executor thread (runtime/calls.py).
     # Every deciding node routes with Command; ``destinations`` lets Studio draw its branches.
-    builder.add_node("load_context", inline(make_load_context(deps)), destinations=routing.AFTER_LOAD)
+    builder.add_node("load_context", node(make_load_context(deps)), destinations=routing.AFTER_LOAD)
     builder.add_node("supervisor_pre", node(make_supervisor_pre(deps)), destinations=routing.AFTER_PRE)
     builder.add_node("manager", node(make_manager(deps)), destinations=routing.AFTER_MANAGER)
     builder.add_node("manager_refused", inline(make_manager_refused(deps)), destinations=routing.AFTER_REFUSAL)

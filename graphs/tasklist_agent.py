@@ -73,9 +73,10 @@ def build_graph(
     builder = StateGraph(TasklistState, context_schema=TasklistContext, input_schema=TasklistInput, output_schema=TasklistOutput)
     for name, function in NODES.items():
         step = partial(function, deps=deps)
-        # A step that waits on a model is a generator: sync under invoke, async under ainvoke. Every
-        # other step is rules, state shaping, a review pause or one small resource read: under
-        # ainvoke it runs on the event loop, not in an executor thread (runtime/calls.py).
+        # A step that waits on a model or reads a file is a generator: sync under invoke; under
+        # ainvoke the model call is awaited and the file read runs in a worker thread. Every other
+        # step is rules, state shaping or a review pause: under ainvoke it runs on the event loop,
+        # not in an executor thread (runtime/calls.py).
         builder.add_node(name, node(step, name) if inspect.isgeneratorfunction(function) else inline(step, name))
     builder.add_edge(START, entry_action())
     for name, targets in routes().items():

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Generator
+from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from policies.delivery_input import classify_delivery_input
 from policies.redaction import redact, was_redacted
+from runtime.calls import OffLoop
 from runtime.resources import ResourceError, ResourceNotFound
 from runtime.steps import recorded_step
 from nodes.delivery.common import DeliveryDeps, fail, progress
@@ -28,8 +31,9 @@ def _run_id(runtime: Runtime[DeliveryContext]) -> str:
 
 
 def make_load_context(deps: DeliveryDeps):
-    def load_context(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Command[AfterLoad]:
-        update = loaded(state, runtime)
+    def load_context(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterLoad]]:
+        # Files are read (stat, symlinks resolved, opened) off the event loop under ainvoke.
+        update = yield OffLoop(loaded, (state, runtime))
         return Command(update=update, goto=after_load(update))
 
     def loaded(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> DeliveryState:

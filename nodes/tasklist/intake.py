@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import Any
+
 from langgraph.runtime import Runtime
 
 from policies.redaction import redact, was_redacted
 from policies.tasklist_plan import REFERENCE_MESSAGES, allowed_actions, assess_readiness, extract_plan, plan_reference
 from policies.tasklist_machine import Counters
+from runtime.calls import OffLoop
 from runtime.resources import ResourceError
 from runtime.tracing import new_run_id
 from runtime.steps import trace_record
@@ -61,10 +65,10 @@ def the_plan(state: TasklistState) -> str | None:
 
 
 @guarded("read_plan", "Read the version plan", acts_on=the_plan, admits=open_run)
-def read_plan(state: TasklistState, run: StepRun) -> TasklistState:
+def read_plan(state: TasklistState, run: StepRun) -> Generator[Any, Any, TasklistState]:
     uri = state["plan_uri"]
     try:
-        resource = run.deps.resources().read(uri)
+        resource = yield OffLoop(run.deps.resources().read, (uri,))  # off the event loop under ainvoke
     except ResourceError:
         run.step.status, run.step.summary = "failed", "refused: unknown_plan"
         return _failed("unknown_plan")
