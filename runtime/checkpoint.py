@@ -1,5 +1,9 @@
 """Checkpointer factory: memory (notebooks, tests), sqlite (CLI default), postgres (scale-out).
 
+``open_checkpointer`` hands out the sync savers (``invoke``, the CLI); ``open_async_checkpointer``
+the async ones (``AsyncSqliteSaver``, ``AsyncPostgresSaver``) for ``ainvoke`` / ``astream``: a sync
+SQLite or PostgreSQL saver cannot serve an async run.
+
 Checkpoints are deserialised strictly: only LangGraph's built-in safe types (plus LangChain
 messages) are revived, so a tampered checkpoint store cannot make the runtime construct arbitrary
 objects. State therefore holds plain data (dicts, lists, strings) — pydantic models are dumped.
@@ -7,8 +11,8 @@ objects. State therefore holds plain data (dicts, lists, strings) — pydantic m
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -63,6 +67,46 @@ def open_checkpointer(
         with conn:
             saver = PostgresSaver(conn, serde=serde)
             saver.setup()
+            yield saver
+    else:
+        raise SettingsError(f"REINS_CHECKPOINT={kind!r} is not valid; allowed values: {', '.join(CHECKPOINTERS)}")
+
+
+@asynccontextmanager
+async def open_async_checkpointer(
+    kind: str = "memory", *, url: str | None = None, path: Path | str | None = None
+) -> AsyncIterator[BaseCheckpointSaver]:
+    """Yield a ready checkpointer of ``kind`` for async runs (``ainvoke``, ``astream``); connections
+    are closed on exit."""
+    serde = strict_serializer()
+    if kind == "memory":
+        yield InMemorySaver(serde=serde)
+    elif kind == "sqlite":
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        db = Path(path or DEFAULT_SQLITE_PATH)
+        db.parent.mkdir(parents=True, exist_ok=True)
+        async with aiosqlite.connect(str(db)) as conn:
+            saver = AsyncSqliteSaver(conn, serde=serde)
+            await saver.setup()
+            yield saver
+    elif kind == "postgres":
+        if not url:
+            raise SettingsError("REINS_CHECKPOINT_URL must be set when REINS_CHECKPOINT=postgres")
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg import AsyncConnection, OperationalError
+        from psycopg.rows import dict_row
+
+        try:
+            conn = await AsyncConnection.connect(
+                url, autocommit=True, prepare_threshold=0, row_factory=dict_row, connect_timeout=10
+            )
+        except OperationalError:
+            raise SettingsError("REINS_CHECKPOINT_URL: cannot connect to that PostgreSQL server") from None
+        async with conn:
+            saver = AsyncPostgresSaver(conn, serde=serde)
+            await saver.setup()
             yield saver
     else:
         raise SettingsError(f"REINS_CHECKPOINT={kind!r} is not valid; allowed values: {', '.join(CHECKPOINTERS)}")
