@@ -18,6 +18,7 @@ from nodes.delivery.context import DeliveryContext
 from policies.delegation import DEFAULT_POLICY
 from policies.delivery_input import check_review_timeout
 from runtime.scripted import ScriptedModel
+from tests.delivery.test_delivery_cli_runs import sqlite_env  # noqa: F401  the CLI in a fresh directory, SQLite checkpoints
 
 TIMEOUTS = [
     (None, None, None),
@@ -95,25 +96,16 @@ def test_bad_input_fails_when_read_before_any_call_or_write(build, inputs, field
     assert list(saver.list(None)) == []  # nothing was saved
 
 
-@pytest.fixture
-def cli_home(monkeypatch, tmp_path):
-    for name in ("REINS_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def test_cli_bad_input_is_one_line_and_exit_2_and_writes_nothing(cli_home, capsys):
+def test_cli_bad_input_is_one_line_and_exit_2_and_writes_nothing(sqlite_env, capsys):
     assert main(["chat", "--once", ""]) == 2
-    assert not (cli_home / ".reins").exists()  # refused before any database was created
+    assert not sqlite_env.parent.exists()  # refused before any database was created
     deep = "[" * 100_000 + "]" * 100_000
     assert main(["resume", "tasklist-x", "--decision", deep]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 2 and "--decision must be JSON" in err and "nested deeper" in err
 
 
-def test_deliver_resume_of_a_tasklist_thread_is_refused(cli_home, capsys):
+def test_deliver_resume_of_a_tasklist_thread_is_refused(sqlite_env, capsys):
     assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--json"]) == 0
     thread = json.loads(capsys.readouterr().out)["thread_id"]
     assert main(["deliver", "--resume", thread]) == 2
