@@ -61,3 +61,34 @@ def test_no_secret_leaves_a_cli_run(tmp_path, json_flag):
             assert secret.encode() not in path.read_bytes(), path
     report = json.loads(done.stdout)["report"] if json_flag else done.stdout
     assert "[redacted]" in report and "A secret in the requirement was replaced" in report
+
+
+@pytest.mark.parametrize("graph_name", ["delivery_chain", "tasklist_agent", "assistant"])
+def test_typed_secrets_are_redacted_before_state_and_said_so(graph_name):
+    """Through the Python API: the raw text is in no checkpoint, and the run says it was redacted."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from runtime.offline import OfflineModel
+
+    module = __import__(f"graphs.{graph_name}", fromlist=["build_graph"])
+    saver = InMemorySaver()
+    graph = module.build_graph(models=OfflineModel(), checkpointer=saver)
+    secret = f"password={TYPED}"
+    inputs = {
+        "delivery_chain": {"requirement": REQUIREMENT},
+        "tasklist_agent": {"request": f"/tasklist docs://versions/v0.2.0-ready.md {secret}"},
+        "assistant": {"messages": [HumanMessage(content=f"what is 2+2? {secret}")]},
+    }[graph_name]
+    config = {"configurable": {"thread_id": graph_name}}
+    streamed = list(graph.stream(inputs, config, stream_mode="values"))
+    history = list(graph.get_state_history(config))
+    assert streamed and history
+    assert TYPED not in repr(streamed) + repr(history) + repr(list(saver.list(None)))
+    final = graph.get_state(config).values
+    said = {
+        "delivery_chain": lambda: "A secret in the requirement was replaced" in final["report"],
+        "tasklist_agent": lambda: "Secret redacted from the request" in [i["title"] for i in final["manual_review_items"]],
+        "assistant": lambda: "a secret in the message was redacted" in final["trace"][0]["summary"],
+    }[graph_name]
+    assert said()
