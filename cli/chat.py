@@ -183,7 +183,7 @@ def _interactive(graph: Any, thread: str, user: str) -> int:
         try:
             values = _send(graph, message, thread, user)
         except Exception as error:  # one failed message does not end the session
-            sys.stderr.write(f"reins: failed: {redact(f'{type(error).__name__}: {error}', 300)}\n")
+            sys.stderr.write(f"reins: failed: {printable(redact(f'{type(error).__name__}: {error}', 300))}\n")
             continue
         sys.stdout.write("assistant> ")
         _print_answer(values, sys.stdout)
