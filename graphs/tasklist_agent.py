@@ -83,7 +83,9 @@ def build_graph(
         builder.add_conditional_edges(name, inline(route, edge=True), list(targets))
     builder.add_edge("finish", END)
     compiled = builder.compile(checkpointer=checkpointer, name="tasklist_agent", **compile_options)
-    return guard_input(compiled, ("request", "plan_uri"))  # checked and redacted before LangGraph stores it
+    # The input is checked and redacted before LangGraph stores it; a review asked for in the
+    # context needs a checkpointer too.
+    return guard_input(compiled, ("request", "plan_uri"), pause_key="human_review")
 
 
 graph = build_graph()

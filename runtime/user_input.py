@@ -16,6 +16,8 @@ from functools import lru_cache
 from typing import Any
 
 from langchain_core.messages import BaseMessage, convert_to_messages
+from langchain_core.runnables.config import var_child_runnable_config
+from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.message import add_messages
 
 from policies.redaction import redact_secrets
@@ -70,19 +72,42 @@ def add_redacted_messages(left: Any, right: Any) -> Any:
     return add_messages(left, redacted_messages(right))
 
 
+def check_can_pause(graph: Any, config: Any, context: Any, pause_key: str | None) -> None:
+    """A run whose context asks for pauses (``pause_key`` true) needs a checkpointer to resume from:
+    its own, or the parent's when it runs as a subgraph (LangGraph passes it in the config)."""
+    if not pause_key:
+        return
+    wanted = context.get(pause_key) if isinstance(context, Mapping) else getattr(context, pause_key, None)
+    if not wanted or graph.checkpointer not in (None, False):
+        return
+    # A subgraph inherits the parent's checkpointer through the given or the ambient config.
+    for given in (config, var_child_runnable_config.get()):
+        configurable = given.get("configurable") or {} if isinstance(given, Mapping) else {}
+        if configurable.get(CONFIG_KEY_CHECKPOINTER) is not None:
+            return
+    raise ValueError(f"{pause_key} needs a checkpointer: build the graph with checkpointer=... to resume a pause")
+
+
 @lru_cache(maxsize=None)
-def _guarded_class(base: type, text_keys: tuple[str, ...], messages_key: str | None) -> type:
+def _guarded_class(base: type, text_keys: tuple[str, ...], messages_key: str | None, pause_key: str | None) -> type:
+    def read(self: Any, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        check_can_pause(self, args[0] if args else kwargs.get("config"), kwargs.get("context"), pause_key)
+        return read_input(input, text_keys, messages_key)
+
     def stream(self: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
-        return base.stream(self, read_input(input, text_keys, messages_key), *args, **kwargs)
+        return base.stream(self, read(self, input, args, kwargs), *args, **kwargs)
 
     def astream(self: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
-        return base.astream(self, read_input(input, text_keys, messages_key), *args, **kwargs)
+        return base.astream(self, read(self, input, args, kwargs), *args, **kwargs)
 
     # The same name as the base: LangGraph Server and Studio show the class name in places.
     return type(base.__name__, (base,), {"stream": stream, "astream": astream, "__module__": base.__module__})
 
 
-def guard_input(compiled: Any, text_keys: tuple[str, ...] = (), messages_key: str | None = None) -> Any:
-    """``compiled``, reading every input with ``read_input`` before LangGraph stores it (copies too)."""
-    compiled.__class__ = _guarded_class(type(compiled), tuple(text_keys), messages_key)
+def guard_input(
+    compiled: Any, text_keys: tuple[str, ...] = (), messages_key: str | None = None, pause_key: str | None = None
+) -> Any:
+    """``compiled``, reading every input with ``read_input`` before LangGraph stores it (copies too).
+    ``pause_key``: the context field that makes a run pause for a person (``check_can_pause``)."""
+    compiled.__class__ = _guarded_class(type(compiled), tuple(text_keys), messages_key, pause_key)
     return compiled

@@ -67,6 +67,24 @@ def test_bad_options_fail_when_the_graph_is_built(build, error, field):
         build()
 
 
+def test_a_review_asked_for_in_the_context_needs_a_checkpointer():
+    import asyncio
+
+    scripted = ScriptedModel({})
+    graph = build_tasklist(models=scripted)  # no checkpointer: a pause could never be resumed
+    plan = {"request": "/tasklist docs://versions/v0.2.0-ready.md"}
+    with pytest.raises(ValueError, match="human_review needs a checkpointer"):
+        graph.invoke(plan, context={"human_review": True})
+    with pytest.raises(ValueError, match="human_review needs a checkpointer"):
+        asyncio.run(graph.ainvoke(plan, None, context={"human_review": True}))
+    assert scripted.contracts_called() == []
+    from runtime.offline import OfflineModel
+
+    with_saver = build_tasklist(models=OfflineModel(), checkpointer=InMemorySaver())
+    paused = with_saver.invoke(plan, {"configurable": {"thread_id": "t"}}, context={"human_review": True})
+    assert paused["__interrupt__"][0].value["kind"] == "strategy_review"
+
+
 @pytest.mark.parametrize(
     ("build", "inputs", "field"),
     [
