@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from policies.redaction import redact
+from policies.terminal_text import printable
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, UserError
 from runtime.resources import ResourceError
 from runtime.settings import SettingsError
@@ -65,7 +66,7 @@ ERROR_CODES = {EXIT_BAD_INPUT: "bad_input", EXIT_BLOCKED: "blocked", EXIT_FAILED
 
 def _report(as_json: bool, code: str, message: str, prefix: str = "error") -> None:
     """One redacted line on stderr, or (with ``--json``) one JSON object on stdout."""
-    message = redact(message, 500)
+    message = printable(redact(message, 500))
     if as_json:
         print(json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False))
     else:

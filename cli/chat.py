@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from policies.model_notice import STAND_IN_NOTICE
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
+from policies.terminal_text import printable
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
 from cli.model_config import models_of
 from cli.render import ProgressView, colour, print_json, stream_run
@@ -39,6 +40,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
     parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
     parser.add_argument("--json", action="store_true", help="machine-readable output (with --once)")
+    parser.add_argument("--keep-history", action="store_true", help="keep every checkpoint of the thread (default: the latest)")
     parser.set_defaults(handler=run)
 
 
@@ -91,6 +93,7 @@ class StreamedReply:
         self.text = ""
 
     def __call__(self, piece: str) -> None:
+        piece = printable(piece)  # model-written: no escape sequences reach the terminal
         if not self.text:
             self.out.write("assistant> ")
         self.text += piece
@@ -111,31 +114,44 @@ class StreamedReply:
         return False
 
 
-def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView | None = None,
+def _send(graph: Any, message: str | None, thread: str, user: str, view: ProgressView | None = None,
           streamed: StreamedReply | None = None) -> dict[str, Any]:
+    """One turn (``message`` None: finish the thread's interrupted turn from its checkpoint)."""
     from langchain_core.messages import HumanMessage
 
     outcome = stream_run(
         graph,
-        {"messages": [HumanMessage(content=message)]},
+        None if message is None else {"messages": [HumanMessage(content=message)]},
         config={"configurable": {"thread_id": thread}},
         context={"user_id": user},
         view=view,
-        # The CLI never asks for human review, so no turn pauses: one checkpoint per turn.
+        # The CLI never asks for human review, so no turn pauses; every step is saved.
         durability=durability_for(can_pause=False),
         on_reply=streamed,
     )
     return outcome.values
 
 
+def _finish_interrupted_turn(graph: Any, thread: str, user: str, out: TextIO | None) -> None:
+    """A turn killed mid-way is finished first (its completed steps are not re-run), so the next
+    message starts from a complete conversation."""
+    snapshot = graph.get_state({"configurable": {"thread_id": thread}})
+    if not (snapshot.values and snapshot.next) or snapshot.interrupts:
+        return
+    sys.stderr.write(f"reins: finishing the interrupted turn of thread {thread}\n")
+    values = _send(graph, None, thread, user)
+    if out is not None:
+        _print_answer(values, out)
+
+
 def _print_answer(values: Mapping[str, Any], out: TextIO, streamed: StreamedReply | None = None) -> None:
     answer = values.get("answer") or {}
     verdict = answer.get("verdict", "failure")
-    reply = redact(values.get("reply", ""), 4000)
+    reply = printable(redact(values.get("reply", ""), 4000))  # model-written: no escape sequences
     if streamed is None or not streamed.finish(reply):
         out.write(reply + "\n")
     for item in answer.get("evidence", []):
-        out.write(f"  · {redact(item, 300)}\n")
+        out.write(f"  · {printable(redact(item, 300))}\n")
     status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")
     out.write(colour(f"[{verdict}]", status, out) + "\n")
 
@@ -159,12 +175,20 @@ def run(args: argparse.Namespace) -> int:
     from graphs.assistant import build_graph  # the CLI is the application's entry point
     from runtime.checkpoint import checkpointer_from_settings
 
+    from runtime.runs import keep_latest_checkpoints
+
     thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
     user = (args.user or "local").strip() or "local"
+    message = None if args.once is None else _check_message(args.once)  # before anything is opened or written
+    if args.json and message is None:
+        raise UserError("--json needs --once")
     with checkpointer_from_settings(settings) as checkpointer, _memory_store(settings) as store:
         graph = build_graph(checkpointer=checkpointer, store=store)
-        if args.once is not None:
-            message = _check_message(args.once)
+        try:
+            if args.thread:
+                _finish_interrupted_turn(graph, thread, user, None if args.json else sys.stdout)
+            if message is None:
+                return _interactive(graph, thread, user, settings)
             if args.json:
                 values = _send(graph, message, thread, user)
                 print_json(_payload(values, thread))
@@ -174,9 +198,9 @@ def run(args: argparse.Namespace) -> int:
             values = _send(graph, message, thread, user, streamed=streamed)
             _print_answer(values, sys.stdout, streamed)
             return exit_code_for(values)
-        if args.json:
-            raise UserError("--json needs --once")
-        return _interactive(graph, thread, user, settings)
+        finally:
+            if not args.keep_history:
+                keep_latest_checkpoints(checkpointer, thread)
 
 
 def _stand_in_first(settings: Settings, out: TextIO) -> None:
@@ -215,7 +239,7 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings) -> int:
         try:
             values = _send(graph, message, thread, user, streamed=streamed)
         except Exception as error:  # one failed message does not end the session
-            sys.stderr.write(f"reins: failed: {redact(f'{type(error).__name__}: {error}', 300)}\n")
+            sys.stderr.write(f"reins: failed: {printable(redact(f'{type(error).__name__}: {error}', 300))}\n")
             continue
         if streamed is None or not streamed.text:
             sys.stdout.write("assistant> ")

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from policies.redaction import redact
-from policies.retention import durability_for
+from policies.retention import durability_for, graph_of
+from policies.terminal_text import printable
 from cli.errors import EXIT_OK, UserError, exit_code
 from cli.model_config import check_models_unchanged, stamped
 from cli.render import ProgressView, colour, print_json, stream_run
@@ -54,6 +55,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="with --resume: finish the run on the current models even if it started on others")
     parser.add_argument("--polish", action="store_true", help="let the polish model reword the summary")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    parser.add_argument("--keep-history", action="store_true", help="keep every checkpoint of the run (default: the latest)")
     parser.set_defaults(handler=run)
 
 
@@ -106,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     payload = resume_check(args) if args.resume else payload_for(args)
     settings = Settings.from_env()
     from runtime.checkpoint import checkpointer_from_settings
+    from runtime.runs import keep_latest_checkpoints
 
     thread_id = args.resume or f"deliver-{new_run_id()}"
     with checkpointer_from_settings(settings) as saver:
@@ -115,15 +118,19 @@ def run(args: argparse.Namespace) -> int:
             snapshot = graph.get_state(config)
             if not snapshot.values:
                 raise UserError("no delivery run with that thread id in the configured checkpointer")
+            if graph_of(thread_id, (snapshot.metadata or {}).get("reins_graph")) != GRAPH_NAME:
+                raise UserError("--resume: that thread is not a delivery run (a tasklist run resumes with reins resume)")
             if not snapshot.next:  # already finished: show it again
                 show(snapshot.values, thread_id, args.json)
                 return exit_code_for(snapshot.values)
             check_models_unchanged(snapshot.metadata, settings, args.allow_model_change)
         context = {"polish": True} if args.polish else None
         # Resuming passes no input: completed stages are read from the checkpoint, never re-run.
-        # The chain never pauses: one checkpoint when the run ends (or fails, or is interrupted).
+        # Saved after every step, so a hard kill loses at most the step in flight.
         outcome = stream_run(graph, payload, config, context=context, view=ProgressView(),
                              durability=durability_for(can_pause=False))
+        if not args.keep_history:
+            keep_latest_checkpoints(saver, thread_id)
     values = outcome.values
     show(values, thread_id, args.json)
     return exit_code_for(values)
@@ -139,7 +146,7 @@ def show(values: Mapping[str, Any], thread_id: str, as_json: bool) -> None:
     if failure.get("stage") == "load":  # bad input: one clear line, not an empty report
         print(f"reins: error: {redact(failure.get('message', 'the input was refused'), 300)}", file=sys.stderr)
         return
-    print(values.get("report") or "")
+    print(printable(values.get("report") or ""))  # model-written text: no escape sequences
     print("", file=sys.stderr)
     if status == "failed" and failure:  # why, in one line: the stage and the cause class (or the rule)
         why = failure.get("cause") or failure.get("code") or "unknown"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from policies.redaction import redact
+from policies.terminal_text import printable
 from runtime.progress import EVENT_TYPE
 
 _COLOURS = {
@@ -53,8 +54,8 @@ class ProgressView:
     def __call__(self, event: Mapping[str, Any]) -> None:
         if event.get("type") != EVENT_TYPE:
             return
-        status, title = event.get("status", ""), redact(event.get("title", ""), 80)
-        summary = redact(event.get("summary", ""), 200)
+        status, title = event.get("status", ""), printable(redact(event.get("title", ""), 80))
+        summary = printable(redact(event.get("summary", ""), 200))
         if self.interactive and status == "running" and event.get("step") not in ("start", "end"):
             self._start_spinner(title)
             return

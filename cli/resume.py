@@ -1,16 +1,18 @@
-"""``reins resume <thread-id> --decision '<json>'``: answer the review a paused tasklist run waits for.
+"""``reins resume <thread-id> [--decision '<json>']``: continue a paused or interrupted tasklist run.
 
-The decision is checked against the pending review's allowed decisions before anything runs; a
-refused decision leaves the run paused exactly as it was. Works from any process: the run is read
-from the configured checkpointer (SQLite by default).
+A run paused at a review waits for a decision: it is checked against the pending review's allowed
+decisions before anything runs, and a refused decision leaves the run paused exactly as it was. A
+run that was killed mid-way (its decision already recorded, or an unreviewed run) needs none: it
+continues from its last checkpoint, without re-running the steps that had completed. Works from
+any process: the run is read from the configured checkpointer (SQLite by default).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 
-from policies.retention import durability_for
+from policies.retention import durability_for, graph_of
 from cli.errors import EXIT_BAD_INPUT, UserError
 from cli.model_config import check_models_unchanged, stamped
 from cli.render import ProgressView, stream_run
@@ -18,36 +20,61 @@ from cli.tasklist import GRAPH_NAME, _graph, drive
 from runtime.settings import Settings
 from runtime.tracing import run_config
 
+MAX_DECISION_CHARS = 200_000
+
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("resume", help="resume a paused run with a review decision")
+    parser = commands.add_parser("resume", help="resume a paused (or interrupted) tasklist run")
     parser.add_argument("thread_id", help="the thread id a paused run printed")
-    parser.add_argument("--decision", required=True, help='JSON, e.g. \'{"type": "approve"}\'')
+    parser.add_argument("--decision", help='JSON, e.g. \'{"type": "approve"}\' (needed when the run waits for a review)')
     parser.add_argument("--review", action="store_true", help="answer any further review in the terminal")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.add_argument("--allow-model-change", action="store_true",
                         help="finish the run on the current models even if it started on others")
+    parser.add_argument("--keep-history", action="store_true", help="keep every checkpoint of the run (default: the latest)")
     parser.set_defaults(handler=run)
+
+
+def read_decision(raw: str) -> object:
+    """The ``--decision`` JSON, within the JSON limits; one line naming the field otherwise."""
+    from policies.json_limits import JsonLimitError, parse_json
+
+    try:
+        return parse_json(raw, max_chars=MAX_DECISION_CHARS)
+    except (ValueError, JsonLimitError) as error:
+        reason = f" ({error})" if isinstance(error, JsonLimitError) else ""
+        raise UserError(f'--decision must be JSON, e.g. \'{{"type": "approve"}}\'{reason}') from None
 
 
 def run(args: argparse.Namespace) -> int:
     from graphs.tasklist_agent import ResumeError, resume_command
     from runtime.checkpoint import checkpointer_from_settings
+    from runtime.runs import keep_latest_checkpoints
 
-    try:
-        decision = json.loads(args.decision)
-    except ValueError:
-        raise UserError('--decision must be JSON, e.g. \'{"type": "approve"}\'') from None
+    decision = None if args.decision is None else read_decision(args.decision)
     settings = Settings.from_env()
     with checkpointer_from_settings(settings) as saver:
         graph = _graph(saver, review=False)
         config = stamped(run_config(GRAPH_NAME, thread_id=args.thread_id), settings)
         snapshot = graph.get_state(config)
+        if snapshot.values and graph_of(args.thread_id, (snapshot.metadata or {}).get("reins_graph")) != GRAPH_NAME:
+            raise UserError("resume refused: that thread is not a tasklist run (a delivery run resumes with reins deliver --resume)")
         if snapshot.values:
             check_models_unchanged(snapshot.metadata, settings, args.allow_model_change)
-        try:
-            command = resume_command(graph, config, decision)
-        except ResumeError as error:
-            raise UserError(f"resume refused: {error}", EXIT_BAD_INPUT) from None
+        if snapshot.values and snapshot.next and not snapshot.interrupts:
+            # Killed between steps (after a recorded decision, or never paused): continue where it stopped.
+            if decision is not None:
+                print("reins: the run is not waiting for a decision; continuing it from its last checkpoint", file=sys.stderr)
+            command = None
+        elif decision is None and snapshot.interrupts:
+            raise UserError('the run waits for a review decision: add --decision \'{"type": "approve"}\' (or edit, reject)')
+        else:
+            try:
+                command = resume_command(graph, config, decision)
+            except ResumeError as error:
+                raise UserError(f"resume refused: {error}", EXIT_BAD_INPUT) from None
         outcome = stream_run(graph, command, config, view=ProgressView(), durability=durability_for(can_pause=True))
-        return drive(graph, config, args.thread_id, outcome, interactive=args.review, as_json=args.json)
+        code = drive(graph, config, args.thread_id, outcome, interactive=args.review, as_json=args.json)
+        if not args.keep_history:
+            keep_latest_checkpoints(saver, args.thread_id)
+        return code

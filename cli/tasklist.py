@@ -17,6 +17,7 @@ from typing import Any
 
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
+from policies.terminal_text import printable
 from cli.errors import UserError, exit_code
 from cli.model_config import models_of, stamped, stand_in_notice
 from cli.render import ProgressView, RunOutcome, colour, print_json, stream_run
@@ -37,6 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("request", nargs="+", help="docs://versions/<plan>.md, optionally followed by a goal")
     parser.add_argument("--review", action="store_true", help="ask for your decision at the strategy and revision reviews")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    parser.add_argument("--keep-history", action="store_true", help="keep every checkpoint of the run (default: the latest)")
     parser.set_defaults(handler=run)
 
 
@@ -80,11 +82,16 @@ def run(args: argparse.Namespace) -> int:
     with checkpointer_from_settings(settings) as saver:
         graph = _graph(saver, args.review)
         config = stamped(run_config(GRAPH_NAME, thread_id=thread_id), settings)
-        durability = durability_for(can_pause=args.review)  # a reviewed run keeps every step
+        durability = durability_for(can_pause=args.review)  # every step saved; a reviewed run waits for each save
         outcome = stream_run(graph, {"request": request}, config, view=ProgressView(), durability=durability)
         # An in-memory checkpoint ends with this process: a pause must not promise a later resume.
         resumable = settings.checkpoint != "memory"
-        return drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json, resumable=resumable)
+        code = drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json, resumable=resumable)
+        if not args.keep_history:
+            from runtime.runs import keep_latest_checkpoints
+
+            keep_latest_checkpoints(saver, thread_id)
+        return code
 
 
 def drive(
@@ -149,13 +156,13 @@ def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) ->
     err = sys.stderr
     allowed = list(payload.get("allowed_decisions") or ())
     print("", file=err)
-    print(redact(payload.get("question", "Review"), 300), file=err)
+    print(printable(redact(payload.get("question", "Review"), 300)), file=err)
     if payload.get("kind") == "strategy_review":
         strategy = payload.get("strategy") or {}
         low, high = (strategy.get("expected_step_range") or ["?", "?"])[:2]
         print(f"  granularity: {strategy.get('granularity')}, steps {low}-{high}", file=err)
-        print(f"  grouping:    {redact('; '.join(strategy.get('grouping', [])), 400)}", file=err)
-        print(f"  priority:    {redact('; '.join(strategy.get('priority', [])), 400)}", file=err)
+        print(printable(f"  grouping:    {redact('; '.join(strategy.get('grouping', [])), 400)}"), file=err)
+        print(printable(f"  priority:    {redact('; '.join(strategy.get('priority', [])), 400)}"), file=err)
     else:
         print(f"  to fix now: {', '.join(payload.get('fix_now', []))}", file=err)
     choice = _line(ask, f"Decision [{'/'.join(allowed)}]: ")
@@ -208,14 +215,15 @@ def show(
         meta = artifact["metadata"]
         state = "validated" if meta["validated"] else "NOT validated"
         print(f"\nTask list (revision {meta['revision']}, {state}) for {meta['plan_uri']}\n", file=out)
-        print(artifact["markdown"].rstrip(), file=out)
+        print(printable(artifact["markdown"]).rstrip(), file=out)  # model-written: no escape sequences
     items = values.get("manual_review_items") or []
     if items:
         print("\nManual review items:", file=out)
         for item in items:
-            print(f"  - [{item['severity']}] {redact(item['title'], 80)}: {redact(item['detail'], 500)}", file=out)
+            line = f"  - [{item['severity']}] {redact(item['title'], 80)}: {redact(item['detail'], 500)}"
+            print(printable(line), file=out)
     if values.get("message"):
-        print(f"\n{redact(values['message'], 800)}", file=out)
+        print(f"\n{printable(redact(values['message'], 800))}", file=out)
     if pending is not None:
         allowed = ", ".join(pending.get("allowed_decisions", []))
         print(colour(f"\nPaused for {pending.get('kind')} (thread {thread_id}).", "paused", out), file=out)
@@ -232,4 +240,4 @@ def show(
     decision = values.get("final_decision") or "unknown"
     print(colour(f"\nFinal decision: {decision}", decision, out), file=out)
     if values.get("summary"):
-        print(redact(values["summary"], 300), file=out)
+        print(printable(redact(values["summary"], 300)), file=out)

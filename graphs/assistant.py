@@ -46,6 +46,7 @@ from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.registry import ToolRegistry
 from runtime.toolbox import default_registry
+from runtime.user_input import guard_input
 
 __all__ = ["AssistantContext", "AssistantState", "build_graph", "default_pipelines", "graph"]
 
@@ -173,7 +174,8 @@ def build_graph(
     builder.add_edge("reflect", END)
 
     memory = InMemoryStore() if store is _DEFAULT_STORE else store
-    return builder.compile(checkpointer=checkpointer, store=memory, name="assistant")
+    compiled = builder.compile(checkpointer=checkpointer, store=memory, name="assistant")
+    return guard_input(compiled, messages_key="messages")  # the messages are redacted before LangGraph stores them
 
 
 graph = build_graph(store=None)  # LangGraph Server supplies its own checkpointer and store

@@ -16,23 +16,22 @@ policy_violation, metrics, trace. Per-run settings come from ``DeliveryContext``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
-from collections.abc import Iterable
-
-from langchain_core.language_models import BaseChatModel
-
 from policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy, for_reviewers
+from policies.delivery_input import check_review_timeout
 from policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
 from runtime.calls import inline, node
 from runtime.contracts import register_contracts
-
 from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.registry import ToolRegistry
 from runtime.toolbox import default_registry
+from runtime.user_input import guard_input
 from runtime.resources import ResourceResolver
 from nodes.delivery import routing
 from nodes.delivery.common import DeliveryDeps
@@ -65,7 +64,10 @@ def build_graph(
     """Compile the delivery chain. ``models``: a ``ModelSet``, one chat model for every role, or None
     to resolve models per run (context, then environment). ``reviewers``: the reviewer table
     (``policies.reviewers``; default the general, risk and boundary reviewers); the delegation
-    policy's review group and the sub-agent tools follow it."""
+    policy's review group and the sub-agent tools follow it. A wrong option is a TypeError or a
+    ValueError naming it, here, before anything runs."""
+    if not isinstance(policy, DelegationPolicy):
+        raise TypeError(f"policy must be a DelegationPolicy, not {type(policy).__name__}")
     table = reviewer_table(reviewers)
     register_contracts({spec.contract: "reviewer" for spec in table})
     deps = DeliveryDeps(
@@ -74,7 +76,7 @@ def build_graph(
         policy=for_reviewers(policy, table),
         resolver=resolver or ResourceResolver(),
         polish=polish,
-        review_timeout_s=review_timeout_s,
+        review_timeout_s=check_review_timeout(review_timeout_s),
         reviewers=table,
     )
     builder = StateGraph(
@@ -83,7 +85,7 @@ def build_graph(
     # Model-calling nodes run sync under invoke and async under ainvoke; quick rule-only nodes run on
     # the event loop under ainvoke instead of an executor thread (runtime/calls.py).
     # Every deciding node routes with Command; ``destinations`` lets Studio draw its branches.
-    builder.add_node("load_context", inline(make_load_context(deps)), destinations=routing.AFTER_LOAD)
+    builder.add_node("load_context", node(make_load_context(deps)), destinations=routing.AFTER_LOAD)
     builder.add_node("supervisor_pre", node(make_supervisor_pre(deps)), destinations=routing.AFTER_PRE)
     builder.add_node("manager", node(make_manager(deps)), destinations=routing.AFTER_MANAGER)
     builder.add_node("manager_refused", inline(make_manager_refused(deps)), destinations=routing.AFTER_REFUSAL)
@@ -102,7 +104,8 @@ def build_graph(
     builder.add_edge("revise_tasks", "render_report")
     builder.add_edge("fail_closed", "render_report")
     builder.add_edge("render_report", END)
-    return builder.compile(checkpointer=checkpointer, name=GRAPH_NAME)
+    # The input is checked and its secrets redacted before LangGraph stores any of it.
+    return guard_input(builder.compile(checkpointer=checkpointer, name=GRAPH_NAME), ("requirement", "requirement_uri"))
 
 
 graph = build_graph()

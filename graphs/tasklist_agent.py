@@ -38,6 +38,7 @@ from runtime.calls import inline, node
 from runtime.context import model_set_of
 from runtime.models import ModelSet
 from runtime.resources import ResourceResolver
+from runtime.user_input import guard_input
 
 # One node per action of the machine's table, from the steps the stages list; the edges are the table's too.
 NODES = nodes_by_action(STEPS)
@@ -66,20 +67,27 @@ def build_graph(
     ``max_steps``: tighten the step budget (never above the one derived from the machine's table:
     its longest valid run, 12 steps; 20 with human review).
     """
+    if human_review and checkpointer is None:
+        # A review pause is resumed from a checkpoint: without one the run could never continue.
+        raise ValueError("human_review needs a checkpointer: build_graph(checkpointer=..., human_review=True)")
     deps = TasklistDeps(models=model_set_of(models, "tasklist_agent"), resolver=resolver, human_review=human_review, max_steps=max_steps)
     builder = StateGraph(TasklistState, context_schema=TasklistContext, input_schema=TasklistInput, output_schema=TasklistOutput)
     for name, function in NODES.items():
         step = partial(function, deps=deps)
-        # A step that waits on a model is a generator: sync under invoke, async under ainvoke. Every
-        # other step is rules, state shaping, a review pause or one small resource read: under
-        # ainvoke it runs on the event loop, not in an executor thread (runtime/calls.py).
+        # A step that waits on a model or reads a file is a generator: sync under invoke; under
+        # ainvoke the model call is awaited and the file read runs in a worker thread. Every other
+        # step is rules, state shaping or a review pause: under ainvoke it runs on the event loop,
+        # not in an executor thread (runtime/calls.py).
         builder.add_node(name, node(step, name) if inspect.isgeneratorfunction(function) else inline(step, name))
     builder.add_edge(START, entry_action())
     for name, targets in routes().items():
         builder.add_conditional_edges(name, inline(route, edge=True), list(targets))
     for name in exits():
         builder.add_edge(name, END)
-    return builder.compile(checkpointer=checkpointer, name="tasklist_agent", **compile_options)
+    compiled = builder.compile(checkpointer=checkpointer, name="tasklist_agent", **compile_options)
+    # The input is checked and redacted before LangGraph stores it; a review asked for in the
+    # context needs a checkpointer too.
+    return guard_input(compiled, ("request", "plan_uri"), pause_key="human_review")
 
 
 graph = build_graph()

@@ -59,3 +59,18 @@ def classify_delivery_input(requirement: object, requirement_uri: object) -> Inp
     if len(text) > MAX_REQUIREMENT_CHARS:
         return InputDecision("rejected", "requirement_too_long")
     return InputDecision("inline")
+
+
+MAX_REVIEW_TIMEOUT_S = 3600.0
+
+
+def check_review_timeout(value: object, name: str = "review_timeout_s") -> float | None:
+    """A reviewer's wall-clock limit: None, or a number of seconds in (0, 3600]. A wrong type is a
+    TypeError and a wrong number a ValueError, each naming the field."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
+    if not 0 < value <= MAX_REVIEW_TIMEOUT_S:  # NaN fails both comparisons
+        raise ValueError(f"{name} must be between 0 and {MAX_REVIEW_TIMEOUT_S:g} seconds")
+    return float(value)

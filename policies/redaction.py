@@ -1,12 +1,16 @@
 """Redaction of everything a user, a trace or a progress event can see.
 
-Pure and deterministic: patterns in, placeholders out. Applied to every user-visible string and
-every error message, so a secret planted in a requirement or an exception never leaves the run.
+Pure and deterministic: patterns and secret values in, placeholders out. Applied to every
+user-visible string and every error message, so a secret planted in a requirement or an exception
+never leaves the run. Secrets are found by shape (``sk-…``, ``Bearer …``) and by value: the values
+of the secret environment variables (``secret_values`` says which), which the runtime snapshots
+and installs with ``use_secret_values`` (this module never reads the environment).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 
 REDACTED = "[redacted]"
 DEFAULT_LIMIT = 2000
@@ -90,6 +94,58 @@ _GATED = (
 )
 
 
+# ------------------------------------------------------------------------------ secrets by value
+
+# A variable is a secret when it is one of these names, starts with one of these prefixes or ends
+# with one of these suffixes; shorter values are too likely to occur in ordinary text.
+SECRET_ENV_NAMES = frozenset({"OPENAI_API_KEY"})
+SECRET_ENV_PREFIXES = ("REINS_API_KEY_",)
+SECRET_ENV_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+MIN_SECRET_CHARS = 8
+
+
+def is_secret_name(name: str) -> bool:
+    upper = name.upper()
+    return upper in SECRET_ENV_NAMES or upper.startswith(SECRET_ENV_PREFIXES) or upper.endswith(SECRET_ENV_SUFFIXES)
+
+
+def secret_values(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of the secret variables in ``environ`` (at least ``MIN_SECRET_CHARS`` long once
+    stripped), longest first so a value containing another is replaced whole."""
+    values = {value.strip() for name, value in environ.items() if is_secret_name(name) and isinstance(value, str)}
+    return tuple(sorted((v for v in values if len(v) >= MIN_SECRET_CHARS), key=lambda v: (-len(v), v)))
+
+
+class SecretValues:
+    """Known secret values, replaced wherever they occur (an exact, case-sensitive match)."""
+
+    __slots__ = ("values", "_pattern")
+
+    def __init__(self, values: Iterable[str] = ()):
+        self.values = tuple(sorted({v for v in values if len(v) >= MIN_SECRET_CHARS}, key=lambda v: (-len(v), v)))
+        self._pattern = re.compile("|".join(map(re.escape, self.values))) if self.values else None
+
+    def redact(self, text: str) -> str:
+        # A substring test per value is far cheaper than a regex scan; most text holds none.
+        if self._pattern is None or not any(value in text for value in self.values):
+            return text
+        return self._pattern.sub(REDACTED, text)
+
+
+_installed = SecretValues()
+
+
+def use_secret_values(values: Iterable[str]) -> SecretValues:
+    """Make ``values`` the secrets every ``redact`` call without an explicit ``secrets`` removes."""
+    global _installed
+    _installed = SecretValues(values)
+    return _installed
+
+
+def installed_secret_values() -> SecretValues:
+    return _installed
+
+
 def _fold(value: str) -> str:
     """Case-folded text in which every needle a match contains can be found.
 
@@ -106,9 +162,13 @@ def _fold(value: str) -> str:
     return folded
 
 
-def redact(text: object, limit: int = DEFAULT_LIMIT) -> str:
-    """Return ``text`` with secrets, credentials, absolute paths and tracebacks removed, cut to ``limit``."""
-    value = "" if text is None else str(text)
+def redact(text: object, limit: int = DEFAULT_LIMIT, secrets: SecretValues | None = None) -> str:
+    """Return ``text`` with secrets, credentials, absolute paths and tracebacks removed, cut to ``limit``.
+
+    ``secrets``: the secret values to remove (default: the installed ones); they go first, so no
+    pattern can cut a value in two and leave part of it.
+    """
+    value = (secrets or _installed).redact("" if text is None else str(text))
     folded = _fold(value)
     if not _ANY_NEEDLE.search(folded):
         return truncate(value, limit)
@@ -121,6 +181,31 @@ def redact(text: object, limit: int = DEFAULT_LIMIT) -> str:
         if needles[0] in folded or any(needle in folded for needle in needles[1:]):
             value = pattern.sub(replacement, value)
     return truncate(value, limit)
+
+
+# The shapes that are secrets (the other patterns remove paths and tracebacks: noise in user input).
+SECRET_SHAPES = frozenset({
+    "private_key", "url_credentials", "bearer", "basic_auth", "jwt", "openai_key", "aws_key",
+    "github_token", "slack_token", "cookie", "secret_assignment",
+})
+_SECRET_PATTERNS = tuple(entry for entry in _PATTERNS if entry[0] in SECRET_SHAPES)
+
+
+def redact_secrets(text: str, secrets: SecretValues | None = None) -> str:
+    """``text`` with its secrets (by value and by shape) replaced and nothing else changed or cut:
+    for what a user types, whose paths and length are the input rules' business."""
+    value = (secrets or _installed).redact(text)
+    folded = _fold(value)
+    for name, pattern, replacement in _SECRET_PATTERNS:
+        if any(needle in folded for needle in _NEEDLES[name]):
+            value = pattern.sub(replacement, value)
+    return value
+
+
+def was_redacted(text: object) -> bool:
+    """Whether ``text`` carries a placeholder redaction left (for saying so, never for a decision
+    a model could steer: the placeholder is only ever a hint)."""
+    return isinstance(text, str) and REDACTED in text
 
 
 def _redact_ungated(value: str) -> str:
@@ -139,12 +224,12 @@ def truncate(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
 
 
-def redact_mapping(value: object, limit: int = DEFAULT_LIMIT) -> object:
+def redact_mapping(value: object, limit: int = DEFAULT_LIMIT, secrets: SecretValues | None = None) -> object:
     """Redact every string inside nested dicts / lists / tuples (keys are kept)."""
     if isinstance(value, str):
-        return redact(value, limit)
+        return redact(value, limit, secrets)
     if isinstance(value, dict):
-        return {k: redact_mapping(v, limit) for k, v in value.items()}
+        return {k: redact_mapping(v, limit, secrets) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_mapping(v, limit) for v in value]
+        return [redact_mapping(v, limit, secrets) for v in value]
     return value

@@ -15,12 +15,13 @@ DURABILITY_MODES = ("sync", "async", "exit")
 
 
 def durability_for(can_pause: bool) -> str:
-    """A run that may pause for a human is checkpointed before every step (``sync``): it is resumed
-    later, possibly from another process, and must survive a crash at any point. A run that cannot
-    pause is checkpointed once, when it ends (``exit``): finished, failed or interrupted (Ctrl-C),
-    its state is still saved and ``reins deliver --resume`` continues it; only a hard kill loses it.
+    """Every CLI run is checkpointed after every step, so a hard kill loses at most the step in
+    flight (and never a completed model call). A run that may pause for a human waits for each
+    save (``sync``): it is resumed later, possibly from another process, and its pause must be on
+    disk before the process exits. Any other run saves in the background while the next step runs
+    (``async``): next to a model call that takes seconds the save costs nothing a user can see.
     """
-    return "sync" if can_pause else "exit"
+    return "sync" if can_pause else "async"
 
 
 def check_prune_days(days: float) -> float:
@@ -87,6 +88,8 @@ def resume_command(graph: str, thread_id: str, status: str) -> str | None:
         return f"reins resume {thread_id} --decision '{{\"type\": \"approve\"}}'"
     if status == "incomplete" and graph == "delivery_chain":
         return f"reins deliver --resume {thread_id}"
+    if status == "incomplete" and graph == "tasklist_agent":
+        return f"reins resume {thread_id}"
     if graph == "assistant":
         return f"reins chat --thread {thread_id}"
     return None

@@ -13,6 +13,8 @@ its state update as usual::
             return {...}
         return {"pre_decision": ...}
 
+A blocking call that is not a model's (a file read) is yielded as ``OffLoop(function, args)``.
+
 ``node(fn)`` turns such a generator into one LangGraph node with a sync function (each request made
 with ``invoke_contract`` …) and an async one (``ainvoke_contract`` …). ``graph.invoke`` runs the
 first; ``graph.ainvoke`` / ``astream`` and LangGraph Server run the second, so no run holds a
@@ -161,6 +163,22 @@ class Streamed:
     async def arun(self) -> Any:
         with streaming_reply(self.field):
             return await self.request.arun()
+
+
+@dataclass(frozen=True)
+class OffLoop:
+    """A blocking call (a file read: ``stat``, symlink resolution, ``open``): made directly under
+    ``invoke``; under ``ainvoke`` in a worker thread, so the event loop never blocks (LangGraph
+    Server's blocking detector refuses such calls on the loop)."""
+
+    function: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+    def run(self) -> Any:
+        return self.function(*self.args)
+
+    async def arun(self) -> Any:
+        return await asyncio.to_thread(self.function, *self.args)
 
 
 @dataclass(frozen=True)

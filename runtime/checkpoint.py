@@ -1,5 +1,9 @@
 """Checkpointer factory: memory (notebooks, tests), sqlite (CLI default), postgres (scale-out).
 
+``open_checkpointer`` hands out the sync savers (``invoke``, the CLI); ``open_async_checkpointer``
+the async ones (``AsyncSqliteSaver``, ``AsyncPostgresSaver``) for ``ainvoke`` / ``astream``: a sync
+SQLite or PostgreSQL saver cannot serve an async run.
+
 Checkpoints are deserialised strictly: only LangGraph's built-in safe types (plus LangChain
 messages) are revived, so a tampered checkpoint store cannot make the runtime construct arbitrary
 objects. State therefore holds plain data (dicts, lists, strings) — pydantic models are dumped.
@@ -7,8 +11,8 @@ objects. State therefore holds plain data (dicts, lists, strings) — pydantic m
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -26,46 +30,91 @@ def strict_serializer() -> JsonPlusSerializer:
     return JsonPlusSerializer(allowed_msgpack_modules=None)
 
 
+# PostgreSQL connections as LangGraph's savers need them (the row factory is added per driver).
+_POSTGRES_OPTIONS = {"autocommit": True, "prepare_threshold": 0, "connect_timeout": 10}
+# The driver's message names hosts and sometimes users; say what to check instead.
+_NO_POSTGRES = "REINS_CHECKPOINT_URL: cannot connect to that PostgreSQL server"
+
+
+def _checked_kind(kind: str, url: str | None) -> str:
+    if kind not in CHECKPOINTERS:
+        raise SettingsError(f"REINS_CHECKPOINT={kind!r} is not valid; allowed values: {', '.join(CHECKPOINTERS)}")
+    if kind == "postgres" and not url:
+        raise SettingsError("REINS_CHECKPOINT_URL must be set when REINS_CHECKPOINT=postgres")
+    return kind
+
+
+def _sqlite_file(path: Path | str | None) -> str:
+    db = Path(path or DEFAULT_SQLITE_PATH)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    return str(db)
+
+
 @contextmanager
 def open_checkpointer(
     kind: str = "memory", *, url: str | None = None, path: Path | str | None = None
 ) -> Iterator[BaseCheckpointSaver]:
     """Yield a ready checkpointer of ``kind``; connections are closed on exit."""
     serde = strict_serializer()
-    if kind == "memory":
+    if _checked_kind(kind, url) == "memory":
         yield InMemorySaver(serde=serde)
     elif kind == "sqlite":
         import sqlite3
 
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        db = Path(path or DEFAULT_SQLITE_PATH)
-        db.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(db), check_same_thread=False)
+        conn = sqlite3.connect(_sqlite_file(path), check_same_thread=False)
         try:
             saver = SqliteSaver(conn, serde=serde)
             saver.setup()
             yield saver
         finally:
             conn.close()
-    elif kind == "postgres":
-        if not url:
-            raise SettingsError("REINS_CHECKPOINT_URL must be set when REINS_CHECKPOINT=postgres")
+    else:
         from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg import Connection, OperationalError
         from psycopg.rows import dict_row
 
         try:
-            conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row, connect_timeout=10)
+            conn = Connection.connect(url, row_factory=dict_row, **_POSTGRES_OPTIONS)
         except OperationalError:
-            # The driver's message names hosts and sometimes users; say what to check instead.
-            raise SettingsError("REINS_CHECKPOINT_URL: cannot connect to that PostgreSQL server") from None
+            raise SettingsError(_NO_POSTGRES) from None
         with conn:
             saver = PostgresSaver(conn, serde=serde)
             saver.setup()
             yield saver
+
+
+@asynccontextmanager
+async def open_async_checkpointer(
+    kind: str = "memory", *, url: str | None = None, path: Path | str | None = None
+) -> AsyncIterator[BaseCheckpointSaver]:
+    """Yield a ready checkpointer of ``kind`` for async runs (``ainvoke``, ``astream``); connections
+    are closed on exit."""
+    serde = strict_serializer()
+    if _checked_kind(kind, url) == "memory":
+        yield InMemorySaver(serde=serde)
+    elif kind == "sqlite":
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async with aiosqlite.connect(_sqlite_file(path)) as conn:
+            saver = AsyncSqliteSaver(conn, serde=serde)
+            await saver.setup()
+            yield saver
     else:
-        raise SettingsError(f"REINS_CHECKPOINT={kind!r} is not valid; allowed values: {', '.join(CHECKPOINTERS)}")
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg import AsyncConnection, OperationalError
+        from psycopg.rows import dict_row
+
+        try:
+            conn = await AsyncConnection.connect(url, row_factory=dict_row, **_POSTGRES_OPTIONS)
+        except OperationalError:
+            raise SettingsError(_NO_POSTGRES) from None
+        async with conn:
+            saver = AsyncPostgresSaver(conn, serde=serde)
+            await saver.setup()
+            yield saver
 
 
 @contextmanager

@@ -39,6 +39,7 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel, ValidationError
 
+from policies.json_limits import JsonLimitError, check_json_value
 from policies.redaction import redact
 from policies.fallback import falls_back
 from policies.retry import backoff_s, retry_after_s, retry_wait_s
@@ -260,8 +261,14 @@ def _validate(schema: type[T], raw: Mapping[str, Any]) -> tuple[T | None, list[C
     # Checked first: a cut-off object may still parse (as a shorter, different object).
     if truncated(raw.get("raw")):
         return None, [TRUNCATED_ISSUE]
-    if raw.get("parsing_error") is not None or raw.get("parsed") is None:
-        return None, [ContractIssue(path="$", code="invalid_json")]
+    error = raw.get("parsing_error")
+    if error is not None or raw.get("parsed") is None:
+        return None, [ContractIssue(path="$", code=getattr(error, "code", None) if isinstance(error, JsonLimitError) else "invalid_json")]
+    try:
+        # A provider's parser has no depth limit of its own: nothing deeper reaches the schema.
+        check_json_value(raw["parsed"])
+    except JsonLimitError as limit:
+        return None, [ContractIssue(path="$", code=limit.code)]
     try:
         return schema.model_validate(raw["parsed"]), []
     except ValidationError as error:

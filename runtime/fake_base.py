@@ -20,6 +20,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
+from policies.json_limits import MAX_JSON_DEPTH, JsonLimitError, check_json_value, parse_json
+
 CONTRACT_KEY = "reins_contract"
 ROLE_KEY = "reins_role"
 UNLABELLED = "unlabelled"
@@ -62,13 +64,19 @@ def to_ai_message(response: Any) -> AIMessage:
     if isinstance(response, str):
         return AIMessage(content=response)
     if isinstance(response, (dict, list)):
+        try:
+            check_json_value(response)
+        except JsonLimitError:
+            # Deeper than any answer may be (and than json.dumps can write): sent as text just as
+            # deep, which the parse step refuses like a real model's.
+            return AIMessage(content="[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1))
         return AIMessage(content=json.dumps(response, ensure_ascii=False))
     raise TypeError(f"unsupported response type {type(response).__name__}")
 
 
 def _parse_json_output(message: AIMessage) -> Any:
     text = message.content if isinstance(message.content, str) else json.dumps(message.content)
-    return json.loads(text)
+    return parse_json(text)  # within the size and depth limits (a JsonLimitError is a ValueError)
 
 
 class StandInBindings(BaseChatModel):

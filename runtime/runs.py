@@ -73,6 +73,30 @@ def recent_runs(saver: Any, limit: int = 20, *, durable: bool = True) -> list[Ru
     return [summary for thread in threads if (summary := summarise(saver, thread, durable=durable))]
 
 
+def keep_latest_checkpoints(saver: Any, thread_id: str) -> int:
+    """Delete every checkpoint of ``thread_id`` but the latest per namespace (and the writes of the
+    deleted ones), when a run ends; a paused run keeps its pending writes. Returns how many
+    checkpoints went (0 where the saver keeps no history worth pruning, e.g. memory)."""
+    kind = type(saver).__name__
+    if kind == "SqliteSaver":
+        with saver.lock, saver.conn:
+            keep = "SELECT checkpoint_ns, max(checkpoint_id) FROM checkpoints WHERE thread_id = ? GROUP BY checkpoint_ns"
+            gone = saver.conn.execute(
+                f"DELETE FROM checkpoints WHERE thread_id = ? AND (checkpoint_ns, checkpoint_id) NOT IN ({keep})",
+                (thread_id, thread_id),
+            ).rowcount
+            saver.conn.execute(
+                f"DELETE FROM writes WHERE thread_id = ? AND (checkpoint_ns, checkpoint_id) NOT IN ({keep})",
+                (thread_id, thread_id),
+            )
+        return max(gone, 0)
+    if kind == "PostgresSaver":
+        before = sum(1 for _ in saver.list({"configurable": {"thread_id": thread_id}}))
+        saver.prune([thread_id], strategy="keep_latest")
+        return before - sum(1 for _ in saver.list({"configurable": {"thread_id": thread_id}}))
+    return 0
+
+
 def prune_runs(saver: Any, days: float, now: datetime | None = None) -> list[str]:
     """Delete every thread whose last checkpoint is older than ``days``; return their ids."""
     now = now or datetime.now(timezone.utc)

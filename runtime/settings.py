@@ -114,6 +114,10 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        if env is None:
+            from runtime.secrets import refresh_secret_values
+
+            refresh_secret_values()  # a key set since the last read is redacted from now on
         env = os.environ if env is None else env
         per_role: dict[str, dict[str, object]] = {name: {} for name in _PER_ROLE.values()}
         for key, value in env.items():

@@ -18,7 +18,7 @@ MAX_TOOL_ARGS_CHARS = 4000
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=True, frozen=True)
 
 
 def Text(max_length: int, min_length: int = 1) -> Any:  # noqa: N802 - reads like a type

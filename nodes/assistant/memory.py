@@ -18,7 +18,7 @@ from nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from nodes.assistant.prompts import reflection_messages
 from nodes.assistant.state import AssistantState, NodeSteps, Turn, Update, fresh_turn, traced
 from policies.memory import MAX_KEYWORDS, cut_message, keywords, rank_recollections, window_start
-from policies.redaction import redact
+from policies.redaction import redact, was_redacted
 from policies.slash_commands import parse_slash
 from runtime.calls import Contract, StorePut, StoreSearch
 from runtime.messages import message_text
@@ -96,6 +96,8 @@ def prepare_turn(
         step.summary = f"{len(conversation)} earlier message(s) in the window, {len(removed)} dropped"
         if recollections:
             step.summary += f"; {len(recollections)} recollection(s) injected"
+        if was_redacted(text):  # the message was redacted before it was stored (runtime/user_input.py)
+            step.summary += "; a secret in the message was redacted before it was stored or sent to a model"
     return {**fresh_turn(), "messages": removed, "request": request, "conversation": conversation,
             "recollections": recollections, "trace": [step.trace()]}
 

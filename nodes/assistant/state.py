@@ -11,12 +11,12 @@ from collections.abc import Generator
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
-from langgraph.graph.message import add_messages
 
 # typing_extensions: pydantic builds the graph's JSON schemas from these on Python 3.11.
 from typing_extensions import NotRequired, TypedDict
 
 from runtime.contracts import merge_metrics
+from runtime.user_input import add_redacted_messages
 from schemas.assistant import Intent, Verdict
 from schemas.trace import TraceRecord
 
@@ -91,11 +91,11 @@ class Turn(TypedDict):
 
 
 class AssistantInput(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], add_redacted_messages]
 
 
 class AssistantOutput(TypedDict, total=False):
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage], add_redacted_messages]
     reply: str
     answer: Answer | None
     intent: Intent | None

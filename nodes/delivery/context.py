@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from policies.delivery_input import check_review_timeout
 from runtime.context import ReinsContext
 
 
@@ -24,5 +25,4 @@ class DeliveryContext(ReinsContext):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.review_timeout_s is not None and not 0 < self.review_timeout_s <= 3600:
-            raise ValueError("review_timeout_s must be between 0 and 3600 seconds")
+        self.review_timeout_s = check_review_timeout(self.review_timeout_s)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Generator
+from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from policies.delivery_input import classify_delivery_input
-from policies.redaction import redact
+from policies.redaction import redact, was_redacted
+from runtime.calls import OffLoop
 from runtime.resources import ResourceError, ResourceNotFound
 from runtime.steps import recorded_step
 from nodes.delivery.common import DeliveryDeps, fail, progress
@@ -19,6 +22,7 @@ from nodes.delivery.routing import after_load
 from nodes.delivery.state import AfterLoad, ContextBlock, DeliveryState, Governance
 
 REQUIREMENT_LIMIT = 60_000
+INPUT_REDACTED_WARNING = "A secret in the requirement was replaced with [redacted] before it was stored or sent to a model."
 
 
 def _run_id(runtime: Runtime[DeliveryContext]) -> str:
@@ -27,8 +31,9 @@ def _run_id(runtime: Runtime[DeliveryContext]) -> str:
 
 
 def make_load_context(deps: DeliveryDeps):
-    def load_context(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Command[AfterLoad]:
-        update = loaded(state, runtime)
+    def load_context(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterLoad]]:
+        # Files are read (stat, symlinks resolved, opened) off the event loop under ainvoke.
+        update = yield OffLoop(loaded, (state, runtime))
         return Command(update=update, goto=after_load(update))
 
     def loaded(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> DeliveryState:
@@ -44,6 +49,8 @@ def make_load_context(deps: DeliveryDeps):
                 return {**base, "source_label": "refused input", **fail("load", decision.code, decision.message)}
             blocks: list[ContextBlock] = []
             warnings: list[str] = []
+            if was_redacted(state.get("requirement")):  # the input was redacted before it was stored
+                warnings.append(INPUT_REDACTED_WARNING)
             try:
                 resolver = deps.resolver_for(runtime)
                 custom_root = resolver.governance_root is not None

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import Any
+
 from langgraph.runtime import Runtime
 
-from policies.redaction import redact
+from policies.redaction import redact, was_redacted
 from policies.tasklist_plan import REFERENCE_MESSAGES, allowed_actions, assess_readiness, extract_plan, plan_reference
 from policies.tasklist_machine import Counters
+from runtime.calls import OffLoop
 from runtime.resources import ResourceError
 from runtime.tracing import new_run_id
 from runtime.steps import trace_record
@@ -16,6 +20,11 @@ from nodes.tasklist.state import TasklistState
 from nodes.tasklist.context import TasklistContext
 
 GRAPH_VERSION = "tasklist-agent/1"
+INPUT_REDACTED_ITEM = {
+    "title": "Secret redacted from the request",
+    "detail": "A secret in the request was replaced with [redacted] before it was stored or sent to a model.",
+    "severity": "info",
+}
 
 
 def _failed(code: str) -> TasklistState:
@@ -41,7 +50,8 @@ def open_run(state: TasklistState, runtime: Runtime[TasklistContext] | None, dep
         "limits": deps.limits(human_review).as_dict(),
         "counters": Counters().as_dict(),
         "status": "idle",
-        "manual_review_items": [],
+        # The request was redacted before it was stored (runtime/user_input.py); say so.
+        "manual_review_items": [INPUT_REDACTED_ITEM] if was_redacted(state.get("request")) else [],
     }
     progress_of(started).start("Tasklist agent")
     reference = plan_reference(state.get("request"), state.get("plan_uri"))
@@ -55,10 +65,10 @@ def the_plan(state: TasklistState) -> str | None:
 
 
 @guarded("read_plan", "Read the version plan", acts_on=the_plan, admits=open_run)
-def read_plan(state: TasklistState, run: StepRun) -> TasklistState:
+def read_plan(state: TasklistState, run: StepRun) -> Generator[Any, Any, TasklistState]:
     uri = state["plan_uri"]
     try:
-        resource = run.deps.resources().read(uri)
+        resource = yield OffLoop(run.deps.resources().read, (uri,))  # off the event loop under ainvoke
     except ResourceError:
         run.step.status, run.step.summary = "failed", "refused: unknown_plan"
         return _failed("unknown_plan")

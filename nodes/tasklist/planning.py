@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import Any
+
 from policies.redaction import redact_mapping
 from policies.tasklist_review import CONTEXT_READ_FAILED_TITLE, manual_item
-from runtime.calls import Contract
+from runtime.calls import Contract, OffLoop
 from runtime.resources import PROMPT_CHARS, ResourceError, cut_for_prompt
 from runtime.steps import attempt
 from schemas.tasklist import PlanningDecision
@@ -57,10 +60,10 @@ def the_decided_resource(state: TasklistState) -> str | None:
 
 
 @guarded("read_optional_context", "Read optional context", acts_on=the_decided_resource)
-def read_optional_context(state: TasklistState, run: StepRun) -> TasklistState:
+def read_optional_context(state: TasklistState, run: StepRun) -> Generator[Any, Any, TasklistState]:
     uri = the_decided_resource(state)
     try:
-        resource = run.deps.resources().read(uri)
+        resource = yield OffLoop(run.deps.resources().read, (uri,))  # off the event loop under ainvoke
     except ResourceError as error:
         # A failed read degrades: the run continues on the plan alone, and a person is told.
         run.step.summary = f"read of {uri} failed; continuing with a manual review item"

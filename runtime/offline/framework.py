@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ConfigDict, Field
 
+from policies.json_limits import parse_json
 from policies.redaction import truncate
 from runtime.fake_base import ModelCall, StandInChatModel
 from runtime.messages import message_text
@@ -64,8 +64,8 @@ class OfflineRequest(ModelCall):
         if not raw.strip():
             return default
         try:
-            return json.loads(raw)
-        except ValueError:
+            return parse_json(raw)
+        except ValueError:  # invalid, or over the JSON limits
             return default
 
 
@@ -123,8 +123,8 @@ def _generic_answer(request: OfflineRequest) -> Any:
         # Two-step encoding: the draft already is JSON; pass it through for the schema check.
         for candidate in (request.block("draft"), request.user):
             try:
-                return json.loads(candidate)
-            except ValueError:
+                return parse_json(candidate)
+            except ValueError:  # invalid, or over the JSON limits
                 continue
         return {}
     return "I am Reins' offline rule-based stand-in; configure REINS_MODEL to use a language model."

@@ -81,15 +81,16 @@ SECRET_URL = "http://admin:hunter2pass@evil.example.com/x?api_key=sk-abcdef12345
 
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 def test_chat_once_never_shows_secrets_from_the_request(cli_env, capsys, json_flag):
-    # The credentials ride in the tool's arguments: evidence and records must not echo them.
+    # The message is redacted before it is stored: the tool only ever sees the placeholder, and
+    # evidence and records cannot echo the credentials.
     assert main(["chat", "--once", f"fetch {SECRET_URL}", *json_flag]) == 4
     out, err = capsys.readouterr()
-    assert "credentials are not allowed" in out
+    assert "http_get refused" in out
     for secret in ("hunter2pass", "sk-abcdef1234567890ABCD"):
         assert secret not in out and secret not in err
     if json_flag:
         payload = json.loads(out)
-        assert payload["records"][0]["tool"] == "http_get" and "[redacted]" in payload["records"][0]["args"]["url"]
+        assert payload["records"][0]["tool"] == "http_get" and "[redacted" in payload["records"][0]["args"]["url"]
 
 
 @pytest.mark.parametrize(

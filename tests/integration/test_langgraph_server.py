@@ -13,9 +13,13 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
 
+SERVER_KEY = "plainvalue123456"  # no shape any pattern knows
+
+
 @pytest.fixture(scope="module")
 def client():
-    env = {"LANGSMITH_TRACING": "false", "REINS_MODEL": "", "LANGGRAPH_STRICT_MSGPACK": "true"}
+    env = {"LANGSMITH_TRACING": "false", "REINS_MODEL": "", "LANGGRAPH_STRICT_MSGPACK": "true",
+           "OPENAI_API_KEY": SERVER_KEY}  # unused by the offline model; redacted wherever it appears
     with running_langgraph_dev(ROOT, env=env) as url:
         yield get_sync_client(url=url)
 
@@ -184,3 +188,18 @@ def test_assistant_reply_streams_as_messages_tuple_text_only(client):
         elif part.event.startswith("values"):
             final = part.data
     assert len(chunks) >= 3 and "".join(chunks) == final["reply"] == "(17+25)*3 = 126."
+def test_no_secret_reaches_the_stream_or_the_thread_state(client):
+    import json
+
+    typed = "typedsecret-9f8e7d"
+    thread_id = client.threads.create()["thread_id"]
+    requirement = (f"Show a banner when a user hits the request limit. Use password={typed} on staging; "
+                   f"the service key is {SERVER_KEY}.")
+    parts = [part.data for part in client.runs.stream(
+        thread_id, "delivery_chain", input={"requirement": requirement}, stream_mode=["values", "custom"])]
+    state = client.threads.get_state(thread_id)
+    history = client.threads.get_history(thread_id)
+    seen = json.dumps([parts, state, history])
+    assert typed not in seen and SERVER_KEY not in seen
+    assert state["values"]["requirement"].count("[redacted]") == 2
+    assert "A secret in the requirement was replaced" in state["values"]["report"]

@@ -75,3 +75,29 @@ def test_delivery_chain_runs_with_the_postgres_checkpointer(postgres_url):
     assert stored["run_status"] == "pass"
     assert stored["report"] == result["report"]
     assert _checkpoint_rows(postgres_url, "delivery-pg-1") > 3
+
+
+@requires_postgres
+def test_every_graph_under_ainvoke_with_the_async_postgres_saver(postgres_url):
+    import asyncio
+
+    from runtime.checkpoint import open_async_checkpointer
+    from tests.runtime.test_async_checkpointers import check, run_every_graph
+
+    async def main():
+        async with open_async_checkpointer("postgres", url=postgres_url) as saver:
+            return type(saver).__name__, await run_every_graph(saver)
+
+    name, outcome = asyncio.run(main())
+    assert name == "AsyncPostgresSaver"
+    check(outcome)
+    assert _checkpoint_rows(postgres_url, "async-delivery") > 3
+
+
+@requires_postgres
+def test_a_finished_cli_run_keeps_only_its_latest_checkpoint_in_postgres(postgres_url):
+    done = _reins(["deliver", "--scenario", "request-limit-banner", "--json"], postgres_url)
+    assert done.returncode == 0, done.stderr
+    assert _checkpoint_rows(postgres_url, json.loads(done.stdout)["thread_id"]) == 1
+    kept = _reins(["deliver", "--scenario", "request-limit-banner", "--json", "--keep-history"], postgres_url)
+    assert _checkpoint_rows(postgres_url, json.loads(kept.stdout)["thread_id"]) > 3

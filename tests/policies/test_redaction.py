@@ -165,3 +165,76 @@ def test_gated_redaction_equals_running_every_pattern():
         assert redact(text, 100_000) == _redact_ungated(text), text
     for text in CASE_VARIANTS:
         assert redact(text) != text, text  # each variant really is a match that must not be skipped
+
+
+# ------------------------------------------------------------------------------ secrets by value
+
+from policies.redaction import MIN_SECRET_CHARS, SecretValues, is_secret_name, secret_values  # noqa: E402
+
+SECRET_NAMES = [
+    ("OPENAI_API_KEY", True),
+    ("REINS_API_KEY_REVIEWER", True),
+    ("AWS_SECRET_ACCESS_KEY", True),
+    ("GITHUB_TOKEN", True),
+    ("DB_PASSWORD", True),
+    ("CLIENT_SECRET", True),
+    ("reins_api_key_chat", True),
+    ("REINS_MODEL", False),
+    ("OPENAI_BASE_URL", False),
+    ("TOKENIZERS_PARALLELISM", False),
+    ("KEYBOARD", False),
+    ("PATH", False),
+]
+
+
+@pytest.mark.parametrize(("name", "secret"), SECRET_NAMES, ids=[case[0] for case in SECRET_NAMES])
+def test_which_variables_are_secrets(name, secret):
+    assert is_secret_name(name) is secret
+
+
+def test_secret_values_keep_long_values_of_secret_names_longest_first():
+    environ = {
+        "OPENAI_API_KEY": "plainvalue123456",
+        "REINS_API_KEY_REVIEWER": " reviewer-key-1 ",
+        "SHORT_TOKEN": "1234567",  # shorter than MIN_SECRET_CHARS
+        "MY_PASSWORD": "plainvalue123456-longer",
+        "REINS_MODEL": "gpt-4o-mini-long-name",
+    }
+    assert MIN_SECRET_CHARS == 8
+    assert secret_values(environ) == ("plainvalue123456-longer", "plainvalue123456", "reviewer-key-1")
+
+
+VALUE_CASES = [
+    ("echoed", "the key is plainvalue123456.", "the key is [redacted]."),
+    ("twice", "plainvalue123456/plainvalue123456", "[redacted]/[redacted]"),
+    ("longer-first", "x plainvalue123456-longer y", "x [redacted] y"),
+    ("in-a-url", "GET http://h/v1/plainvalue123456?q=1", "GET http://h/v1/[redacted]?q=1"),
+    ("case-sensitive", "PLAINVALUE123456", "PLAINVALUE123456"),
+    ("absent", "nothing secret here", "nothing secret here"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in VALUE_CASES], ids=[c[0] for c in VALUE_CASES])
+def test_secret_values_are_removed_wherever_they_occur(text, expected):
+    secrets = SecretValues(["plainvalue123456", "plainvalue123456-longer", "short"])
+    assert secrets.values == ("plainvalue123456-longer", "plainvalue123456")  # "short" is never a secret
+    assert redact(text, secrets=secrets) == expected
+    assert redact_mapping({"a": [text]}, secrets=secrets) == {"a": [expected]}
+
+
+def test_a_value_is_removed_before_a_pattern_can_cut_it_and_before_the_limit():
+    secrets = SecretValues(["abc/def/ghi-secret"])
+    assert "ghi-secret" not in redact("see abc/def/ghi-secret", secrets=secrets)
+    assert "abc/def" not in redact("x" * 95 + " abc/def/ghi-secret", 100, secrets=secrets)
+
+
+def test_installed_values_apply_to_every_call_without_secrets():
+    from policies.redaction import installed_secret_values, use_secret_values
+
+    before = installed_secret_values()
+    try:
+        use_secret_values(["plainvalue123456"])
+        assert redact("echo plainvalue123456") == "echo [redacted]"
+    finally:
+        use_secret_values(before.values)
+    assert redact("echo plainvalue123456") == "echo plainvalue123456"

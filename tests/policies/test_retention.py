@@ -25,7 +25,7 @@ def ago(days: float) -> datetime:
     return NOW - timedelta(days=days)
 
 
-@pytest.mark.parametrize(("can_pause", "mode"), [(True, "sync"), (False, "exit")])
+@pytest.mark.parametrize(("can_pause", "mode"), [(True, "sync"), (False, "async")])
 def test_durability(can_pause, mode):
     assert durability_for(can_pause) == mode
 
@@ -87,7 +87,8 @@ def test_run_status(values, paused, status):
         ("delivery_chain", "incomplete", "reins deliver --resume t"),
         ("delivery_chain", "pass", None),
         ("tasklist_agent", "final", None),
-        ("tasklist_agent", "incomplete", None),
+        ("tasklist_agent", "incomplete", "reins resume t"),
+        ("assistant", "incomplete", "reins chat --thread t"),
         ("assistant", "answered (success)", "reins chat --thread t"),
     ],
 )

@@ -1,5 +1,5 @@
-"""``reins runs``: recent threads with graph, status and pause; ``--prune``; and the CLI's durability
-(one checkpoint for a run that cannot pause, every step for a reviewed tasklist)."""
+"""``reins runs``: recent threads with graph, status and pause; ``--prune``; and the CLI's history
+(every step is saved; when a run ends only its latest checkpoint stays, unless ``--keep-history``)."""
 
 from __future__ import annotations
 
@@ -39,11 +39,17 @@ def test_runs_lists_graph_status_and_pause_and_durability_follows_the_graph(sqli
     monkeypatch.setattr("builtins.input", lambda *_: (_ for _ in ()).throw(EOFError()))
     assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--review", "--json"]) == 5
     paused = _json(capsys)["thread_id"]
+    assert main(["deliver", "--scenario", "request-limit-banner", "--json", "--keep-history"]) == 0
+    kept = _json(capsys)["thread_id"]
 
-    # A run that cannot pause is checkpointed once; a reviewed run before every step.
+    # Every step was saved; when a run ends (or pauses) only its latest checkpoint stays.
     assert _checkpoints(sqlite_env, delivered) == 1
     assert _checkpoints(sqlite_env, finished) == 1
-    assert _checkpoints(sqlite_env, paused) > 3
+    assert _checkpoints(sqlite_env, paused) == 1
+    assert _checkpoints(sqlite_env, kept) > 10  # one per step
+    with sqlite3.connect(sqlite_env) as conn:
+        conn.execute("DELETE FROM checkpoints WHERE thread_id = ?", (kept,))
+        conn.execute("DELETE FROM writes WHERE thread_id = ?", (kept,))
 
     assert main(["runs", "--json"]) == 0
     runs = {run["thread_id"]: run for run in _json(capsys)["runs"]}

@@ -1,0 +1,113 @@
+"""What a user gives a graph is read once, before LangGraph sees it: checked, and its secrets removed.
+
+LangGraph stores a run's input as it was given (in the first checkpoint, the ``values`` stream and
+a server's thread state) before any node runs, so the check and the redaction happen in front of
+the graph: ``guard_input`` makes a compiled graph's ``stream`` and ``astream`` (behind ``invoke``,
+``ainvoke``, the event streams and LangGraph Server) read the input first. A wrong type is a
+``TypeError`` naming the key, raised before any step runs or anything is saved; text keys are
+stored with their secrets replaced (``policies.redaction.redact_secrets``). A resume (a
+``Command`` or ``None``) passes unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from langchain_core.messages import BaseMessage, convert_to_messages
+from langchain_core.runnables.config import var_child_runnable_config
+from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
+from langgraph.graph.message import add_messages
+
+from policies.redaction import redact_secrets
+
+
+def read_input(value: Any, text_keys: tuple[str, ...] = (), messages_key: str | None = None) -> Any:
+    """``value`` with each text key checked to be a string and redacted, and the chat messages redacted."""
+    if value is None or not isinstance(value, Mapping):
+        if value is None or type(value).__name__ == "Command":
+            return value
+        raise TypeError(f"the input must be a mapping of keys to values, not {type(value).__name__}")
+    read = dict(value)
+    for key in text_keys:
+        text = read.get(key)
+        if text is None:
+            continue
+        if not isinstance(text, str):
+            raise TypeError(f"{key} must be a string, not {type(text).__name__}")
+        read[key] = redact_secrets(text)
+    if messages_key and read.get(messages_key) is not None:
+        read[messages_key] = redacted_messages(read[messages_key])
+    return read
+
+
+def redacted_messages(value: Any) -> list[BaseMessage]:
+    items = value if isinstance(value, list) else [value]
+    try:
+        messages = convert_to_messages(items)
+    except (ValueError, TypeError, NotImplementedError) as error:
+        raise TypeError(f"messages: not a list of chat messages ({type(error).__name__})") from None
+    return [_redacted_message(message) for message in messages]
+
+
+def _redacted_message(message: BaseMessage) -> BaseMessage:
+    content = message.content
+    if isinstance(content, str):
+        clean: Any = redact_secrets(content)
+    elif isinstance(content, list):
+        clean = [
+            {**block, "text": redact_secrets(block["text"])}
+            if isinstance(block, dict) and isinstance(block.get("text"), str)
+            else redact_secrets(block) if isinstance(block, str) else block
+            for block in content
+        ]
+    else:
+        return message
+    return message if clean == content else message.model_copy(update={"content": clean})
+
+
+def add_redacted_messages(left: Any, right: Any) -> Any:
+    """``add_messages`` with every new message's text redacted first (what nodes add, too)."""
+    return add_messages(left, redacted_messages(right))
+
+
+def check_can_pause(graph: Any, config: Any, context: Any, pause_key: str | None) -> None:
+    """A run whose context asks for pauses (``pause_key`` true) needs a checkpointer to resume from:
+    its own, or the parent's when it runs as a subgraph (LangGraph passes it in the config)."""
+    if not pause_key:
+        return
+    wanted = context.get(pause_key) if isinstance(context, Mapping) else getattr(context, pause_key, None)
+    if not wanted or graph.checkpointer not in (None, False):
+        return
+    # A subgraph inherits the parent's checkpointer through the given or the ambient config.
+    for given in (config, var_child_runnable_config.get()):
+        configurable = given.get("configurable") or {} if isinstance(given, Mapping) else {}
+        if configurable.get(CONFIG_KEY_CHECKPOINTER) is not None:
+            return
+    raise ValueError(f"{pause_key} needs a checkpointer: build the graph with checkpointer=... to resume a pause")
+
+
+@lru_cache(maxsize=None)
+def _guarded_class(base: type, text_keys: tuple[str, ...], messages_key: str | None, pause_key: str | None) -> type:
+    def read(self: Any, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        check_can_pause(self, args[0] if args else kwargs.get("config"), kwargs.get("context"), pause_key)
+        return read_input(input, text_keys, messages_key)
+
+    def stream(self: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+        return base.stream(self, read(self, input, args, kwargs), *args, **kwargs)
+
+    def astream(self: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+        return base.astream(self, read(self, input, args, kwargs), *args, **kwargs)
+
+    # The same name as the base: LangGraph Server and Studio show the class name in places.
+    return type(base.__name__, (base,), {"stream": stream, "astream": astream, "__module__": base.__module__})
+
+
+def guard_input(
+    compiled: Any, text_keys: tuple[str, ...] = (), messages_key: str | None = None, pause_key: str | None = None
+) -> Any:
+    """``compiled``, reading every input with ``read_input`` before LangGraph stores it (copies too).
+    ``pause_key``: the context field that makes a run pause for a person (``check_can_pause``)."""
+    compiled.__class__ = _guarded_class(type(compiled), tuple(text_keys), messages_key, pause_key)
+    return compiled

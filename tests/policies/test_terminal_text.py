@@ -1,0 +1,41 @@
+"""Model-written text reaches the terminal without escape sequences or control characters."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.terminal_text import printable
+
+CASES = [
+    ("plain", "status: pass", "status: pass"),
+    ("newlines-and-tabs", "a\n\tb\n", "a\n\tb\n"),
+    ("crlf", "a\r\nb", "a\nb"),
+    ("clear-screen", "\x1b[2J\x1b[Hstatus: pass", "status: pass"),
+    ("fake-green", "\x1b[32mstatus: pass\x1b[0m", "status: pass"),
+    ("carriage-return-overwrite", "status: failed\rstatus: pass", "status: failedstatus: pass"),
+    ("osc-title-bel", "\x1b]0;owned\x07text", "text"),
+    ("osc-hyperlink-st", "\x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\", "click"),
+    ("unterminated-osc", "ok\x1b]0;title never ends", "ok"),
+    ("eight-bit-csi", "\x9b2Jx", "x"),
+    ("dcs", "\x1bPq#0;2;0;0;0\x1b\\after", "after"),
+    ("lone-esc", "a\x1b", "a"),
+    ("two-char-escape", "a\x1bcb", "ab"),
+    ("charset-escape", "a\x1b(Bb", "ab"),
+    ("bell-backspace-null", "a\x07b\x08c\x00d", "abcd"),
+    ("del-and-c1", "a\x7fb\x85c", "abc"),
+    ("bidi-override", "pass\u202eliaf", "passliaf"),
+    ("unicode-kept", "版本 v0.2 — ✓ done", "版本 v0.2 — ✓ done"),
+    ("none", None, ""),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_printable(text, expected):
+    assert printable(text) == expected
+
+
+def test_printable_is_idempotent_and_leaves_no_escape():
+    for _, text, _ in CASES:
+        once = printable(text)
+        assert printable(once) == once
+        assert "\x1b" not in once and "\r" not in once
