@@ -1,7 +1,8 @@
 """``reins chat``: talk to the assistant (interactive), or ``reins chat --once "<message>"``.
 
 Tool steps show as live progress on stderr; the answer goes to stdout. Conversations are
-checkpointed (``--thread`` continues one); long-term notes persist in ``.reins/memory.db`` when the
+checkpointed (``--thread`` continues one); long-term notes persist in ``memory.db`` in the home for runs
+(``REINS_HOME``) when the
 checkpointer is sqlite (the CLI default).
 """
 
@@ -19,10 +20,9 @@ from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
 from cli.render import ProgressView, colour, print_json, stream_run
-from runtime.paths import STATE_DIR
 from runtime.settings import Settings
 
-MEMORY_DB = STATE_DIR / "memory.db"
+MEMORY_DB = "memory.db"  # in the home for runs (``runtime.home``)
 MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
@@ -60,8 +60,9 @@ def _memory_store(settings: Settings) -> Iterator[Any]:
         return
     from langgraph.store.sqlite import SqliteStore
 
-    MEMORY_DB.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(MEMORY_DB), check_same_thread=False, isolation_level=None)
+    from runtime.home import home_file
+
+    conn = sqlite3.connect(str(home_file(MEMORY_DB)), check_same_thread=False, isolation_level=None)
     try:
         store = SqliteStore(conn)
         store.setup()

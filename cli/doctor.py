@@ -1,5 +1,5 @@
 """``reins doctor``: which provider serves each role, contract mode, tool-choice style, docs root,
-checkpointer; ``--check`` also makes tiny requests to every configured model (see ``runtime.probe``)."""
+checkpointer, the home for runs (``REINS_HOME``); ``--check`` also makes tiny requests to every configured model (see ``runtime.probe``)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def describe(settings: Settings) -> dict:
+    from runtime.home import reins_home
     from runtime.models import model_set_from_settings
 
     models = model_set_from_settings(settings)
@@ -36,6 +37,7 @@ def describe(settings: Settings) -> dict:
         "docs_root": "bundled" if settings.docs_root == Settings().docs_root else "REINS_DOCS_ROOT",
         "governance": "REINS_GOVERNANCE_ROOT" if settings.governance_root else "bundled",
         "checkpointer": settings.checkpoint,
+        "home": str(reins_home()),
         "http_allowlist": list(settings.http_allowlist),
     }
 
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     for role, label in report["roles"].items():
         print(f"  {role:<11} {label}")
     for key in ("endpoint", "api_key", "contract_mode", "structured_method", "tool_choice", "max_tokens_param",
-                "docs_root", "governance", "checkpointer"):
+                "docs_root", "governance", "checkpointer", "home"):
         print(f"  {key:<17} {report[key]}")
     print(f"  http_allowlist    {', '.join(report['http_allowlist']) or '(none)'}")
     print(f"  (REINS_TOOL_CHOICE={settings.tool_choice}: tool calls are asked for with "

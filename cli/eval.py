@@ -19,7 +19,7 @@ from policies.redaction import redact
 from cli.errors import EXIT_OK, UserError
 from cli.render import print_json
 
-DEFAULT_OUT = Path(".reins") / "eval"
+EVAL_DIR = "eval"  # in the home for runs (``runtime.home``) unless --out names another directory
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -34,8 +34,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="only these perturbation kinds or families, e.g. "
                              "rephrased_verdict,schema_drift,extra_fields,wrong_enum,provider_timeout,connection_error")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the perturbations")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
-                        help="where report.md and plot.png go (default .reins/eval)")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="where report.md and plot.png go (default: eval/ in REINS_HOME; see reins doctor)")
     parser.add_argument("--scenario", action="append", metavar="ID", help="only these scenarios (repeatable)")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.set_defaults(handler=run)
@@ -48,6 +48,10 @@ def _check(args: argparse.Namespace) -> None:
         raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}")
     args.rates = _rates(args.perturb)
     args.kinds = _kinds(args.perturb_kinds)
+    if args.out is None:
+        from runtime.home import home_file
+
+        args.out = home_file(EVAL_DIR)
     if args.out.exists() and not args.out.is_dir():
         raise UserError("--out must name a directory")
 

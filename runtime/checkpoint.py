@@ -15,10 +15,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from runtime.paths import STATE_DIR
 from runtime.settings import CHECKPOINTERS, Settings, SettingsError
 
-DEFAULT_SQLITE_PATH = STATE_DIR / "checkpoints.db"
+SQLITE_FILE = "checkpoints.db"  # in the home for runs (``runtime.home``)
 
 
 def strict_serializer() -> JsonPlusSerializer:
@@ -39,7 +38,9 @@ def open_checkpointer(
 
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        db = Path(path or DEFAULT_SQLITE_PATH)
+        from runtime.home import home_file
+
+        db = Path(path) if path else home_file(SQLITE_FILE)
         db.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(db), check_same_thread=False)
         try:

@@ -23,3 +23,13 @@ def executor_hops(monkeypatch) -> list:
 
     monkeypatch.setattr(asyncio.BaseEventLoop, "run_in_executor", counting)
     return handed
+
+
+@pytest.fixture(autouse=True)
+def reins_home(tmp_path_factory, monkeypatch):
+    """Every test keeps its runs in a home of its own: the suite never writes into the user's home
+    (``REINS_HOME``, and the platform's data directory a test that unsets it would fall back to)."""
+    home = tmp_path_factory.mktemp("reins-home")
+    monkeypatch.setenv("REINS_HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home.parent / f"{home.name}-xdg"))
+    return home

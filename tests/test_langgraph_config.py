@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from langgraph.graph.state import CompiledStateGraph
 
-from cli.diagrams import LANGGRAPH_JSON, load_graph
+from cli.diagrams import LANGGRAPH_JSON, graph_paths, load_graph
 
 CONFIG = json.loads(LANGGRAPH_JSON.read_text())
 ROOT = LANGGRAPH_JSON.parent
@@ -17,11 +17,18 @@ ROOT = LANGGRAPH_JSON.parent
 def test_langgraph_json_exports_exactly_the_three_graphs():
     assert sorted(CONFIG["graphs"]) == ["assistant", "delivery_chain", "tasklist_agent"]
     assert CONFIG["dependencies"] == ["."] and CONFIG["python_version"] == "3.11"
+    assert CONFIG["env"] == ".env"  # langgraph dev reads the same .env as the CLI (a missing one is fine)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIG["graphs"]))
+def test_each_graph_has_a_description_studio_shows(name):
+    entry = CONFIG["graphs"][name]
+    assert set(entry) == {"path", "description"} and 40 <= len(entry["description"]) <= 400
 
 
 @pytest.mark.parametrize("name", sorted(CONFIG["graphs"]))
 def test_each_export_is_a_compiled_graph_the_server_can_checkpoint(name):
-    path, attribute = CONFIG["graphs"][name].rsplit(":", 1)
+    path, attribute = graph_paths()[name].rsplit(":", 1)
     assert (ROOT / Path(path)).is_file() and attribute == "graph"
     graph = load_graph(name)
     assert isinstance(graph, CompiledStateGraph)
