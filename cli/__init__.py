@@ -85,8 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from cli.env_file import load_env_file
+
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
+    load_env_file()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -22,6 +22,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def describe(settings: Settings) -> dict:
+    from cli.env_file import env_file_status
     from runtime.home import reins_home
     from runtime.models import model_set_from_settings
 
@@ -38,6 +39,7 @@ def describe(settings: Settings) -> dict:
         "governance": "REINS_GOVERNANCE_ROOT" if settings.governance_root else "bundled",
         "checkpointer": settings.checkpoint,
         "home": str(reins_home()),
+        "env_file": env_file_status(),
         "http_allowlist": list(settings.http_allowlist),
     }
 
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     for role, label in report["roles"].items():
         print(f"  {role:<11} {label}")
     for key in ("endpoint", "api_key", "contract_mode", "structured_method", "tool_choice", "max_tokens_param",
-                "docs_root", "governance", "checkpointer", "home"):
+                "docs_root", "governance", "checkpointer", "home", "env_file"):
         print(f"  {key:<17} {report[key]}")
     print(f"  http_allowlist    {', '.join(report['http_allowlist']) or '(none)'}")
     print(f"  (REINS_TOOL_CHOICE={settings.tool_choice}: tool calls are asked for with "

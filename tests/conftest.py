@@ -33,3 +33,12 @@ def reins_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("REINS_HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(home.parent / f"{home.name}-xdg"))
     return home
+
+
+@pytest.fixture(autouse=True)
+def no_env_file(tmp_path_factory, monkeypatch):
+    """``reins`` reads ``./.env`` into the process environment; in the suite it reads none (a
+    developer's own .env must not leak into every test), except where a test points it at one."""
+    from cli import env_file
+
+    monkeypatch.setattr(env_file, "ENV_FILE", tmp_path_factory.getbasetemp() / "no-such.env")
