@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
-from cli.render import ProgressView, colour, print_json, stream_run
+from cli.render import ProgressView, colour, print_json, stream_run, write
 from runtime.settings import Settings
 
 MEMORY_DB = "memory.db"  # in the home for runs (``runtime.home``)
@@ -98,7 +98,7 @@ def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView |
 def _print_answer(values: Mapping[str, Any], out: TextIO) -> None:
     answer = values.get("answer") or {}
     verdict = answer.get("verdict", "failure")
-    out.write(redact(values.get("reply", ""), 4000) + "\n")
+    write(redact(values.get("reply", ""), 4000), out, markdown=True)
     for item in answer.get("evidence", []):
         out.write(f"  · {redact(item, 300)}\n")
     status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")

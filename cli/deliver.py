@@ -19,7 +19,7 @@ from typing import Any
 from policies.redaction import redact
 from policies.retention import durability_for
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
-from cli.render import ProgressView, colour, print_json, stream_run
+from cli.render import ProgressView, colour, print_json, stream_run, write
 from runtime.paths import RESOURCES
 from runtime.settings import Settings
 from runtime.tracing import new_run_id, run_config
@@ -134,7 +134,7 @@ def show(values: Mapping[str, Any], thread_id: str, as_json: bool) -> None:
     if failure.get("stage") == "load":  # bad input: one clear line, not an empty report
         print(f"reins: error: {redact(failure.get('message', 'the input was refused'), 300)}", file=sys.stderr)
         return
-    print(values.get("report") or "")
+    write(values.get("report") or "", markdown=True)
     print("", file=sys.stderr)
     if status == "failed" and failure:  # why, in one line: the stage and the cause class (or the rule)
         why = failure.get("cause") or failure.get("code") or "unknown"

@@ -26,7 +26,7 @@ from cli.errors import (
     EXIT_PAUSED,
     UserError,
 )
-from cli.render import ProgressView, RunOutcome, colour, print_json, stream_run
+from cli.render import ProgressView, RunOutcome, colour, print_json, stream_run, write
 from runtime.settings import Settings
 from runtime.tracing import new_run_id, run_config
 
@@ -207,7 +207,7 @@ def show(
         meta = artifact["metadata"]
         state = "validated" if meta["validated"] else "NOT validated"
         print(f"\nTask list (revision {meta['revision']}, {state}) for {meta['plan_uri']}\n", file=out)
-        print(artifact["markdown"].rstrip(), file=out)
+        write(artifact["markdown"].rstrip(), out, markdown=True)
     items = values.get("manual_review_items") or []
     if items:
         print("\nManual review items:", file=out)
