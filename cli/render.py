@@ -174,6 +174,57 @@ class ProgressView:
         self._stop_spinner()
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run. ``saved``: its checkpoint outlives this process; ``resume``: the command
+    that continues it, when there is one."""
+
+    def __init__(self, thread_id: str, saved: bool, resume: str | None):
+        super().__init__(thread_id)
+        self.thread_id, self.saved, self.resume = thread_id, saved, resume
+
+    def __str__(self) -> str:
+        if not self.saved:
+            return f"thread {self.thread_id} was checkpointed in memory (REINS_CHECKPOINT=memory) and is gone"
+        how = f"; resume with: {self.resume}" if self.resume else ""
+        return f"the run is saved as thread {self.thread_id}{how}"
+
+
+def _interrupted(graph: Any, config: Mapping[str, Any]) -> RunInterrupted:
+    """What Ctrl-C left behind, read back from the checkpointer."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from runtime.runs import summarise
+
+    thread_id = str(config.get("configurable", {}).get("thread_id", ""))
+    saver = getattr(graph, "checkpointer", None)
+    if not thread_id or saver is None or isinstance(saver, InMemorySaver):
+        return RunInterrupted(thread_id or "-", saved=False, resume=None)
+    summary = summarise(saver, thread_id)
+    return RunInterrupted(thread_id, saved=summary is not None, resume=summary.resume if summary else None)
+
+
+@contextmanager
+def _ctrl_c_cancels() -> Iterator[None]:
+    """Ctrl-C first cancels every model call the run waits for (``runtime.deadline``), so nodes stop
+    at once and LangGraph saves the run, then interrupts as usual."""
+    import signal
+
+    from runtime.deadline import cancel, cancellable
+
+    def interrupt(signum: int, frame: Any) -> None:
+        cancel()
+        raise KeyboardInterrupt
+
+    in_main = threading.current_thread() is threading.main_thread()  # only it may set signal handlers
+    previous = signal.signal(signal.SIGINT, interrupt) if in_main else None
+    try:
+        with cancellable():
+            yield
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+
+
 @dataclass
 class RunOutcome:
     values: dict[str, Any]
@@ -191,23 +242,28 @@ def stream_run(
     """Run ``graph`` to its end or its next interrupt, rendering progress; return state and interrupts.
 
     ``durability`` is LangGraph's checkpoint persistence mode (``sync``, ``async`` or ``exit``); None
-    keeps LangGraph's default.
+    keeps LangGraph's default. Ctrl-C stops the run within moments even while a model call hangs and
+    raises ``RunInterrupted`` (saying where the run was saved and how to resume it).
     """
     view = view or ProgressView()
     values: dict[str, Any] = {}
     interrupts: list[Any] = []
     try:
-        chunks = graph.stream(
-            inputs, config=dict(config or {}), context=context, stream_mode=["custom", "values", "updates"],
-            durability=durability,
-        )
-        for mode, chunk in chunks:
-            if mode == "custom" and isinstance(chunk, Mapping):
-                view(chunk)
-            elif mode == "values" and isinstance(chunk, Mapping):
-                values = dict(chunk)
-            elif mode == "updates" and isinstance(chunk, Mapping) and "__interrupt__" in chunk:
-                interrupts.extend(chunk["__interrupt__"])
+        with _ctrl_c_cancels():
+            chunks = graph.stream(
+                inputs, config=dict(config or {}), context=context, stream_mode=["custom", "values", "updates"],
+                durability=durability,
+            )
+            for mode, chunk in chunks:
+                if mode == "custom" and isinstance(chunk, Mapping):
+                    view(chunk)
+                elif mode == "values" and isinstance(chunk, Mapping):
+                    values = dict(chunk)
+                elif mode == "updates" and isinstance(chunk, Mapping) and "__interrupt__" in chunk:
+                    interrupts.extend(chunk["__interrupt__"])
+    except KeyboardInterrupt:
+        view.close()
+        raise _interrupted(graph, config or {}) from None
     finally:
         view.close()
     return RunOutcome(values=values, interrupts=interrupts)
