@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from cli.inputs import read_text
 from cli.render import ProgressView, colour, print_json, stream_run, write
 from runtime.settings import Settings
 
@@ -33,6 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "chat", help="chat with the assistant (calculator, clock, http_get, read_doc; /help for pipeline commands)"
     )
     parser.add_argument("--once", metavar="MESSAGE", help="send one message, print the answer and exit")
+    parser.add_argument("--file", metavar="PATH", help="like --once, with the message read from PATH (- for standard input)")
     parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
     parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
     parser.add_argument("--json", action="store_true", help="machine-readable output (with --once)")
@@ -119,6 +121,10 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.file is not None:
+        if args.once is not None:
+            raise UserError("give either --once or --file, not both")
+        args.once = read_text(args.file)
     settings = Settings.from_env()
     from graphs.assistant import build_graph  # the CLI is the application's entry point
     from runtime.checkpoint import checkpointer_from_settings

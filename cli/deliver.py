@@ -1,4 +1,5 @@
-"""``reins deliver "<requirement>" | --scenario <id> [--json]``: the delivery chain from the terminal.
+"""``reins deliver "<requirement>" | FILE | - | --file PATH | --scenario <id> [--json]``: the delivery
+chain from the terminal (a requirement as text, from a file or from standard input).
 
 ``reins deliver --resume <thread>`` finishes a run that was interrupted (e.g. the process died
 mid-review) from its checkpoint, without re-running the stages that had completed.
@@ -19,6 +20,7 @@ from typing import Any
 from policies.redaction import redact
 from policies.retention import durability_for
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from cli.inputs import text_argument
 from cli.render import ProgressView, colour, print_json, stream_run, write
 from runtime.paths import RESOURCES
 from runtime.settings import Settings
@@ -44,7 +46,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "deliver", help="requirement → plan, tasks, three parallel reviews, at most one revision, a report"
     )
-    parser.add_argument("requirement", nargs="*", help="the requirement text (quote it)")
+    parser.add_argument("requirement", nargs="*",
+                        help="the requirement text (quote it), a file holding it, or - for standard input")
+    parser.add_argument("--file", metavar="PATH", help="read the requirement from PATH (- for standard input)")
     parser.add_argument("--scenario", metavar="ID", help="a bundled scenario (see --list)")
     parser.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
     parser.add_argument("--resume", metavar="THREAD", help="finish an interrupted run from its checkpoint")
@@ -65,7 +69,9 @@ def exit_code_for(values: Mapping[str, Any]) -> int:
 
 
 def payload_for(args: argparse.Namespace) -> dict[str, str]:
-    text = " ".join(args.requirement).strip()
+    if args.scenario and (args.requirement or args.file):
+        raise UserError("give either a requirement or --scenario, not both")
+    text = text_argument(args.requirement, args.file, "requirement")
     if args.scenario and text:
         raise UserError("give either a requirement or --scenario, not both")
     if args.scenario:
@@ -80,7 +86,7 @@ def payload_for(args: argparse.Namespace) -> dict[str, str]:
 
 
 def resume_check(args: argparse.Namespace) -> None:
-    if args.requirement or args.scenario:
+    if args.requirement or args.scenario or args.file:
         raise UserError("--resume continues an existing run; give no requirement or scenario with it")
     if not re.match(r"^[A-Za-z0-9_.:-]{1,128}$", args.resume):
         raise UserError("that is not a thread id")
