@@ -135,7 +135,12 @@ def _line(ask: Callable[[str], str], prompt: str) -> str | None:
 
 
 def _markdown(ask: Callable[[str], str]) -> str | None:
-    print("Paste the edited task list; finish with a line containing only '.':", file=sys.stderr)
+    return _lines(ask, "Paste the edited task list; finish with a line containing only '.':")
+
+
+def _lines(ask: Callable[[str], str], prompt: str) -> str | None:
+    """Several lines up to one holding only '.'; None when input ends first."""
+    print(prompt, file=sys.stderr)
     lines: list[str] = []
     while True:
         try:
@@ -145,6 +150,43 @@ def _markdown(ask: Callable[[str], str]) -> str | None:
         if line.strip() == ".":
             return "\n".join(lines)
         lines.append(line)
+
+
+def edit_strategy(strategy: Mapping[str, Any], ask: Callable[[str], str]) -> str | None:
+    """The strategy as formatted JSON, edited in ``$VISUAL`` / ``$EDITOR``; without one, the whole of
+    it is shown and the edited JSON read over several lines. None when input ends."""
+    import os
+
+    text = json.dumps(strategy, indent=2, ensure_ascii=False)
+    editor = os.environ.get("VISUAL", "").strip() or os.environ.get("EDITOR", "").strip()
+    if editor:
+        return _in_editor(editor, text)
+    print("The strategy under review (edit it as JSON):", file=sys.stderr)
+    print(text, file=sys.stderr)
+    return _lines(ask, "Paste the edited strategy JSON; finish with a line containing only '.':")
+
+
+def _in_editor(editor: str, text: str) -> str:
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    handle, path = tempfile.mkstemp(prefix="reins-strategy-", suffix=".json")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text + "\n")
+        try:
+            done = subprocess.run([*shlex.split(editor), path], check=False)
+        except OSError:
+            raise UserError("the editor in $VISUAL / $EDITOR could not be started") from None
+        if done.returncode != 0:
+            print(f"reins: the editor exited with status {done.returncode}; the strategy is unchanged", file=sys.stderr)
+            return text
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    finally:
+        os.unlink(path)
 
 
 def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) -> dict[str, Any] | None:
@@ -172,9 +214,7 @@ def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) ->
         return None if feedback is None else {"type": "respond", "feedback": feedback}
     if choice == "edit" and payload.get("kind") == "strategy_review":
         example = ((payload.get("decisions") or {}).get("edit") or {}).get("example") or {}
-        if example.get("strategy"):
-            print(f"  e.g. {redact(json.dumps(example['strategy'], ensure_ascii=False), 400)}", file=err)
-        raw = _line(ask, "Strategy as JSON: ")
+        raw = edit_strategy(example.get("strategy") or payload.get("strategy") or {}, ask)
         if raw is None:
             return None
         try:
