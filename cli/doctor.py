@@ -24,11 +24,10 @@ def register(commands: argparse._SubParsersAction) -> None:
 def describe(settings: Settings) -> dict:
     from cli.env_file import env_file_status
     from runtime.home import reins_home
-    from runtime.models import model_set_from_settings
+    from runtime.labels import model_label
 
-    models = model_set_from_settings(settings)
     return {
-        "roles": {role: models.label(role) for role in ROLES},
+        "roles": {role: model_label(settings, role) for role in ROLES},
         "endpoint": "custom (OPENAI_BASE_URL)" if settings.base_url else "default OpenAI endpoint",
         "api_key": "set" if settings.api_key else "not set",
         "contract_mode": settings.contract_mode,
@@ -52,11 +51,13 @@ TOOL_CHOICE_HELP = {
 
 
 def run(args: argparse.Namespace) -> int:
-    from runtime.probe import configured_models, probe_model
-
     settings = Settings.from_env()
     report = describe(settings)
-    checks = [probe_model(name, settings) for name in configured_models(settings)] if args.check else None
+    checks = None
+    if args.check:  # only the probes need the provider libraries
+        from runtime.probe import configured_models, probe_model
+
+        checks = [probe_model(name, settings) for name in configured_models(settings)]
     code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0
     if checks is not None:
         report["checks"] = [{**asdict(check), "model": redact(check.model, 120)} for check in checks]

@@ -137,6 +137,7 @@ def create_chat_model(
 
 def model_set_from_settings(settings: Settings) -> ModelSet:
     """Configured roles use the OpenAI-compatible endpoint; the rest use the offline model."""
+    from runtime.labels import model_label
     from runtime.offline import OfflineModel
 
     offline = OfflineModel()
@@ -146,10 +147,9 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
         name = settings.model_for(role)
         if name:
             models[role] = create_chat_model(name, role, settings)
-            labels[role] = f"openai-compatible:{name}"
         else:
             models[role] = offline
-            labels[role] = "offline (rule-based stand-in)"
+        labels[role] = model_label(settings, role)
     return ModelSet(
         models=models, labels=labels, structured_method=settings.structured_method, tool_choice=settings.tool_choice
     )
