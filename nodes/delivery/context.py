@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runtime.context import ReinsContext
+from runtime.context import ReinsContext, model_field
 
 
 @dataclass(kw_only=True)
 class DeliveryContext(ReinsContext):
+    model: str | None = model_field("supervisor_pre", "manager", "plan_worker", "task_worker", "reviewer",
+                                    "supervisor_post", "revise_plan", "revise_tasks", "render_report")
     polish: bool | None = field(
         default=None,
         metadata={"description": "Let the polish model rewrite the report's narrative summary (off by default)."},
