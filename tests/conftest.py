@@ -42,3 +42,13 @@ def no_env_file(tmp_path_factory, monkeypatch):
     from cli import env_file
 
     monkeypatch.setattr(env_file, "ENV_FILE", tmp_path_factory.getbasetemp() / "no-such.env")
+
+
+@pytest.fixture
+def offline_cli(monkeypatch, tmp_path):
+    """``reins`` in an empty working directory, on the offline model, checkpointing in memory."""
+    for name in ("REINS_MODEL", "REINS_MODEL_CHAT", "OPENAI_API_KEY", "OPENAI_BASE_URL", "REINS_CHECKPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("REINS_CHECKPOINT", "memory")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

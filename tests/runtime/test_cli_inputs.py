@@ -14,13 +14,9 @@ BANNER = "Show a banner when a user hits the request limit.\n\n- The banner name
 
 
 @pytest.fixture
-def offline(monkeypatch, tmp_path):
-    for name in ("REINS_MODEL", "REINS_MODEL_CHAT", "OPENAI_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("REINS_CHECKPOINT", "memory")
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "requirement.md").write_text(BANNER, encoding="utf-8")
-    return tmp_path
+def offline(offline_cli):
+    (offline_cli / "requirement.md").write_text(BANNER, encoding="utf-8")
+    return offline_cli
 
 
 def _requirement_seen(capsys) -> tuple[dict, str]:
