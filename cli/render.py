@@ -43,10 +43,11 @@ def styled(stream: TextIO | None = None) -> bool:
 
 
 def console_for(stream: TextIO) -> Console:
-    """A ``rich`` console on ``stream`` (its width is the terminal's)."""
+    """A ``rich`` console on ``stream`` (its width is the terminal's). Text is never read as rich
+    markup: a ``[red]`` in a thread id or a model's words prints as written."""
     from rich.console import Console
 
-    return Console(file=stream, highlight=False, emoji=False, soft_wrap=False)
+    return Console(file=stream, highlight=False, emoji=False, markup=False, soft_wrap=False)
 
 
 def write(text: str, stream: TextIO | None = None, *, markdown: bool = False) -> None:

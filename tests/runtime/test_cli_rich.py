@@ -84,6 +84,14 @@ def test_the_runs_table_fits_the_terminal(terminal, ttys):
     assert all(any(thread in line for line in lines) for thread in threads)  # ids stay whole
 
 
+def test_table_cells_and_markdown_are_never_read_as_markup(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    tty = Terminal()  # the real console on a terminal stream
+    render.table(("thread", "status"), [("chat-[red]x[/red]", "pass")], ["pass"], tty)
+    render.write("Use [bold]this[/bold] as written.", tty, markdown=True)
+    assert "chat-[red]x[/red]" in tty.getvalue() and "[bold]this[/bold]" in tty.getvalue()
+
+
 def test_step_lines_are_cut_at_a_word_to_the_terminal_width(terminal):
     tty = Terminal()
     view = ProgressView(stream=tty)
