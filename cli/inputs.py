@@ -20,6 +20,8 @@ def read_text(source: str, stdin: TextIO | None = None) -> str:
     """The text of the file ``source`` (``-``: standard input), bounded and UTF-8; never empty."""
     if source == "-":
         stream = stdin or sys.stdin
+        if getattr(stream, "isatty", lambda: False)():
+            print("reins: reading standard input; end it with Ctrl-D", file=sys.stderr)
         text = stream.read(MAX_INPUT_BYTES + 1)
         name = "standard input"
     else:
