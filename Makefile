@@ -33,7 +33,7 @@ studio: setup
 bench: setup
 	$(RUN)/reins bench
 
-# The three-baseline evaluation; writes .reins/eval/report.md and plot.png.
+# The three-baseline evaluation; writes eval/report.md and plot.png in REINS_HOME (see reins doctor).
 eval: setup
 	$(RUN)/reins eval --repeats 5 --perturb 0,0.1,0.2
 

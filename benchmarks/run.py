@@ -25,6 +25,8 @@ absolute thresholds; compare the ratios).
    latency against one run's alone. Goals: ≤ 1.5 at 50, ≤ 2 at 100.
 8. concurrent_server: the same through ``langgraph dev`` (serving ``benchmarks/server_graph.py``) and
    langgraph-sdk: 20 runs started together against one alone through the same server. Goal ≤ 2.
+9. cli_start: ``reins deliver`` with a bad argument and ``reins doctor`` (no ``--check``), each
+   against ``python -c pass`` (``benchmarks/cli_start.py``). Goals: under 0.5 s and 1 s.
 
 Run: ``make bench`` (or ``.venv/bin/python -m benchmarks.run``).
 """
@@ -251,6 +253,12 @@ def concurrent_server() -> float:
     return measure()
 
 
+def cli_start() -> dict[str, float]:
+    from benchmarks.cli_start import cli_start as measure
+
+    return measure()
+
+
 def _time(fn) -> float:
     started = time.perf_counter()
     fn()
@@ -266,6 +274,7 @@ def main() -> None:
     checkpoint_cost()
     concurrent_ainvoke()
     concurrent_server()
+    cli_start()
 
 
 if __name__ == "__main__":

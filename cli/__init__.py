@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from policies.redaction import redact
 from policies.terminal_text import printable
-from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, UserError
+from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_INTERRUPTED, UserError
 from runtime.resources import ResourceError
 from runtime.settings import SettingsError
 
@@ -86,8 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from cli.env_file import load_env_file
+
+    program = argv is None  # run as the `reins` program, not called from Python
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
+    load_env_file()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -109,17 +113,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = getattr(error, "exit_code", EXIT_BAD_INPUT)
         _report(as_json, ERROR_CODES.get(code, "bad_input"), str(error))
         return code
-    except KeyboardInterrupt:
-        if as_json:
-            _report(True, "interrupted", "interrupted")
-        else:
-            print("reins: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:  # RunInterrupted says where the run was saved and how to resume it
+        _report(as_json, "interrupted", str(stop) or "interrupted", prefix="interrupted")
+        if program:
+            _exit_now(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except Exception as error:  # never a traceback in front of a user, nor a provider's message
         from runtime.failures import failure_line
 
         _report(as_json, "failed", failure_line(error), prefix="failed")
         return EXIT_FAILED
+
+
+def _exit_now(code: int) -> None:
+    """End the process at once: a model call abandoned by Ctrl-C may still hold a worker thread that
+    the interpreter would otherwise wait for at exit. Everything that matters is saved already."""
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,9 +9,10 @@ import json
 import sys
 
 from cli.errors import EXIT_FAILED, UserError
+from cli.render import progress_bar
 
 BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead", "checkpoint_cost",
-              "concurrent_ainvoke", "concurrent_server")
+              "concurrent_ainvoke", "concurrent_server", "cli_start")
 
 
 def bench_failure(name: str, error: BaseException) -> str:
@@ -40,15 +41,18 @@ def run(args: argparse.Namespace) -> int:
     # benchmarks/ is part of the checkout (the app is installed editable), not of the installed packages.
     module = importlib.import_module("benchmarks.run")
     ratios = {}
-    for name in args.names or BENCHMARKS:
-        try:
-            if args.json:
-                with contextlib.redirect_stdout(sys.stderr):
-                    ratios[name] = getattr(module, name)()
-            else:
-                getattr(module, name)()
-        except Exception as error:
-            raise UserError(bench_failure(name, error), EXIT_FAILED) from error
+    names = args.names or BENCHMARKS
+    with progress_bar(len(names)) as advance:
+        for name in names:
+            try:
+                if args.json:
+                    with contextlib.redirect_stdout(sys.stderr):
+                        ratios[name] = getattr(module, name)()
+                else:
+                    getattr(module, name)()
+            except Exception as error:
+                raise UserError(bench_failure(name, error), EXIT_FAILED) from error
+            advance(f"benchmark {name} done")
     if args.json:
         print(json.dumps({"benchmarks": ratios}))
     return 0

@@ -1,7 +1,8 @@
 """``reins chat``: talk to the assistant (interactive), or ``reins chat --once "<message>"``.
 
 Tool steps show as live progress on stderr; the answer goes to stdout. Conversations are
-checkpointed (``--thread`` continues one); long-term notes persist in ``.reins/memory.db`` when the
+checkpointed (``--thread`` continues one); long-term notes persist in ``memory.db`` in the home for runs
+(``REINS_HOME``) when the
 checkpointer is sqlite (the CLI default).
 """
 
@@ -21,12 +22,12 @@ from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from policies.terminal_text import printable
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from cli.inputs import read_text
 from cli.model_config import models_of
-from cli.render import ProgressView, colour, print_json, stream_run
-from runtime.paths import STATE_DIR
+from cli.render import ProgressView, colour, print_json, stream_run, write
 from runtime.settings import Settings
 
-MEMORY_DB = STATE_DIR / "memory.db"
+MEMORY_DB = "memory.db"  # in the home for runs (``runtime.home``)
 MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
@@ -37,6 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "chat", help="chat with the assistant (calculator, clock, http_get, read_doc; /help for pipeline commands)"
     )
     parser.add_argument("--once", metavar="MESSAGE", help="send one message, print the answer and exit")
+    parser.add_argument("--file", metavar="PATH", help="like --once, with the message read from PATH (- for standard input)")
     parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
     parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
     parser.add_argument("--json", action="store_true", help="machine-readable output (with --once)")
@@ -65,8 +67,9 @@ def _memory_store(settings: Settings) -> Iterator[Any]:
         return
     from langgraph.store.sqlite import SqliteStore
 
-    MEMORY_DB.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(MEMORY_DB), check_same_thread=False, isolation_level=None)
+    from runtime.home import home_file
+
+    conn = sqlite3.connect(str(home_file(MEMORY_DB)), check_same_thread=False, isolation_level=None)
     try:
         store = SqliteStore(conn)
         store.setup()
@@ -149,7 +152,7 @@ def _print_answer(values: Mapping[str, Any], out: TextIO, streamed: StreamedRepl
     verdict = answer.get("verdict", "failure")
     reply = printable(redact(values.get("reply", ""), 4000))  # model-written: no escape sequences
     if streamed is None or not streamed.finish(reply):
-        out.write(reply + "\n")
+        write(reply, out, markdown=True)
     for item in answer.get("evidence", []):
         out.write(f"  · {printable(redact(item, 300))}\n")
     status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")
@@ -171,6 +174,10 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.file is not None:
+        if args.once is not None:
+            raise UserError("give either --once or --file, not both")
+        args.once = read_text(args.file)
     settings = Settings.from_env()
     from graphs.assistant import build_graph  # the CLI is the application's entry point
     from runtime.checkpoint import checkpointer_from_settings

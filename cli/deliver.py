@@ -1,4 +1,5 @@
-"""``reins deliver "<requirement>" | --scenario <id> [--json]``: the delivery chain from the terminal.
+"""``reins deliver "<requirement>" | FILE | - | --file PATH | --scenario <id> [--json]``: the delivery
+chain from the terminal (a requirement as text, from a file or from standard input).
 
 ``reins deliver --resume <thread>`` finishes a run that was interrupted (e.g. the process died
 mid-review) from its checkpoint, without re-running the stages that had completed.
@@ -18,10 +19,10 @@ from typing import Any
 
 from policies.redaction import redact
 from policies.retention import durability_for, graph_of
-from policies.terminal_text import printable
 from cli.errors import EXIT_OK, UserError, exit_code
+from cli.inputs import text_argument
 from cli.model_config import check_models_unchanged, stamped
-from cli.render import ProgressView, colour, print_json, stream_run
+from cli.render import ProgressView, colour, print_json, stream_run, write
 from runtime.paths import RESOURCES
 from runtime.settings import Settings
 from runtime.tracing import new_run_id, run_config
@@ -47,7 +48,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "deliver", help="requirement → plan, tasks, three parallel reviews, at most one revision, a report"
     )
-    parser.add_argument("requirement", nargs="*", help="the requirement text (quote it)")
+    parser.add_argument("requirement", nargs="*",
+                        help="the requirement text (quote it), a file holding it, or - for standard input")
+    parser.add_argument("--file", metavar="PATH", help="read the requirement from PATH (- for standard input)")
     parser.add_argument("--scenario", metavar="ID", help="a bundled scenario (see --list)")
     parser.add_argument("--list", action="store_true", help="list the bundled scenarios and exit")
     parser.add_argument("--resume", metavar="THREAD", help="finish an interrupted run from its checkpoint")
@@ -71,7 +74,9 @@ def exit_code_for(values: Mapping[str, Any]) -> int:
 
 
 def payload_for(args: argparse.Namespace) -> dict[str, str]:
-    text = " ".join(args.requirement).strip()
+    if args.scenario and (args.requirement or args.file):
+        raise UserError("give either a requirement or --scenario, not both")
+    text = text_argument(args.requirement, args.file, "requirement")
     if args.scenario and text:
         raise UserError("give either a requirement or --scenario, not both")
     if args.scenario:
@@ -86,7 +91,7 @@ def payload_for(args: argparse.Namespace) -> dict[str, str]:
 
 
 def resume_check(args: argparse.Namespace) -> None:
-    if args.requirement or args.scenario:
+    if args.requirement or args.scenario or args.file:
         raise UserError("--resume continues an existing run; give no requirement or scenario with it")
     if not re.match(r"^[A-Za-z0-9_.:-]{1,128}$", args.resume):
         raise UserError("that is not a thread id")
@@ -146,7 +151,7 @@ def show(values: Mapping[str, Any], thread_id: str, as_json: bool) -> None:
     if failure.get("stage") == "load":  # bad input: one clear line, not an empty report
         print(f"reins: error: {redact(failure.get('message', 'the input was refused'), 300)}", file=sys.stderr)
         return
-    print(printable(values.get("report") or ""))  # model-written text: no escape sequences
+    write(values.get("report") or "", markdown=True)  # printable: no escape sequences
     print("", file=sys.stderr)
     if status == "failed" and failure:  # why, in one line: the stage and the cause class (or the rule)
         why = failure.get("cause") or failure.get("code") or "unknown"

@@ -15,17 +15,22 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.paths import PROJECT_ROOT
+from runtime.paths import LANGGRAPH_JSON, PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
-LANGGRAPH_JSON = PROJECT_ROOT / "langgraph.json"
+
+
+def graph_paths() -> dict[str, str]:
+    """Graph name → ``./file.py:attribute`` as declared in langgraph.json (a string, or a dict with a
+    ``path`` and a ``description``)."""
+    graphs = json.loads(LANGGRAPH_JSON.read_text(encoding="utf-8"))["graphs"]
+    return {name: target["path"] if isinstance(target, dict) else target for name, target in graphs.items()}
 
 
 def graph_entry_points() -> dict[str, str]:
     """Graph name → ``module:attribute`` as declared in langgraph.json."""
-    graphs = json.loads(LANGGRAPH_JSON.read_text())["graphs"]
     entries = {}
-    for name, target in graphs.items():
+    for name, target in graph_paths().items():
         path, attribute = target.rsplit(":", 1)
         module = path.removeprefix("./").removesuffix(".py").replace("/", ".")
         entries[name] = f"{module}:{attribute}"

@@ -1,5 +1,5 @@
 """``reins doctor``: which provider serves each role, contract mode, tool-choice style, docs root,
-checkpointer; ``--check`` also makes tiny requests to every configured model (see ``runtime.probe``)."""
+checkpointer, the home for runs (``REINS_HOME``); ``--check`` also makes tiny requests to every configured model (see ``runtime.probe``)."""
 
 from __future__ import annotations
 
@@ -23,12 +23,14 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def describe(settings: Settings) -> dict:
-    from runtime.models import model_set_from_settings
+    from cli.env_file import env_file_status
+    from runtime.home import reins_home
+    from runtime.labels import describe_model, model_label
 
-    models = model_set_from_settings(settings)
     return {
-        "roles": {role: models.label(role) for role in ROLES},
-        "fallbacks": {role: [label for label, _ in models.chain(role)[1:]] for role in ROLES if models.chain(role)[1:]},
+        "roles": {role: model_label(settings, role) for role in ROLES},
+        "fallbacks": {role: [describe_model(n) for n in settings.fallbacks_for(role) if n != settings.model_for(role)]
+                      for role in ROLES if settings.model_for(role) and settings.fallbacks_for(role)},
         "endpoint": "custom (OPENAI_BASE_URL)" if settings.base_url else "default OpenAI endpoint",
         "api_key": "set" if settings.api_key else "not set",
         # which roles have their own endpoint or key (REINS_BASE_URL_<ROLE>, REINS_API_KEY_<ROLE>); never the values
@@ -42,6 +44,8 @@ def describe(settings: Settings) -> dict:
         "docs_root": "bundled" if settings.docs_root == Settings().docs_root else "REINS_DOCS_ROOT",
         "governance": "REINS_GOVERNANCE_ROOT" if settings.governance_root else "bundled",
         "checkpointer": settings.checkpoint,
+        "home": str(reins_home()),
+        "env_file": env_file_status(),
         "http_allowlist": list(settings.http_allowlist),
     }
 
@@ -54,11 +58,13 @@ TOOL_CHOICE_HELP = {
 
 
 def run(args: argparse.Namespace) -> int:
-    from runtime.probe import configured_models, probe_model
-
     settings = Settings.from_env()
     report = describe(settings)
-    checks = [probe_model(name, settings, role) for name, role in configured_models(settings)] if args.check else None
+    checks = None
+    if args.check:  # only the probes need the provider libraries
+        from runtime.probe import configured_models, probe_model
+
+        checks = [probe_model(name, settings, role) for name, role in configured_models(settings)]
     code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0
     if checks is not None:
         report["checks"] = [{**asdict(check), "model": redact(check.model, 120)} for check in checks]
@@ -70,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
         fallbacks = report["fallbacks"].get(role)
         print(f"  {role:<11} {label}" + (f" (then {', '.join(fallbacks)})" if fallbacks else ""))
     for key in ("endpoint", "api_key", "contract_mode", "structured_method", "tool_choice", "text_tool_calls",
-                "max_tokens_param",
-                "docs_root", "governance", "checkpointer"):
+                "max_tokens_param", "docs_root", "governance", "checkpointer", "home", "env_file"):
         print(f"  {key:<17} {report[key]}")
     print(f"  http_allowlist    {', '.join(report['http_allowlist']) or '(none)'}")
     for key in ("role_endpoints", "role_keys"):

@@ -13,6 +13,7 @@ EXIT_BAD_INPUT = 2  # bad arguments, unknown URI, invalid configuration
 EXIT_BLOCKED = 3  # blocked / stopped at a boundary
 EXIT_FAILED = 4  # the run failed
 EXIT_PAUSED = 5  # waiting for a human decision (resume with `reins resume`)
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, the shell's convention); the run is saved
 
 EXIT_FOR_OUTCOME: Mapping[str, int] = {
     "pass": EXIT_OK,  # delivery passed, the task list is final, the assistant succeeded

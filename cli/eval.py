@@ -17,9 +17,9 @@ from pathlib import Path
 
 from policies.redaction import redact
 from cli.errors import EXIT_OK, UserError
-from cli.render import print_json
+from cli.render import print_json, progress_bar, write
 
-DEFAULT_OUT = Path(".reins") / "eval"
+EVAL_DIR = "eval"  # in the home for runs (``runtime.home``) unless --out names another directory
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -34,8 +34,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="only these perturbation kinds or families, e.g. "
                              "rephrased_verdict,schema_drift,extra_fields,wrong_enum,provider_timeout,connection_error")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the perturbations")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR",
-                        help="where report.md and plot.png go (default .reins/eval)")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="where report.md and plot.png go (default: eval/ in REINS_HOME; see reins doctor)")
     parser.add_argument("--scenario", action="append", metavar="ID", help="only these scenarios (repeatable)")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.set_defaults(handler=run)
@@ -48,6 +48,10 @@ def _check(args: argparse.Namespace) -> None:
         raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}")
     args.rates = _rates(args.perturb)
     args.kinds = _kinds(args.perturb_kinds)
+    if args.out is None:
+        from runtime.home import home_file
+
+        args.out = home_file(EVAL_DIR)
     if args.out.exists() and not args.out.is_dir():
         raise UserError("--out must name a directory")
 
@@ -94,16 +98,19 @@ def run(args: argparse.Namespace) -> int:
     # The CLI is the application edge: it sits above the evaluation.
     from evals.report import rates_table, write_report
     from evals.run import run_evaluation
+    from evals.scenarios import BASELINES
 
     _check(args)
     scenarios = _scenarios(args.scenario)
 
-    def progress(record) -> None:
-        print(f"  {record.rate:<4g} {record.baseline:<18} {record.scenario:<26} r{record.repeat + 1}  {record.status:<22} "
-              f"{record.elapsed_ms} ms", file=sys.stderr)
+    total = len(args.rates) * args.repeats * sum(s.applies_to(b) for s in scenarios for b in BASELINES)
+    with progress_bar(total) as advance:
+        def progress(record) -> None:
+            advance(f"  {record.rate:<4g} {record.baseline:<18} {record.scenario:<26} r{record.repeat + 1}  "
+                    f"{record.status:<22} {record.elapsed_ms} ms")
 
-    runs = [run_evaluation(args.repeats, rate, args.seed, scenarios=scenarios, kinds=args.kinds, on_run=progress)
-            for rate in args.rates]
+        runs = [run_evaluation(args.repeats, rate, args.seed, scenarios=scenarios, kinds=args.kinds, on_run=progress)
+                for rate in args.rates]
     paths = write_report(runs if len(runs) > 1 else runs[0], args.out)
     if args.json:
         rates = []
@@ -113,6 +120,6 @@ def run(args: argparse.Namespace) -> int:
         files = {name: str(path) for name, path in paths.items()}
         print_json({**rates[0], "files": files} if len(rates) == 1 else {"rates": rates, "files": files})
     else:
-        print(rates_table(runs))
+        write(rates_table(runs), markdown=True)
         print(f"\nreport: {paths['report']}\nplot:   {paths['plot']}", file=sys.stderr)
     return EXIT_OK

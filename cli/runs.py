@@ -8,11 +8,10 @@ back).
 from __future__ import annotations
 
 import argparse
-import sys
 
 from policies.redaction import redact
 from cli.errors import EXIT_OK, UserError
-from cli.render import colour, print_json
+from cli.render import print_json, table
 from runtime.settings import Settings
 
 
@@ -55,9 +54,8 @@ def run(args: argparse.Namespace) -> int:
         note = " (REINS_CHECKPOINT=memory keeps nothing between commands)" if not durable else ""
         print(f"no runs{note}")
         return EXIT_OK
-    out = sys.stdout
-    print(f"{'thread':<30} {'graph':<15} {'status':<32} {'updated (UTC)':<26} resume", file=out)
-    for r in runs:
-        status = colour(f"{redact(r.status, 32):<32}", r.status, out)
-        print(f"{redact(r.thread_id, 30):<30} {r.graph:<15} {status} {r.updated_at:<26} {r.resume or '-'}", file=out)
+    rows = [(redact(r.thread_id, 128), r.graph, redact(r.status, 32), r.updated_at[:16].replace("T", " "),
+             r.resume or "-") for r in runs]
+    table(("thread", "graph", "status", "updated (UTC)", "resume"), rows, [r.status for r in runs],
+          folded=("resume",))
     return EXIT_OK

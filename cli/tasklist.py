@@ -20,7 +20,7 @@ from policies.retention import durability_for
 from policies.terminal_text import printable
 from cli.errors import UserError, exit_code
 from cli.model_config import models_of, stamped, stand_in_notice
-from cli.render import ProgressView, RunOutcome, colour, print_json, stream_run
+from cli.render import ProgressView, RunOutcome, colour, print_json, stream_run, write
 from runtime.settings import Settings
 from runtime.tracing import new_run_id, run_config
 
@@ -139,7 +139,12 @@ def _line(ask: Callable[[str], str], prompt: str) -> str | None:
 
 
 def _markdown(ask: Callable[[str], str]) -> str | None:
-    print("Paste the edited task list; finish with a line containing only '.':", file=sys.stderr)
+    return _lines(ask, "Paste the edited task list; finish with a line containing only '.':")
+
+
+def _lines(ask: Callable[[str], str], prompt: str) -> str | None:
+    """Several lines up to one holding only '.'; None when input ends first."""
+    print(prompt, file=sys.stderr)
     lines: list[str] = []
     while True:
         try:
@@ -149,6 +154,43 @@ def _markdown(ask: Callable[[str], str]) -> str | None:
         if line.strip() == ".":
             return "\n".join(lines)
         lines.append(line)
+
+
+def edit_strategy(strategy: Mapping[str, Any], ask: Callable[[str], str]) -> str | None:
+    """The strategy as formatted JSON, edited in ``$VISUAL`` / ``$EDITOR``; without one, the whole of
+    it is shown and the edited JSON read over several lines. None when input ends."""
+    import os
+
+    text = json.dumps(strategy, indent=2, ensure_ascii=False)
+    editor = os.environ.get("VISUAL", "").strip() or os.environ.get("EDITOR", "").strip()
+    if editor:
+        return _in_editor(editor, text)
+    print("The strategy under review (edit it as JSON):", file=sys.stderr)
+    print(text, file=sys.stderr)
+    return _lines(ask, "Paste the edited strategy JSON; finish with a line containing only '.':")
+
+
+def _in_editor(editor: str, text: str) -> str:
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+
+    handle, path = tempfile.mkstemp(prefix="reins-strategy-", suffix=".json")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text + "\n")
+        try:
+            done = subprocess.run([*shlex.split(editor), path], check=False)
+        except OSError:
+            raise UserError("the editor in $VISUAL / $EDITOR could not be started") from None
+        if done.returncode != 0:
+            print(f"reins: the editor exited with status {done.returncode}; the strategy is unchanged", file=sys.stderr)
+            return text
+        with open(path, encoding="utf-8") as file:
+            return file.read()
+    finally:
+        os.unlink(path)
 
 
 def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) -> dict[str, Any] | None:
@@ -176,9 +218,7 @@ def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) ->
         return None if feedback is None else {"type": "respond", "feedback": feedback}
     if choice == "edit" and payload.get("kind") == "strategy_review":
         example = ((payload.get("decisions") or {}).get("edit") or {}).get("example") or {}
-        if example.get("strategy"):
-            print(f"  e.g. {redact(json.dumps(example['strategy'], ensure_ascii=False), 400)}", file=err)
-        raw = _line(ask, "Strategy as JSON: ")
+        raw = edit_strategy(example.get("strategy") or payload.get("strategy") or {}, ask)
         if raw is None:
             return None
         try:
@@ -215,7 +255,7 @@ def show(
         meta = artifact["metadata"]
         state = "validated" if meta["validated"] else "NOT validated"
         print(f"\nTask list (revision {meta['revision']}, {state}) for {meta['plan_uri']}\n", file=out)
-        print(printable(artifact["markdown"]).rstrip(), file=out)  # model-written: no escape sequences
+        write(artifact["markdown"].rstrip(), out, markdown=True)  # printable: no escape sequences
     items = values.get("manual_review_items") or []
     if items:
         print("\nManual review items:", file=out)

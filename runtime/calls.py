@@ -43,7 +43,7 @@ from runtime.contracts import (
     invoke_text,
     invoke_tool_turn,
 )
-from runtime.deadline import DeadlineExceeded, call_with_deadline, deadline_scope
+from runtime.deadline import DeadlineExceeded, call_cancellable, call_with_deadline, deadline_scope
 from runtime.models import ModelSet
 from runtime.reply_stream import streaming_reply
 
@@ -211,6 +211,7 @@ class Within:
 # -------------------------------------------------------------------------------------- drivers
 
 Steps = Generator[Any, Any, Any]
+_MODEL_CALLS = (Contract, Text, ToolTurn)
 
 
 def drive(steps: Steps) -> Any:
@@ -219,7 +220,8 @@ def drive(steps: Steps) -> Any:
         request = next(steps)
         while True:
             try:
-                result = request.run()
+                # A model call can hang; inside ``cancellable()`` (the CLI) Ctrl-C must end its wait.
+                result = call_cancellable(request.run) if isinstance(request, _MODEL_CALLS) else request.run()
             except BaseException as error:  # raised at the node's yield
                 request = steps.throw(error)
             else:

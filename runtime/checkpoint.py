@@ -19,10 +19,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from runtime.paths import STATE_DIR
 from runtime.settings import CHECKPOINTERS, Settings, SettingsError
 
-DEFAULT_SQLITE_PATH = STATE_DIR / "checkpoints.db"
+SQLITE_FILE = "checkpoints.db"  # in the home for runs (``runtime.home``)
 
 
 def strict_serializer() -> JsonPlusSerializer:
@@ -45,7 +44,10 @@ def _checked_kind(kind: str, url: str | None) -> str:
 
 
 def _sqlite_file(path: Path | str | None) -> str:
-    db = Path(path or DEFAULT_SQLITE_PATH)
+    """The SQLite file: ``path``, else the one in the home for runs (``runtime.home``)."""
+    from runtime.home import home_file
+
+    db = Path(path) if path else home_file(SQLITE_FILE)
     db.parent.mkdir(parents=True, exist_ok=True)
     return str(db)
 

@@ -18,10 +18,17 @@ from runtime.settings import env_snapshot, settings_for
 ContractMode = Literal["direct", "two_step"]
 
 
+def model_field(*nodes: str) -> Any:
+    """The ``model`` context field, marked for Studio as a model picker (``langgraph_type: llm``) for the
+    graph's ``nodes`` that call a model (``langgraph_nodes``)."""
+    studio = {"langgraph_type": "llm", **({"langgraph_nodes": list(nodes)} if nodes else {})}
+    return field(default=None, metadata={"description": "Model for every role: a name on the OpenAI-compatible endpoint, or provider:model.",
+                                         "json_schema_extra": studio})
+
+
 @dataclass(kw_only=True)
 class ReinsContext:
-    model: str | None = field(default=None, metadata={
-        "description": "Model for every role: a name on the OpenAI-compatible endpoint, or provider:model."})
+    model: str | None = model_field()
     contract_mode: ContractMode | None = field(
         default=None, metadata={"description": "direct or two_step; defaults to REINS_CONTRACT_MODE."}
     )

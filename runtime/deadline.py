@@ -1,10 +1,16 @@
-"""A wall-clock deadline around a blocking call, for nodes that must not wait forever.
+"""A wall-clock deadline around a blocking call, for nodes that must not wait forever; and a way to
+stop waiting for every blocking model call at once (Ctrl-C in the command line).
 
 Under ``ainvoke`` a deadline is an ``asyncio`` timeout (``runtime.calls.Within``); a blocking call
 on the sync path (``invoke``, e.g. a reviewer in a parallel group) cannot be cancelled and gets its
 limit here instead. The call runs in a daemon thread with the caller's context (so LangChain
 config, callbacks and the stream writer still apply); when the deadline passes the caller gets
 ``DeadlineExceeded`` at once and the abandoned call can never hold the process open.
+
+Inside ``cancellable()`` (the CLI opens it around a run) every model call on the sync path is made
+that way, and ``cancel()`` ends all their waits at once with ``Cancelled`` (a ``KeyboardInterrupt``):
+each node stops as if interrupted, LangGraph saves the run as it does for an interrupt, and a call
+that hangs is abandoned instead of holding the process for minutes.
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
+_POLL_S = 0.05  # how often a wait inside cancellable() looks for a cancellation
+_cancelled = threading.Event()
+_open = [0]  # how many cancellable() scopes are open
 
 
 class DeadlineExceeded(TimeoutError):
@@ -50,13 +59,37 @@ def deadline_scope(seconds: float) -> Iterator[None]:
         _DEADLINE_AT.reset(token)
 
 
-def _scoped(fn: Callable[[], T], seconds: float) -> T:
+def _scoped(fn: Callable[[], T], seconds: float | None) -> T:
+    if seconds is None:
+        return fn()
     with deadline_scope(seconds):
         return fn()
 
 
-def call_with_deadline(fn: Callable[[], T], seconds: float, name: str = "reins-deadline") -> T:
-    """Return ``fn()`` or raise its exception; raise ``DeadlineExceeded`` after ``seconds``."""
+class Cancelled(KeyboardInterrupt):
+    """The run was cancelled while this call was waiting; the call itself was abandoned."""
+
+
+def cancel() -> None:
+    """End every wait of ``call_with_deadline`` inside ``cancellable()`` with ``Cancelled``."""
+    _cancelled.set()
+
+
+@contextmanager
+def cancellable() -> Iterator[None]:
+    """While open, model calls on the sync path run in daemon threads and ``cancel()`` stops them."""
+    _open[0] += 1
+    try:
+        yield
+    finally:
+        _open[0] -= 1
+        if not _open[0]:
+            _cancelled.clear()
+
+
+def call_with_deadline(fn: Callable[[], T], seconds: float | None, name: str = "reins-deadline") -> T:
+    """Return ``fn()`` or raise its exception; raise ``DeadlineExceeded`` after ``seconds`` (None: no
+    deadline), or ``Cancelled`` as soon as ``cancel()`` is called inside ``cancellable()``."""
     context = contextvars.copy_context()
     done = threading.Event()
     box: dict[str, object] = {}
@@ -70,8 +103,22 @@ def call_with_deadline(fn: Callable[[], T], seconds: float, name: str = "reins-d
             done.set()
 
     threading.Thread(target=run, name=name, daemon=True).start()
-    if not done.wait(seconds):
-        raise DeadlineExceeded(seconds)
+    end = None if seconds is None else time.monotonic() + seconds
+    while True:
+        timeout = None if end is None else max(0.0, end - time.monotonic())
+        if _open[0]:  # look for a cancellation now and then
+            timeout = _POLL_S if timeout is None else min(_POLL_S, timeout)
+        if done.wait(timeout):
+            break
+        if _open[0] and _cancelled.is_set():
+            raise Cancelled()
+        if end is not None and time.monotonic() >= end:
+            raise DeadlineExceeded(seconds)  # type: ignore[arg-type]
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]
+
+
+def call_cancellable(fn: Callable[[], T], name: str = "reins-call") -> T:
+    """``fn()``; inside ``cancellable()`` in a daemon thread whose wait ``cancel()`` ends."""
+    return call_with_deadline(fn, None, name) if _open[0] else fn()

@@ -10,6 +10,7 @@ import openai
 from langchain_core.language_models import BaseChatModel
 
 from policies.retry import is_retryable_status
+from runtime.labels import OFFLINE_LABEL, describe_model, model_label as configured_label, provider_of
 from runtime.settings import ROLES, Settings, SettingsError
 
 
@@ -91,9 +92,6 @@ def is_retryable(error: BaseException) -> bool:
     return isinstance(error, RETRYABLE_ERRORS)
 
 
-OFFLINE_LABEL = "offline (rule-based stand-in)"
-
-
 def model_label(model: BaseChatModel) -> str:
     """What to call a model the user passed in: its class and, when it has one, its model name (the
     offline stand-in is always called what it is)."""
@@ -170,15 +168,6 @@ class ModelSet:
         return output_bound_options(max_tokens, self.max_tokens_param)
 
 
-def provider_of(name: str) -> str | None:
-    """The LangChain provider a ``provider:model`` name asks for (``anthropic:claude-…``), or None for
-    a plain name, which means the OpenAI-compatible endpoint (``qwen2.5:7b`` is a plain name)."""
-    from langchain.chat_models.base import _BUILTIN_PROVIDERS  # init_chat_model's own provider table
-
-    prefix, colon, _ = name.partition(":")
-    return prefix if colon and prefix in _BUILTIN_PROVIDERS else None
-
-
 # Providers whose LangChain class takes a request timeout and its own retry count (kept at 0: retries
 # are ours). Others get the role's temperature and output bound on every request (runtime.contracts).
 _TIMEOUT_AND_RETRIES = frozenset({"openai", "azure_openai", "anthropic", "deepseek", "xai", "groq", "mistralai",
@@ -231,11 +220,6 @@ def create_chat_model(
     )
 
 
-def describe_model(name: str) -> str:
-    """The label of a configured model name: ``provider:model`` as given, else the endpoint's kind."""
-    return name if provider_of(name) else f"openai-compatible:{name}"
-
-
 def model_set_from_settings(settings: Settings) -> ModelSet:
     """Configured roles use their configured models (and fallbacks); the rest use the offline model.
     Each role's policy carries its output bound (``REINS_MAX_TOKENS_<ROLE>`` over the default)."""
@@ -249,12 +233,11 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
         name = settings.model_for(role)
         if name:
             models[role] = create_chat_model(name, role, settings)
-            labels[role] = describe_model(name)
             fallbacks[role] = tuple((describe_model(n), create_chat_model(n, role, settings))
                                     for n in settings.fallbacks_for(role) if n != name)
         else:
             models[role] = offline
-            labels[role] = OFFLINE_LABEL
+        labels[role] = configured_label(settings, role)
     return ModelSet(
         models=models, labels=labels, fallbacks=fallbacks, policies=configured_policies(settings),
         structured_method=settings.structured_method, tool_choice=settings.tool_choice,

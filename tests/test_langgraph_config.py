@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from langgraph.graph.state import CompiledStateGraph
 
-from cli.diagrams import LANGGRAPH_JSON, load_graph
+from cli.diagrams import LANGGRAPH_JSON, graph_paths, load_graph
 
 CONFIG = json.loads(LANGGRAPH_JSON.read_text())
 ROOT = LANGGRAPH_JSON.parent
@@ -17,11 +17,18 @@ ROOT = LANGGRAPH_JSON.parent
 def test_langgraph_json_exports_exactly_the_three_graphs():
     assert sorted(CONFIG["graphs"]) == ["assistant", "delivery_chain", "tasklist_agent"]
     assert CONFIG["dependencies"] == ["."] and CONFIG["python_version"] == "3.11"
+    assert CONFIG["env"] == ".env"  # langgraph dev reads the same .env as the CLI (a missing one is fine)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIG["graphs"]))
+def test_each_graph_has_a_description_studio_shows(name):
+    entry = CONFIG["graphs"][name]
+    assert set(entry) == {"path", "description"} and 40 <= len(entry["description"]) <= 400
 
 
 @pytest.mark.parametrize("name", sorted(CONFIG["graphs"]))
 def test_each_export_is_a_compiled_graph_the_server_can_checkpoint(name):
-    path, attribute = CONFIG["graphs"][name].rsplit(":", 1)
+    path, attribute = graph_paths()[name].rsplit(":", 1)
     assert (ROOT / Path(path)).is_file() and attribute == "graph"
     graph = load_graph(name)
     assert isinstance(graph, CompiledStateGraph)
@@ -93,3 +100,56 @@ def test_the_contract_mode_choices_are_the_runtimes():
     from runtime.settings import CONTRACT_MODES as SETTINGS_MODES
 
     assert get_args(ContractMode) == CONTRACT_MODES == SETTINGS_MODES
+
+
+class _ModelNodes:
+    """A callback recording, per model call, the top-level graph node it was made in."""
+
+    def __init__(self):
+        from langchain_core.callbacks import BaseCallbackHandler
+
+        nodes = self.nodes = set()
+
+        class Handler(BaseCallbackHandler):
+            def on_chat_model_start(self, serialized, messages, *, metadata=None, **kwargs):
+                metadata = metadata or {}
+                namespace = str(metadata.get("langgraph_checkpoint_ns", ""))
+                nodes.add(namespace.split("|")[0].split(":")[0] if "|" in namespace else metadata["langgraph_node"])
+
+        self.handler = Handler()
+
+
+def _model_nodes(name: str) -> set[str]:
+    """Every node of the graph that called a model over runs that reach each model-calling step."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.assistant import build_graph as assistant
+    from graphs.delivery_chain import build_graph as delivery
+    from graphs.tasklist_agent import build_graph as tasklist
+
+    seen = _ModelNodes()
+    config = {"callbacks": [seen.handler]}
+    if name == "tasklist_agent":
+        for plan in ("v0.2.0-ready.md", "v0.2.2-needs-revision.md", "draft-ideas.md"):
+            tasklist().invoke({"request": f"/tasklist docs://versions/{plan}"}, config)
+    elif name == "delivery_chain":
+        for scenario in ("request-limit-banner", "resumable-upload"):
+            delivery().invoke({"requirement_uri": f"demo://scenarios/{scenario}/requirement.md"}, config,
+                              context={"polish": True})
+    else:
+        graph = assistant(checkpointer=InMemorySaver())
+        for index, message in enumerate(("compute 2+2 and tell me the time", "why is the sky blue?",
+                                         "/tasklist docs://versions/v0.2.0-ready.md",
+                                         "/delivery-chain Show a banner when a user hits the request limit.")):
+            graph.invoke({"messages": [HumanMessage(message)]},
+                         {**config, "configurable": {"thread_id": f"t{index}"}})
+    return seen.nodes
+
+
+@pytest.mark.parametrize("name", sorted(CONFIG["graphs"]))
+def test_the_model_field_is_a_model_picker_for_the_nodes_that_call_a_model(name):
+    prop = load_graph(name).get_context_jsonschema()["properties"]["model"]
+    assert prop["langgraph_type"] == "llm" and prop["description"]
+    assert set(prop["langgraph_nodes"]) == _model_nodes(name)
+    assert set(prop["langgraph_nodes"]) <= set(load_graph(name).get_graph().nodes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from runtime.context import ReinsContext
+from runtime.context import ReinsContext, model_field
 
 MemoryScope = Literal["thread", "user"]  # a dropdown in Studio
 MEMORY_SCOPES: tuple[str, ...] = get_args(MemoryScope)
@@ -13,6 +13,8 @@ MEMORY_SCOPES: tuple[str, ...] = get_args(MemoryScope)
 
 @dataclass(kw_only=True)
 class AssistantContext(ReinsContext):
+    model: str | None = model_field("classify_intent", "propose_step", "reflect", "draft_answer", "tasklist",
+                                    "delivery_chain")
     user_id: str = field(default="local", metadata={"description": "Whose long-term notes to read and write."})
     memory_scope: MemoryScope = field(
         default="thread",

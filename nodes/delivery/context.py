@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from policies.delivery_input import check_review_timeout
-from runtime.context import ReinsContext
+from runtime.context import ReinsContext, model_field
 
 
 @dataclass(kw_only=True)
 class DeliveryContext(ReinsContext):
+    model: str | None = model_field("supervisor_pre", "manager", "plan_worker", "task_worker", "reviewer",
+                                    "supervisor_post", "revise_plan", "revise_tasks", "render_report")
     polish: bool | None = field(
         default=None,
         metadata={"description": "Let the polish model rewrite the report's narrative summary (off by default)."},

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runtime.context import ReinsContext
+from runtime.context import ReinsContext, model_field
 
 
 @dataclass(kw_only=True)
 class TasklistContext(ReinsContext):
+    model: str | None = model_field("planning_decision", "draft_v1", "revise_v2")
     human_review: bool = field(
         default=False,
         metadata={"description": "Pause for a person at the strategy review and before the automatic revision."},

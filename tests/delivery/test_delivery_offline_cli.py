@@ -288,7 +288,7 @@ def test_deliver_failed_run_exit_code(offline_env, capsys, monkeypatch):
     assert "Traceback" not in capsys.readouterr().err
 
 
-def test_deliver_resume_finishes_an_interrupted_run(offline_env, capsys, monkeypatch):
+def test_deliver_resume_finishes_an_interrupted_run(offline_env, capsys, monkeypatch, reins_home):
     from delivery_builders import script
 
     from runtime.checkpoint import open_checkpointer
@@ -298,7 +298,7 @@ def test_deliver_resume_finishes_an_interrupted_run(offline_env, capsys, monkeyp
     # A run dies mid-review (KeyboardInterrupt escapes every handler), leaving its checkpoint behind.
     dying = ScriptedModel(script(boundary_review=[KeyboardInterrupt()]))
     config = {"configurable": {"thread_id": "deliver-interrupted"}}
-    with open_checkpointer("sqlite", path=".reins/checkpoints.db") as saver:
+    with open_checkpointer("sqlite", path=reins_home / "checkpoints.db") as saver:
         with pytest.raises(KeyboardInterrupt):
             build_graph(ModelSet.uniform(dying), checkpointer=saver).invoke({"requirement": "Show a banner."}, config)
     assert dying.count("delivery.plan") == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ NEEDS_REVISION = "/tasklist docs://versions/v0.2.2-needs-revision.md"
 
 
 def test_server_exports_the_three_graphs(client):
+    # langgraph.json names ./.env ("env"): the server also starts when there is none (a fresh checkout).
     assert sorted(a["graph_id"] for a in client.assistants.search()) == GRAPHS
 
 
@@ -40,6 +42,11 @@ def test_every_assistant_publishes_input_output_and_context_schemas(client, grap
     for kind in ("input_schema", "output_schema", "state_schema", "context_schema"):
         assert schemas[kind] and schemas[kind]["properties"], f"{graph_id}: no {kind}"
     assert "contract_mode" in schemas["context_schema"]["properties"]
+    # What Studio shows: the graph's description from langgraph.json, and the model field as a model picker.
+    config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
+    assert assistant["description"] == config["graphs"][graph_id]["description"]
+    model = schemas["context_schema"]["properties"]["model"]
+    assert model["langgraph_type"] == "llm" and model["langgraph_nodes"]
 
 
 def _pause(client, request: str = READY) -> tuple[str, dict]:

@@ -13,12 +13,12 @@ from cli import main
 
 
 @pytest.fixture
-def sqlite_env(monkeypatch, tmp_path):
+def sqlite_env(monkeypatch, tmp_path, reins_home):
     for name in ("REINS_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "REINS_CHECKPOINT_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
     monkeypatch.chdir(tmp_path)
-    return tmp_path / ".reins" / "checkpoints.db"
+    return reins_home / "checkpoints.db"
 
 
 def _json(capsys) -> dict:

@@ -33,15 +33,16 @@ print(json.dumps({"codes": codes, "loaded": loaded}))
 COMMANDS = [module.rsplit(".", 1)[1] for module in COMMAND_MODULES]
 
 
-def test_help_version_and_argument_errors_import_no_heavy_library():
-    argv = [["--help"], ["--version"], [], ["deliver", "--bogus"], ["runs", "--limit", "x", "--json"]]
+def test_help_version_argument_errors_and_doctor_import_no_heavy_library():
+    argv = [["--help"], ["--version"], [], ["deliver", "--bogus"], ["runs", "--limit", "x", "--json"],
+            ["deliver", "--scenario", "nope"], ["deliver", "--file", "missing.md"], ["doctor"], ["doctor", "--json"]]
     argv += [[command, "--help"] for command in COMMANDS]
     done = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(argv), json.dumps(HEAVY)],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
     )
     result = json.loads(done.stdout)
-    assert result["codes"] == [0, 0, 2, 2, 2] + [0] * len(COMMANDS)
+    assert result["codes"] == [0, 0, 2, 2, 2, 2, 2, 0, 0] + [0] * len(COMMANDS)
     assert result["loaded"] == []
 
 

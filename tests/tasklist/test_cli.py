@@ -110,12 +110,16 @@ def test_a_run_paused_in_memory_does_not_promise_a_resume(capsys, monkeypatch):
         ("strategy_review", ["approve"], {"type": "approve"}),
         ("strategy_review", ["reject", "too coarse"], {"type": "reject", "reason": "too coarse"}),
         ("strategy_review", ["respond", "split more"], {"type": "respond", "feedback": "split more"}),
-        ("strategy_review", ["edit", '{"granularity": "coarse"}'], {"type": "edit", "strategy": {"granularity": "coarse"}}),
+        ("strategy_review", ["edit", '{"granularity":', '  "coarse"}', "."], {"type": "edit", "strategy": {"granularity": "coarse"}}),
+        ("strategy_review", ["edit", "{not json", "."], {"type": "edit", "strategy": None}),
+        ("strategy_review", ["edit", '{"granularity":'], None),
         ("revision_review", ["edit", "# New", "- [ ] x", "."], {"type": "edit", "markdown": "# New\n- [ ] x"}),
         ("revision_review", [], None),
     ],
 )
-def test_ask_review_builds_the_decision(kind, answers, decision):
+def test_ask_review_builds_the_decision(kind, answers, decision, monkeypatch):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
     feed = iter(answers)
 
     def ask(prompt=""):
@@ -162,3 +166,70 @@ def test_resume_on_other_models_is_refused_in_one_line_unless_allowed(capsys, mo
     # Allowed: it goes on, on the configured model (here refused at its endpoint: a named cause).
     assert main(["resume", thread, "--decision", '{"type": "approve"}', "--allow-model-change"]) == 4
     assert "draft_v1 failed: connection refused" in capsys.readouterr().out
+
+
+LONG_STRATEGY = {"granularity": "fine", "expected_step_range": [4, 9],
+                 "grouping": [f"group {i}: the part of the plan about area number {i}" for i in range(12)],
+                 "priority": ["risky work first", "then the interface changes"]}
+
+
+def _review_payload(strategy):
+    return {"kind": "strategy_review", "question": "Approve the strategy?", "allowed_decisions": ["approve", "edit"],
+            "strategy": strategy, "decisions": {"edit": {"example": {"type": "edit", "strategy": strategy}}}}
+
+
+def test_edit_without_an_editor_shows_the_whole_strategy_and_reads_several_lines(monkeypatch, capsys):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    edited = json.dumps({**LONG_STRATEGY, "granularity": "coarse"}, indent=2).splitlines()
+    feed = iter(["edit", *edited, "."])
+    decision = ask_review(_review_payload(LONG_STRATEGY), lambda prompt="": next(feed))
+    assert decision == {"type": "edit", "strategy": {**LONG_STRATEGY, "granularity": "coarse"}}
+    err = capsys.readouterr().err
+    assert json.dumps(LONG_STRATEGY, indent=2) in err  # the whole example, formatted, never cut
+    assert len(json.dumps(LONG_STRATEGY)) > 400
+
+
+@pytest.fixture
+def fake_editor(tmp_path, monkeypatch):
+    """$EDITOR: a script that records the file it was given and makes the strategy coarse."""
+    import sys
+
+    seen = tmp_path / "seen.json"
+    script = tmp_path / "fake-editor"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import json, pathlib, sys\n"
+        "path = pathlib.Path(sys.argv[-1])\n"
+        f"pathlib.Path({str(seen)!r}).write_text(path.read_text())\n"
+        "strategy = json.loads(path.read_text())\n"
+        "strategy['granularity'] = 'coarse'\n"
+        "path.write_text(json.dumps(strategy, indent=2))\n"
+    )
+    script.chmod(0o755)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", f"{script} --wait")
+    return seen
+
+
+def test_edit_opens_the_editor_on_the_strategy_as_formatted_json(fake_editor):
+    decision = ask_review(_review_payload(LONG_STRATEGY), lambda prompt="": "edit")
+    assert decision == {"type": "edit", "strategy": {**LONG_STRATEGY, "granularity": "coarse"}}
+    assert fake_editor.read_text() == json.dumps(LONG_STRATEGY, indent=2) + "\n"
+
+
+def test_a_reviewed_run_takes_the_strategy_edited_in_the_editor(fake_editor, capsys, monkeypatch):
+    answers = iter(["edit", "approve", "approve"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--review", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["strategy"]["granularity"] == "coarse" and payload["final_decision"] == "final"
+    assert json.loads(fake_editor.read_text())["granularity"] != "coarse"  # it was shown the proposed one
+
+
+def test_a_failing_editor_leaves_the_strategy_unchanged(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", "false")
+    decision = ask_review(_review_payload(LONG_STRATEGY), lambda prompt="": "edit")
+    assert decision == {"type": "edit", "strategy": LONG_STRATEGY}
+    assert "the editor exited with status 1" in capsys.readouterr().err

@@ -1,0 +1,60 @@
+"""Text given as a file or on standard input: ``--file PATH``, ``-``, or a lone argument naming a file.
+
+A requirement or a message is usually longer than a shell line. ``--file -`` and a lone ``-`` read
+standard input; a single positional argument that names an existing file is read too, with a
+one-line note on stderr (so ``reins deliver ./requirement.md`` never plans the path itself).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from cli.errors import UserError
+
+MAX_INPUT_BYTES = 128 * 1024  # the same bound as a bundled document
+
+
+def read_text(source: str, stdin: TextIO | None = None) -> str:
+    """The text of the file ``source`` (``-``: standard input), bounded and UTF-8; never empty."""
+    if source == "-":
+        stream = stdin or sys.stdin
+        if getattr(stream, "isatty", lambda: False)():
+            print("reins: reading standard input; end it with Ctrl-D", file=sys.stderr)
+        text = stream.read(MAX_INPUT_BYTES + 1)
+        name = "standard input"
+    else:
+        path = Path(source).expanduser()
+        name = path.name or source
+        if not path.is_file():
+            raise UserError(f"{name}: no such file")
+        if path.stat().st_size > MAX_INPUT_BYTES:
+            raise UserError(f"{name} is larger than {MAX_INPUT_BYTES // 1024} KiB")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise UserError(f"{name} is not UTF-8 text") from None
+        except OSError as error:
+            raise UserError(f"{name}: cannot be read ({error.strerror or type(error).__name__})") from None
+    if len(text.encode("utf-8")) > MAX_INPUT_BYTES:
+        raise UserError(f"{name} is larger than {MAX_INPUT_BYTES // 1024} KiB")
+    if not text.strip():
+        raise UserError(f"{name} is empty")
+    return text
+
+
+def text_argument(words: list[str], file: str | None, what: str, stdin: TextIO | None = None) -> str:
+    """The text of ``--file``, of ``-``, of a lone argument naming a file (said on stderr), else the
+    words joined; empty when nothing was given."""
+    if file is not None:
+        if words:
+            raise UserError(f"give either the {what} or --file, not both")
+        return read_text(file, stdin)
+    if words == ["-"]:
+        return read_text("-", stdin)
+    if len(words) == 1 and "://" not in words[0] and "\n" not in words[0] and Path(words[0]).expanduser().is_file():
+        print(f"reins: note: reading the {what} from the file {words[0]} (quote text to use it as written)",
+              file=sys.stderr)
+        return read_text(words[0], stdin)
+    return " ".join(words).strip()

@@ -1,0 +1,1 @@
+"""The bundled documents (docs, governance, rubrics, scenarios), shipped as package data."""

@@ -1,0 +1,29 @@
+"""What a model is called — in ``reins doctor``, reports and traces — from its configured name
+alone: no client is built, so showing the configuration loads no provider library."""
+
+from __future__ import annotations
+
+from runtime.settings import Settings
+
+OFFLINE_LABEL = "offline (rule-based stand-in)"
+
+
+def provider_of(name: str) -> str | None:
+    """The LangChain provider a ``provider:model`` name asks for (``anthropic:claude-…``), or None for
+    a plain name, which means the OpenAI-compatible endpoint (``qwen2.5:7b`` is a plain name)."""
+    prefix, colon, _ = name.partition(":")
+    if not colon:
+        return None  # a plain name: LangChain's provider table is not even loaded
+    from langchain.chat_models.base import _BUILTIN_PROVIDERS  # init_chat_model's own provider table
+
+    return prefix if prefix in _BUILTIN_PROVIDERS else None
+
+
+def describe_model(name: str) -> str:
+    """The label of a configured model name: ``provider:model`` as given, else the endpoint's kind."""
+    return name if provider_of(name) else f"openai-compatible:{name}"
+
+
+def model_label(settings: Settings, role: str) -> str:
+    name = settings.model_for(role)
+    return describe_model(name) if name else OFFLINE_LABEL

@@ -1,0 +1,77 @@
+"""Input from files: ``reins deliver --file PATH``, ``reins deliver -`` (standard input), a lone
+argument naming a file (read, with a one-line note), and ``reins chat --file``."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from cli import main
+
+BANNER = "Show a banner when a user hits the request limit.\n\n- The banner names the time the limit resets.\n"
+
+
+@pytest.fixture
+def offline(offline_cli):
+    (offline_cli / "requirement.md").write_text(BANNER, encoding="utf-8")
+    return offline_cli
+
+
+def _requirement_seen(capsys) -> tuple[dict, str]:
+    captured = capsys.readouterr()
+    return json.loads(captured.out), captured.err
+
+
+@pytest.mark.parametrize("argv", [["--file", "requirement.md"], ["requirement.md"], ["./requirement.md"], ["-"],
+                                  ["--file", "-"]])
+def test_deliver_reads_a_requirement_from_a_file_or_stdin(offline, capsys, monkeypatch, argv):
+    monkeypatch.setattr("sys.stdin", io.StringIO(BANNER))
+    assert main(["deliver", *argv, "--json"]) == 0
+    payload, err = _requirement_seen(capsys)
+    assert payload["run_status"] == "pass"
+    assert f"inline requirement: {len(BANNER.strip())} characters" in err  # the file's text, not its name
+    notes = [line for line in err.splitlines() if line.startswith("reins: note")]
+    positional_file = argv[0] != "--file" and argv != ["-"]
+    assert notes == ([f"reins: note: reading the requirement from the file {argv[0]} (quote text to use it as written)"]
+                     if positional_file else [])
+
+
+def test_text_that_is_not_a_file_is_the_requirement(offline, capsys):
+    assert main(["deliver", "missing.md", "--json"]) in (0, 1)  # planned as the words given
+    payload, err = _requirement_seen(capsys)
+    assert "reins: note" not in err and "inline requirement: 10 characters" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message", "stdin"),
+    [
+        (["--file", "missing.md"], "missing.md: no such file", ""),
+        (["--file", "empty.md"], "empty.md is empty", ""),
+        (["--file", "binary.md"], "binary.md is not UTF-8 text", ""),
+        (["--file", "big.md"], "big.md is larger than 128 KiB", ""),
+        (["-"], "standard input is empty", "   \n"),
+        (["words", "--file", "requirement.md"], "give either the requirement or --file", ""),
+        (["--scenario", "request-limit-banner", "--file", "requirement.md"], "give either a requirement or --scenario", ""),
+    ],
+)
+def test_bad_files_are_one_line_errors(offline, capsys, monkeypatch, argv, message, stdin):
+    (offline / "empty.md").write_text("")
+    (offline / "binary.md").write_bytes(b"\xff\xfe\x00bad")
+    (offline / "big.md").write_text("x" * (128 * 1024 + 1))
+    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    assert main(["deliver", *argv, "--json"]) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["code"] == "bad_input" and error["message"] == message or error["message"].startswith(message)
+
+
+def test_chat_reads_its_message_from_a_file(offline, capsys, monkeypatch):
+    (offline / "question.txt").write_text("what is (17+25)*3?\n")
+    assert main(["chat", "--file", "question.txt"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "(17+25)*3 = 126."
+    monkeypatch.setattr("sys.stdin", io.StringIO("what is 6*7?"))
+    assert main(["chat", "--file", "-", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["records"][0]["output"] == "42"
+    assert main(["chat", "--file", "question.txt", "--once", "hi", "--json"]) == 2
+    assert "either --once or --file" in json.loads(capsys.readouterr().out)["error"]["message"]
