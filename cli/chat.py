@@ -151,8 +151,10 @@ def _print_answer(values: Mapping[str, Any], out: TextIO, streamed: StreamedRepl
     answer = values.get("answer") or {}
     verdict = answer.get("verdict", "failure")
     reply = printable(redact(values.get("reply", ""), 4000))  # model-written: no escape sequences
-    if streamed is None or not streamed.finish(reply):
+    if streamed is None:
         write(reply, out, markdown=True)
+    elif not streamed.finish(reply):  # the line the stream started: plain text after its prompt
+        out.write(reply + "\n")
     for item in answer.get("evidence", []):
         out.write(f"  · {printable(redact(item, 300))}\n")
     status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")

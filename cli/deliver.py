@@ -19,6 +19,7 @@ from typing import Any
 
 from policies.redaction import redact
 from policies.retention import durability_for, graph_of
+from policies.terminal_text import printable
 from cli.errors import EXIT_OK, UserError, exit_code
 from cli.inputs import text_argument
 from cli.model_config import check_models_unchanged, stamped
@@ -151,7 +152,7 @@ def show(values: Mapping[str, Any], thread_id: str, as_json: bool) -> None:
     if failure.get("stage") == "load":  # bad input: one clear line, not an empty report
         print(f"reins: error: {redact(failure.get('message', 'the input was refused'), 300)}", file=sys.stderr)
         return
-    write(values.get("report") or "", markdown=True)  # printable: no escape sequences
+    write(printable(values.get("report") or ""), markdown=True)  # model-written: no escape sequences
     print("", file=sys.stderr)
     if status == "failed" and failure:  # why, in one line: the stage and the cause class (or the rule)
         why = failure.get("cause") or failure.get("code") or "unknown"

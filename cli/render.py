@@ -53,9 +53,8 @@ def console_for(stream: TextIO) -> Console:
 
 def write(text: str, stream: TextIO | None = None, *, markdown: bool = False) -> None:
     """Print ``text`` and a newline; ``markdown=True`` renders it with ``rich`` on a styled terminal.
-    Every text is printable first: model-written text never brings escape sequences to the terminal."""
+    Model-written text is made ``printable`` by the caller (our own colours pass through here)."""
     stream = stream or sys.stdout
-    text = printable(text)
     if markdown and styled(stream):
         from rich.markdown import Markdown
 

@@ -255,7 +255,7 @@ def show(
         meta = artifact["metadata"]
         state = "validated" if meta["validated"] else "NOT validated"
         print(f"\nTask list (revision {meta['revision']}, {state}) for {meta['plan_uri']}\n", file=out)
-        write(artifact["markdown"].rstrip(), out, markdown=True)  # printable: no escape sequences
+        write(printable(artifact["markdown"]).rstrip(), out, markdown=True)  # model-written: no escape sequences
     items = values.get("manual_review_items") or []
     if items:
         print("\nManual review items:", file=out)

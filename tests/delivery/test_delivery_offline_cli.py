@@ -329,7 +329,7 @@ def test_deliver_resume_on_other_models_is_refused_unless_allowed(offline_env, c
     monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
     dying = ScriptedModel(script(boundary_review=[KeyboardInterrupt()]))
     config = stamped({"configurable": {"thread_id": "deliver-switched"}}, Settings.from_env())
-    with open_checkpointer("sqlite", path=".reins/checkpoints.db") as saver:
+    with open_checkpointer("sqlite") as saver:  # the file in REINS_HOME, as the CLI uses
         with pytest.raises(KeyboardInterrupt):
             build_graph(ModelSet.uniform(dying), checkpointer=saver).invoke({"requirement": "Show a banner."}, config)
 

@@ -47,6 +47,7 @@ def test_no_secret_leaves_a_cli_run(tmp_path, json_flag):
             **{k: v for k, v in os.environ.items() if not k.startswith(("REINS_", "OPENAI_"))},
             "OPENAI_API_KEY": API_KEY, "OPENAI_BASE_URL": provider.base_url, "REINS_MODEL": "stub-model",
             "REINS_CHECKPOINT": "sqlite", "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+            "REINS_HOME": str(tmp_path / "reins-home"),  # the run's files under the directory searched below
         }
         done = reins(tmp_path, env, "deliver", REQUIREMENT, *json_flag)
         bodies = json.dumps(provider.bodies())

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from cli import main
+from policies.model_notice import STAND_IN_NOTICE
 
 BANNER = "Show a banner when a user hits the request limit.\n\n- The banner names the time the limit resets.\n"
 
@@ -69,7 +70,7 @@ def test_bad_files_are_one_line_errors(offline, capsys, monkeypatch, argv, messa
 def test_chat_reads_its_message_from_a_file(offline, capsys, monkeypatch):
     (offline / "question.txt").write_text("what is (17+25)*3?\n")
     assert main(["chat", "--file", "question.txt"]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == "(17+25)*3 = 126."
+    assert capsys.readouterr().out.splitlines()[:2] == [STAND_IN_NOTICE, "(17+25)*3 = 126."]
     monkeypatch.setattr("sys.stdin", io.StringIO("what is 6*7?"))
     assert main(["chat", "--file", "-", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["records"][0]["output"] == "42"
