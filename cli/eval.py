@@ -17,7 +17,7 @@ from pathlib import Path
 
 from policies.redaction import redact
 from cli.errors import EXIT_OK, UserError
-from cli.render import print_json, progress_bar, write
+from cli.render import print_json, progress_bar, styled, table, write
 
 EVAL_DIR = "eval"  # in the home for runs (``runtime.home``) unless --out names another directory
 
@@ -94,6 +94,17 @@ def _scenarios(ids: list[str] | None):
     return tuple(known[i] for i in dict.fromkeys(ids))
 
 
+def _print_rates(markdown: str) -> None:
+    """The results table: on a terminal a table whose cells wrap to its width (eleven columns do not fit
+    80 as Markdown cells, which rich would cut short), elsewhere the Markdown as it is."""
+    if not styled(sys.stdout):
+        write(markdown)
+        return
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in markdown.splitlines() if line.startswith("|") and not line.startswith("|---")]
+    table(rows[0], rows[1:], folded=rows[0])
+
+
 def run(args: argparse.Namespace) -> int:
     # The CLI is the application edge: it sits above the evaluation.
     from evals.report import rates_table, write_report
@@ -120,6 +131,6 @@ def run(args: argparse.Namespace) -> int:
         files = {name: str(path) for name, path in paths.items()}
         print_json({**rates[0], "files": files} if len(rates) == 1 else {"rates": rates, "files": files})
     else:
-        write(rates_table(runs), markdown=True)
+        _print_rates(rates_table(runs))
         print(f"\nreport: {paths['report']}\nplot:   {paths['plot']}", file=sys.stderr)
     return EXIT_OK
