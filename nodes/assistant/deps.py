@@ -12,6 +12,7 @@ from nodes.assistant.context import AssistantContext
 from runtime.context import resolve_contract_mode, resolve_models
 from runtime.models import ModelSet
 from runtime.progress import Progress
+from runtime.mcp_tools import load_mcp_tools
 from runtime.registry import ScopedTools
 
 WORKFLOW = "assistant"
@@ -43,6 +44,14 @@ class AssistantDeps:
     models: ModelSet | None
     tools: ScopedTools
     pipelines: Mapping[str, PipelineRoute] = field(default_factory=dict)
+
+    def tools_for(self, runtime: Runtime[AssistantContext]) -> ScopedTools:
+        """The chat tools of this run: the graph's, plus the MCP servers its context names."""
+        config = getattr(runtime.context, "mcp_config", None)
+        if not config:
+            return self.tools
+        extra = load_mcp_tools(config, scope=self.tools.scope, reserved=self.tools.names)
+        return ScopedTools(self.tools.scope, (*self.tools.tools, *extra.tools))
 
     def models_for(self, runtime: Runtime[AssistantContext]) -> ModelSet:
         return resolve_models(runtime.context, self.models)
