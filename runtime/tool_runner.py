@@ -48,7 +48,14 @@ def arg_issues(tool: RegisteredTool, args: Any) -> list[dict[str, str]]:
             errors = sorted(Draft202012Validator(schema).iter_errors(dict(args)), key=lambda e: list(e.path))
         except Exception:  # a schema the validator cannot use: leave the check to the server
             return []
-        return [{"path": ".".join(["args", *map(str, e.path)]), "code": str(e.validator)} for e in errors][:MAX_ISSUES]
+        issues = []
+        for e in errors:
+            path = ".".join(["args", *map(str, e.path)])
+            if e.validator == "required" and isinstance(e.instance, Mapping):  # name each missing field
+                issues += [{"path": f"{path}.{name}", "code": "missing"} for name in e.validator_value if name not in e.instance]
+            else:
+                issues.append({"path": path, "code": str(e.validator)})
+        return issues[:MAX_ISSUES]
     try:
         schema.model_validate(dict(args))
     except ValidationError as error:

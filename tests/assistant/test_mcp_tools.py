@@ -1,0 +1,109 @@
+"""The user's own tools through MCP, with a real server (tests/assistant/mcp/notes_server.py) over
+stdio and over streamable HTTP on 127.0.0.1: read-only results reach the answer, a side effect
+runs only after an approval (checked on the server's own record), and no server can crash the
+assistant."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from langgraph.types import Command
+
+from runtime.scripted import ScriptedModel
+from tests.assistant.helpers import Runner, answer, chat_registry, simple, tool_call
+from tests.assistant.mcp.servers import config, executions, http_server, stdio_server
+
+THREAD = {"configurable": {"thread_id": "t1"}}
+
+
+@pytest.fixture(params=["stdio", "http"])
+def notes(request, tmp_path):
+    """A ``notes`` server config (both transports) and the file recording its side effects."""
+    record = tmp_path / "executions.jsonl"
+    if request.param == "stdio":
+        yield config(notes=stdio_server(record)), record
+        return
+    with http_server(record) as url:
+        yield config(notes={"url": url}), record
+
+
+def _runner(mcp, steps, answers=("Done.",), intent=None):
+    script = {"assistant.intent": [intent or simple()], "assistant.step": list(steps),
+              "assistant.answer": [answer(text) for text in answers]}
+    return Runner(ScriptedModel(script), chat_registry(), mcp_config=mcp)
+
+
+def _pending(run):
+    return [i.value for i in run.graph.get_state(THREAD).interrupts]
+
+
+def test_a_read_only_result_reaches_the_answer(notes):
+    mcp, record = notes
+    run = _runner(mcp, [tool_call("notes__word_count", text="a b c")], ["There are 3 words."])
+    result = run.ask("how many words in a b c?")
+    assert result["records"][0] == {"n": 1, "step": None, "tool": "notes__word_count", "args": {"text": "a b c"},
+                                    "ok": True, "output": "3 words"}
+    assert result["answer"]["verdict"] == "success" and "3 words" in " ".join(result["answer"]["evidence"])
+    bound = [c.tool_names for c in run.model.calls if c.contract == "assistant.step"][0]
+    assert {"notes__word_count", "notes__add_note", "calculator"} <= set(bound)
+    assert not _pending(run) and executions(record) == []
+
+
+def test_a_side_effect_pauses_before_it_runs_and_runs_once_when_approved(notes):
+    mcp, record = notes
+    run = _runner(mcp, [tool_call("notes__add_note", text="buy milk")], ["Stored."])
+    paused = run.ask("note: buy milk")
+    assert "answer" not in paused or not paused.get("answer")
+    (payload,) = _pending(run)
+    assert payload["kind"] == "tool_approval" and payload["tool"] == "notes__add_note"
+    assert payload["args"] == {"text": "buy milk"}
+    assert {"type": "approve"} in payload["allowed_decisions"]
+    assert executions(record) == []  # nothing ran before the approval
+    result = run.graph.invoke(Command(resume={"type": "approve"}), THREAD)
+    assert executions(record) == [json.dumps({"tool": "add_note", "text": "buy milk"})]
+    assert result["records"][0]["ok"] is True and result["records"][0]["output"] == "stored: buy milk"
+    assert any("approved" in r["summary"] for r in result["trace"] if r["step"] == "tool-1")
+    assert not _pending(run)
+
+
+def test_a_rejected_call_never_runs_and_the_model_hears_why(notes):
+    mcp, record = notes
+    run = _runner(mcp, [tool_call("notes__add_note", text="spam")], ["Not stored."])
+    run.ask("note: spam")
+    result = run.graph.invoke(Command(resume={"type": "reject", "reason": "not that note"}), THREAD)
+    assert executions(record) == []
+    assert result["records"][0]["ok"] is False
+    assert result["records"][0]["output"] == "rejected by the user: not that note"
+
+
+def test_an_edit_with_bad_arguments_stays_paused_and_a_good_edit_runs_the_edited_call(notes):
+    mcp, record = notes
+    run = _runner(mcp, [tool_call("notes__add_note", text="draft")], ["Stored."])
+    run.ask("note: draft")
+    run.graph.invoke(Command(resume={"type": "edit", "args": {"txt": "x"}}), THREAD)
+    (payload,) = _pending(run)
+    assert payload["error"].startswith("edited args do not fit the tool's schema: args.text missing")
+    run.graph.invoke(Command(resume={"type": "maybe"}), THREAD)
+    assert _pending(run)[0]["error"] == "decision type must be approve, reject or edit"
+    assert executions(record) == []
+    result = run.graph.invoke(Command(resume={"type": "edit", "args": {"text": "final"}}), THREAD)
+    assert executions(record) == [json.dumps({"tool": "add_note", "text": "final"})]
+    assert result["records"][0]["args"] == {"text": "final"}
+
+
+def test_three_read_only_calls_in_one_step_run_concurrently(notes):
+    mcp, _ = notes
+    turn = tool_call("notes__wait_ms", ms=800, label="a")
+    turn.tool_calls += [tool_call("notes__wait_ms", ms=800, label=label).tool_calls[0] for label in ("b", "c")]
+    run = _runner(mcp, [turn, tool_call("calculator", expression="1+1")], ["All waited."],
+                  intent={"intent": "COMPLEX", "reason": "three waits",
+                          "plan": {"goal": "wait", "steps": [{"id": 1, "tool": "notes__wait_ms", "purpose": "wait"}]}})
+    result = run.ask("wait three times")
+    spans = [(r["started_at"], r["started_at"] + r["duration_ms"] / 1000) for r in result["trace"]
+             if r.get("tool") == "notes__wait_ms"]
+    assert len(spans) == 3 and all(end - start >= 0.8 for start, end in spans)
+    assert max(start for start, _ in spans) < min(end for _, end in spans)  # every span overlaps the others
+    assert [r["output"] for r in result["records"][:3]] == ["waited 800 ms a", "waited 800 ms b", "waited 800 ms c"]
+    assert run.graph.get_state(THREAD).values["steps_taken"] == 4  # the budget counts every call
+    assert [r["tool"] for r in result["records"]] == ["notes__wait_ms"] * 3 + ["calculator"]
