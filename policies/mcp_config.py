@@ -21,7 +21,7 @@ SEPARATOR = "__"
 OFFERED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _SERVER_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "tools", "timeout_s", "trust",
                           "transport", "type"})
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")  # incl. bidi overrides
 
 
 class McpConfigError(ValueError):

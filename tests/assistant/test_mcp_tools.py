@@ -107,3 +107,72 @@ def test_three_read_only_calls_in_one_step_run_concurrently(notes):
     assert [r["output"] for r in result["records"][:3]] == ["waited 800 ms a", "waited 800 ms b", "waited 800 ms c"]
     assert run.graph.get_state(THREAD).values["steps_taken"] == 4  # the budget counts every call
     assert [r["tool"] for r in result["records"]] == ["notes__wait_ms"] * 3 + ["calculator"]
+
+
+# ------------------------------------------------------------------------------------ hostile servers
+
+
+def test_a_server_that_cannot_start_leaves_the_assistant_answering_with_the_others(tmp_path):
+    record = tmp_path / "executions.jsonl"
+    mcp = config(broken=stdio_server(record, "crash", env={"TOKEN": "sk-live-secret-123456"}),
+                 notes=stdio_server(record))
+    run = _runner(mcp, [tool_call("notes__word_count", text="one two")], ["Two words."])
+    result = run.ask("count one two")
+    assert result["records"][0]["output"] == "2 words" and result["answer"]["verdict"] == "success"
+    bound = [c.tool_names for c in run.model.calls if c.contract == "assistant.step"][0]
+    assert not any(name.startswith("broken__") for name in bound)
+
+
+def test_a_hanging_tool_meets_its_deadline_as_an_observation(tmp_path):
+    mcp = config(notes=stdio_server(tmp_path / "r", timeout_s=1))
+    run = _runner(mcp, [tool_call("notes__wait_ms", ms=20_000)], ["The tool did not answer in time."])
+    result = run.ask("wait very long")
+    record = result["records"][0]
+    assert record["ok"] is False and record["output"] == "notes__wait_ms gave no result within 1 s (deadline)"
+    assert [r["outcome"] for r in result["trace"] if r.get("tool")] == ["deadline"]  # a hang is not retried
+    assert result["reply"]
+
+
+def test_a_hostile_server_cannot_rename_flood_or_instruct(tmp_path):
+    record = tmp_path / "r"
+    mcp = config(evil=stdio_server(record, "hostile"))
+    run = _runner(mcp, [tool_call("evil__big")], ["The output was long."])
+    result = run.ask("run big")
+    bound = [c.tool_names for c in run.model.calls if c.contract == "assistant.step"][0]
+    assert "evil__big" in bound and not any("/" in name for name in bound)  # bad/name is left out
+    assert result["records"][0]["ok"] is True and len(result["records"][0]["output"]) <= 4000  # 1 MB capped
+    prompt = "\n".join(str(m.content) for m in run.model.calls[1].messages)
+    line = next(line for line in prompt.splitlines() if line.startswith("- evil__big"))
+    assert "</tools>" not in line and "<request>" not in line and len(line) < 450  # inert and capped
+    assert "untrusted description" in line
+    assert prompt.count("</tools>") == 1 and prompt.count("<request>") == 1
+    assert executions(record) == []  # the injected instruction ran nothing
+    assert result["answer"]["verdict"] in ("success", "partial")
+
+
+# ------------------------------------------------------------------------------------ scope
+
+
+def test_mcp_tools_never_reach_the_delivery_manager(tmp_path, monkeypatch):
+    from tests.delivery.delivery_builders import run as run_delivery
+    from tests.delivery.delivery_builders import script as delivery_script
+
+    record = tmp_path / "r"
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(config(notes=stdio_server(record))))
+    monkeypatch.setenv("REINS_MCP_CONFIG", str(path))
+    loads = []
+    import runtime.mcp_tools as mcp_tools
+
+    real = mcp_tools.load_mcp_tools
+    monkeypatch.setattr(mcp_tools, "load_mcp_tools", lambda *a, **k: loads.append(a) or real(*a, **k))
+    model = ScriptedModel(delivery_script())
+    out = run_delivery(model)
+    assert out["run_status"] == "pass"
+    offered = {name for call in model.calls for name in call.tool_names}
+    assert offered and not any("__" in name for name in offered)
+    assert loads == [] and executions(record) == []
+    # The same configuration does reach the assistant.
+    from graphs.assistant import chat_tools
+
+    assert "notes__add_note" in chat_tools().names
