@@ -17,7 +17,8 @@ from typing import Any, TextIO
 
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
-from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from cli.chat_pauses import ask_pause, check, describe, hint, pending
+from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
 from cli.render import ProgressView, colour, print_json, stream_run
 from runtime.paths import STATE_DIR
 from runtime.settings import Settings
@@ -28,10 +29,28 @@ EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
 
 
+class _HelpWithTools(argparse.Action):
+    """``reins chat --help``: the usual help, then the chat tools as their declarations describe
+    them (built only when asked: loading the tools is slower than parsing arguments)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show this help and the tools")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from runtime.toolbox import chat_toolset
+
+        lines = "\n".join(f"  {line}" for line in chat_toolset().help_lines())
+        parser.epilog = f"tools:\n{lines}\n\nCommands inside the chat: /help."
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.print_help()
+        parser.exit()
+
+
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "chat", help="chat with the assistant (calculator, clock, http_get, read_doc; /help for pipeline commands)"
+        "chat", help="chat with the assistant and its tools (yours too, through MCP; /help inside)", add_help=False
     )
+    parser.add_argument("-h", "--help", action=_HelpWithTools)
     parser.add_argument("--once", metavar="MESSAGE", help="send one message, print the answer and exit")
     parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
     parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
@@ -79,17 +98,17 @@ def _check_message(message: str) -> str:
     return text
 
 
-def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView | None = None) -> dict[str, Any]:
+def _send(graph: Any, message: str | Any, thread: str, user: str, view: ProgressView | None = None) -> dict[str, Any]:
+    """Send a message (or a ``Command`` resuming a pause) and return the thread's values."""
     from langchain_core.messages import HumanMessage
 
     outcome = stream_run(
         graph,
-        {"messages": [HumanMessage(content=message)]},
+        {"messages": [HumanMessage(content=message)]} if isinstance(message, str) else message,
         config={"configurable": {"thread_id": thread}},
         context={"user_id": user},
         view=view,
-        # The CLI never asks for human review, so no turn pauses: one checkpoint per turn.
-        durability=durability_for(can_pause=False),
+        durability=durability_for(can_pause=True),  # a tool call may pause for approval
     )
     return outcome.values
 
@@ -125,17 +144,77 @@ def run(args: argparse.Namespace) -> int:
     thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
     user = (args.user or "local").strip() or "local"
     with checkpointer_from_settings(settings) as checkpointer, _memory_store(settings) as store:
-        graph = build_graph(checkpointer=checkpointer, store=store)
+        graph = _build(build_graph, checkpointer, store)
         if args.once is not None:
             values = _send(graph, _check_message(args.once), thread, user)
+            waiting = pending(graph, thread)
             if args.json:
-                print_json(_payload(values, thread))
+                print_json({**_payload(values, thread), "pending": waiting})
+            elif waiting:
+                sys.stderr.write(f"{describe(waiting[0])}\n{hint(thread, waiting[0])}\n")
             else:
                 _print_answer(values, sys.stdout)
-            return exit_code_for(values)
+            return EXIT_PAUSED if waiting else exit_code_for(values)
         if args.json:
             raise UserError("--json needs --once")
         return _interactive(graph, thread, user)
+
+
+def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
+    from policies.mcp_config import McpConfigError
+
+    try:
+        return build_graph(checkpointer=checkpointer, store=store)
+    except McpConfigError as error:  # REINS_MCP_CONFIG names a broken file: bad configuration
+        raise UserError(str(error)) from None
+
+
+def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
+                  ask: Any = None) -> dict[str, Any] | None:
+    """Ask every pause of the turn in the terminal and resume; None when input ends first."""
+    from langgraph.types import Command
+
+    from runtime.toolbox import chat_toolset
+
+    while waiting := pending(graph, thread):
+        decision = ask_pause(waiting[0], ask or input)
+        if decision is None:
+            return None
+        problem = check(chat_toolset(), waiting[0], decision)
+        if problem:
+            sys.stderr.write(f"reins: {redact(problem, 300)}\n")
+            continue
+        values = _send(graph, Command(resume=decision), thread, user)
+    return values
+
+
+def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any, *, as_json: bool) -> int | None:
+    """``reins resume`` for an assistant thread paused at a tool approval or a question; None when
+    the thread has no such pause (then it is another graph's). A decision that does not fit is
+    refused before anything runs: the call stays paused."""
+    from langgraph.types import Command
+
+    from graphs.assistant import build_graph
+    from runtime.toolbox import chat_toolset
+
+    with _memory_store(settings) as store:
+        graph = _build(build_graph, saver, store)
+        waiting = pending(graph, thread)
+        if not waiting:
+            return None
+        problem = check(chat_toolset(), waiting[0], decision)
+        if problem:
+            raise UserError(f"resume refused: {problem}", EXIT_BAD_INPUT)
+        user = "local"
+        values = _send(graph, Command(resume=decision), thread, user)
+        still = pending(graph, thread)
+        if as_json:
+            print_json({**_payload(values, thread), "pending": still})
+        elif still:
+            sys.stderr.write(f"{describe(still[0])}\n{hint(thread, still[0])}\n")
+        else:
+            _print_answer(values, sys.stdout)
+        return EXIT_PAUSED if still else exit_code_for(values)
 
 
 def _interactive(graph: Any, thread: str, user: str) -> int:
@@ -158,8 +237,12 @@ def _interactive(graph: Any, thread: str, user: str) -> int:
             continue
         try:
             values = _send(graph, message, thread, user)
+            values = answer_pauses(graph, values, thread, user)
         except Exception as error:  # one failed message does not end the session
             sys.stderr.write(f"reins: failed: {redact(f'{type(error).__name__}: {error}', 300)}\n")
             continue
+        if values is None:  # input ended while a call waited: it stays paused on the thread
+            sys.stderr.write(f"reins: paused; resume with: reins resume {thread} --decision '<json>'\n")
+            return EXIT_PAUSED
         sys.stdout.write("assistant> ")
         _print_answer(values, sys.stdout)

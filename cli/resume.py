@@ -1,4 +1,5 @@
-"""``reins resume <thread-id> --decision '<json>'``: answer the review a paused tasklist run waits for.
+"""``reins resume <thread-id> --decision '<json>'``: answer the review a paused tasklist run waits for,
+or the assistant's pause (a tool call waiting for approval, a question from ``ask_user``).
 
 The decision is checked against the pending review's allowed decisions before anything runs; a
 refused decision leaves the run paused exactly as it was. Works from any process: the run is read
@@ -11,6 +12,7 @@ import argparse
 import json
 
 from policies.retention import durability_for
+from cli.chat import resume_assistant
 from cli.errors import EXIT_BAD_INPUT, UserError
 from cli.render import ProgressView, stream_run
 from cli.tasklist import GRAPH_NAME, _graph, drive
@@ -37,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError('--decision must be JSON, e.g. \'{"type": "approve"}\'') from None
     settings = Settings.from_env()
     with checkpointer_from_settings(settings) as saver:
+        answered = resume_assistant(saver, settings, args.thread_id, decision, as_json=args.json)
+        if answered is not None:
+            return answered
         graph = _graph(saver, review=False)
         config = run_config(GRAPH_NAME, thread_id=args.thread_id)
         try:

@@ -45,14 +45,12 @@ from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantStat
 from nodes.assistant.tool_call import execute_tool
 from policies.pipeline_reply import delivery_outcome, tasklist_outcome
 from policies.slash_commands import DELIVERY_CHAIN, TASKLIST, pipeline_to_run
-from runtime.chat_tools import CHAT_SCOPE
 from runtime.calls import inline, node
 from runtime.context import model_set_of
 from runtime.models import ModelSet
-from runtime.mcp_tools import McpSource, load_mcp_tools
-from runtime.registry import ScopedTools, ToolRegistry
-from runtime.settings import Settings
-from runtime.toolbox import default_registry
+from runtime.mcp_tools import McpSource
+from runtime.registry import ToolRegistry
+from runtime.toolbox import chat_toolset
 
 __all__ = ["AssistantContext", "AssistantState", "build_graph", "default_pipelines", "graph"]
 
@@ -116,14 +114,6 @@ def route_intent(state: AssistantState) -> str:
 # ------------------------------------------------------------------------------------ builder
 
 
-def chat_tools(registry: ToolRegistry | None = None, mcp_config: McpSource = None) -> ScopedTools:
-    """The assistant's tools: the registry's chat scope, plus the user's MCP tools."""
-    tools = (registry or default_registry()).for_scope(CHAT_SCOPE)
-    source = mcp_config if mcp_config is not None else Settings.from_env().mcp_config
-    extra = load_mcp_tools(source, scope=CHAT_SCOPE, reserved=tools.names)
-    return ScopedTools(tools.scope, (*tools.tools, *extra.tools))
-
-
 def build_graph(
     models: ModelSet | BaseChatModel | None = None,
     checkpointer: Any = None,
@@ -144,7 +134,7 @@ def build_graph(
     ``REINS_MCP_CONFIG``), offered as chat tools ``<server>__<tool>``; a server that fails to start
     is left out; an invalid configuration raises ``McpConfigError``.
     """
-    tools = chat_tools(registry, mcp_config)
+    tools = chat_toolset(registry, mcp_config)
     routes = default_pipelines() if pipelines is None else pipelines
     deps = AssistantDeps(models=model_set_of(models, "assistant"), tools=tools, pipelines=routes)
     subgraphs = {}

@@ -29,6 +29,7 @@ from policies.mcp_config import (
 )
 from policies.redaction import redact
 from runtime.deadline import DeadlineExceeded, call_with_deadline
+from runtime.paths import STATE_DIR
 from runtime.registry import RegisteredTool
 
 MAX_CONFIG_BYTES = 256 * 1024
@@ -98,6 +99,27 @@ def cause_line(error: BaseException, spec: ServerSpec, limit: int = 200) -> str:
     return redact(" ".join(text.split()), limit)
 
 
+SERVER_LOG = STATE_DIR / "mcp-servers.log"
+_log: list[Any] = []
+
+
+def _route_server_stderr() -> None:
+    """Send stdio servers' own stderr to ``.reins/mcp-servers.log``, as MCP hosts keep server logs.
+
+    The adapters take no ``errlog``, and the SDK's default is the ``sys.stderr`` of the moment it
+    was imported: a notebook's or a test's stream without a file descriptor makes every stdio
+    server fail to start, and in a terminal a server's logging would interleave with the chat.
+    """
+    if _log:
+        return
+    from mcp.client import stdio
+
+    SERVER_LOG.parent.mkdir(parents=True, exist_ok=True)
+    _log.append(open(SERVER_LOG, "a", encoding="utf-8"))  # noqa: SIM115 - open for the process's life
+    opener = getattr(stdio.stdio_client, "__wrapped__", stdio.stdio_client)  # under @asynccontextmanager
+    opener.__defaults__ = (_log[0],)
+
+
 async def _list_tools(spec: ServerSpec) -> list[Any]:
     from langchain_mcp_adapters.client import MultiServerMCPClient
 
@@ -151,6 +173,7 @@ def load_mcp_tools(source: McpSource, *, scope: str = "chat", reserved: tuple[st
     with _lock:
         if key in _cache:
             return _cache[key]
+        _route_server_stderr()
         taken = set(reserved)
         tools: list[RegisteredTool] = []
         reports = []

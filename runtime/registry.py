@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel
+
+if TYPE_CHECKING:  # LangChain loads only when a tool is bound or run: `reins chat --help` stays fast
+    from langchain_core.tools import BaseTool
 
 # snake_case or kebab-case, not a mix of both.
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:(?:_[a-z0-9]+)*|(?:-[a-z0-9]+)*)$")
@@ -80,6 +82,8 @@ class RegisteredTool:
 
     def as_langchain_tool(self) -> BaseTool:
         """A LangChain tool for binding; sub-agents have no callable here — the graph runs them."""
+        from langchain_core.tools import StructuredTool
+
         if self.tool is not None:
             return self.tool
 

@@ -4,7 +4,9 @@ of its users (``chat_tools`` and ``subagents`` register into it; this module put
 from __future__ import annotations
 
 from runtime import chat_tools, subagents
-from runtime.registry import ToolRegistry
+from runtime.mcp_tools import McpSource, load_mcp_tools
+from runtime.registry import ScopedTools, ToolRegistry
+from runtime.settings import Settings
 
 
 def default_registry() -> ToolRegistry:
@@ -13,3 +15,12 @@ def default_registry() -> ToolRegistry:
     subagents.register(registry)
     chat_tools.register(registry)
     return registry
+
+
+def chat_toolset(registry: ToolRegistry | None = None, mcp_config: McpSource = None) -> ScopedTools:
+    """The assistant's tools: the registry's chat scope, plus the user's MCP tools (``mcp_config``,
+    else ``REINS_MCP_CONFIG``). Nothing else ever loads MCP tools: they exist in chat only."""
+    tools = (registry or default_registry()).for_scope(chat_tools.CHAT_SCOPE)
+    source = mcp_config if mcp_config is not None else Settings.from_env().mcp_config
+    extra = load_mcp_tools(source, scope=chat_tools.CHAT_SCOPE, reserved=tools.names)
+    return ScopedTools(tools.scope, (*tools.tools, *extra.tools))

@@ -47,6 +47,12 @@ def approval_payload(tool: RegisteredTool, args: Mapping[str, Any], error: str =
     return {**payload, "error": error} if error else payload
 
 
+def _edit_problem(tool: RegisteredTool, args: Mapping[str, Any]) -> str:
+    issues = arg_issues(tool, args)
+    return ("edited args do not fit the tool's schema: " + ", ".join(f"{i['path']} {i['code']}" for i in issues)
+            if issues else "")
+
+
 def approve(tool: RegisteredTool, args: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """Pause until a valid decision: (arguments to run, "") or (None, the rejection observation)."""
     error = ""
@@ -59,10 +65,9 @@ def approve(tool: RegisteredTool, args: dict[str, Any]) -> tuple[dict[str, Any] 
         elif decision.kind == "approve":
             return args, ""
         else:
-            issues = arg_issues(tool, decision.args)
-            if not issues:
+            error = _edit_problem(tool, decision.args or {})
+            if not error:
                 return dict(decision.args or {}), ""
-            error = "edited args do not fit the tool's schema: " + ", ".join(f"{i['path']} {i['code']}" for i in issues)
 
 
 def ask(args: Mapping[str, Any]) -> str:
@@ -131,3 +136,15 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
                        duration_ms=result.duration_ms, outcome=outcome)
     observed: Observed = {"record": record, "trace": trace}
     return {"observed": [observed]}
+
+
+def resume_problem(payload: Mapping[str, Any], value: Any, tools: Any) -> str:
+    """Why ``value`` cannot answer the pause ``payload`` (an approval or a question), "" when it can:
+    the same rules the node applies, so a caller can refuse a decision before resuming."""
+    if payload.get("kind") == QUESTION:
+        return read_answer(value, payload.get("options"))[1]
+    decision = read_decision(value)
+    if not decision.valid:
+        return decision.problem
+    tool = tools.get(str(payload.get("tool", "")))
+    return _edit_problem(tool, decision.args or {}) if decision.kind == "edit" and tool is not None else ""

@@ -173,6 +173,6 @@ def test_mcp_tools_never_reach_the_delivery_manager(tmp_path, monkeypatch):
     assert offered and not any("__" in name for name in offered)
     assert loads == [] and executions(record) == []
     # The same configuration does reach the assistant.
-    from graphs.assistant import chat_tools
+    from runtime.toolbox import chat_toolset
 
-    assert "notes__add_note" in chat_tools().names
+    assert "notes__add_note" in chat_toolset().names
