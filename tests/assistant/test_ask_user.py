@@ -70,3 +70,20 @@ def test_a_side_effecting_builtin_pauses_and_a_trusted_one_does_not():
     assert payload["tool"] == "save_note" and payload["args"] == {"text": "b"}
     run.graph.invoke(Command(resume={"type": "approve"}), THREAD)
     assert ran == ["log:a", "b"]
+
+
+def test_a_read_only_call_that_lost_its_connection_is_dispatched_once_more():
+    attempts: list[int] = []
+
+    def flaky(text: str) -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ConnectionError("connection reset by peer")
+        return f"got {text}"
+
+    registry = chat_registry()
+    registry.register(RegisteredTool("lookup", "looks up", _Note, frozenset({"chat"}), func=flaky, read_only=True))
+    run = _runner([tool_call("lookup", text="a"), tool_call("calculator", expression="1+1")], registry)
+    result = run.ask("look up a")
+    assert len(attempts) == 2 and result["records"][0]["output"] == "got a"
+    assert [r["summary"] for r in result["trace"] if r["step"] == "tool-1"] == ["lookup: ok; dispatched 2 times"]

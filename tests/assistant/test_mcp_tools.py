@@ -5,6 +5,7 @@ assistant."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -176,3 +177,35 @@ def test_mcp_tools_never_reach_the_delivery_manager(tmp_path, monkeypatch):
     from runtime.toolbox import chat_toolset
 
     assert "notes__add_note" in chat_toolset().names
+
+
+def test_a_run_brings_its_own_servers_through_the_context(tmp_path):
+    mcp = config(notes=stdio_server(tmp_path / "r"))
+    run = _runner(None, [tool_call("notes__word_count", text="x y")], ["Two words."])
+    result = run.ask("count x y", mcp_config=mcp)  # as LangGraph Server passes it
+    assert result["records"][0]["output"] == "2 words"
+    plain = run.ask("/help", thread="t2")  # another run without them: not offered
+    assert "notes__word_count" not in plain["reply"] and "ask_user" in plain["reply"]
+    listed = run.ask("/help", thread="t3", mcp_config=mcp)["reply"]
+    assert "notes__add_note  Store a note (changes the notebook). (asks before it runs)" in listed
+
+
+def test_under_ainvoke_a_read_only_call_runs_and_a_side_effect_pauses(notes):
+    asyncio.run(_under_ainvoke(notes))
+
+
+async def _under_ainvoke(notes):
+    from langchain_core.messages import HumanMessage
+
+    mcp, record = notes
+    run = _runner(mcp, [tool_call("notes__word_count", text="a b"), tool_call("notes__add_note", text="async")],
+                  ["Counted and stored."], intent={"intent": "COMPLEX", "reason": "two", "plan": {
+                      "goal": "count, store", "steps": [{"id": 1, "tool": "notes__word_count", "purpose": "count"},
+                                                        {"id": 2, "tool": "notes__add_note", "purpose": "store"}]}})
+    await run.graph.ainvoke({"messages": [HumanMessage(content="count and store")]}, THREAD)
+    state = await run.graph.aget_state(THREAD)
+    assert [i.value["tool"] for i in state.interrupts] == ["notes__add_note"] and executions(record) == []
+    assert state.values["records"][0]["output"] == "2 words"
+    result = await run.graph.ainvoke(Command(resume={"type": "approve"}), THREAD)
+    assert executions(record) == [json.dumps({"tool": "add_note", "text": "async"})]
+    assert [r["ok"] for r in result["records"]] == [True, True]
