@@ -147,14 +147,7 @@ def run(args: argparse.Namespace) -> int:
         graph = _build(build_graph, checkpointer, store)
         if args.once is not None:
             values = _send(graph, _check_message(args.once), thread, user)
-            waiting = pending(graph, thread)
-            if args.json:
-                print_json({**_payload(values, thread), "pending": waiting})
-            elif waiting:
-                sys.stderr.write(f"{describe(waiting[0])}\n{hint(thread, waiting[0])}\n")
-            else:
-                _print_answer(values, sys.stdout)
-            return EXIT_PAUSED if waiting else exit_code_for(values)
+            return _report_turn(graph, values, thread, as_json=args.json)
         if args.json:
             raise UserError("--json needs --once")
         return _interactive(graph, thread, user)
@@ -205,16 +198,20 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
         problem = check(chat_toolset(), waiting[0], decision)
         if problem:
             raise UserError(f"resume refused: {problem}", EXIT_BAD_INPUT)
-        user = "local"
-        values = _send(graph, Command(resume=decision), thread, user)
-        still = pending(graph, thread)
-        if as_json:
-            print_json({**_payload(values, thread), "pending": still})
-        elif still:
-            sys.stderr.write(f"{describe(still[0])}\n{hint(thread, still[0])}\n")
-        else:
-            _print_answer(values, sys.stdout)
-        return EXIT_PAUSED if still else exit_code_for(values)
+        values = _send(graph, Command(resume=decision), thread, "local")
+        return _report_turn(graph, values, thread, as_json=as_json)
+
+
+def _report_turn(graph: Any, values: dict[str, Any], thread: str, *, as_json: bool) -> int:
+    """Print a turn that ran to its answer or to a pause (then how to resume); its exit code."""
+    waiting = pending(graph, thread)
+    if as_json:
+        print_json({**_payload(values, thread), "pending": waiting})
+    elif waiting:
+        sys.stderr.write(f"{describe(waiting[0])}\n{hint(thread, waiting[0])}\n")
+    else:
+        _print_answer(values, sys.stdout)
+    return EXIT_PAUSED if waiting else exit_code_for(values)
 
 
 def _interactive(graph: Any, thread: str, user: str) -> int:
