@@ -8,9 +8,11 @@ the assistant.
 """
 
 import asyncio
+import contextvars
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,5 +166,12 @@ class RunTool:
                           int((time.perf_counter() - clock) * 1000))
 
     def run(self) -> CallResult:
-        # The sync path (graph.invoke) runs on a thread without an event loop; MCP tools are async.
-        return asyncio.run(self.arun())
+        """The sync path (``graph.invoke``): MCP tools are async, so the call gets an event loop —
+        its own thread's when a loop already runs here (a notebook cell)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.arun())
+        context = contextvars.copy_context()
+        with ThreadPoolExecutor(1, thread_name_prefix="reins-tool") as pool:
+            return pool.submit(context.run, lambda: asyncio.run(self.arun())).result()

@@ -83,3 +83,12 @@ def test_a_run_is_an_observation(tools, tool, args, ok, expected, forbidden):
     if forbidden:
         assert forbidden not in result.output
     json.dumps(result.output)  # plain text for the checkpoint
+
+
+def test_the_sync_path_runs_inside_a_running_event_loop_too(tools):
+    import asyncio
+
+    async def in_a_notebook_cell():
+        return RunTool(tools.get("calculator"), {"expression": "6*7"}).run()  # graph.invoke from a cell
+
+    assert asyncio.run(in_a_notebook_cell()).output == "42"
