@@ -154,7 +154,7 @@ def test_a_hostile_server_cannot_rename_flood_or_instruct(tmp_path):
 # ------------------------------------------------------------------------------------ scope
 
 
-def test_mcp_tools_never_reach_the_delivery_manager(tmp_path, monkeypatch):
+def test_mcp_tools_never_reach_the_delivery_manager_or_the_tasklist_agent(tmp_path, monkeypatch):
     from tests.delivery.delivery_builders import run as run_delivery
     from tests.delivery.delivery_builders import script as delivery_script
 
@@ -165,18 +165,23 @@ def test_mcp_tools_never_reach_the_delivery_manager(tmp_path, monkeypatch):
     loads = []
     import runtime.mcp_tools as mcp_tools
 
-    real = mcp_tools.load_mcp_tools
-    monkeypatch.setattr(mcp_tools, "load_mcp_tools", lambda *a, **k: loads.append(a) or real(*a, **k))
+    real = mcp_tools._load_server
+    monkeypatch.setattr(mcp_tools, "_load_server", lambda spec, *a: loads.append(spec.name) or real(spec, *a))
     model = ScriptedModel(delivery_script())
     out = run_delivery(model)
     assert out["run_status"] == "pass"
     offered = {name for call in model.calls for name in call.tool_names}
     assert offered and not any("__" in name for name in offered)
-    assert loads == [] and executions(record) == []
+    from graphs.tasklist_agent import build_graph as build_tasklist
+    from runtime.offline import OfflineModel
+
+    listed = build_tasklist(models=OfflineModel()).invoke({"request": "/tasklist docs://versions/v0.2.0-ready.md"})
+    assert listed["final_decision"].startswith("final")
+    assert loads == [] and executions(record) == []  # neither pipeline even loads the servers
     # The same configuration does reach the assistant.
     from runtime.toolbox import chat_toolset
 
-    assert "notes__add_note" in chat_toolset().names
+    assert "notes__add_note" in chat_toolset().names and loads == ["notes"]
 
 
 def test_a_run_brings_its_own_servers_through_the_context(tmp_path):
