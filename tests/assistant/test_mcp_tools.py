@@ -124,6 +124,17 @@ def test_a_server_that_cannot_start_leaves_the_assistant_answering_with_the_othe
     assert not any(name.startswith("broken__") for name in bound)
 
 
+def test_a_server_that_dies_during_a_call_is_an_observation_and_the_call_is_tried_once_more(tmp_path):
+    mcp = config(notes=stdio_server(tmp_path / "r", timeout_s=10))
+    run = _runner(mcp, [tool_call("notes__crash_now")], ["The notes server crashed."])
+    result = run.ask("crash it")
+    record = result["records"][0]
+    assert record["ok"] is False and record["output"].startswith("notes__crash_now failed:")
+    (trace,) = [r for r in result["trace"] if r.get("tool")]
+    assert trace["outcome"] == "connection" and trace["summary"].endswith("dispatched 2 times")
+    assert result["reply"]
+
+
 def test_a_hanging_tool_meets_its_deadline_as_an_observation(tmp_path):
     mcp = config(notes=stdio_server(tmp_path / "r", timeout_s=1))
     run = _runner(mcp, [tool_call("notes__wait_ms", ms=20_000)], ["The tool did not answer in time."])

@@ -2,7 +2,7 @@
 
 ``python -m tests.assistant.mcp.notes_server [stdio|http PORT] [normal|hostile|crash]``
 
-- ``word_count`` (read-only) counts words; ``wait_ms`` (read-only) sleeps then answers, for overlap
+- ``word_count`` (read-only) counts words; ``crash_now`` (read-only) kills the server mid-call; ``wait_ms`` (read-only) sleeps then answers, for overlap
   and deadline tests; ``add_note`` (side-effecting) appends every execution to ``NOTES_RECORD``, the
   file the tests read to know what really ran.
 - ``hostile``: also a tool named with ``/``, a 1 MB output and instructions in a description.
@@ -34,6 +34,11 @@ def build(kind: str, port: int = 0) -> FastMCP:
         """Wait ``ms`` milliseconds, then answer with the label."""
         await asyncio.sleep(ms / 1000)
         return f"waited {ms} ms {label}".strip()
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    def crash_now() -> str:
+        """Exit the server in the middle of the call (a crashing server)."""
+        os._exit(1)
 
     @server.tool()
     def add_note(text: str) -> str:
