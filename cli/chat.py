@@ -156,10 +156,13 @@ def run(args: argparse.Namespace) -> int:
 def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
     from policies.mcp_config import McpConfigError
 
+    from runtime.toolbox import chat_toolset
+
     try:
-        return build_graph(checkpointer=checkpointer, store=store)
-    except McpConfigError as error:  # REINS_MCP_CONFIG names a broken file: bad configuration
+        chat_toolset()  # REINS_MCP_CONFIG checked (and its servers started) before the first message
+    except McpConfigError as error:  # a broken file: bad configuration
         raise UserError(str(error)) from None
+    return build_graph(checkpointer=checkpointer, store=store)
 
 
 def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,

@@ -131,12 +131,15 @@ def build_graph(
     ``store``: long-term memory (an ``InMemoryStore`` unless given; ``None`` disables it).
     ``pipelines``: slash-command routes (default: the tasklist agent and the delivery chain).
     ``mcp_config``: the user's MCP servers (a path or the ``{"mcpServers": …}`` dict; default
-    ``REINS_MCP_CONFIG``), offered as chat tools ``<server>__<tool>``; a server that fails to start
-    is left out; an invalid configuration raises ``McpConfigError``.
+    ``REINS_MCP_CONFIG``, read at run time), offered as chat tools ``<server>__<tool>``; a server
+    that fails to start is left out; an invalid configuration raises ``McpConfigError``.
     """
-    tools = chat_toolset(registry, mcp_config)
+    # An explicit configuration loads now (its errors surface here); REINS_MCP_CONFIG loads when a
+    # run first needs tools, so importing this module never starts a server.
+    tools = chat_toolset(registry, mcp_config, from_env=False)
     routes = default_pipelines() if pipelines is None else pipelines
-    deps = AssistantDeps(models=model_set_of(models, "assistant"), tools=tools, pipelines=routes)
+    deps = AssistantDeps(models=model_set_of(models, "assistant"), tools=tools, pipelines=routes,
+                         mcp_from_env=mcp_config is None)
     subgraphs = {}
     for command, route in routes.items():
         try:

@@ -17,10 +17,12 @@ def default_registry() -> ToolRegistry:
     return registry
 
 
-def chat_toolset(registry: ToolRegistry | None = None, mcp_config: McpSource = None) -> ScopedTools:
+def chat_toolset(registry: ToolRegistry | None = None, mcp_config: McpSource = None, *, from_env: bool = True
+                 ) -> ScopedTools:
     """The assistant's tools: the registry's chat scope, plus the user's MCP tools (``mcp_config``,
-    else ``REINS_MCP_CONFIG``). Nothing else ever loads MCP tools: they exist in chat only."""
+    else ``REINS_MCP_CONFIG`` unless ``from_env`` is false). Nothing else ever loads MCP tools:
+    they exist in chat only."""
     tools = (registry or default_registry()).for_scope(chat_tools.CHAT_SCOPE)
-    source = mcp_config if mcp_config is not None else Settings.from_env().mcp_config
+    source = mcp_config if mcp_config is not None or not from_env else Settings.from_env().mcp_config
     extra = load_mcp_tools(source, scope=chat_tools.CHAT_SCOPE, reserved=tools.names)
     return ScopedTools(tools.scope, (*tools.tools, *extra.tools))

@@ -14,6 +14,7 @@ from runtime.models import ModelSet
 from runtime.progress import Progress
 from runtime.mcp_tools import load_mcp_tools
 from runtime.registry import ScopedTools
+from runtime.settings import Settings
 
 WORKFLOW = "assistant"
 
@@ -44,14 +45,18 @@ class AssistantDeps:
     models: ModelSet | None
     tools: ScopedTools
     pipelines: Mapping[str, PipelineRoute] = field(default_factory=dict)
+    mcp_from_env: bool = False  # REINS_MCP_CONFIG, read when a run first needs tools (not at import)
 
     def tools_for(self, runtime: Runtime[AssistantContext]) -> ScopedTools:
-        """The chat tools of this run: the graph's, plus the MCP servers its context names."""
-        config = getattr(runtime.context, "mcp_config", None)
-        if not config:
-            return self.tools
-        extra = load_mcp_tools(config, scope=self.tools.scope, reserved=self.tools.names)
-        return ScopedTools(self.tools.scope, (*self.tools.tools, *extra.tools))
+        """The chat tools of this run: the graph's, plus ``REINS_MCP_CONFIG``'s servers (unless the
+        graph was given its own) and those the run's context names."""
+        tools = self.tools
+        for source in (Settings.from_env().mcp_config if self.mcp_from_env else None,
+                       getattr(runtime.context, "mcp_config", None)):
+            if source:
+                extra = load_mcp_tools(source, scope=tools.scope, reserved=tools.names)
+                tools = ScopedTools(tools.scope, (*tools.tools, *extra.tools))
+        return tools
 
     def models_for(self, runtime: Runtime[AssistantContext]) -> ModelSet:
         return resolve_models(runtime.context, self.models)

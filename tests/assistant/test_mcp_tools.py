@@ -189,6 +189,10 @@ def test_mcp_tools_never_reach_the_delivery_manager_or_the_tasklist_agent(tmp_pa
     listed = build_tasklist(models=OfflineModel()).invoke({"request": "/tasklist docs://versions/v0.2.0-ready.md"})
     assert listed["final_decision"].startswith("final")
     assert loads == [] and executions(record) == []  # neither pipeline even loads the servers
+    from graphs.assistant import build_graph as build_assistant
+
+    build_assistant(store=None)  # as LangGraph Server imports it: REINS_MCP_CONFIG loads at run time
+    assert loads == []
     # The same configuration does reach the assistant.
     from runtime.toolbox import chat_toolset
 
