@@ -100,7 +100,9 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
     tool = tools.get(call["tool"])
     args = dict(call.get("args") or {})
     with recorded_step(progress_for(runtime), f"tool-{number}", f"Tool step {number}: {label}") as step:
-        result, dispatches, note = CallResult(False, call.get("error", "")), 0, ""
+        # A call whose tool is gone (its server did not start again after a restart) is an observation too.
+        result = CallResult(False, call.get("error") or f"{label} is not available any more")
+        dispatches, note = 0, ""
         if not call.get("error") and tool is not None:
             execution = execution_for(traits_of(tools, tool.name))
             if execution == "ask":
