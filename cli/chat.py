@@ -21,7 +21,8 @@ from policies.model_notice import STAND_IN_NOTICE
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from policies.terminal_text import printable
-from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
+from cli.chat_pauses import ask_pause, check, describe, hint, pending
+from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
 from cli.inputs import read_text
 from cli.model_config import models_of
 from cli.render import ProgressView, colour, print_json, stream_run, write
@@ -33,10 +34,28 @@ EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
 
 
+class _HelpWithTools(argparse.Action):
+    """``reins chat --help``: the usual help, then the chat tools as their declarations describe
+    them (built only when asked: loading the tools is slower than parsing arguments)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show this help and the tools")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from runtime.toolbox import chat_toolset
+
+        lines = "\n".join(f"  {line}" for line in chat_toolset().help_lines())
+        parser.epilog = f"tools:\n{lines}\n\nCommands inside the chat: /help."
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        parser.print_help()
+        parser.exit()
+
+
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "chat", help="chat with the assistant (calculator, clock, http_get, read_doc; /help for pipeline commands)"
+        "chat", help="chat with the assistant and its tools (yours too, through MCP; /help inside)", add_help=False
     )
+    parser.add_argument("-h", "--help", action=_HelpWithTools)
     parser.add_argument("--once", metavar="MESSAGE", help="send one message, print the answer and exit")
     parser.add_argument("--file", metavar="PATH", help="like --once, with the message read from PATH (- for standard input)")
     parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
@@ -117,19 +136,19 @@ class StreamedReply:
         return False
 
 
-def _send(graph: Any, message: str | None, thread: str, user: str, view: ProgressView | None = None,
+def _send(graph: Any, message: str | Any | None, thread: str, user: str, view: ProgressView | None = None,
           streamed: StreamedReply | None = None) -> dict[str, Any]:
-    """One turn (``message`` None: finish the thread's interrupted turn from its checkpoint)."""
+    """Send a message (or a ``Command`` resuming a pause; None: finish the thread's interrupted turn
+    from its checkpoint) and return the thread's values."""
     from langchain_core.messages import HumanMessage
 
     outcome = stream_run(
         graph,
-        None if message is None else {"messages": [HumanMessage(content=message)]},
+        {"messages": [HumanMessage(content=message)]} if isinstance(message, str) else message,
         config={"configurable": {"thread_id": thread}},
         context={"user_id": user},
         view=view,
-        # The CLI never asks for human review, so no turn pauses; every step is saved.
-        durability=durability_for(can_pause=False),
+        durability=durability_for(can_pause=True),  # a tool call may pause for approval
         on_reply=streamed,
     )
     return outcome.values
@@ -192,21 +211,17 @@ def run(args: argparse.Namespace) -> int:
     if args.json and message is None:
         raise UserError("--json needs --once")
     with checkpointer_from_settings(settings) as checkpointer, _memory_store(settings) as store:
-        graph = build_graph(checkpointer=checkpointer, store=store)
+        graph = _build(build_graph, checkpointer, store)
         try:
             if args.thread:
                 _finish_interrupted_turn(graph, thread, user, None if args.json else sys.stdout)
             if message is None:
                 return _interactive(graph, thread, user, settings)
-            if args.json:
-                values = _send(graph, message, thread, user)
-                print_json(_payload(values, thread))
-                return exit_code_for(values)
-            _stand_in_first(settings, sys.stdout)
-            streamed = _streamer(sys.stdout)
+            if not args.json:
+                _stand_in_first(settings, sys.stdout)
+            streamed = None if args.json else _streamer(sys.stdout)
             values = _send(graph, message, thread, user, streamed=streamed)
-            _print_answer(values, sys.stdout, streamed)
-            return exit_code_for(values)
+            return _report_turn(graph, values, thread, as_json=args.json, streamed=streamed)
         finally:
             if not args.keep_history:
                 keep_latest_checkpoints(checkpointer, thread)
@@ -223,6 +238,73 @@ def _stand_in_first(settings: Settings, out: TextIO) -> None:
 def _streamer(out: TextIO) -> StreamedReply | None:
     """On a terminal the reply is printed as it is written; elsewhere (a pipe, a file) once, checked."""
     return StreamedReply(out) if out.isatty() else None
+
+
+def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
+    from policies.mcp_config import McpConfigError
+
+    from runtime.toolbox import chat_toolset
+
+    try:
+        chat_toolset()  # REINS_MCP_CONFIG checked (and its servers started) before the first message
+    except McpConfigError as error:  # a broken file: bad configuration
+        raise UserError(str(error)) from None
+    return build_graph(checkpointer=checkpointer, store=store)
+
+
+def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
+                  ask: Any = None) -> dict[str, Any] | None:
+    """Ask every pause of the turn in the terminal and resume; None when input ends first."""
+    from langgraph.types import Command
+
+    from runtime.toolbox import chat_toolset
+
+    while waiting := pending(graph, thread):
+        decision = ask_pause(waiting[0], ask or input)
+        if decision is None:
+            return None
+        problem = check(chat_toolset(), waiting[0], decision)
+        if problem:
+            sys.stderr.write(f"reins: {redact(problem, 300)}\n")
+            continue
+        values = _send(graph, Command(resume=decision), thread, user)
+    return values
+
+
+def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any, *, as_json: bool) -> int | None:
+    """``reins resume`` for an assistant thread paused at a tool approval or a question; None when
+    the thread has no such pause (then it is another graph's). A decision that does not fit is
+    refused before anything runs: the call stays paused."""
+    from langgraph.types import Command
+
+    from graphs.assistant import build_graph
+    from runtime.toolbox import chat_toolset
+
+    with _memory_store(settings) as store:
+        graph = _build(build_graph, saver, store)
+        waiting = pending(graph, thread)
+        if not waiting:
+            return None
+        if decision is None:
+            raise UserError(f"the thread waits for a decision: {hint(thread, waiting[0])}")
+        problem = check(chat_toolset(), waiting[0], decision)
+        if problem:
+            raise UserError(f"resume refused: {problem}", EXIT_BAD_INPUT)
+        values = _send(graph, Command(resume=decision), thread, "local")
+        return _report_turn(graph, values, thread, as_json=as_json)
+
+
+def _report_turn(graph: Any, values: dict[str, Any], thread: str, *, as_json: bool,
+                 streamed: StreamedReply | None = None) -> int:
+    """Print a turn that ran to its answer or to a pause (then how to resume); its exit code."""
+    waiting = pending(graph, thread)
+    if as_json:
+        print_json({**_payload(values, thread), "pending": waiting})
+    elif waiting:
+        sys.stderr.write(f"{describe(waiting[0])}\n{hint(thread, waiting[0])}\n")
+    else:
+        _print_answer(values, sys.stdout, streamed)
+    return EXIT_PAUSED if waiting else exit_code_for(values)
 
 
 def _interactive(graph: Any, thread: str, user: str, settings: Settings) -> int:
@@ -247,9 +329,13 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings) -> int:
         streamed = _streamer(sys.stdout)
         try:
             values = _send(graph, message, thread, user, streamed=streamed)
+            values = answer_pauses(graph, values, thread, user)
         except Exception as error:  # one failed message does not end the session
             sys.stderr.write(f"reins: failed: {printable(redact(f'{type(error).__name__}: {error}', 300))}\n")
             continue
+        if values is None:  # input ended while a call waited: it stays paused on the thread
+            sys.stderr.write(f"reins: paused; resume with: reins resume {thread} --decision '<json>'\n")
+            return EXIT_PAUSED
         if streamed is None or not streamed.text:
             sys.stdout.write("assistant> ")
         _print_answer(values, sys.stdout, streamed)

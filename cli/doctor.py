@@ -1,5 +1,7 @@
 """``reins doctor``: which provider serves each role, contract mode, tool-choice style, docs root,
-checkpointer, the home for runs (``REINS_HOME``); ``--check`` also makes tiny requests to every configured model (see ``runtime.probe``)."""
+checkpointer, the home for runs (``REINS_HOME``), the assistant's tools (its MCP servers with theirs,
+each read-only or not; a server that cannot start in one line); ``--check`` also makes tiny requests
+to every configured model (see ``runtime.probe``)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import json
 from dataclasses import asdict
 
 from policies.redaction import redact
-from cli.errors import EXIT_FAILED
+from cli.errors import EXIT_BAD_INPUT, EXIT_FAILED
 
 from runtime.settings import ROLES, Settings
 
@@ -50,6 +52,43 @@ def describe(settings: Settings) -> dict:
     }
 
 
+def describe_tools(settings: Settings) -> dict:
+    """The chat tools as their declarations say, and each MCP server with its tools or its problem."""
+    from policies.mcp_config import McpConfigError
+    from runtime.chat_tools import CHAT_SCOPE
+    from runtime.mcp_tools import load_mcp_tools
+    from runtime.toolbox import default_registry
+
+    builtins = default_registry().for_scope(CHAT_SCOPE)
+    report: dict = {"chat_tools": [{"name": t.name, "read_only": t.read_only} for t in builtins], "mcp_servers": []}
+    try:  # the same load the assistant makes (cached): doctor shows what chat gets
+        toolset = load_mcp_tools(settings.mcp_config, scope=CHAT_SCOPE, reserved=builtins.names)
+    except McpConfigError as error:
+        report["mcp_error"] = redact(str(error), 300)
+        return report
+    report["mcp_servers"] = [
+        {"name": s.name, "transport": s.transport, "problem": s.problem or None, "notes": list(s.notes),
+         "tools": [{"name": name, "read_only": read_only} for name, read_only in s.tools]}
+        for s in toolset.servers
+    ]
+    return report
+
+
+def _print_tools(report: dict) -> None:
+    tools = ", ".join(t["name"] + ("" if t["read_only"] else " (asks first)") for t in report["chat_tools"])
+    print(f"  chat_tools        {tools}")
+    if report.get("mcp_error"):
+        print(f"  mcp               configuration error: {report['mcp_error']}")
+    for server in report["mcp_servers"]:
+        if server["problem"]:
+            print(f"  mcp {server['name']:<13} cannot start: {server['problem']}")
+            continue
+        listed = ", ".join(t["name"] + (" (read-only)" if t["read_only"] else " (asks first)") for t in server["tools"])
+        print(f"  mcp {server['name']:<13} {server['transport']}: {listed or '(no tools)'}")
+        for note in server["notes"]:
+            print(f"      {redact(note, 200)}")
+
+
 TOOL_CHOICE_HELP = {
     "required": 'tool_choice "required" (OpenAI, DeepSeek, vLLM, llama.cpp)',
     "named": "the single allowed tool by name (OpenAI, DeepSeek, vLLM)",
@@ -59,13 +98,14 @@ TOOL_CHOICE_HELP = {
 
 def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    report = describe(settings)
+    report = {**describe(settings), **describe_tools(settings)}
     checks = None
     if args.check:  # only the probes need the provider libraries
         from runtime.probe import configured_models, probe_model
 
         checks = [probe_model(name, settings, role) for name, role in configured_models(settings)]
     code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0
+    code = EXIT_BAD_INPUT if report.get("mcp_error") else code
     if checks is not None:
         report["checks"] = [{**asdict(check), "model": redact(check.model, 120)} for check in checks]
     if args.json:
@@ -82,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     for key in ("role_endpoints", "role_keys"):
         if report[key]:
             print(f"  {key:<17} own for {', '.join(report[key])}")
+    _print_tools(report)
     print(f"  (REINS_TOOL_CHOICE={settings.tool_choice}: tool calls are asked for with "
           f"{TOOL_CHOICE_HELP[settings.tool_choice]})")
     if checks is not None:

@@ -1,4 +1,5 @@
-"""``reins resume <thread-id> [--decision '<json>']``: continue a paused or interrupted tasklist run.
+"""``reins resume <thread-id> [--decision '<json>']``: continue a paused or interrupted tasklist run,
+or answer the assistant's pause (a tool call waiting for approval, a question from ``ask_user``).
 
 A run paused at a review waits for a decision: it is checked against the pending review's allowed
 decisions before anything runs, and a refused decision leaves the run paused exactly as it was. A
@@ -13,6 +14,7 @@ import argparse
 import sys
 
 from policies.retention import durability_for, graph_of
+from cli.chat import resume_assistant
 from cli.errors import EXIT_BAD_INPUT, UserError
 from cli.model_config import check_models_unchanged, stamped
 from cli.render import ProgressView, stream_run
@@ -54,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
     decision = None if args.decision is None else read_decision(args.decision)
     settings = Settings.from_env()
     with checkpointer_from_settings(settings) as saver:
+        answered = resume_assistant(saver, settings, args.thread_id, decision, as_json=args.json)
+        if answered is not None:
+            return answered
         graph = _graph(saver, review=False)
         config = stamped(run_config(GRAPH_NAME, thread_id=args.thread_id), settings)
         snapshot = graph.get_state(config)

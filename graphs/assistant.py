@@ -7,14 +7,18 @@ START → prepare_turn ─┬─ empty ─────────────�
                       ├─ other /command ──────────────────────────────────────► run_slash_command → END
                       └─ chat → classify_intent ─┬─ QA ─────────────────────────► draft_answer
                                                  └─ SIMPLE_TOOL | COMPLEX → propose_step
-propose_step ─[loop guards: budget, repeat]─┬─ call → execute_tool ─[stall? SIMPLE_TOOL?]─┬─ next → propose_step
-                                            └─ done / stopped → draft_answer ◄───────────┘
+propose_step ─[guards: budget, repeat, malformed; ≤3 read-only calls or 1 pausing]─┬─ Send ×1..3 → execute_tool
+                                                                                  └─ done / stopped → draft_answer
+execute_tool ─[side effect: interrupt for approval · ask_user: interrupt to ask]─► observe
+observe ─[stall? SIMPLE_TOOL?]─┬─ next → propose_step
+                               └─ done / stopped → draft_answer
 draft_answer → check_and_reply ─┬─ COMPLEX → reflect → END
                                 └─ else → END
 ```
 The pipelines are subgraph nodes: Studio draws them, their progress streams with
 ``subgraphs=True``, and a tasklist review pause pauses this thread until it is resumed here. Other
-slash input is answered by rule. The sub-agents of the delivery chain are never visible here (the tools come from ``registry.for_scope("chat")`` only). Memory: the conversation
+slash input is answered by rule. The sub-agents of the delivery chain are never visible here (the tools come from ``registry.for_scope("chat")`` only), and the user's MCP tools
+(``mcp_config``, ``REINS_MCP_CONFIG`` or the run's context) exist only here. Memory: the conversation
 window lives in the checkpointed ``messages``; long-term notes live in the LangGraph store.
 """
 
@@ -32,20 +36,21 @@ from langgraph.store.memory import InMemoryStore
 from nodes.assistant.answer import check_and_reply, draft_answer, route_after_check
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, PipelineRoute, pipeline_context
-from nodes.assistant.executor import execute_tool, propose_step, route_after_execution, route_after_proposal
+from nodes.assistant.executor import dispatch, observe, propose_step, route_after_observation
 from nodes.assistant.intent import classify_intent
 from nodes.assistant.memory import empty_request, prepare_turn, reflect
 from nodes.assistant.pipeline import make_pipeline_node, node_name
 from nodes.assistant.slash import is_slash, run_slash_command
 from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
+from nodes.assistant.tool_call import execute_tool
 from policies.pipeline_reply import delivery_outcome, tasklist_outcome
 from policies.slash_commands import DELIVERY_CHAIN, TASKLIST, pipeline_to_run
-from runtime.chat_tools import CHAT_SCOPE
 from runtime.calls import inline, node
 from runtime.context import model_set_of
 from runtime.models import ModelSet
+from runtime.mcp_tools import McpSource
 from runtime.registry import ToolRegistry
-from runtime.toolbox import default_registry
+from runtime.toolbox import chat_toolset
 from runtime.user_input import guard_input
 
 __all__ = ["AssistantContext", "AssistantState", "build_graph", "default_pipelines", "graph"]
@@ -117,6 +122,7 @@ def build_graph(
     registry: ToolRegistry | None = None,
     store: BaseStore | None = _DEFAULT_STORE,
     pipelines: Mapping[str, PipelineRoute] | None = None,
+    mcp_config: McpSource = None,
 ) -> Any:
     """Compile the assistant.
 
@@ -125,10 +131,16 @@ def build_graph(
     ``registry``: where the chat tools come from (only scope ``chat`` is used).
     ``store``: long-term memory (an ``InMemoryStore`` unless given; ``None`` disables it).
     ``pipelines``: slash-command routes (default: the tasklist agent and the delivery chain).
+    ``mcp_config``: the user's MCP servers (a path or the ``{"mcpServers": …}`` dict; default
+    ``REINS_MCP_CONFIG``, read at run time), offered as chat tools ``<server>__<tool>``; a server
+    that fails to start is left out; an invalid configuration raises ``McpConfigError``.
     """
-    tools = (registry or default_registry()).for_scope(CHAT_SCOPE)
+    # An explicit configuration loads now (its errors surface here); REINS_MCP_CONFIG loads when a
+    # run first needs tools, so importing this module never starts a server.
+    tools = chat_toolset(registry, mcp_config, from_env=False)
     routes = default_pipelines() if pipelines is None else pipelines
-    deps = AssistantDeps(models=model_set_of(models, "assistant"), tools=tools, pipelines=routes)
+    deps = AssistantDeps(models=model_set_of(models, "assistant"), tools=tools, pipelines=routes,
+                         mcp_from_env=mcp_config is None)
     subgraphs = {}
     for command, route in routes.items():
         try:
@@ -144,16 +156,17 @@ def build_graph(
     # and tool execution may block: they keep LangGraph's executor thread.
     builder.add_node("prepare_turn", node(partial(prepare_turn, deps=deps), "prepare_turn"))
     builder.add_node("empty_request", inline(empty_request))
-    builder.add_node("run_slash_command", run_slash_command)
+    builder.add_node("run_slash_command", partial(run_slash_command, deps=deps))
     # The pipelines are subgraphs: drawn by Studio, streamed with subgraphs=True, paused and resumed
     # on the assistant's thread.
     for command, subgraph in subgraphs.items():
         builder.add_node(node_name(command), make_pipeline_node(command, routes[command], subgraph))
     builder.add_node("classify_intent", node(partial(classify_intent, deps=deps), "classify_intent"))
     builder.add_node("propose_step", node(partial(propose_step, deps=deps), "propose_step"))
-    builder.add_node("execute_tool", partial(execute_tool, deps=deps))
+    builder.add_node("execute_tool", node(partial(execute_tool, deps=deps), "execute_tool"))
+    builder.add_node("observe", inline(observe))
     builder.add_node("draft_answer", node(partial(draft_answer, deps=deps), "draft_answer"))
-    builder.add_node("check_and_reply", inline(check_and_reply))
+    builder.add_node("check_and_reply", inline(partial(check_and_reply, deps=deps), "check_and_reply"))
     builder.add_node("reflect", node(partial(reflect, deps=deps), "reflect"))
 
     pipeline_nodes = [node_name(command) for command in subgraphs]
@@ -167,8 +180,9 @@ def build_graph(
     for name in pipeline_nodes:
         builder.add_edge(name, END)
     builder.add_conditional_edges("classify_intent", inline(route_intent, edge=True), ["draft_answer", "propose_step"])
-    builder.add_conditional_edges("propose_step", inline(route_after_proposal, edge=True), ["execute_tool", "draft_answer"])
-    builder.add_conditional_edges("execute_tool", inline(route_after_execution, edge=True), ["propose_step", "draft_answer"])
+    builder.add_conditional_edges("propose_step", inline(dispatch, edge=True), ["execute_tool", "draft_answer"])
+    builder.add_edge("execute_tool", "observe")
+    builder.add_conditional_edges("observe", inline(route_after_observation, edge=True), ["propose_step", "draft_answer"])
     builder.add_edge("draft_answer", "check_and_reply")
     builder.add_conditional_edges("check_and_reply", inline(route_after_check, edge=True), ["reflect", END])
     builder.add_edge("reflect", END)

@@ -21,13 +21,8 @@ from policies.redaction import truncate
 
 VERDICTS = ("success", "partial", "failure")
 
-# How people (and models) refer to each chat tool in prose.
-TOOL_ALIASES: Mapping[str, tuple[str, ...]] = {
-    "calculator": ("calculator", "calc tool", "calculate tool", "计算器"),
-    "clock": ("clock", "time tool", "时钟"),
-    "http_get": ("http_get", "http get", "http tool", "http request", "web request", "fetched", "网页"),
-    "read_doc": ("read_doc", "read doc", "document tool", "doc tool", "文档工具"),
-}
+# ``aliases`` below: how people (and models) refer to each tool in prose — declared with each tool
+# (``RegisteredTool.aliases``) and passed in by the caller.
 
 # Verbs that turn a mention of a tool into a claim about its result (past tense / result words only,
 # so "I can use the calculator" is not a claim).
@@ -164,7 +159,7 @@ def _record_text(record: Mapping[str, Any]) -> str:
 
 
 def find_unsupported_claims(
-    text: str, records: Sequence[Mapping[str, Any]], aliases: Mapping[str, Sequence[str]] = TOOL_ALIASES
+    text: str, records: Sequence[Mapping[str, Any]], aliases: Mapping[str, Sequence[str]]
 ) -> tuple[ClaimFinding, ...]:
     """Sentences claiming a tool result that no successful execution of that tool backs."""
     findings = []
@@ -185,7 +180,7 @@ def find_unsupported_claims(
 
 
 def remove_unsupported_claims(
-    text: str, records: Sequence[Mapping[str, Any]], aliases: Mapping[str, Sequence[str]] = TOOL_ALIASES
+    text: str, records: Sequence[Mapping[str, Any]], aliases: Mapping[str, Sequence[str]]
 ) -> CheckedText:
     """Strip markers, then drop every sentence with an unsupported tool claim."""
     cleaned, markers = strip_internal_markers(text)
@@ -269,7 +264,8 @@ def check_answer(
     evidence: Sequence[str],
     records: Sequence[Mapping[str, Any]],
     plan_steps: Sequence[Mapping[str, Any]] = (),
-    aliases: Mapping[str, Sequence[str]] = TOOL_ALIASES,
+    *,
+    aliases: Mapping[str, Sequence[str]],
 ) -> AnswerCheck:
     """Run every check on a drafted answer and return the cleaned parts with what was found."""
     checked_summary = remove_unsupported_claims(summary, records, aliases)

@@ -8,7 +8,7 @@ answer instead of being sent to the model.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from policies.redaction import truncate
@@ -49,11 +49,13 @@ def parse_slash(text: str) -> SlashCommand | None:
     return SlashCommand(match["name"].lower(), match["argument"].strip())
 
 
-def help_text() -> str:
+def help_text(tool_lines: Sequence[str] = ()) -> str:
+    """The commands, then the chat tools (one help line each, as their declarations give them)."""
     width = max(len(usage) for usage, _ in COMMANDS.values())
     lines = ["Commands:"]
     lines += [f"  {usage.ljust(width)}  {purpose}" for usage, purpose in COMMANDS.values()]
-    lines.append("Anything else is ordinary chat (tools: calculator, clock, http_get, read_doc).")
+    lines.append("Anything else is ordinary chat" + (", with these tools:" if tool_lines else "."))
+    lines += [f"  {line}" for line in tool_lines]
     return "\n".join(lines)
 
 

@@ -1,4 +1,7 @@
-"""The assistant's chat tools (scope ``chat``): calculator, clock, http_get, read_doc.
+"""The assistant's chat tools (scope ``chat``): calculator, clock, http_get, read_doc, ask_user.
+
+Each is one ``RegisteredTool`` declaration: its description, arguments, read-only flag, the words
+prose uses for it (the answer check) and its help line all live there.
 
 Each tool raises ``ToolFailure`` with a message that is safe to show; the assistant's executor
 turns any failure into an observation for the model, never into a crash.
@@ -12,7 +15,9 @@ from urllib.parse import urljoin
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from policies.calculator import CalculatorError, calculate
 from policies.http_access import MAX_REDIRECTS, check_url, html_to_text, looks_like_html, normalise_whitespace, trim_text
@@ -21,6 +26,7 @@ from runtime.resources import ResourceError, ResourceResolver, cut_for_prompt
 from runtime.settings import Settings, SettingsError
 
 CHAT_SCOPE = "chat"
+ASK_USER = "ask_user"
 HTTP_MAX_BYTES = 256 * 1024
 HTTP_TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 READ_DOC_CHARS = 4000
@@ -48,6 +54,12 @@ class HttpGetArgs(_Args):
 
 class ReadDocArgs(_Args):
     uri: str = Field(min_length=1, max_length=300, description="Resource URI such as docs://versions/<plan>.md")
+
+
+class AskUserArgs(_Args):
+    question: str = Field(min_length=1, max_length=500, description="One clear question for the user")
+    options: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]] | None = (
+        Field(default=None, min_length=2, max_length=6, description="Optional 2-6 answers to choose from"))
 
 
 # ------------------------------------------------------------------------------------ tools
@@ -178,6 +190,9 @@ def register(
             args_schema=CalculatorArgs,
             scopes=scopes,
             func=calculator,
+            read_only=True,
+            aliases=("calculator", "calc tool", "calculate tool", "计算器"),
+            help="calculator  arithmetic, e.g. (17+25)*3",
         )
     )
     registry.register(
@@ -188,6 +203,9 @@ def register(
             args_schema=ClockArgs,
             scopes=scopes,
             func=lambda timezone=None: clock(timezone),
+            read_only=True,
+            aliases=("clock", "time tool", "时钟"),
+            help="clock       the current date and time (optional IANA time zone)",
         )
     )
     registry.register(
@@ -198,6 +216,9 @@ def register(
             args_schema=HttpGetArgs,
             scopes=scopes,
             func=HttpGet(allowlist, transport=http_transport),
+            read_only=True,
+            aliases=("http_get", "http get", "http tool", "http request", "web request", "fetched", "网页"),
+            help="http_get    the text of a page on an allow-listed host (REINS_HTTP_ALLOWLIST)",
         )
     )
     registry.register(
@@ -208,5 +229,22 @@ def register(
             args_schema=ReadDocArgs,
             scopes=scopes,
             func=ReadDoc(resolver),
+            read_only=True,
+            aliases=("read_doc", "read doc", "document tool", "doc tool", "文档工具"),
+            help="read_doc    a project document by URI (docs://..., demo://..., project://latest-context)",
+        )
+    )
+    registry.register(
+        RegisteredTool(
+            name=ASK_USER,
+            description="Ask the user one question when the request is ambiguous and you cannot go on "
+            "without the answer; optional options: 2-6 short answers to choose from. The answer comes back "
+            "as the observation.",
+            args_schema=AskUserArgs,
+            scopes=scopes,
+            read_only=True,
+            pauses=True,
+            aliases=("ask_user", "asked you", "asked the user"),
+            help="ask_user    asks you a question when the request is ambiguous (the turn pauses)",
         )
     )

@@ -9,13 +9,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel
+
+if TYPE_CHECKING:  # LangChain loads only when a tool is bound or run: `reins chat --help` stays fast
+    from langchain_core.tools import BaseTool
 
 # snake_case or kebab-case, not a mix of both.
 _NAME = re.compile(r"^[a-z][a-z0-9]*(?:(?:_[a-z0-9]+)*|(?:-[a-z0-9]+)*)$")
+# What a provider accepts as a function name: MCP tools are offered as ``<server>__<tool>``.
+OFFERED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 class RegistryError(ValueError):
@@ -37,22 +41,60 @@ class SubagentToolDefinition:
 
 @dataclass(frozen=True)
 class RegisteredTool:
+    """One tool, declared once: everything that offers, documents, checks or runs it reads this.
+
+    ``read_only``: the call changes nothing (a call that is not read-only pauses for approval
+    unless ``trusted``); ``aliases``: how prose refers to it (the answer check); ``help``: its
+    line in ``/help`` and ``reins chat --help``; ``pauses``: the graph answers it by asking the
+    user (no ``func``); ``tool``: a ready LangChain tool (an MCP tool) used instead of ``func``,
+    whose ``args_schema`` is then a JSON schema; ``server``: the MCP server it comes from;
+    ``timeout_s``: the deadline of one call.
+    """
+
     name: str
     description: str
-    args_schema: type[BaseModel]
+    args_schema: type[BaseModel] | dict[str, Any]
     scopes: frozenset[str]
     func: Callable[..., Any] | None = None
     result_schema: type[BaseModel] | None = None
     subagent: SubagentToolDefinition | None = None
+    read_only: bool = False
+    aliases: tuple[str, ...] = ()
+    help: str = ""
+    pauses: bool = False
+    tool: BaseTool | None = None
+    server: str | None = None
+    trusted: bool = False
+    timeout_s: float = 30.0
+
+    @property
+    def runnable(self) -> bool:
+        """The runtime can execute it (a function or an MCP tool); ask_user and sub-agents are
+        answered by their graph."""
+        return self.func is not None or self.tool is not None
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        schema = self.args_schema
+        if isinstance(schema, dict):
+            return tuple(schema.get("properties") or {})
+        return tuple(schema.model_fields)
 
     def as_langchain_tool(self) -> BaseTool:
         """A LangChain tool for binding; sub-agents have no callable here — the graph runs them."""
+        from langchain_core.tools import StructuredTool
+
+        if self.tool is not None:
+            return self.tool
 
         def _not_direct(**_: Any) -> Any:
             raise RuntimeError(f"{self.name} is executed by the graph, not called directly")
 
+        def call(**kwargs: Any) -> Any:  # a plain function: LangChain inspects it (a callable object fails)
+            return self.func(**kwargs)  # type: ignore[misc]
+
         return StructuredTool.from_function(
-            func=self.func or _not_direct,
+            func=call if self.func is not None else _not_direct,
             name=self.name,
             description=self.description,
             args_schema=self.args_schema,
@@ -71,6 +113,15 @@ class ScopedTools:
     def get(self, name: str) -> RegisteredTool | None:
         return next((tool for tool in self.tools if tool.name == name), None)
 
+    def aliases(self) -> dict[str, tuple[str, ...]]:
+        """How prose names each tool (its name first), for the answer check."""
+        return {tool.name: tuple(dict.fromkeys((tool.name, *tool.aliases))) for tool in self.tools}
+
+    def help_lines(self) -> tuple[str, ...]:
+        """One line per tool for ``/help`` and ``reins chat --help``: its declared help, or its
+        name and the first sentence of its description."""
+        return tuple(tool.help or f"{tool.name}  {tool.description.split('. ')[0][:100]}" for tool in self.tools)
+
     def langchain_tools(self) -> list[BaseTool]:
         return [tool.as_langchain_tool() for tool in self.tools]
 
@@ -86,7 +137,7 @@ class ToolRegistry:
     _tools: dict[str, RegisteredTool] = field(default_factory=dict)
 
     def register(self, tool: RegisteredTool) -> RegisteredTool:
-        if not _NAME.match(tool.name):
+        if not (OFFERED_NAME if tool.server else _NAME).match(tool.name):
             raise RegistryError(f"tool name {tool.name!r} must be snake_case or kebab-case")
         if tool.name in self._tools:
             raise RegistryError(f"tool {tool.name!r} is already registered")

@@ -100,6 +100,7 @@ class Settings:
     checkpoint: str = "sqlite"
     checkpoint_url: str | None = field(default=None, repr=False)
     http_allowlist: tuple[str, ...] = ()
+    mcp_config: str | None = None  # REINS_MCP_CONFIG: the path of the assistant's MCP servers file
     tool_choice: str = "required"
     max_tokens_param: str = "max_tokens"
     role_max_tokens: Mapping[str, int] = field(default_factory=dict)
@@ -151,6 +152,7 @@ class Settings:
             checkpoint=checkpoint,
             checkpoint_url=checkpoint_url,
             http_allowlist=allowlist,
+            mcp_config=env.get("REINS_MCP_CONFIG", "").strip() or None,
             tool_choice=_choice(env, "REINS_TOOL_CHOICE", TOOL_CHOICES, "required"),
             max_tokens_param=_choice(env, "REINS_MAX_TOKENS_PARAM", MAX_TOKENS_PARAMS, "max_tokens"),
             fallbacks=_names(env.get("REINS_MODEL_FALLBACK", "")),

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from runtime import chat_tools, subagents
-from runtime.registry import ToolRegistry
+from runtime.mcp_tools import McpSource, load_mcp_tools
+from runtime.registry import ScopedTools, ToolRegistry
+from runtime.settings import Settings
 
 
 def default_registry(reviewers: Reviewers = DEFAULT_REVIEWERS) -> ToolRegistry:
@@ -15,3 +17,14 @@ def default_registry(reviewers: Reviewers = DEFAULT_REVIEWERS) -> ToolRegistry:
     subagents.register(registry, reviewers)
     chat_tools.register(registry)
     return registry
+
+
+def chat_toolset(registry: ToolRegistry | None = None, mcp_config: McpSource = None, *, from_env: bool = True
+                 ) -> ScopedTools:
+    """The assistant's tools: the registry's chat scope, plus the user's MCP tools (``mcp_config``,
+    else ``REINS_MCP_CONFIG`` unless ``from_env`` is false). Nothing else ever loads MCP tools:
+    they exist in chat only."""
+    tools = (registry or default_registry()).for_scope(chat_tools.CHAT_SCOPE)
+    source = mcp_config if mcp_config is not None or not from_env else Settings.from_env().mcp_config
+    extra = load_mcp_tools(source, scope=chat_tools.CHAT_SCOPE, reserved=tools.names)
+    return ScopedTools(tools.scope, (*tools.tools, *extra.tools))

@@ -26,7 +26,7 @@ def Text(max_length: int, min_length: int = 1) -> Any:  # noqa: N802 - reads lik
 
 
 ToolName = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*$")
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")  # the offered-name rule (MCP: <server>__<tool>)
 ]
 Intent = Literal["QA", "SIMPLE_TOOL", "COMPLEX"]
 Verdict = Literal["success", "partial", "failure"]

@@ -17,3 +17,10 @@ class TraceRecord(TypedDict):
     violation: NotRequired[bool]  # the step stopped an action a rule forbids
     plan_step: NotRequired[int]  # the plan step a tool call served
     recovered_from_text: NotRequired[bool]  # the model wrote its tool calls as text; they were read from it
+    # A tool call's record: which tool, a digest of its arguments (never the arguments), when it
+    # started (epoch seconds), how long it took and how it ended.
+    tool: NotRequired[str]
+    args_digest: NotRequired[str]
+    started_at: NotRequired[float]
+    duration_ms: NotRequired[int]
+    outcome: NotRequired[str]

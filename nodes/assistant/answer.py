@@ -51,7 +51,7 @@ def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         outcome = yield from attempt(Streamed("summary", Contract(  # the summary streams as it is written
             "assistant.answer",
             AssistantAnswer,
-            answer_messages(state, deps.tools, stop_message(state.get("stop_reason"))),
+            answer_messages(state, deps.tools_for(runtime), stop_message(state.get("stop_reason"))),
             deps.models_for(runtime),
             mode=deps.mode_for(runtime),
         )))
@@ -83,13 +83,14 @@ def _notices(state: AssistantState, unfinished: tuple[int, ...]) -> list[str]:
     return notices
 
 
-def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:
+def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> Update:
     records = state.get("records", [])
     draft = state.get("draft") or NO_DRAFT
     plan = state.get("plan")
     progress = progress_for(runtime)
     with recorded_step(progress, "check", "Check the answer against the execution record") as step:
-        checked = check_answer(draft["summary"], draft["evidence"], records, plan["steps"] if plan else [])
+        checked = check_answer(draft["summary"], draft["evidence"], records, plan["steps"] if plan else [],
+                               aliases=deps.tools_for(runtime).aliases())
         intent_failed = bool(state.get("intent_failed"))
         summary = checked.summary or (REMOVED_ALL if checked.findings else fallback_summary(records))
         # A turn that needed tools (or whose classification failed) must not state results no tool produced.

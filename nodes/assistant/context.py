@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
+from policies.mcp_config import parse_config
 from runtime.context import ReinsContext, model_field
 
 MemoryScope = Literal["thread", "user"]  # a dropdown in Studio
@@ -25,8 +26,15 @@ class AssistantContext(ReinsContext):
         metadata={"description": "Pause /tasklist runs for a person at their review points; resume on this thread."},
     )
 
+    mcp_config: dict[str, Any] | None = field(
+        default=None,
+        metadata={"description": 'This run\'s own MCP servers: {"mcpServers": {"<name>": {...}}} (chat tools only).'},
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.mcp_config is not None:
+            parse_config(self.mcp_config)  # McpConfigError (a ValueError) names what is wrong
         if self.memory_scope not in MEMORY_SCOPES:
             raise ValueError(f"memory_scope must be one of {', '.join(MEMORY_SCOPES)}")
         if not self.user_id or not self.user_id.strip():

@@ -12,7 +12,9 @@ from nodes.assistant.context import AssistantContext
 from runtime.context import resolve_contract_mode, resolve_models
 from runtime.models import ModelSet
 from runtime.progress import Progress
+from runtime.mcp_tools import load_mcp_tools
 from runtime.registry import ScopedTools
+from runtime.settings import Settings
 
 WORKFLOW = "assistant"
 
@@ -43,6 +45,18 @@ class AssistantDeps:
     models: ModelSet | None
     tools: ScopedTools
     pipelines: Mapping[str, PipelineRoute] = field(default_factory=dict)
+    mcp_from_env: bool = False  # REINS_MCP_CONFIG, read when a run first needs tools (not at import)
+
+    def tools_for(self, runtime: Runtime[AssistantContext]) -> ScopedTools:
+        """The chat tools of this run: the graph's, plus ``REINS_MCP_CONFIG``'s servers (unless the
+        graph was given its own) and those the run's context names."""
+        tools = self.tools
+        for source in (Settings.from_env().mcp_config if self.mcp_from_env else None,
+                       getattr(runtime.context, "mcp_config", None)):
+            if source:
+                extra = load_mcp_tools(source, scope=tools.scope, reserved=tools.names)
+                tools = ScopedTools(tools.scope, (*tools.tools, *extra.tools))
+        return tools
 
     def models_for(self, runtime: Runtime[AssistantContext]) -> ModelSet:
         return resolve_models(runtime.context, self.models)

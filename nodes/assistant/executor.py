@@ -1,24 +1,26 @@
-"""The bounded tool loop (D of PDCA): the model proposes one tool call per turn, the loop guards
-decide whether it runs, the runtime runs it and records the observation.
+"""The bounded tool loop (D of PDCA): the model proposes tool calls, the rules decide which run and
+how, the runtime runs them and records the observations.
 
-Unknown tools, invalid arguments and tool exceptions become (redacted) observations — never crashes.
+``propose_step`` reads the model's turn: a malformed call (``invalid_tool_calls``, an unknown tool,
+arguments that break the tool's schema) comes back as one observation of ``{path, code}`` pairs; a
+valid one passes the loop guards (budget and repeat count every call) and the batching rule (up to
+three read-only calls together, a pausing call alone). ``observe`` records what the calls gave,
+in order, once they all finished.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping
-from typing import Any
-
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
+from langgraph.types import Send
 from pydantic import ValidationError
 
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.prompts import step_messages
 from nodes.assistant.state import AssistantState, NodeSteps, PendingCall, ToolRecord, Update, traced
-from policies.answer_check import assign_plan_step
 from policies.loop_guards import (
     MAX_STEPS,
     REPEATED_CALL,
@@ -29,20 +31,20 @@ from policies.loop_guards import (
     detect_stall,
 )
 from policies.redaction import redact
-from runtime.chat_tools import ToolFailure
+from policies.tool_calls import ToolTraits, batch, execution_for, question_allowed
 from runtime.calls import ToolTurn
-from runtime.contracts import safe_error
-from runtime.registry import ScopedTools
+from runtime.chat_tools import ASK_USER
+from runtime.registry import OFFERED_NAME, ScopedTools
 from runtime.steps import attempt, recorded_step
+from runtime.tool_runner import arg_issues
 from schemas.assistant import AssistantStep
 
-_TOOL_NAME = re.compile(r"[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*")
-OBSERVATION_CHARS = 4000  # read_doc's cut; http_get already returns at most 500 characters
 MODEL_ERROR = "model_error"
+MALFORMED = "malformed tool call"
 
 
-def _issues(error: ValidationError) -> str:
-    return ", ".join(f"{'.'.join(map(str, e.get('loc', ()))) or '$'}: {e.get('type')}" for e in error.errors()[:5])
+def _issues(error: ValidationError) -> list[dict[str, str]]:
+    return [{"path": ".".join(map(str, e.get("loc", ()))) or "$", "code": str(e.get("type"))} for e in error.errors()[:8]]
 
 
 def parse_step(message: AIMessage) -> AssistantStep:
@@ -52,27 +54,27 @@ def parse_step(message: AIMessage) -> AssistantStep:
     return AssistantStep.model_validate({"calls": calls, "note": redact(content, 1000)})
 
 
-def run_tool(tools: ScopedTools, call: Mapping[str, Any]) -> tuple[bool, str]:
-    """Execute one call against the chat-scoped tools; (ok, observation)."""
-    name = str(call.get("tool", ""))
-    if call.get("error"):
-        return False, str(call["error"])
+def traits_of(tools: ScopedTools, name: str) -> ToolTraits:
     tool = tools.get(name)
-    if tool is None or tool.func is None:
-        shown = redact(name, 64) or "(empty)"
-        available = ", ".join(t.name for t in tools if t.func is not None)
-        return False, f"unknown tool {shown!r}; available tools: {available}"
+    return ToolTraits(read_only=bool(tool and tool.read_only), trusted=bool(tool and tool.trusted),
+                      pauses=bool(tool and tool.pauses))
+
+
+def malformed_issues(message: AIMessage, tools: ScopedTools) -> list[dict[str, str]]:
+    """Every ``{path, code}`` that makes the turn's calls unusable (none when all are valid)."""
+    issues = [{"path": f"invalid_tool_calls.{i}", "code": "unparsable_arguments"}
+              for i, _ in enumerate(getattr(message, "invalid_tool_calls", None) or [])]
     try:
-        args = tool.args_schema.model_validate(call.get("args") or {})
+        proposed = parse_step(message)
     except ValidationError as error:
-        return False, f"invalid arguments for {name}: {_issues(error)}"
-    try:
-        result = tool.func(**args.model_dump())
-    except ToolFailure as error:
-        return False, redact(str(error), OBSERVATION_CHARS)
-    except Exception as error:  # a tool bug is an observation, not a crash
-        return False, f"{name} failed: {safe_error(error, 300)}"
-    return True, redact(str(result), OBSERVATION_CHARS)
+        return issues + _issues(error)
+    for index, call in enumerate(proposed.calls):
+        tool = tools.get(call.tool)
+        if tool is None or not (tool.runnable or tool.pauses):
+            issues.append({"path": f"calls.{index}.tool", "code": "unknown_tool"})
+            continue
+        issues += [{"path": f"calls.{index}.{i['path']}", "code": i["code"]} for i in arg_issues(tool, call.args)]
+    return issues
 
 
 def _max_steps(state: AssistantState) -> int:
@@ -80,87 +82,97 @@ def _max_steps(state: AssistantState) -> int:
 
 
 def tool_label(name: object) -> str:
-    """A tool name as titles and summaries show it: only a well-formed identifier, never raw text."""
-    return name if isinstance(name, str) and _TOOL_NAME.fullmatch(name) else "invalid tool name"
+    """A tool name as titles and summaries show it: only a well-formed name, never raw text."""
+    return name if isinstance(name, str) and OFFERED_NAME.fullmatch(name) else "invalid tool name"
 
 
 def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     steps_taken = state.get("steps_taken", 0)
-    records = state.get("records", [])
     number = steps_taken + 1
     budget = check_step_budget(steps_taken, _max_steps(state))
     if not budget.allowed and state.get("intent") == "SIMPLE_TOOL":  # its one call is done; not a stop
-        return {"pending_call": None}
+        return {"pending_calls": []}
+    tools = deps.tools_for(runtime)
     with recorded_step(progress_for(runtime), f"propose-{number}", f"Choose tool step {number}") as step:
         if not budget.allowed:
-            step.status, step.summary = "skipped", f"loop stopped before step {number} (step limit {MAX_STEPS})"
-            return {"pending_call": None, "stop_reason": STEP_LIMIT, "trace": traced(state, step.trace())}
+            step.status, step.summary = "skipped", f"loop stopped before call {number} (limit {MAX_STEPS} calls)"
+            return {"pending_calls": [], "stop_reason": STEP_LIMIT, "trace": traced(state, step.trace())}
         outcome = yield from attempt(
-            ToolTurn("assistant.step", step_messages(state, deps.tools), deps.models_for(runtime), deps.tools.langchain_tools())
+            ToolTurn("assistant.step", step_messages(state, tools), deps.models_for(runtime), tools.langchain_tools())
         )
         if not outcome.ok:  # a failing model ends the loop; what ran so far is still answered
             step.status, step.summary = "failed", f"loop stopped: model turn failed ({outcome.reason()})"
-            return {"pending_call": None, "stop_reason": MODEL_ERROR, "trace": traced(state, step.trace()),
+            return {"pending_calls": [], "stop_reason": MODEL_ERROR, "trace": traced(state, step.trace()),
                     "metrics": outcome.metrics}
-        update, step.summary = _proposal(outcome.value.message, number, records)
+        update, step.summary = _proposal(state, outcome.value.message, tools)
     return {**update, "trace": traced(state, step.trace()), "metrics": outcome.metrics}
 
 
-def _proposal(message: AIMessage, number: int, records: list[ToolRecord]) -> tuple[Update, str]:
-    """What the loop does with the model's tool-calling turn (step ``number``), and a summary of
-    what and why."""
-    try:
-        proposed = parse_step(message)
-    except ValidationError as error:
-        names = [str(c.get("name", ""))[:64] for c in message.tool_calls]
-        call: PendingCall = {"tool": names[0] if names else "", "args": {}, "error": f"invalid tool call: {_issues(error)}"}
-        return {"pending_call": call, "steps_taken": number}, "invalid tool call"
+def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> tuple[Update, str]:
+    """What the loop does with the model's tool-calling turn, and a summary of what and why."""
+    records = state.get("records", [])
+    steps_taken = state.get("steps_taken", 0)
+    first = len(records) + 1
+    issues = malformed_issues(message, tools)
+    if issues:  # one observation for the model, within the budget
+        names = [str(c.get("name", ""))[:64] for c in [*message.tool_calls, *(message.invalid_tool_calls or [])]]
+        available = ", ".join(t.name for t in tools if t.runnable or t.pauses)
+        error = f"{MALFORMED}: {json.dumps(issues, ensure_ascii=False)}; available tools: {available}"
+        call: PendingCall = {"tool": names[0] if names else "", "args": {}, "error": error, "n": first}
+        return {"pending_calls": [call], "steps_taken": steps_taken + 1}, f"{MALFORMED}: {len(issues)} issue(s)"
+    proposed = parse_step(message)
     if proposed.finished:
-        return {"pending_call": None}, "the model made no tool call (done)"
-    chosen = proposed.calls[0]
-    summary = f"proposed {chosen.tool}"
-    if len(proposed.calls) > 1:
-        summary += f"; {len(proposed.calls) - 1} extra tool call(s) ignored (one per step)"
-    repeat = check_repeat([call_signature(r["tool"], r["args"]) for r in records], call_signature(chosen.tool, chosen.args))
-    if not repeat.allowed:
-        summary += "; loop stopped, requested a third time with the same arguments"
-        return {"pending_call": None, "stop_reason": REPEATED_CALL}, summary
-    return {"pending_call": {"tool": chosen.tool, "args": dict(chosen.args)}, "steps_taken": number}, summary
+        return {"pending_calls": []}, "the model made no tool call (done)"
+    calls = list(proposed.calls)
+    remaining = _max_steps(state) - steps_taken
+    count = min(batch([execution_for(traits_of(tools, c.tool)) for c in calls]), remaining)
+    chosen, summary = calls[:count], f"proposed {', '.join(c.tool for c in calls[:count])}"
+    if len(calls) > count:
+        summary += f"; {len(calls) - count} more call(s) left for later steps"
+    signatures = [call_signature(r["tool"], r["args"]) for r in records]
+    pending: list[PendingCall] = []
+    asked = sum(1 for r in records if r["tool"] == ASK_USER)
+    for offset, call in enumerate(chosen):
+        signature = call_signature(call.tool, call.args)
+        if not check_repeat(signatures, signature).allowed:
+            summary += "; loop stopped, a call was requested a third time with the same arguments"
+            return {"pending_calls": [], "stop_reason": REPEATED_CALL}, summary
+        signatures.append(signature)
+        item: PendingCall = {"tool": call.tool, "args": dict(call.args), "n": first + offset}
+        if call.tool == ASK_USER:
+            if not question_allowed(asked):
+                item["error"] = "question limit reached: at most 2 questions per turn; answer with what you have"
+            asked += 1
+        pending.append(item)
+    return {"pending_calls": pending, "steps_taken": steps_taken + len(pending)}, summary
 
 
-def execute_tool(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> Update:
-    call: PendingCall = state.get("pending_call") or {"tool": "", "args": {}}
-    records = list(state.get("records", []))
-    number = len(records) + 1
-    label = tool_label(call["tool"])
-    with recorded_step(progress_for(runtime), f"tool-{number}", f"Tool step {number}: {label}") as step:
-        ok, output = run_tool(deps.tools, call)
-        plan = state.get("plan")
-        record: ToolRecord = {
-            "n": number,
-            "step": assign_plan_step(plan["steps"] if plan else [], records, str(call["tool"])) if ok else None,
-            "tool": str(call["tool"]),
-            "args": call["args"] or {},
-            "ok": ok,
-            "output": output,
-        }
-        records.append(record)
-        # Names and status only, never the tool's output.
-        step.status, step.summary = ("completed" if ok else "failed"), f"{label}: {'ok' if ok else 'error'}"
-        stall = detect_stall([r["output"] for r in records])
-        if not stall.allowed:
-            step.summary += "; loop stopped, consecutive observations are nearly identical (stall)"
-    update: Update = {"records": records, "pending_call": None, "trace": traced(state, step.trace(plan_step=record["step"]))}
+def dispatch(state: AssistantState) -> list[Send] | str:
+    """Each pending call to ``execute_tool`` (in parallel when there are several), or the answer."""
+    pending = state.get("pending_calls") or []
+    if not pending:
+        return "draft_answer"
+    plan = state.get("plan")
+    return [Send("execute_tool", {"call": call, "plan": plan, "records": state.get("records", [])}) for call in pending]
+
+
+def observe(state: AssistantState) -> Update:
+    """Record the step's observations in call order; stop when the results stall."""
+    observed = sorted(state.get("observed") or [], key=lambda o: o["record"]["n"])
+    records: list[ToolRecord] = [*state.get("records", []), *(o["record"] for o in observed)]
+    traces = [dict(o["trace"]) for o in observed]
+    update: Update = {"records": records, "pending_calls": [], "observed": None}
+    stall = detect_stall([r["output"] for r in records])
     if not stall.allowed:
         update["stop_reason"] = stall.reason
+        if traces:  # the call whose result completed the stall says so
+            traces[-1]["summary"] += "; loop stopped, consecutive observations are nearly identical (stall)"
+    update["trace"] = traced(state, *traces)  # type: ignore[arg-type]
     return update
 
 
-def route_after_proposal(state: AssistantState) -> str:
-    return "execute_tool" if state.get("pending_call") else "draft_answer"
-
-
-def route_after_execution(state: AssistantState) -> str:
+def route_after_observation(state: AssistantState) -> str:
     if state.get("stop_reason") or state.get("intent") == "SIMPLE_TOOL":
         return "draft_answer"
     return "propose_step"
+

@@ -29,12 +29,13 @@ def available_plan(plan: AssistantPlan, tools: ScopedTools) -> Plan:
 
 
 def classify_intent(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
+    tools = deps.tools_for(runtime)
     with recorded_step(progress_for(runtime), "classify-intent", "Classify the request") as step:
         outcome = yield from attempt(
             Contract(
                 "assistant.intent",
                 AssistantIntent,
-                intent_messages(state, deps.tools),
+                intent_messages(state, tools),
                 deps.models_for(runtime),
                 mode=deps.mode_for(runtime),
             )
@@ -47,7 +48,7 @@ def classify_intent(state: AssistantState, runtime: Runtime[AssistantContext], *
             return {"intent": "QA", "intent_failed": True, "failure": failure, "plan": None,
                     "trace": traced(state, step.trace()), "metrics": outcome.metrics}
         decision = outcome.value.value
-        plan = None if decision.plan is None else available_plan(decision.plan, deps.tools)
+        plan = None if decision.plan is None else available_plan(decision.plan, tools)
         step.summary = decision.intent + (f" with {len(plan['steps'])} plan step(s)" if plan else "")
         if plan and plan["unavailable"]:
             unavailable = ", ".join(sorted(set(plan["unavailable"])))

@@ -35,7 +35,8 @@ IDENTITY = (
 HARD_RULES = """Rules you must not break:
 1. Never claim a tool result that is not in the observations block. If a tool was not run, do not say it was.
 2. Never print internal markers (ACTION or PLAN tags, tool-call JSON) in what the user reads.
-3. Use only the tools listed in the tools block; one tool call per turn.
+3. Use only the tools listed in the tools block; up to 3 independent read-only calls per turn, a call that
+   changes something alone (the user approves it first).
 4. If a tool failed, say so plainly; do not invent its output.
 5. Recollections are notes from past tasks: use them as hints, not as facts about this request."""
 
@@ -46,7 +47,8 @@ INTENT_TASK = """Classify the request:
   the tools block and its purpose, in order (ids 1, 2, 3 …).
 Return JSON {intent, reason, plan} — plan only for COMPLEX."""
 
-STEP_TASK = """Decide the next action. Call exactly one tool from the tools block with valid arguments, or
+STEP_TASK = """Decide the next action. Call a tool from the tools block with valid arguments (up to 3 independent
+read-only calls at once; ask_user only when you cannot go on without the user), or
 call no tool at all when the observations already serve the request (then say briefly why in text).
 Mode SIMPLE_TOOL allows a single call. Do not repeat a call whose result is already observed."""
 
@@ -72,9 +74,9 @@ def block(name: str, body: str) -> str:
 
 def tools_block(tools: ScopedTools) -> str:
     lines = []
-    for tool in tools:
-        params = ", ".join(tool.args_schema.model_fields) or "no arguments"
-        lines.append(f"- {tool.name}({params}): {tool.description}")
+    for tool in tools:  # an MCP server's description is already inert and capped (policies.mcp_config)
+        params = ", ".join(tool.parameters) or "no arguments"
+        lines.append(f"- {tool.name}({neutralise(params)}): {neutralise(tool.description)}")
     return block("tools", "\n".join(lines) or "(no tools)")
 
 

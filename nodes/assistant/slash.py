@@ -7,7 +7,7 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from nodes.assistant.context import AssistantContext
-from nodes.assistant.deps import progress_for
+from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.state import AssistantState, PipelineOutcome, Update, traced
 from policies.redaction import redact
 from policies.slash_commands import (
@@ -18,6 +18,7 @@ from policies.slash_commands import (
     unknown_command_message,
     usage_problem,
 )
+from runtime.registry import ScopedTools
 from runtime.steps import recorded_step
 from schemas.assistant import Verdict
 from schemas.trace import TraceRecord
@@ -46,10 +47,10 @@ def unavailable_message(command: str) -> str:
     return f"The /{command} pipeline is not available in this installation."
 
 
-def _by_rule(command: SlashCommand) -> tuple[str, Verdict, PipelineOutcome, str]:
+def _by_rule(command: SlashCommand, tools: ScopedTools) -> tuple[str, Verdict, PipelineOutcome, str]:
     """(reply, verdict, outcome, run summary) of a command answered by rule."""
     if command.name == HELP:
-        return help_text(), "success", {"command": HELP, "status": "help"}, "help"
+        return help_text(tools.help_lines()), "success", {"command": HELP, "status": "help"}, "help"
     if not command.known:
         name = redact(command.name, 40)
         return unknown_command_message(name), "failure", {"command": name, "status": "unknown_command"}, "unknown command"
@@ -61,12 +62,12 @@ def _by_rule(command: SlashCommand) -> tuple[str, Verdict, PipelineOutcome, str]
     return unavailable_message(command.name), "failure", outcome, "pipeline not available"
 
 
-def run_slash_command(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:
+def run_slash_command(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> Update:
     command = parse_slash(state.get("request", ""))
     assert command is not None  # routed here only for slash input
     progress = progress_for(runtime)
     with recorded_step(progress, "slash", "Answer the command") as step:
-        reply, verdict, outcome, summary = _by_rule(command)
+        reply, verdict, outcome, summary = _by_rule(command, deps.tools_for(runtime))
         step.summary = f"/{outcome['command']} → {outcome['status']}"
     progress.end("failed" if outcome["status"] == "unavailable" else "completed", summary)
     return reply_update(state, reply, verdict, outcome, [], step.trace())

@@ -45,11 +45,13 @@ class Plan(TypedDict):
 
 
 class PendingCall(TypedDict):
-    """The tool call the loop guards let through, waiting to run; ``error``: why it cannot."""
+    """A tool call the loop guards let through, waiting to run; ``error``: why it cannot (then it
+    is recorded as an observation without running); ``n``: its record number."""
 
     tool: str
-    args: dict[str, Any]  # the tool's own arguments, validated against its schema when it runs
+    args: dict[str, Any]  # the tool's own arguments, validated against its schema before it runs
     error: NotRequired[str]
+    n: NotRequired[int]
 
 
 class ToolRecord(TypedDict):
@@ -61,6 +63,18 @@ class ToolRecord(TypedDict):
     args: dict[str, Any]
     ok: bool
     output: str
+
+
+class Observed(TypedDict):
+    """One finished call from a (possibly parallel) tool step, before ``observe`` records it."""
+
+    record: ToolRecord
+    trace: TraceRecord
+
+
+def gather(left: list[Observed] | None, right: list[Observed] | None) -> list[Observed]:
+    """Parallel calls add their observations; ``None`` empties the list once they are recorded."""
+    return [] if right is None else [*(left or []), *right]
 
 
 class RemovedClaim(TypedDict):
@@ -114,8 +128,9 @@ class AssistantState(AssistantOutput, total=False):
     request: str
     conversation: list[Turn]  # the window before the current request
     recollections: list[str]
-    steps_taken: int
-    pending_call: PendingCall | None
+    steps_taken: int  # tool calls dispatched this turn (the loop budget counts every call)
+    pending_calls: list[PendingCall]
+    observed: Annotated[list[Observed], gather]
     draft: Answer | None
 
 
@@ -148,6 +163,7 @@ def fresh_turn() -> Update:
         "conversation": [],
         "recollections": [],
         "steps_taken": 0,
-        "pending_call": None,
+        "pending_calls": [],
+        "observed": None,
         "draft": None,
     }

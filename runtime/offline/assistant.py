@@ -2,7 +2,8 @@
 
 Rules, not a language model: the request is scanned for sub-tasks — arithmetic expressions
 (→ calculator), time/date words (→ clock), resource URIs (→ read_doc), http(s) URLs (→ http_get) —
-in the order they appear. None is QA, one is SIMPLE_TOOL, several are COMPLEX with one plan step
+in the order they appear, and any other offered tool the message names explicitly
+(``use notes__word_count on "a b c"``: its first parameter gets the quoted text). None is QA, one is SIMPLE_TOOL, several are COMPLEX with one plan step
 each. Tool turns call the first sub-task not yet in ``<observations>``; answers are composed from
 the observations only.
 """
@@ -30,6 +31,8 @@ _ZONE = re.compile(r"\b(?:[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?|UTC)\
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|你好|您好)\b", re.I)
 _HELP = re.compile(r"\b(?:what can you do|help|capabilities|who are you)\b", re.I)
 _TRAILING = ".,;:!?)]}'\""
+_NAMED_CALL = re.compile(r"\buse\s+([A-Za-z0-9_-]{1,64})\s+on\s+\"([^\"]*)\"", re.I)
+_TOOL_LINE = re.compile(r"^- ([A-Za-z0-9_-]{1,64})\(([^)]*)\)", re.M)
 
 PURPOSES = {
     "calculator": "evaluate {}",
@@ -48,7 +51,7 @@ class SubTask:
     @property
     def purpose(self) -> str:
         target = next(iter(self.args.values()), "")
-        return PURPOSES[self.tool].format(target)[:300]
+        return PURPOSES.get(self.tool, "call {} as asked").format(target)[:300]
 
 
 def _balanced(expression: str) -> str:
@@ -70,10 +73,18 @@ def _is_arithmetic(candidate: str) -> bool:
     return isinstance(tree.body, (ast.BinOp, ast.UnaryOp))
 
 
-def find_subtasks(request: str, available: tuple[str, ...] | None = None) -> list[SubTask]:
-    """Sub-tasks of a request in order of appearance (only tools in ``available`` when given)."""
+def find_subtasks(
+    request: str, available: tuple[str, ...] | None = None, parameters: dict[str, tuple[str, ...]] | None = None
+) -> list[SubTask]:
+    """Sub-tasks of a request in order of appearance (only tools in ``available`` when given);
+    ``parameters``: each offered tool's parameters, for calls the request names explicitly."""
     tasks: list[SubTask] = []
     masked = request
+    for match in _NAMED_CALL.finditer(request):
+        params = (parameters or {}).get(match.group(1))
+        if params:  # an offered tool with a parameter to put the quoted text in
+            tasks.append(SubTask(match.start(), match.group(1), {params[0]: match.group(2)}))
+            masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
     for pattern, tool, key in ((_URL, "http_get", "url"), (_URI, "read_doc", "uri")):
         for match in pattern.finditer(request):
             tasks.append(SubTask(match.start(), tool, {key: match.group(0).rstrip(_TRAILING)}))
@@ -106,8 +117,18 @@ def _observations(request: OfflineRequest) -> list[dict[str, Any]]:
 
 
 def _tool_names(request: OfflineRequest) -> tuple[str, ...]:
-    names = tuple(re.findall(r"^- ([a-z][a-z0-9_\-]*)\(", request.block("tools"), re.M))
+    names = tuple(_tool_parameters(request))
     return request.tool_names or names
+
+
+def _tool_parameters(request: OfflineRequest) -> dict[str, tuple[str, ...]]:
+    """Each listed tool's parameters, from the tools block (``- name(a, b): …``)."""
+    return {name: tuple(p.strip() for p in params.split(",") if p.strip() and p.strip() != "no arguments")
+            for name, params in _TOOL_LINE.findall(request.block("tools"))}
+
+
+def _subtasks(request: OfflineRequest) -> list[SubTask]:
+    return find_subtasks(request.block("request"), _tool_names(request) or None, _tool_parameters(request))
 
 
 # ------------------------------------------------------------------------------------ responders
@@ -115,8 +136,7 @@ def _tool_names(request: OfflineRequest) -> tuple[str, ...]:
 
 @responder("assistant.intent")
 def classify(request: OfflineRequest) -> dict[str, Any]:
-    text = request.block("request")
-    tasks = find_subtasks(text, _tool_names(request) or None)
+    tasks = _subtasks(request)
     if not tasks:
         return {"intent": "QA", "reason": "no arithmetic, time, document or URL in the request", "plan": None}
     if len(tasks) == 1:
@@ -131,7 +151,7 @@ def classify(request: OfflineRequest) -> dict[str, Any]:
 
 @responder("assistant.step")
 def next_step(request: OfflineRequest) -> AIMessage:
-    tasks = find_subtasks(request.block("request"), _tool_names(request) or None)
+    tasks = _subtasks(request)
     if request.block("mode").strip() == "SIMPLE_TOOL":
         tasks = tasks[:1]
     done = [call_signature(str(r.get("tool")), r.get("args") or {}) for r in _observations(request)]

@@ -15,7 +15,7 @@ from runtime.models import ModelSet
 from runtime.registry import ToolRegistry
 from runtime.scripted import ScriptedModel
 
-CHAT_TOOLS = ("calculator", "clock", "http_get", "read_doc")
+CHAT_TOOLS = ("calculator", "clock", "http_get", "read_doc", "ask_user")
 _ids = itertools.count(1)
 
 

@@ -14,6 +14,10 @@ from policies.answer_check import (
     strip_internal_markers,
     unfinished_plan_steps,
 )
+from tests.assistant.helpers import chat_registry
+
+# The aliases come from the tools' declarations, as the assistant passes them.
+ALIASES = chat_registry().for_scope("chat").aliases()
 
 CALC_126 = {"n": 1, "step": 1, "tool": "calculator", "args": {"expression": "(17+25)*3"}, "ok": True, "output": "126"}
 CALC_FAILED = {"n": 1, "step": None, "tool": "calculator", "args": {"expression": "9**9**9"}, "ok": False, "output": "refused"}
@@ -40,7 +44,7 @@ HALF = {"n": 1, "step": None, "tool": "calculator", "args": {"expression": "7/2"
     ],
 )
 def test_claims_need_a_matching_execution(text, records, flagged):
-    assert [(f.tool, f.reason) for f in find_unsupported_claims(text, records)] == flagged
+    assert [(f.tool, f.reason) for f in find_unsupported_claims(text, records, ALIASES)] == flagged
 
 
 @pytest.mark.parametrize(
@@ -126,6 +130,7 @@ def test_check_answer_removes_the_fabricated_sentence_and_keeps_the_rest():
         "I called the calculator and got 42. Ask me anything else.",
         ["calculator gave 42", "the user asked a question"],
         records=[],
+        aliases=ALIASES,
     )
     assert checked.summary == "Ask me anything else."
     assert checked.evidence == ("the user asked a question",)

@@ -12,7 +12,7 @@ from runtime.registry import RegisteredTool, SubagentToolDefinition, ToolRegistr
 from runtime.toolbox import default_registry
 from schemas.assistant import ToolCall
 
-CHAT_TOOLS = ("calculator", "clock", "http_get", "read_doc")
+from tests.assistant.helpers import CHAT_TOOLS
 PAGE = (
     "<html><head><title>t</title><script>alert('x')</script></head><body><h1>Hello from Reins</h1>"
     + "<p>" + "lorem ipsum " * 100 + "</p></body></html>"

@@ -1,14 +1,20 @@
-"""nodes/assistant/executor.run_tool: every way a call can go wrong is an observation, not a crash."""
+"""A proposed call's path to an observation: malformed calls become ``{path, code}`` pairs (never
+run), and every way a run can go wrong (a tool's refusal, a bug, a long output) is an observation
+through ``ToolNode`` — redacted and capped, never a crash."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from langchain_core.messages import AIMessage
 from pydantic import BaseModel, ConfigDict
 
-from nodes.assistant.executor import run_tool
+from nodes.assistant.executor import malformed_issues
 from runtime.chat_tools import ToolFailure
 from runtime.registry import RegisteredTool
-from tests.assistant.helpers import chat_registry
+from runtime.tool_runner import OBSERVATION_CHARS, RunTool
+from tests.assistant.helpers import chat_registry, tool_call
 
 
 class _Empty(BaseModel):
@@ -35,29 +41,54 @@ def tools():
 
 
 @pytest.mark.parametrize(
-    ("call", "ok", "expected", "forbidden"),
+    ("message", "issues"),
     [
-        ({"tool": "calculator", "args": {"expression": "2*3"}}, True, "6", None),
-        ({"tool": "calculator", "args": {"expression": "__import__('os')"}}, False, "calculator refused: function calls", None),
-        ({"tool": "calculator", "args": {}}, False, "invalid arguments for calculator: expression: missing", None),
-        ({"tool": "calculator", "args": {"expression": "1", "x": 2}}, False, "invalid arguments for calculator: x: extra_forbidden", None),
-        ({"tool": "plan-subagent", "args": {"note": "x"}}, False, "unknown tool 'plan-subagent'; available tools: calculator", None),
-        ({"tool": "", "args": {}}, False, "unknown tool '(empty)'", None),
-        ({"tool": "nofunc", "args": {}}, False, "unknown tool 'nofunc'", None),
-        ({"tool": "crash", "args": {}}, False, "crash failed: KeyError", "abc.def.ghi"),
-        ({"tool": "boom", "args": {}}, False, "boom failed: OSError", "/var/lib"),
-        ({"tool": "refuse", "args": {}}, False, "refused https://[redacted]@host", "sk-refusal"),
-        ({"tool": "refuse", "args": {}}, False, "refused", "pw-secret"),
-        ({"tool": "calculator", "args": {}, "error": "invalid tool call: calls.0.tool: string_pattern_mismatch"}, False, "invalid tool call", None),
-        ({"tool": "shout", "args": {}}, True, "AAAA", None),
-        ({"tool": "read_doc", "args": {"uri": "docs://../../etc/passwd"}}, False, "read_doc: path escapes", None),
-        ({"tool": "http_get", "args": {"url": "http://169.254.169.254/latest"}}, False, "http_get refused", None),
+        (tool_call("calculator", expression="2*3"), []),
+        (tool_call("calculator"), [{"path": "calls.0.args.expression", "code": "missing"}]),
+        (tool_call("calculator", expression="1", x=2), [{"path": "calls.0.args.x", "code": "extra_forbidden"}]),
+        (tool_call("plan-subagent", note="x"), [{"path": "calls.0.tool", "code": "unknown_tool"}]),
+        (tool_call("nofunc"), [{"path": "calls.0.tool", "code": "unknown_tool"}]),
+        (tool_call(""), [{"path": "calls.0.tool", "code": "string_too_short"}]),
+        (tool_call("ask_user", question="Which?", options=["only one"]),
+         [{"path": "calls.0.args.options", "code": "too_short"}]),
+        (AIMessage(content="", invalid_tool_calls=[{"name": "calculator", "args": "{oops", "id": "c1", "error": "bad json",
+                                                    "type": "invalid_tool_call"}]),
+         [{"path": "invalid_tool_calls.0", "code": "unparsable_arguments"}]),
     ],
 )
-def test_run_tool(tools, call, ok, expected, forbidden):
-    got_ok, output = run_tool(tools, call)
-    assert got_ok is ok
-    assert output.startswith(expected)
-    assert len(output) <= 4000
+def test_malformed_calls_are_named_by_path_and_code(tools, message, issues):
+    assert malformed_issues(message, tools) == issues
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "ok", "expected", "forbidden"),
+    [
+        ("calculator", {"expression": "2*3"}, True, "6", None),
+        ("calculator", {"expression": "__import__('os')"}, False, "calculator refused: function calls", None),
+        ("crash", {}, False, "crash failed: KeyError", "abc.def.ghi"),
+        ("boom", {}, False, "boom failed: OSError", "/var/lib"),
+        ("refuse", {}, False, "refused https://[redacted]@host", "sk-refusal"),
+        ("refuse", {}, False, "refused", "pw-secret"),
+        ("shout", {}, True, "AAAA", None),
+        ("read_doc", {"uri": "docs://../../etc/passwd"}, False, "read_doc: path escapes", None),
+        ("http_get", {"url": "http://169.254.169.254/latest"}, False, "http_get refused", None),
+    ],
+)
+def test_a_run_is_an_observation(tools, tool, args, ok, expected, forbidden):
+    result = RunTool(tools.get(tool), args).run()
+    assert result.ok is ok
+    assert result.output.startswith(expected)
+    assert len(result.output) <= OBSERVATION_CHARS
+    assert result.duration_ms >= 0
     if forbidden:
-        assert forbidden not in output
+        assert forbidden not in result.output
+    json.dumps(result.output)  # plain text for the checkpoint
+
+
+def test_the_sync_path_runs_inside_a_running_event_loop_too(tools):
+    import asyncio
+
+    async def in_a_notebook_cell():
+        return RunTool(tools.get("calculator"), {"expression": "6*7"}).run()  # graph.invoke from a cell
+
+    assert asyncio.run(in_a_notebook_cell()).output == "42"

@@ -88,7 +88,7 @@ def test_unknown_tools_bad_arguments_and_tool_exceptions_become_redacted_observa
     def explode() -> str:
         raise RuntimeError("boom with key sk-abcdefghijklmnop1234 in /srv/app/secret/config.py")
 
-    registry.register(RegisteredTool("flaky", "always fails", _NoArgs, frozenset({"chat"}), func=explode))
+    registry.register(RegisteredTool("flaky", "always fails", _NoArgs, frozenset({"chat"}), func=explode, read_only=True))
     script = iter(
         [
             tool_call("plan-subagent", note="plan it"),
@@ -109,8 +109,13 @@ def test_unknown_tools_bad_arguments_and_tool_exceptions_become_redacted_observa
     )
     result = run.ask("plan and compute")
     outputs = [(r["tool"], r["ok"], r["output"]) for r in result["records"]]
-    assert outputs[0][:2] == ("plan-subagent", False) and outputs[0][2].startswith("unknown tool 'plan-subagent'")
-    assert outputs[1] == ("calculator", False, "invalid arguments for calculator: expression: missing, expr: extra_forbidden")
+    # A malformed call is one observation of {path, code} pairs, and names the tools there are.
+    assert outputs[0][:2] == ("plan-subagent", False)
+    assert outputs[0][2].startswith('malformed tool call: [{"path": "calls.0.tool", "code": "unknown_tool"}]')
+    assert "available tools: calculator, clock" in outputs[0][2]
+    assert outputs[1][:2] == ("calculator", False) and outputs[1][2].startswith(
+        'malformed tool call: [{"path": "calls.0.args.expression", "code": "missing"}, '
+        '{"path": "calls.0.args.expr", "code": "extra_forbidden"}]')
     assert outputs[2][:2] == ("flaky", False)
     assert "sk-abcdefghijklmnop1234" not in outputs[2][2] and "/srv/app" not in outputs[2][2]
     assert outputs[3] == ("calculator", True, "6")
@@ -121,7 +126,7 @@ def test_unknown_tools_bad_arguments_and_tool_exceptions_become_redacted_observa
     assert result["answer"]["verdict"] == "partial"
     # The failed observations reached the model on the next turn, redacted.
     observed = block(prompt_of(run.model, "assistant.step"), "observations")
-    assert "unknown tool" in observed and "sk-abcdefghijklmnop1234" not in observed
+    assert "unknown_tool" in observed and "sk-abcdefghijklmnop1234" not in observed
 
 
 def test_chat_cannot_reach_the_managers_subagent_tools(runner, registry):
@@ -150,7 +155,7 @@ def test_chat_cannot_reach_the_managers_subagent_tools(runner, registry):
     step_calls = [c for c in run.model.calls if c.contract == "assistant.step"]
     assert [c.tool_names for c in step_calls] == [CHAT_TOOLS]  # what the model was bound to
     assert all(c.tool_names == () for c in run.model.calls if c.contract != "assistant.step")
-    assert result["records"][0]["ok"] is False and "unknown tool" in result["records"][0]["output"]
+    assert result["records"][0]["ok"] is False and "unknown_tool" in result["records"][0]["output"]
 
 
 def test_simple_tool_makes_exactly_one_call(runner):
@@ -332,4 +337,4 @@ def test_with_the_shipped_registry_the_model_is_bound_to_chat_tools_only(runner)
     result = run.ask("review my plan")
     bound = [c.tool_names for c in run.model.calls if c.contract == "assistant.step"]
     assert bound == [CHAT_TOOLS] and not subagents & set(bound[0])
-    assert result["records"][0]["output"].startswith("unknown tool 'review-subagent'")
+    assert '"code": "unknown_tool"' in result["records"][0]["output"]

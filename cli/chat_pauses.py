@@ -1,0 +1,74 @@
+"""The assistant's pauses in the terminal: a side-effecting tool call waiting for approval, or a
+question from ``ask_user``. ``reins chat`` asks them; ``reins chat --once`` and ``reins resume``
+print how to answer later (``reins resume <thread> --decision '<json>'``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from policies.redaction import redact
+
+PAUSE_KINDS = ("tool_approval", "question")
+
+
+def pending(graph: Any, thread: str) -> list[Mapping[str, Any]]:
+    """The assistant's open pauses on ``thread`` (approvals and questions only)."""
+    snapshot = graph.get_state({"configurable": {"thread_id": thread}})
+    return [i.value for i in snapshot.interrupts if isinstance(i.value, Mapping) and i.value.get("kind") in PAUSE_KINDS]
+
+
+def check(graph_tools: Any, payload: Mapping[str, Any], value: Any) -> str:
+    from nodes.assistant.tool_call import resume_problem
+
+    return resume_problem(payload, value, graph_tools)
+
+
+def describe(payload: Mapping[str, Any]) -> str:
+    """The pause as one or two lines a person reads (redacted)."""
+    error = f"\n  ({redact(payload['error'], 200)})" if payload.get("error") else ""
+    if payload.get("kind") == "question":
+        options = payload.get("options") or []
+        listed = "".join(f"\n  {i}. {redact(option, 120)}" for i, option in enumerate(options, start=1))
+        return f"The assistant asks: {redact(payload.get('question', ''), 500)}{listed}{error}"
+    args = redact(json.dumps(payload.get("args", {}), ensure_ascii=False), 600)
+    return f"The assistant wants to run {payload.get('tool')} with {args} (it changes something).{error}"
+
+
+def hint(thread: str, payload: Mapping[str, Any]) -> str:
+    example = '"<your answer>"' if payload.get("kind") == "question" else '{"type": "approve"}'
+    return f"resume with: reins resume {thread} --decision '{example}'"
+
+
+def _decision(line: str) -> Any:
+    """A typed answer to an approval: y / n <reason> / e <json args> / a JSON decision."""
+    text = line.strip()
+    word, _, rest = text.partition(" ")
+    if text.startswith("{"):
+        return json.loads(text)
+    if word.lower() in ("y", "yes", "approve"):
+        return {"type": "approve"}
+    if word.lower() in ("n", "no", "reject"):
+        return {"type": "reject", "reason": rest.strip() or "declined in the terminal"}
+    if word.lower() in ("e", "edit"):
+        return {"type": "edit", "args": json.loads(rest)}
+    return {"type": text}
+
+
+def ask_pause(payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
+    """Ask one pause in the terminal; None when input ends."""
+    sys.stderr.write(describe(payload) + "\n")
+    prompt = "answer> " if payload.get("kind") == "question" else "approve? [y]es / [n]o <reason> / [e]dit <json args>: "
+    while True:
+        try:
+            line = ask(prompt)
+        except EOFError:
+            return None
+        if payload.get("kind") == "question":
+            return line.strip()
+        try:
+            return _decision(line)
+        except ValueError:
+            sys.stderr.write("reins: that is not valid JSON\n")

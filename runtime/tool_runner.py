@@ -1,0 +1,177 @@
+"""Running one chat tool call: LangGraph's ``ToolNode`` with Reins' rules around it.
+
+``ToolNode`` executes the call (built-in functions and MCP tools alike) and turns the tool's own
+failures into observations (``handle_tool_errors``). Its ``awrap_tool_call`` adds what Reins needs:
+the call's deadline, any other failure (a crashed server) classified and turned into an
+observation, and the output redacted and capped before anything stores it. A tool never crashes
+the assistant.
+"""
+
+import asyncio
+import contextvars
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import ToolException
+from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import DEFAULT_RUNTIME
+from pydantic import ValidationError
+
+from policies.redaction import redact
+from runtime.chat_tools import ToolFailure
+from runtime.contracts import safe_error
+from runtime.registry import RegisteredTool
+
+OBSERVATION_CHARS = 4000
+_RUNTIME_KEY = "__pregel_runtime"  # where LangGraph passes a node's runtime (ToolNode reads it)
+DEADLINE = "deadline"
+CONNECTION = "connection"
+TOOL_ERROR = "tool_error"
+MAX_ISSUES = 8
+
+
+# ------------------------------------------------------------------------------------ arguments
+
+
+def arg_issues(tool: RegisteredTool, args: Any) -> list[dict[str, str]]:
+    """``{path, code}`` for every way ``args`` break the tool's schema (none when they fit)."""
+    if not isinstance(args, Mapping):
+        return [{"path": "args", "code": "not_an_object"}]
+    schema = tool.args_schema
+    if isinstance(schema, dict):
+        try:
+            errors = sorted(Draft202012Validator(schema).iter_errors(dict(args)), key=lambda e: list(e.path))
+        except Exception:  # a schema the validator cannot use: leave the check to the server
+            return []
+        issues = []
+        for e in errors:
+            path = ".".join(["args", *map(str, e.path)])
+            if e.validator == "required" and isinstance(e.instance, Mapping):  # name each missing field
+                issues += [{"path": f"{path}.{name}", "code": "missing"} for name in e.validator_value if name not in e.instance]
+            else:
+                issues.append({"path": path, "code": str(e.validator)})
+        return issues[:MAX_ISSUES]
+    try:
+        schema.model_validate(dict(args))
+    except ValidationError as error:
+        return [{"path": ".".join(["args", *map(str, e.get("loc", ()))]), "code": str(e.get("type"))}
+                for e in error.errors()][:MAX_ISSUES]
+    return []
+
+
+def digest(args: Mapping[str, Any]) -> str:
+    """A short fingerprint of a call's arguments for the trace (never the arguments themselves)."""
+    import hashlib
+
+    encoded = json.dumps(dict(args), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(encoded.encode()).hexdigest()[:10]
+
+
+# ------------------------------------------------------------------------------------ execution
+
+
+@dataclass(frozen=True)
+class CallResult:
+    ok: bool
+    output: str
+    failure: str = ""  # deadline | connection | tool_error, when not ok
+    started_at: float = 0.0
+    duration_ms: int = 0
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # MCP content blocks
+        return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
+    return str(content)
+
+
+def tool_error_text(error: ToolFailure | ToolException) -> str:
+    """``handle_tool_errors``: a tool's own failure, already safe to show."""
+    return str(error)
+
+
+def _classify(error: BaseException) -> str:
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    name = type(error).__name__
+    if isinstance(error, (ConnectionError, EOFError, OSError)) or name in (
+        "McpError", "BrokenResourceError", "ClosedResourceError", "ConnectError", "RemoteProtocolError"):
+        return CONNECTION
+    return TOOL_ERROR
+
+
+def _capped(message: ToolMessage) -> ToolMessage:
+    text = _text(message.content)[: OBSERVATION_CHARS * 2]  # cut before redacting a 1 MB answer
+    return message.model_copy(update={"content": redact(text, OBSERVATION_CHARS), "artifact": None})
+
+
+def redacting_wrapper(timeout_s: float) -> Callable[..., Awaitable[ToolMessage]]:
+    """``awrap_tool_call``: a deadline, any escaping failure as an observation, a capped and
+    redacted output."""
+
+    async def wrap(request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[Any]]) -> ToolMessage:
+        call = request.tool_call
+        try:
+            message = await asyncio.wait_for(execute(request), timeout_s)
+        except TimeoutError:
+            return ToolMessage(content=f"{call['name']} gave no result within {timeout_s:g} s (deadline)",
+                               tool_call_id=call["id"], name=call["name"], status="error",
+                               additional_kwargs={"failure": DEADLINE})
+        except Exception as error:  # a crashed server or a broken tool is an observation
+            return ToolMessage(content=f"{call['name']} failed: {safe_error(error, 300)}", tool_call_id=call["id"],
+                               name=call["name"], status="error", additional_kwargs={"failure": _classify(error)})
+        return _capped(message)
+
+    return wrap
+
+
+@dataclass(frozen=True)
+class RunTool:
+    """A request (``runtime.calls``) to run one call of ``tool`` through a ``ToolNode``."""
+
+    tool: RegisteredTool
+    args: Mapping[str, Any]
+    config: Mapping[str, Any] = field(default_factory=dict)
+    call_id: str = "call"
+
+    def _node(self) -> ToolNode:
+        return ToolNode([self.tool.as_langchain_tool()], handle_tool_errors=tool_error_text,
+                        awrap_tool_call=redacting_wrapper(self.tool.timeout_s))
+
+    def _config(self) -> dict[str, Any]:
+        """The node's config (its runtime injected into ``ToolNode``); outside a graph, LangGraph's
+        default runtime."""
+        configurable = dict(self.config.get("configurable") or {})
+        configurable.setdefault(_RUNTIME_KEY, DEFAULT_RUNTIME)
+        return {**self.config, "configurable": configurable}
+
+    async def arun(self) -> CallResult:
+        started, clock = time.time(), time.perf_counter()
+        call = {"name": self.tool.name, "args": dict(self.args), "id": self.call_id, "type": "tool_call"}
+        output = await self._node().ainvoke({"messages": [AIMessage(content="", tool_calls=[call])]}, self._config())
+        message: ToolMessage = output["messages"][-1]
+        ok = message.status != "error"
+        failure = "" if ok else str(message.additional_kwargs.get("failure", TOOL_ERROR))
+        text = message.content if isinstance(message.content, str) else _text(message.content)
+        return CallResult(ok, redact(text, OBSERVATION_CHARS) if not ok else text, failure, started,
+                          int((time.perf_counter() - clock) * 1000))
+
+    def run(self) -> CallResult:
+        """The sync path (``graph.invoke``): MCP tools are async, so the call gets an event loop —
+        its own thread's when a loop already runs here (a notebook cell)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.arun())
+        context = contextvars.copy_context()
+        with ThreadPoolExecutor(1, thread_name_prefix="reins-tool") as pool:
+            return pool.submit(context.run, lambda: asyncio.run(self.arun())).result()

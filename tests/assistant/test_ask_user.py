@@ -1,0 +1,89 @@
+"""ask_user: the turn pauses with the question, the answer is the observation, at most two
+questions per turn; side-effecting built-ins pause for approval like MCP tools."""
+
+from __future__ import annotations
+
+from langgraph.types import Command
+from pydantic import BaseModel, ConfigDict
+
+from runtime.registry import RegisteredTool
+from runtime.scripted import ScriptedModel
+from tests.assistant.helpers import Runner, answer, chat_registry, complex_, tool_call
+
+THREAD = {"configurable": {"thread_id": "t1"}}
+
+
+def _pending(run):
+    return [i.value for i in run.graph.get_state(THREAD).interrupts]
+
+
+def _runner(steps, registry=None):
+    script = {"assistant.intent": [complex_("ask_user", "calculator")], "assistant.step": list(steps),
+              "assistant.answer": [answer("Done.")], "assistant.reflection": [
+                  {"went_well": "asked", "went_wrong": "nothing", "next_time": "ask", "keywords": ["ask"]}]}
+    return Runner(ScriptedModel(script), registry or chat_registry())
+
+
+def test_the_question_pauses_and_the_answer_is_the_observation():
+    run = _runner([tool_call("ask_user", question="Which city?", options=["Paris", "Tokyo"]),
+                   tool_call("calculator", expression="2+2"), tool_call("calculator", expression="3+3")])
+    run.ask("weather for my city")
+    (payload,) = _pending(run)
+    assert payload == {"kind": "question", "question": "Which city?", "options": ["Paris", "Tokyo"]}
+    run.graph.invoke(Command(resume="Berlin"), THREAD)  # not an option: still paused, with why
+    assert _pending(run)[0]["error"] == "answer with one of the options: Paris, Tokyo"
+    result = run.graph.invoke(Command(resume="2"), THREAD)  # an option's number counts
+    assert result["records"][0] == {"n": 1, "step": 1, "tool": "ask_user",
+                                    "args": {"question": "Which city?", "options": ["Paris", "Tokyo"]},
+                                    "ok": True, "output": "Tokyo"}
+    assert "Tokyo" in "\n".join(str(m.content) for m in run.model.calls[2].messages)  # the model saw it
+
+
+def test_at_most_two_questions_per_turn():
+    questions = [tool_call("ask_user", question=f"Question {i}?") for i in (1, 2, 3)]
+    run = _runner([*questions, tool_call("calculator", expression="1+1")])
+    run.ask("help me decide")
+    run.graph.invoke(Command(resume="yes"), THREAD)
+    result = run.graph.invoke(Command(resume="no"), THREAD)
+    assert not _pending(run)  # the third question did not pause
+    assert [(r["tool"], r["ok"]) for r in result["records"]] == [
+        ("ask_user", True), ("ask_user", True), ("ask_user", False), ("calculator", True)]
+    assert result["records"][2]["output"].startswith("question limit reached: at most 2 questions per turn")
+
+
+class _Note(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str
+
+
+def test_a_side_effecting_builtin_pauses_and_a_trusted_one_does_not():
+    ran: list[str] = []
+    registry = chat_registry()
+    registry.register(RegisteredTool("save_note", "saves", _Note, frozenset({"chat"}), func=lambda text: ran.append(text) or "saved"))
+    registry.register(RegisteredTool("log_note", "logs", _Note, frozenset({"chat"}), trusted=True,
+                                     func=lambda text: ran.append(f"log:{text}") or "logged"))
+    run = _runner([tool_call("log_note", text="a"), tool_call("save_note", text="b"), tool_call("calculator", expression="1+1")],
+                  registry)
+    run.ask("save b")
+    assert ran == ["log:a"]  # trusted: ran without a pause; save_note waits for a person
+    (payload,) = _pending(run)
+    assert payload["tool"] == "save_note" and payload["args"] == {"text": "b"}
+    run.graph.invoke(Command(resume={"type": "approve"}), THREAD)
+    assert ran == ["log:a", "b"]
+
+
+def test_a_read_only_call_that_lost_its_connection_is_dispatched_once_more():
+    attempts: list[int] = []
+
+    def flaky(text: str) -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ConnectionError("connection reset by peer")
+        return f"got {text}"
+
+    registry = chat_registry()
+    registry.register(RegisteredTool("lookup", "looks up", _Note, frozenset({"chat"}), func=flaky, read_only=True))
+    run = _runner([tool_call("lookup", text="a"), tool_call("calculator", expression="1+1")], registry)
+    result = run.ask("look up a")
+    assert len(attempts) == 2 and result["records"][0]["output"] == "got a"
+    assert [r["summary"] for r in result["trace"] if r["step"] == "tool-1"] == ["lookup: ok; dispatched 2 times"]
