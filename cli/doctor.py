@@ -37,7 +37,23 @@ def describe(settings: Settings) -> dict:
         "governance": "REINS_GOVERNANCE_ROOT" if settings.governance_root else "bundled",
         "checkpointer": settings.checkpoint,
         "http_allowlist": list(settings.http_allowlist),
+        "skills": describe_skills(),
     }
+
+
+def describe_skills() -> dict:
+    """Which skills the assistant lists, and each one left out with its reason."""
+    from runtime.resources import ResourceError
+    from runtime.skills import load_catalog
+
+    try:
+        catalog, problem = load_catalog(), None
+    except ResourceError as error:  # a bad REINS_SKILLS_ROOT: the bundled skills still load
+        catalog, problem = load_catalog(user_skills=False), str(error)
+    left_out = [{"where": item.where, "reason": redact(item.reason, 200)} for item in catalog.left_out]
+    if problem:
+        left_out.insert(0, {"where": "REINS_SKILLS_ROOT", "reason": redact(problem, 200)})
+    return {"loaded": [f"{s.origin}/{s.name}" for s in catalog.skills], "left_out": left_out}
 
 
 TOOL_CHOICE_HELP = {
@@ -66,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
                 "docs_root", "governance", "checkpointer"):
         print(f"  {key:<17} {report[key]}")
     print(f"  http_allowlist    {', '.join(report['http_allowlist']) or '(none)'}")
+    print(f"  skills            {', '.join(report['skills']['loaded']) or '(none)'}")
+    for item in report["skills"]["left_out"]:
+        print(f"  skill left out    {item['where']}: {item['reason']}")
     print(f"  (REINS_TOOL_CHOICE={settings.tool_choice}: tool calls are asked for with "
           f"{TOOL_CHOICE_HELP[settings.tool_choice]})")
     if checks is not None:

@@ -43,7 +43,7 @@ _SENTENCE = re.compile(r"\S[^\n]*?(?:[.!?](?=\s|$)|[。！？]|(?=\n)|$)")
 
 # Internal markers: whole blocks are dropped, stray tags are dropped.
 _BLOCK_TAGS = ("action", "plan", "content", "think", "thinking", "thought", "tool_call", "observations", "recollections")
-_STRAY_TAGS = (*_BLOCK_TAGS, "request", "conversation", "tools", "mode", "stop", "draft")
+_STRAY_TAGS = (*_BLOCK_TAGS, "request", "conversation", "tools", "mode", "stop", "draft", "skills", "findings")
 _BLOCK = re.compile(rf"<({'|'.join(_BLOCK_TAGS)})\b[^>]*>.*?</\1\s*>", re.I | re.S)
 _STRAY = re.compile(rf"</?({'|'.join(_STRAY_TAGS)})\b[^>]*>", re.I)
 _FILE_LINK = re.compile(r"\b(?:open-file|file):///\S*", re.I)

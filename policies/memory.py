@@ -88,3 +88,30 @@ def rank_recollections(
             scored.append((overlap, position, note))
     scored.sort(key=lambda item: (-item[0], -item[1]))
     return [note for _, _, note in scored[:limit]]
+
+
+# ------------------------------------------------------------------------------------ namespaces
+
+MEMORY_ROOT = "assistant-memory"
+SCOPES = ("thread", "user")
+
+
+def store_label(value: str | None) -> str:
+    """A store namespace label: no dots, not empty, bounded."""
+    cleaned = re.sub(r"[.\x00]", "_", value or "").strip()
+    return cleaned[:120] or "default"
+
+
+def user_namespace(user_id: str | None, area: str = "shared") -> tuple[str, ...]:
+    """The user's own area of the store: ``shared`` notes (what ``remember`` writes and
+    ``memory_scope="user"`` recalls) or ``skills`` (approved skill drafts). Another user's areas
+    are never in reach: the user id is part of every namespace."""
+    return (MEMORY_ROOT, store_label(user_id or "local"), area)
+
+
+def notes_namespace(user_id: str | None, scope: str | None, thread_id: str | None) -> tuple[str, ...]:
+    """Where a turn's notes are recalled from and its reflection is written: the user's shared
+    notes (scope ``user``) or this thread's (scope ``thread``, the default)."""
+    if scope == "user":
+        return user_namespace(user_id)
+    return (MEMORY_ROOT, store_label(user_id or "local"), "thread", store_label(thread_id or "default"))

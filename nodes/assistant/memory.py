@@ -3,7 +3,6 @@ task ends with a reflection note in the long-term store."""
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Generator, Iterable
 from datetime import datetime, timezone
@@ -16,8 +15,17 @@ from pydantic import ValidationError
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from nodes.assistant.prompts import reflection_messages
+from nodes.assistant.skills import skills_index
 from nodes.assistant.state import AssistantState, NodeSteps, Turn, Update, fresh_turn, traced
-from policies.memory import MAX_KEYWORDS, cut_message, keywords, rank_recollections, window_start
+from policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
+    MAX_KEYWORDS,
+    MEMORY_ROOT,
+    cut_message,
+    keywords,
+    notes_namespace,
+    rank_recollections,
+    window_start,
+)
 from policies.redaction import redact
 from policies.slash_commands import parse_slash
 from runtime.calls import Contract, StorePut, StoreSearch
@@ -25,7 +33,6 @@ from runtime.messages import message_text
 from runtime.steps import attempt, recorded_step
 from schemas.assistant import AssistantReflection, MemoryNote
 
-MEMORY_ROOT = "assistant-memory"
 MAX_NOTES_SCANNED = 200
 
 
@@ -41,20 +48,10 @@ def _text(message: AnyMessage) -> str:
     return message_text(message, " ")
 
 
-def _label(value: str) -> str:
-    # Store namespace labels may not contain dots or be empty.
-    cleaned = re.sub(r"[.\x00]", "_", value or "").strip()
-    return cleaned[:120] or "default"
-
-
 def memory_namespace(context: AssistantContext | None, thread_id: str | None) -> tuple[str, ...]:
     """Notes live per user and, by default, per thread; ``memory_scope="user"`` shares them across
     the user's threads. Another user's notes are never in reach."""
-    user = _label(getattr(context, "user_id", None) or "local")
-    scope = getattr(context, "memory_scope", None) or "thread"
-    if scope == "user":
-        return (MEMORY_ROOT, user, "shared")
-    return (MEMORY_ROOT, user, "thread", _label(thread_id or "default"))
+    return notes_namespace(getattr(context, "user_id", None), getattr(context, "memory_scope", None), thread_id)
 
 
 def _stored_notes(items: Iterable[Any]) -> list[dict[str, Any]]:
@@ -93,11 +90,14 @@ def prepare_turn(
         if request and runtime.store is not None:
             namespace = memory_namespace(runtime.context, thread_id_of(runtime))
             recollections = recall((yield StoreSearch(runtime.store, namespace, MAX_NOTES_SCANNED)), request)
+        skills, skills_note = (yield from skills_index(runtime, deps.tools.names)) if request else ([], "")
         step.summary = f"{len(conversation)} earlier message(s) in the window, {len(removed)} dropped"
         if recollections:
             step.summary += f"; {len(recollections)} recollection(s) injected"
+        if skills:
+            step.summary += f"; {len(skills)} skill(s) listed" + (f" ({skills_note})" if skills_note else "")
     return {**fresh_turn(), "messages": removed, "request": request, "conversation": conversation,
-            "recollections": recollections, "trace": [step.trace()]}
+            "recollections": recollections, "skills": skills, "trace": [step.trace()]}
 
 
 def empty_request(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:

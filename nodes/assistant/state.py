@@ -113,6 +113,7 @@ class AssistantState(AssistantOutput, total=False):
     request: str
     conversation: list[Turn]  # the window before the current request
     recollections: list[str]
+    skills: list[str]  # level 0: "name: description" of every usable skill
     steps_taken: int
     pending_call: PendingCall | None
     draft: Answer | None
@@ -145,6 +146,7 @@ def fresh_turn() -> Update:
         "request": "",
         "conversation": [],
         "recollections": [],
+        "skills": [],
         "steps_taken": 0,
         "pending_call": None,
         "draft": None,

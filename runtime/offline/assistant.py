@@ -5,6 +5,12 @@ Rules, not a language model: the request is scanned for sub-tasks — arithmetic
 in the order they appear. None is QA, one is SIMPLE_TOOL, several are COMPLEX with one plan step
 each. Tool turns call the first sub-task not yet in ``<observations>``; answers are composed from
 the observations only.
+
+Skills: a skill in the ``<skills>`` block whose name's words all appear in the request ("%" counts
+as "percent") is loaded first (``load_skill``), then every file its instructions name
+(``read_skill_file``). The stand-in knows the bundled skills' rules and follows them only once
+their instructions are observed: ``percent`` turns "X% of Y" into the calculator's ``Y*X/100``;
+a ``City: Zone`` table read from a skill gives the clock the zone of a city the request names.
 """
 
 from __future__ import annotations
@@ -30,12 +36,19 @@ _ZONE = re.compile(r"\b(?:[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?|UTC)\
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|你好|您好)\b", re.I)
 _HELP = re.compile(r"\b(?:what can you do|help|capabilities|who are you)\b", re.I)
 _TRAILING = ".,;:!?)]}'\""
+_PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent)\s+of\s+(\d+(?:\.\d+)?)", re.I)
+_ZONE_ROW = re.compile(r"^-\s*([^:\n]{2,40}):\s*([A-Za-z_]+/[A-Za-z_/]+)\s*$", re.M)
+_NAMED_FILES = re.compile(r"Files it names \(read_skill_file\): (.+)$", re.M)
 
 PURPOSES = {
     "calculator": "evaluate {}",
     "clock": "get the current date and time",
     "read_doc": "read {}",
     "http_get": "fetch {}",
+    "load_skill": "load the {} skill",
+    "read_skill_file": "read the skill file of {}",
+    "remember": "remember: {}",
+    "forget": "forget: {}",
 }
 
 
@@ -110,13 +123,61 @@ def _tool_names(request: OfflineRequest) -> tuple[str, ...]:
     return request.tool_names or names
 
 
+def _skill_names(request: OfflineRequest) -> list[str]:
+    return re.findall(r"^- ([a-z0-9]+(?:-[a-z0-9]+)*): ", request.block("skills"), re.M)
+
+
+def _wanted_skills(text: str, names: list[str]) -> list[str]:
+    words = set(re.findall(r"[a-z0-9]+", text.lower().replace("%", " percent ")))
+    return [name for name in names if all(part in words for part in name.split("-"))]
+
+
+def _observed(records: list[dict[str, Any]], tool: str, **args: Any) -> list[str]:
+    return [str(r.get("output", "")) for r in records
+            if r.get("ok") and r.get("tool") == tool and all((r.get("args") or {}).get(k) == v for k, v in args.items())]
+
+
+def _skill_tasks(text: str, names: list[str], records: list[dict[str, Any]]) -> list[SubTask]:
+    """Load each wanted skill, read the files it names, and apply the rules it taught (once loaded)."""
+    tasks: list[SubTask] = []
+    for name in _wanted_skills(text, names):
+        tasks.append(SubTask(-3, "load_skill", {"name": name}))
+        for instructions in _observed(records, "load_skill", name=name)[:1]:
+            files = _NAMED_FILES.search(instructions)
+            for path in (files.group(1).split(", ") if files else []):
+                tasks.append(SubTask(-2, "read_skill_file", {"name": name, "path": path.strip()}))
+        if name == "percent":  # the bundled percent skill's rule; known here, used only when planned
+            for match in _PERCENT_OF.finditer(text):
+                tasks.append(SubTask(match.start(), "calculator", {"expression": f"{match[2]}*{match[1]}/100"}))
+    return tasks
+
+
+def _with_zone_tables(tasks: list[SubTask], text: str, records: list[dict[str, Any]]) -> list[SubTask]:
+    """A clock call for a city named in the request gets its zone from a skill file's table."""
+    zones = {city.strip().lower(): zone for output in _observed(records, "read_skill_file")
+             for city, zone in _ZONE_ROW.findall(output)}
+    city = next((zone for name, zone in zones.items() if re.search(rf"\b{re.escape(name)}\b", text.lower())), None)
+    if city is None:
+        return tasks
+    return [SubTask(t.position, t.tool, {"timezone": city}) if t.tool == "clock" else t for t in tasks]
+
+
+def plan_tasks(request: OfflineRequest) -> list[SubTask]:
+    """Every sub-task of the request as far as the observations tell (skills first)."""
+    text = request.block("request")
+    available = _tool_names(request) or None
+    records = _observations(request)
+    tasks = [*_skill_tasks(text, _skill_names(request), records), *find_subtasks(text, available)]
+    tasks = _with_zone_tables(sorted(tasks, key=lambda task: task.position), text, records)
+    return [task for task in tasks if available is None or task.tool in available]
+
+
 # ------------------------------------------------------------------------------------ responders
 
 
 @responder("assistant.intent")
 def classify(request: OfflineRequest) -> dict[str, Any]:
-    text = request.block("request")
-    tasks = find_subtasks(text, _tool_names(request) or None)
+    tasks = plan_tasks(request)
     if not tasks:
         return {"intent": "QA", "reason": "no arithmetic, time, document or URL in the request", "plan": None}
     if len(tasks) == 1:
@@ -131,7 +192,7 @@ def classify(request: OfflineRequest) -> dict[str, Any]:
 
 @responder("assistant.step")
 def next_step(request: OfflineRequest) -> AIMessage:
-    tasks = find_subtasks(request.block("request"), _tool_names(request) or None)
+    tasks = plan_tasks(request)
     if request.block("mode").strip() == "SIMPLE_TOOL":
         tasks = tasks[:1]
     done = [call_signature(str(r.get("tool")), r.get("args") or {}) for r in _observations(request)]
@@ -158,6 +219,10 @@ def _describe(record: dict[str, Any]) -> str:
         return f"{args.get('uri', 'The document')} begins: “{single_line[:300]}”"
     if tool == "http_get":
         return f"{args.get('url', 'The page')} returned: “{single_line[:300]}”"
+    if tool == "load_skill":
+        return f"(Following the {args.get('name', '')} skill.)"
+    if tool == "read_skill_file":
+        return ""
     return f"{tool} returned {single_line[:200]}"
 
 
@@ -167,7 +232,7 @@ def answer(request: OfflineRequest) -> dict[str, Any]:
     if records:
         ok = [r for r in records if r.get("ok")]
         verdict = "success" if len(ok) == len(records) else ("partial" if ok else "failure")
-        return {"summary": " ".join(_describe(r) for r in records)[:2000], "evidence": [], "verdict": verdict}
+        return {"summary": " ".join(filter(None, (_describe(r) for r in records)))[:2000], "evidence": [], "verdict": verdict}
     text = request.block("request")
     if _GREETING.search(text) or _HELP.search(text):
         summary = (
