@@ -169,7 +169,7 @@ def build_graph(
     builder.add_conditional_edges("propose_step", inline(route_after_proposal, edge=True), ["execute_tool", "draft_answer"])
     builder.add_conditional_edges("execute_tool", inline(route_after_execution, edge=True), ["propose_step", "draft_answer"])
     builder.add_edge("draft_answer", "check_and_reply")
-    builder.add_conditional_edges("check_and_reply", inline(route_after_check, edge=True), ["reflect", END])
+    builder.add_conditional_edges("check_and_reply", inline(route_after_check, edge=True), ["reflect", "propose_step", END])
     builder.add_edge("reflect", END)
 
     memory = InMemoryStore() if store is _DEFAULT_STORE else store

@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
+from nodes.assistant.check_act import max_steps
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.prompts import step_messages
@@ -75,10 +76,6 @@ def run_tool(tools: ScopedTools, call: Mapping[str, Any]) -> tuple[bool, str]:
     return True, redact(str(result), OBSERVATION_CHARS)
 
 
-def _max_steps(state: AssistantState) -> int:
-    return 1 if state.get("intent") == "SIMPLE_TOOL" else MAX_STEPS
-
-
 def tool_label(name: object) -> str:
     """A tool name as titles and summaries show it: only a well-formed identifier, never raw text."""
     return name if isinstance(name, str) and _TOOL_NAME.fullmatch(name) else "invalid tool name"
@@ -88,7 +85,7 @@ def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, d
     steps_taken = state.get("steps_taken", 0)
     records = state.get("records", [])
     number = steps_taken + 1
-    budget = check_step_budget(steps_taken, _max_steps(state))
+    budget = check_step_budget(steps_taken, max_steps(state))
     if not budget.allowed and state.get("intent") == "SIMPLE_TOOL":  # its one call is done; not a stop
         return {"pending_call": None}
     with recorded_step(progress_for(runtime), f"propose-{number}", f"Choose tool step {number}") as step:

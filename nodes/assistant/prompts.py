@@ -123,6 +123,18 @@ def skills_block(lines: Iterable[str]) -> str:
     return block("skills", "\n".join(f"- {neutralise(line)}" for line in lines) or "(no skills)")
 
 
+def findings_block(findings: Sequence[Mapping[str, str]], note: str) -> list[str]:
+    """The check's findings for the check → act round (runtime codes and places; no model text)."""
+    if not findings:
+        return []
+    lines = [note, *(json.dumps({"code": f["code"], "where": f["where"]}) for f in findings)]
+    return [block("findings", "\n".join(lines))]
+
+
+FINDINGS_NOTE = ("The check of your answer found the problems below (code and where, not the text). Act on them "
+                 "with tool calls, e.g. run the unfinished plan steps, or finish if a tool cannot help.")
+
+
 def _system(*parts: str) -> SystemMessage:
     return SystemMessage(content="\n\n".join(part for part in parts if part))
 
@@ -149,6 +161,7 @@ def step_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMess
             recollections_block(state.get("recollections", [])),
             plan_block(state.get("plan")),
             observations_block(state.get("records", [])),
+            *findings_block(state.get("check_findings", []), FINDINGS_NOTE),
             block("request", neutralise(state.get("request", ""))),
         ]
     )
@@ -165,6 +178,7 @@ def answer_messages(state: Mapping[str, Any], tools: ScopedTools, stop_message: 
     ]
     if stop_message:
         parts.append(block("stop", stop_message))
+    parts.extend(findings_block(state.get("check_findings", []), FINDINGS_NOTE))
     parts.append(block("request", neutralise(state.get("request", ""))))
     return [_system(IDENTITY, HARD_RULES, ANSWER_TASK), HumanMessage(content="\n".join(parts))]
 

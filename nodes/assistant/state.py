@@ -117,6 +117,9 @@ class AssistantState(AssistantOutput, total=False):
     steps_taken: int
     pending_call: PendingCall | None
     draft: Answer | None
+    check_findings: list[dict[str, str]]  # {code, where} of the check that sent the turn back
+    check_rounds: int  # check → act rounds taken (at most one)
+    revisit: bool  # the check sends the turn back to the tool loop
 
 
 # A node's state update (any subset of the state), and a model-calling node's generator of it.
@@ -150,4 +153,7 @@ def fresh_turn() -> Update:
         "steps_taken": 0,
         "pending_call": None,
         "draft": None,
+        "check_findings": [],
+        "check_rounds": 0,
+        "revisit": False,
     }
