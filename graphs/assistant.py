@@ -32,10 +32,11 @@ from langgraph.store.memory import InMemoryStore
 from nodes.assistant.answer import check_and_reply, draft_answer, route_after_check
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, PipelineRoute, pipeline_context
-from nodes.assistant.executor import execute_tool, propose_step, route_after_execution, route_after_proposal
+from nodes.assistant.executor import execute_tool, propose_step, route_after_proposal
 from nodes.assistant.intent import classify_intent
 from nodes.assistant.memory import empty_request, prepare_turn, reflect
 from nodes.assistant.pipeline import make_pipeline_node, node_name
+from nodes.assistant.replan import revise_plan, route_after_tool
 from nodes.assistant.slash import is_slash, run_slash_command
 from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
 from policies.pipeline_reply import delivery_outcome, tasklist_outcome
@@ -151,6 +152,7 @@ def build_graph(
     builder.add_node("classify_intent", node(partial(classify_intent, deps=deps), "classify_intent"))
     builder.add_node("propose_step", node(partial(propose_step, deps=deps), "propose_step"))
     builder.add_node("execute_tool", partial(execute_tool, deps=deps))
+    builder.add_node("revise_plan", node(partial(revise_plan, deps=deps), "revise_plan"))
     builder.add_node("draft_answer", node(partial(draft_answer, deps=deps), "draft_answer"))
     builder.add_node("check_and_reply", inline(check_and_reply))
     builder.add_node("reflect", node(partial(reflect, deps=deps), "reflect"))
@@ -167,7 +169,10 @@ def build_graph(
         builder.add_edge(name, END)
     builder.add_conditional_edges("classify_intent", inline(route_intent, edge=True), ["draft_answer", "propose_step"])
     builder.add_conditional_edges("propose_step", inline(route_after_proposal, edge=True), ["execute_tool", "draft_answer"])
-    builder.add_conditional_edges("execute_tool", inline(route_after_execution, edge=True), ["propose_step", "draft_answer"])
+    builder.add_conditional_edges(
+        "execute_tool", inline(route_after_tool, edge=True), ["propose_step", "revise_plan", "draft_answer"]
+    )
+    builder.add_edge("revise_plan", "propose_step")
     builder.add_edge("draft_answer", "check_and_reply")
     builder.add_conditional_edges("check_and_reply", inline(route_after_check, edge=True), ["reflect", "propose_step", END])
     builder.add_edge("reflect", END)

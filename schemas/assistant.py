@@ -141,3 +141,13 @@ class MemoryNote(Strict):
     keywords: list[Text(40)] = Field(default_factory=list, max_length=16)
     kind: Literal["reflection"] = "reflection"
     created_at: Text(40)
+
+
+# ------------------------------------------------------------------------------ assistant.replan
+
+
+class AssistantReplan(Strict):
+    """A new plan for the work left after a step failed twice in a row (validated like the first plan)."""
+
+    reason: Text(300)
+    plan: AssistantPlan

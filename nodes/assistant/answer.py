@@ -22,6 +22,7 @@ from policies.answer_check import (
     numbers_without_support,
 )
 from policies.loop_guards import STOP_MESSAGES
+from policies.replanning import active_steps
 from policies.redaction import redact, truncate
 from runtime.calls import Contract
 from runtime.steps import attempt, recorded_step
@@ -73,6 +74,10 @@ def _notices(state: AssistantState, unfinished: tuple[int, ...]) -> list[str]:
     if unfinished:
         listed = "; ".join(f"step {i} ({purposes.get(i, '?')})" for i in unfinished)
         notices.append(f"Plan steps not finished: {listed}.")
+    skipped = plan.get("skipped", []) if plan else []
+    if skipped:
+        listed = "; ".join(f"step {i} ({purposes.get(i, '?')})" for i in skipped)
+        notices.append(f"Plan steps skipped after repeated failures: {listed}.")
     if plan and plan["unavailable"]:
         notices.append(f"Planned tools not available here: {', '.join(sorted(set(plan['unavailable'])))}.")
     return notices
@@ -84,7 +89,7 @@ def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext]) -
     plan = state.get("plan")
     progress = progress_for(runtime)
     with recorded_step(progress, "check", "Check the answer against the execution record") as step:
-        checked = check_answer(draft["summary"], draft["evidence"], records, plan["steps"] if plan else [])
+        checked = check_answer(draft["summary"], draft["evidence"], records, active_steps(plan))
         intent_failed = bool(state.get("intent_failed"))
         summary = checked.summary or (REMOVED_ALL if checked.findings else fallback_summary(records))
         # A turn that needed tools (or whose classification failed) must not state results no tool produced.

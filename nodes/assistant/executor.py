@@ -30,6 +30,7 @@ from policies.loop_guards import (
     detect_stall,
 )
 from policies.redaction import redact
+from policies.replanning import active_steps
 from runtime.chat_tools import ToolFailure
 from runtime.calls import ToolTurn
 from runtime.contracts import safe_error
@@ -135,7 +136,8 @@ def execute_tool(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         plan = state.get("plan")
         record: ToolRecord = {
             "n": number,
-            "step": assign_plan_step(plan["steps"] if plan else [], records, str(call["tool"])) if ok else None,
+            # A failed run is counted against the step it tried to serve (replanning reads that).
+            "step": assign_plan_step(active_steps(plan), records, str(call["tool"])),
             "tool": str(call["tool"]),
             "args": call["args"] or {},
             "ok": ok,

@@ -61,6 +61,10 @@ ANSWER_TASK = """Write the final answer as JSON {summary, evidence, verdict}:
 - verdict: success (fully answered), partial (some of it), failure (could not answer).
 If a stop block is present the loop was stopped early: say what is missing."""
 
+REPLAN_TASK = """Plan step {step} failed twice in a row (see the observations). Return JSON {{reason, plan}}: a new
+plan {{goal, steps}} for the work that is left, steps numbered 1, 2, 3 … each naming ONE tool from the
+tools block. Do not repeat what already failed the same way; finished steps need no new step."""
+
 REFLECTION_TASK = """Reflect on the finished task for your long-term memory. Return JSON {went_well, went_wrong,
 next_time, keywords}: what worked, what went wrong (or "nothing"), one concrete lesson for a similar
 request next time, and 1..8 lower-case keywords a future request would share."""
@@ -181,6 +185,18 @@ def answer_messages(state: Mapping[str, Any], tools: ScopedTools, stop_message: 
     parts.extend(findings_block(state.get("check_findings", []), FINDINGS_NOTE))
     parts.append(block("request", neutralise(state.get("request", ""))))
     return [_system(IDENTITY, HARD_RULES, ANSWER_TASK), HumanMessage(content="\n".join(parts))]
+
+
+def replan_messages(state: Mapping[str, Any], tools: ScopedTools, step: int) -> list[BaseMessage]:
+    human = "\n".join(
+        [
+            tools_block(tools),
+            plan_block(state.get("plan")),
+            observations_block(state.get("records", [])),
+            block("request", neutralise(state.get("request", ""))),
+        ]
+    )
+    return [_system(IDENTITY, HARD_RULES, REPLAN_TASK.format(step=step)), HumanMessage(content=human)]
 
 
 def reflection_messages(state: Mapping[str, Any], outcome: Mapping[str, Any]) -> list[BaseMessage]:

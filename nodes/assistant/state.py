@@ -42,6 +42,9 @@ class Plan(TypedDict):
     goal: str
     steps: list[PlanStep]
     unavailable: list[str]
+    replaced: NotRequired[list[int]]  # steps that failed twice and were replanned (at most one)
+    replacement: NotRequired[list[int]]  # the steps the replan added
+    skipped: NotRequired[list[int]]  # steps given up after repeated failures
 
 
 class PendingCall(TypedDict):

@@ -264,3 +264,21 @@ def reflection(request: OfflineRequest) -> dict[str, Any]:
         "next_time": f"For a request like \"{text[:120]}\", use {sequence}."[:300],
         "keywords": list(dict.fromkeys(k[:40] for k in keywords(text, 8))) or ["task"],
     }
+
+
+@responder("assistant.replan")
+def replan(request: OfflineRequest) -> dict[str, Any]:
+    """The steps still to do after the failing one, in order (the failing step once more if none is left)."""
+    plan = request.json_block("plan") or {}
+    failing = re.search(r"Plan step (\d+) failed", request.system)
+    failing_id = int(failing.group(1)) if failing else None
+    done = {r.get("step") for r in _observations(request) if r.get("ok")}
+    steps = plan.get("steps") or []
+    left = [s for s in steps if s.get("id") not in done and s.get("id") != failing_id and s.get("id") not in (plan.get("skipped") or [])]
+    if not left:
+        left = [s for s in steps if s.get("id") == failing_id][:1]
+    renumbered = [{"id": i, "tool": s["tool"], "purpose": str(s.get("purpose", ""))[:300] or "continue"}
+                  for i, s in enumerate(left[:10], start=1)]
+    if not renumbered:
+        renumbered = [{"id": 1, "tool": "clock", "purpose": "nothing left to replan"}]
+    return {"reason": "go on with the steps that have not failed", "plan": {"goal": str(plan.get("goal") or "the request")[:300], "steps": renumbered}}
