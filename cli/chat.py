@@ -2,27 +2,25 @@
 
 Tool steps show as live progress on stderr; the answer goes to stdout. Conversations are
 checkpointed (``--thread`` continues one); long-term notes persist in ``.reins/memory.db`` when the
-checkpointer is sqlite (the CLI default).
+checkpointer is sqlite (the CLI default), in PostgreSQL with ``REINS_CHECKPOINT=postgres``.
+``--memory-scope user`` recalls the user's shared notes (what "remember that …" keeps) in any thread;
+``--memory`` lists them.
 """
 
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import sys
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
 from cli.render import ProgressView, colour, print_json, stream_run
-from runtime.paths import STATE_DIR
+from runtime.memory_store import open_store
 from runtime.settings import Settings
-
-MEMORY_DB = STATE_DIR / "memory.db"
 MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
@@ -35,7 +33,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--once", metavar="MESSAGE", help="send one message, print the answer and exit")
     parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
     parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output (with --once)")
+    parser.add_argument("--memory-scope", choices=("thread", "user"), default="thread",
+                        help="which notes a turn recalls: this thread's (default) or the user's shared ones "
+                        "(what 'remember' keeps)")
+    parser.add_argument("--memory", action="store_true", help="list the user's long-term notes and exit")
+    parser.add_argument("--json", action="store_true", help="machine-readable output (with --once or --memory)")
     parser.set_defaults(handler=run)
 
 
@@ -51,25 +53,6 @@ def exit_code_for(values: Mapping[str, Any]) -> int:
     return {"success": EXIT_OK, "partial": EXIT_NEEDS_ATTENTION}.get(verdict, EXIT_FAILED)
 
 
-@contextmanager
-def _memory_store(settings: Settings) -> Iterator[Any]:
-    if settings.checkpoint != "sqlite":
-        from langgraph.store.memory import InMemoryStore
-
-        yield InMemoryStore()
-        return
-    from langgraph.store.sqlite import SqliteStore
-
-    MEMORY_DB.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(MEMORY_DB), check_same_thread=False, isolation_level=None)
-    try:
-        store = SqliteStore(conn)
-        store.setup()
-        yield store
-    finally:
-        conn.close()
-
-
 def _check_message(message: str) -> str:
     text = (message or "").strip()
     if not text:
@@ -79,14 +62,15 @@ def _check_message(message: str) -> str:
     return text
 
 
-def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView | None = None) -> dict[str, Any]:
+def _send(graph: Any, message: str, thread: str, user: str, view: ProgressView | None = None,
+          scope: str = "thread") -> dict[str, Any]:
     from langchain_core.messages import HumanMessage
 
     outcome = stream_run(
         graph,
         {"messages": [HumanMessage(content=message)]},
         config={"configurable": {"thread_id": thread}},
-        context={"user_id": user},
+        context={"user_id": user, "memory_scope": scope},
         view=view,
         # The CLI never asks for human review, so no turn pauses: one checkpoint per turn.
         durability=durability_for(can_pause=False),
@@ -124,10 +108,16 @@ def run(args: argparse.Namespace) -> int:
 
     thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
     user = (args.user or "local").strip() or "local"
-    with checkpointer_from_settings(settings) as checkpointer, _memory_store(settings) as store:
-        graph = build_graph(checkpointer=checkpointer, store=store)
+    scope = getattr(args, "memory_scope", "thread")
+    if getattr(args, "memory", False):
         if args.once is not None:
-            values = _send(graph, _check_message(args.once), thread, user)
+            raise UserError("--memory lists the notes; it does not take --once")
+        with open_store(settings) as opened:
+            return _list_notes(opened.store, user, args.thread, args.json)
+    with checkpointer_from_settings(settings) as checkpointer, open_store(settings) as opened:
+        graph = build_graph(checkpointer=checkpointer, store=opened.store)
+        if args.once is not None:
+            values = _send(graph, _check_message(args.once), thread, user, scope=scope)
             if args.json:
                 print_json(_payload(values, thread))
             else:
@@ -135,10 +125,33 @@ def run(args: argparse.Namespace) -> int:
             return exit_code_for(values)
         if args.json:
             raise UserError("--json needs --once")
-        return _interactive(graph, thread, user)
+        return _interactive(graph, thread, user, scope)
 
 
-def _interactive(graph: Any, thread: str, user: str) -> int:
+def _list_notes(store: Any, user: str, thread: str | None, as_json: bool) -> int:
+    """The user's notes: the shared ones (what ``remember`` keeps), and a thread's when named."""
+    from policies.memory import notes_namespace, user_namespace
+
+    areas = [("user", user_namespace(user))]
+    if thread:
+        areas.append(("thread", notes_namespace(user, "thread", thread)))
+    notes = [
+        {"scope": scope, "key": item.key, "kind": item.value.get("kind", "reflection"),
+         "created_at": item.value.get("created_at", ""), "text": redact(str(item.value.get("text", "")), 600)}
+        for scope, namespace in areas
+        for item in sorted(store.search(namespace, limit=1000), key=lambda i: i.created_at)
+    ]
+    if as_json:
+        print_json({"user": user, "notes": notes})
+        return EXIT_OK
+    if not notes:
+        sys.stdout.write(f"No long-term notes for user {redact(user, 80)}.\n")
+    for note in notes:
+        sys.stdout.write(f"- [{note['scope']}, {note['kind']}, {note['created_at']}] {note['text']}\n")
+    return EXIT_OK
+
+
+def _interactive(graph: Any, thread: str, user: str, scope: str = "thread") -> int:
     sys.stderr.write(f"Reins assistant — thread {thread}. Type /help for commands, 'exit' to leave.\n")
     while True:
         try:
@@ -157,7 +170,7 @@ def _interactive(graph: Any, thread: str, user: str) -> int:
             sys.stderr.write(f"reins: {error}\n")
             continue
         try:
-            values = _send(graph, message, thread, user)
+            values = _send(graph, message, thread, user, scope=scope)
         except Exception as error:  # one failed message does not end the session
             sys.stderr.write(f"reins: failed: {redact(f'{type(error).__name__}: {error}', 300)}\n")
             continue

@@ -44,6 +44,7 @@ from policies.slash_commands import DELIVERY_CHAIN, TASKLIST, pipeline_to_run
 from runtime.chat_tools import CHAT_SCOPE
 from runtime.calls import inline, node
 from runtime.context import model_set_of
+from runtime.embeddings import memory_index
 from runtime.models import ModelSet
 from runtime.registry import ToolRegistry
 from runtime.toolbox import default_registry
@@ -123,7 +124,8 @@ def build_graph(
     ``models``: a ModelSet, one chat model for every role, or None (resolved at run time from the
     context / environment).
     ``registry``: where the chat tools come from (only scope ``chat`` is used).
-    ``store``: long-term memory (an ``InMemoryStore`` unless given; ``None`` disables it).
+    ``store``: long-term memory (an ``InMemoryStore`` with a semantic index unless given; ``None``
+    disables it).
     ``pipelines``: slash-command routes (default: the tasklist agent and the delivery chain).
     """
     tools = (registry or default_registry()).for_scope(CHAT_SCOPE)
@@ -177,7 +179,7 @@ def build_graph(
     builder.add_conditional_edges("check_and_reply", inline(route_after_check, edge=True), ["reflect", "propose_step", END])
     builder.add_edge("reflect", END)
 
-    memory = InMemoryStore() if store is _DEFAULT_STORE else store
+    memory = InMemoryStore(index=memory_index()) if store is _DEFAULT_STORE else store
     return builder.compile(checkpointer=checkpointer, store=memory, name="assistant")
 
 

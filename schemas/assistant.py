@@ -135,11 +135,12 @@ class AssistantReflection(Strict):
 
 
 class MemoryNote(Strict):
-    """A long-term note as stored (and validated again when read back)."""
+    """A long-term note as stored (and validated again when read back): a reflection after a task,
+    or what the user asked the assistant to remember."""
 
     text: Text(600)
     keywords: list[Text(40)] = Field(default_factory=list, max_length=16)
-    kind: Literal["reflection"] = "reflection"
+    kind: Literal["reflection", "remembered"] = "reflection"  # remembered: the user asked for it
     created_at: Text(40)
 
 

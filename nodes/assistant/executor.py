@@ -146,6 +146,9 @@ def execute_tool(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         records.append(record)
         # Names and status only, never the tool's output.
         step.status, step.summary = ("completed" if ok else "failed"), f"{label}: {'ok' if ok else 'error'}"
+        tool = deps.tools.get(str(call["tool"]))
+        if ok and tool is not None and getattr(tool.func, "trace_result", False):  # e.g. what forget deleted
+            step.summary += f"; {output}"
         stall = detect_stall([r["output"] for r in records])
         if not stall.allowed:
             step.summary += "; loop stopped, consecutive observations are nearly identical (stall)"

@@ -19,9 +19,11 @@ from nodes.assistant.skills import skills_index
 from nodes.assistant.state import AssistantState, NodeSteps, Turn, Update, fresh_turn, traced
 from policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
     MAX_KEYWORDS,
+    MAX_RECOLLECTIONS,
     MEMORY_ROOT,
     cut_message,
     keywords,
+    merge_recall,
     notes_namespace,
     rank_recollections,
     window_start,
@@ -64,9 +66,27 @@ def _stored_notes(items: Iterable[Any]) -> list[dict[str, Any]]:
     return notes
 
 
-def recall(items: Iterable[Any], request: str) -> list[str]:
-    """The stored notes (store items) related to the request, best first."""
-    return [note["text"] for note in rank_recollections(request, _stored_notes(items))]
+def recollection(note: dict[str, Any]) -> str:
+    """How a note reads in the prompt: what the user asked to remember is marked as theirs."""
+    return f"You told me: {note['text']}" if note.get("kind") == "remembered" else note["text"]
+
+
+def recall(items: Iterable[Any], request: str, close: Iterable[Any] = ()) -> list[str]:
+    """The stored notes related to the request, best first: ``close`` are the store's semantic hits
+    (items with a score), ``items`` the notes ranked by keywords."""
+    semantic = [(recollection(note), score) for note, score in _scored_notes(close)]
+    ranked = [recollection(note) for note in rank_recollections(request, _stored_notes(items))]
+    return merge_recall(semantic, ranked)
+
+
+def _scored_notes(items: Iterable[Any]) -> list[tuple[dict[str, Any], float | None]]:
+    scored = []
+    for item in items:
+        try:
+            scored.append((MemoryNote.model_validate(item.value).model_dump(), getattr(item, "score", None)))
+        except ValidationError:
+            continue
+    return scored
 
 
 def prepare_turn(
@@ -89,7 +109,9 @@ def prepare_turn(
         recollections: list[str] = []
         if request and runtime.store is not None:
             namespace = memory_namespace(runtime.context, thread_id_of(runtime))
-            recollections = recall((yield StoreSearch(runtime.store, namespace, MAX_NOTES_SCANNED)), request)
+            listed = yield StoreSearch(runtime.store, namespace, MAX_NOTES_SCANNED)
+            close = yield StoreSearch(runtime.store, namespace, MAX_RECOLLECTIONS, query=request)
+            recollections = recall(listed, request, close)
         skills, skills_note = (yield from skills_index(runtime, deps.tools.names)) if request else ([], "")
         step.summary = f"{len(conversation)} earlier message(s) in the window, {len(removed)} dropped"
         if recollections:

@@ -36,6 +36,8 @@ _ZONE = re.compile(r"\b(?:[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?|UTC)\
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|你好|您好)\b", re.I)
 _HELP = re.compile(r"\b(?:what can you do|help|capabilities|who are you)\b", re.I)
 _TRAILING = ".,;:!?)]}'\""
+_REMEMBER = re.compile(r"^\s*(?:please\s+)?remember(?:\s+that)?\s+(.+?)\s*[.!]?\s*$", re.I | re.S)
+_FORGET = re.compile(r"^\s*(?:please\s+)?forget(?:\s+(?:that|about))?\s+(.+?)\s*[.!]?\s*$", re.I | re.S)
 _PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent)\s+of\s+(\d+(?:\.\d+)?)", re.I)
 _ZONE_ROW = re.compile(r"^-\s*([^:\n]{2,40}):\s*([A-Za-z_]+/[A-Za-z_/]+)\s*$", re.M)
 _NAMED_FILES = re.compile(r"Files it names \(read_skill_file\): (.+)$", re.M)
@@ -167,6 +169,10 @@ def plan_tasks(request: OfflineRequest) -> list[SubTask]:
     text = request.block("request")
     available = _tool_names(request) or None
     records = _observations(request)
+    for pattern, tool, key in ((_REMEMBER, "remember", "text"), (_FORGET, "forget", "about")):
+        match = pattern.match(text)
+        if match and (available is None or tool in available):  # the whole request is the note
+            return [SubTask(0, tool, {key: match.group(1)[:300]})]
     tasks = [*_skill_tasks(text, _skill_names(request), records), *find_subtasks(text, available)]
     tasks = _with_zone_tables(sorted(tasks, key=lambda task: task.position), text, records)
     return [task for task in tasks if available is None or task.tool in available]
@@ -219,6 +225,10 @@ def _describe(record: dict[str, Any]) -> str:
         return f"{args.get('uri', 'The document')} begins: “{single_line[:300]}”"
     if tool == "http_get":
         return f"{args.get('url', 'The page')} returned: “{single_line[:300]}”"
+    if tool == "remember":
+        return f"I will remember that: {args.get('text', '')}"
+    if tool == "forget":
+        return f"Done: I {output}"
     if tool == "load_skill":
         return f"(Following the {args.get('name', '')} skill.)"
     if tool == "read_skill_file":
@@ -242,6 +252,9 @@ def answer(request: OfflineRequest) -> dict[str, Any]:
         )
         return {"summary": summary, "evidence": [], "verdict": "success"}
     recollections = [line[2:] for line in request.block("recollections").splitlines() if line.startswith("- ")]
+    told = [note for note in recollections if note.startswith("You told me: ")]
+    if told:  # what the user asked to remember answers the question
+        return {"summary": f"{told[0][:600]}", "evidence": [], "verdict": "success"}
     summary = (
         "I am Reins' offline rule-based stand-in, so I answer only what the tools can establish: arithmetic, "
         "the current time, docs:// resources and allow-listed web pages. Configure REINS_MODEL for open questions."

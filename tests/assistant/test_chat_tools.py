@@ -13,7 +13,7 @@ from runtime.toolbox import default_registry
 from schemas.assistant import ToolCall
 
 CHAT_TOOLS = ("calculator", "clock", "http_get", "read_doc")
-SKILL_AND_MEMORY_TOOLS = ("load_skill", "read_skill_file")
+SKILL_AND_MEMORY_TOOLS = ("load_skill", "read_skill_file", "remember", "forget")
 PAGE = (
     "<html><head><title>t</title><script>alert('x')</script></head><body><h1>Hello from Reins</h1>"
     + "<p>" + "lorem ipsum " * 100 + "</p></body></html>"
