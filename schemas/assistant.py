@@ -152,3 +152,14 @@ class AssistantReplan(Strict):
 
     reason: Text(300)
     plan: AssistantPlan
+
+
+# ------------------------------------------------------------------------------ assistant.summary
+
+MAX_SUMMARY_CHARS = 800
+
+
+class AssistantSummary(Strict):
+    """The rolling summary of the turns that fell out of the conversation window (bounded)."""
+
+    summary: Text(MAX_SUMMARY_CHARS)

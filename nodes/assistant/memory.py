@@ -16,6 +16,7 @@ from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from nodes.assistant.prompts import reflection_messages
 from nodes.assistant.skills import skills_index
+from nodes.assistant.summary import fold_dropped
 from nodes.assistant.state import AssistantState, NodeSteps, Turn, Update, fresh_turn, traced
 from policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
     MAX_KEYWORDS,
@@ -106,6 +107,9 @@ def prepare_turn(
         removed = [RemoveMessage(id=m.id) for m in messages[:start] if m.id]
         window = messages[start:-1] if current is not None else messages[start:]
         conversation: list[Turn] = [{"role": _role(m), "text": cut_message(_text(m))} for m in window]
+        dropped: list[Turn] = [{"role": _role(m), "text": cut_message(_text(m))} for m in messages[:start]]
+        summary, summary_note, metrics = yield from fold_dropped(
+            state.get("conversation_summary", ""), dropped, runtime, deps)
         recollections: list[str] = []
         if request and runtime.store is not None:
             namespace = memory_namespace(runtime.context, thread_id_of(runtime))
@@ -118,8 +122,11 @@ def prepare_turn(
             step.summary += f"; {len(recollections)} recollection(s) injected"
         if skills:
             step.summary += f"; {len(skills)} skill(s) listed" + (f" ({skills_note})" if skills_note else "")
+        if summary_note:
+            step.summary += f"; {summary_note}"
     return {**fresh_turn(), "messages": removed, "request": request, "conversation": conversation,
-            "recollections": recollections, "skills": skills, "trace": [step.trace()]}
+            "conversation_summary": summary, "recollections": recollections, "skills": skills,
+            "trace": [step.trace()], "metrics": metrics}
 
 
 def empty_request(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:

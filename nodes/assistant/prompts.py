@@ -65,6 +65,10 @@ REPLAN_TASK = """Plan step {step} failed twice in a row (see the observations). 
 plan {{goal, steps}} for the work that is left, steps numbered 1, 2, 3 … each naming ONE tool from the
 tools block. Do not repeat what already failed the same way; finished steps need no new step."""
 
+SUMMARY_TASK = """The turns in the conversation block are leaving the conversation window. Fold them into the
+running summary in the summary block (empty at first). Return JSON {summary}: at most 800 characters
+keeping facts, names, numbers, decisions and the user's stated preferences; drop small talk."""
+
 REFLECTION_TASK = """Reflect on the finished task for your long-term memory. Return JSON {went_well, went_wrong,
 next_time, keywords}: what worked, what went wrong (or "nothing"), one concrete lesson for a similar
 request next time, and 1..8 lower-case keywords a future request would share."""
@@ -143,11 +147,23 @@ def _system(*parts: str) -> SystemMessage:
     return SystemMessage(content="\n\n".join(part for part in parts if part))
 
 
+def summary_blocks(state: Mapping[str, Any]) -> list[str]:
+    """The rolling summary of turns no longer in the window, when there is one."""
+    summary = state.get("conversation_summary") or ""
+    return [block("summary", neutralise(summary))] if summary else []
+
+
+def summary_messages(previous: str, dropped: Sequence[Mapping[str, str]]) -> list[BaseMessage]:
+    human = "\n".join([block("summary", neutralise(previous)), conversation_block(dropped)])
+    return [_system(IDENTITY, SUMMARY_TASK), HumanMessage(content=human)]
+
+
 def intent_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMessage]:
     human = "\n".join(
         [
             tools_block(tools),
             skills_block(state.get("skills", [])),
+            *summary_blocks(state),
             conversation_block(state.get("conversation", [])),
             recollections_block(state.get("recollections", [])),
             block("request", neutralise(state.get("request", ""))),
@@ -175,6 +191,7 @@ def step_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMess
 def answer_messages(state: Mapping[str, Any], tools: ScopedTools, stop_message: str = "") -> list[BaseMessage]:
     parts = [
         block("mode", state.get("intent") or "QA"),
+        *summary_blocks(state),
         conversation_block(state.get("conversation", [])),
         recollections_block(state.get("recollections", [])),
         plan_block(state.get("plan")),

@@ -115,6 +115,7 @@ class AssistantOutput(TypedDict, total=False):
 class AssistantState(AssistantOutput, total=False):
     request: str
     conversation: list[Turn]  # the window before the current request
+    conversation_summary: str  # rolling summary of the turns the window dropped (kept across turns)
     recollections: list[str]
     skills: list[str]  # level 0: "name: description" of every usable skill
     steps_taken: int

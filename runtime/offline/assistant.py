@@ -295,3 +295,14 @@ def replan(request: OfflineRequest) -> dict[str, Any]:
     if not renumbered:
         renumbered = [{"id": 1, "tool": "clock", "purpose": "nothing left to replan"}]
     return {"reason": "go on with the steps that have not failed", "plan": {"goal": str(plan.get("goal") or "the request")[:300], "steps": renumbered}}
+
+
+@responder("assistant.summary")
+def rolling_summary(request: OfflineRequest) -> dict[str, Any]:
+    """The previous summary plus one line per dropped message, keeping the most recent 800 characters."""
+    dropped = [line for line in request.block("conversation").splitlines() if line and line != "(new conversation)"]
+    pieces = [request.block("summary").strip(), *(" ".join(line.split())[:160] for line in dropped)]
+    text = " | ".join(piece for piece in pieces if piece)
+    if len(text) > 800:
+        text = "…" + text[-799:]
+    return {"summary": text or "(nothing to keep)"}
