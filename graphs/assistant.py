@@ -37,6 +37,7 @@ from nodes.assistant.intent import classify_intent
 from nodes.assistant.memory import empty_request, prepare_turn, reflect
 from nodes.assistant.pipeline import make_pipeline_node, node_name
 from nodes.assistant.replan import revise_plan, route_after_tool
+from nodes.assistant.skill_drafts import draft_skill, review_skill_draft, route_after_draft, route_after_reflect
 from nodes.assistant.slash import is_slash, run_slash_command
 from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
 from policies.pipeline_reply import delivery_outcome, tasklist_outcome
@@ -158,6 +159,8 @@ def build_graph(
     builder.add_node("draft_answer", node(partial(draft_answer, deps=deps), "draft_answer"))
     builder.add_node("check_and_reply", inline(check_and_reply))
     builder.add_node("reflect", node(partial(reflect, deps=deps), "reflect"))
+    builder.add_node("draft_skill", node(partial(draft_skill, deps=deps), "draft_skill"))
+    builder.add_node("review_skill_draft", review_skill_draft)
 
     pipeline_nodes = [node_name(command) for command in subgraphs]
     builder.add_edge(START, "prepare_turn")
@@ -177,7 +180,9 @@ def build_graph(
     builder.add_edge("revise_plan", "propose_step")
     builder.add_edge("draft_answer", "check_and_reply")
     builder.add_conditional_edges("check_and_reply", inline(route_after_check, edge=True), ["reflect", "propose_step", END])
-    builder.add_edge("reflect", END)
+    builder.add_conditional_edges("reflect", inline(route_after_reflect, edge=True), ["draft_skill", END])
+    builder.add_conditional_edges("draft_skill", inline(route_after_draft, edge=True), ["review_skill_draft", END])
+    builder.add_edge("review_skill_draft", END)
 
     memory = InMemoryStore(index=memory_index()) if store is _DEFAULT_STORE else store
     return builder.compile(checkpointer=checkpointer, store=memory, name="assistant")

@@ -137,11 +137,10 @@ def approved_drafts(items: list) -> list[Skill]:
     skills = []
     for item in sorted(items, key=lambda i: i.created_at):
         value = dict(item.value or {})
-        if value.pop("status", None) != "approved":
+        if value.get("status") != "approved":
             continue
-        value.pop("keywords", None)
         try:
-            draft = SkillDraft.model_validate(value)
+            draft = SkillDraft.model_validate({key: value.get(key) for key in ("name", "description", "instructions")})
         except ValidationError:
             continue
         skills.append(Skill(draft.name, draft.description, draft.instructions, "approved"))

@@ -142,6 +142,8 @@ class MemoryNote(Strict):
     keywords: list[Text(40)] = Field(default_factory=list, max_length=16)
     kind: Literal["reflection", "remembered"] = "reflection"  # remembered: the user asked for it
     created_at: Text(40)
+    verdict: Verdict | None = None  # a reflection's task outcome
+    topic: list[Text(40)] = Field(default_factory=list, max_length=8)  # the reflection's own keywords, sorted
 
 
 # ------------------------------------------------------------------------------ assistant.replan

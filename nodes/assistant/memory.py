@@ -30,6 +30,7 @@ from policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
     window_start,
 )
 from policies.redaction import redact
+from policies.skill_drafts import topic_of
 from policies.slash_commands import parse_slash
 from runtime.calls import Contract, StorePut, StoreSearch
 from runtime.messages import message_text
@@ -156,6 +157,7 @@ def reflect(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: 
     outcome = {"verdict": answer["verdict"] if answer else None, "stop_reason": state.get("stop_reason")}
     progress = progress_for(runtime)
     metrics: dict[str, dict[str, int]] = {}
+    topic: list[str] = []
     with recorded_step(progress, "reflect", "Reflect for long-term memory") as step:
         if runtime.store is None:
             step.status, step.summary = "skipped", "skipped, no store"
@@ -171,20 +173,26 @@ def reflect(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: 
             )
             metrics = dict(reflection.metrics)
             if reflection.ok:
-                note = _note(reflection.value.value, state.get("request", ""))
+                note = _note(reflection.value.value, state.get("request", ""), outcome["verdict"])
                 yield StorePut(runtime.store, memory_namespace(runtime.context, thread_id_of(runtime)), uuid.uuid4().hex, note)
                 step.summary = f"note stored ({len(note['keywords'])} keywords)"
+                # A person can review a skill draft only in a run that pauses for review.
+                if outcome["verdict"] == "success" and getattr(runtime.context, "human_review", False):
+                    topic = note["topic"]
             else:  # a lost lesson is not a failed turn
                 step.status, step.summary = "skipped", f"skipped ({reflection.reason()})"
-    progress.end("completed", f"verdict {outcome['verdict']}")
-    return {"trace": traced(state, step.trace()), "metrics": metrics}
+    if not topic:  # otherwise the skill-draft steps end the turn
+        progress.end("completed", f"verdict {outcome['verdict']}")
+    return {"trace": traced(state, step.trace()), "metrics": metrics, "draft_topic": topic}
 
 
-def _note(reflection: AssistantReflection, request: str) -> dict[str, Any]:
+def _note(reflection: AssistantReflection, request: str, verdict: str | None = None) -> dict[str, Any]:
     words = list(dict.fromkeys([*reflection.keywords, *keywords(request, MAX_KEYWORDS)]))[:16]
     note = MemoryNote(
         text=_note_text(reflection),
         keywords=[word[:40] for word in words],
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        verdict=verdict,
+        topic=list(topic_of(reflection.keywords)),
     )
     return note.model_dump()

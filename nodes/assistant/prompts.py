@@ -27,6 +27,8 @@ _TAGS = (
     "skills",
     "findings",
     "summary",
+    "topic",
+    "lessons",
 )
 _TAG = re.compile(rf"<(/?)({'|'.join(_TAGS)})\b", re.I)
 
@@ -68,6 +70,11 @@ tools block. Do not repeat what already failed the same way; finished steps need
 SUMMARY_TASK = """The turns in the conversation block are leaving the conversation window. Fold them into the
 running summary in the summary block (empty at first). Return JSON {summary}: at most 800 characters
 keeping facts, names, numbers, decisions and the user's stated preferences; drop small talk."""
+
+SKILL_DRAFT_TASK = """Tasks on this topic succeeded several times; the lessons block holds what was learnt. Write a
+reusable skill a person will review. Return JSON {name, description, instructions}: name in
+kebab-case (a-z, 0-9, hyphens), a one-line description saying when to use it, and step-by-step
+instructions naming the tools to call. Skills never run code: describe tool calls, nothing else."""
 
 REFLECTION_TASK = """Reflect on the finished task for your long-term memory. Return JSON {went_well, went_wrong,
 next_time, keywords}: what worked, what went wrong (or "nothing"), one concrete lesson for a similar
@@ -214,6 +221,17 @@ def replan_messages(state: Mapping[str, Any], tools: ScopedTools, step: int) -> 
         ]
     )
     return [_system(IDENTITY, HARD_RULES, REPLAN_TASK.format(step=step)), HumanMessage(content=human)]
+
+
+def skill_draft_messages(topic: Sequence[str], lessons: Sequence[str], tools: ScopedTools) -> list[BaseMessage]:
+    human = "\n".join(
+        [
+            tools_block(tools),
+            block("topic", neutralise(", ".join(topic))),
+            block("lessons", "\n".join(f"- {neutralise(lesson)}" for lesson in lessons) or "(none)"),
+        ]
+    )
+    return [_system(IDENTITY, SKILL_DRAFT_TASK), HumanMessage(content=human)]
 
 
 def reflection_messages(state: Mapping[str, Any], outcome: Mapping[str, Any]) -> list[BaseMessage]:

@@ -80,6 +80,16 @@ class CheckReport(TypedDict):
     proposed_verdict: Verdict
 
 
+class SkillDraftRecord(TypedDict):
+    """A proposed skill (``assistant.skill_draft``) and where its review is recorded in the store."""
+
+    name: str
+    description: str
+    instructions: str
+    key: str
+    topic: list[str]
+
+
 class PipelineOutcome(TypedDict):
     """A slash command's outcome: its status and, for a pipeline run, the reply body."""
 
@@ -124,6 +134,8 @@ class AssistantState(AssistantOutput, total=False):
     check_findings: list[dict[str, str]]  # {code, where} of the check that sent the turn back
     check_rounds: int  # check → act rounds taken (at most one)
     revisit: bool  # the check sends the turn back to the tool loop
+    draft_topic: list[str]  # a successful COMPLEX turn's topic, to weigh a skill draft (review runs only)
+    skill_draft: SkillDraftRecord | None  # the draft waiting for a person's review
 
 
 # A node's state update (any subset of the state), and a model-calling node's generator of it.
@@ -160,4 +172,6 @@ def fresh_turn() -> Update:
         "check_findings": [],
         "check_rounds": 0,
         "revisit": False,
+        "draft_topic": [],
+        "skill_draft": None,
     }

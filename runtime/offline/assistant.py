@@ -306,3 +306,16 @@ def rolling_summary(request: OfflineRequest) -> dict[str, Any]:
     if len(text) > 800:
         text = "…" + text[-799:]
     return {"summary": text or "(nothing to keep)"}
+
+
+@responder("assistant.skill_draft")
+def skill_draft(request: OfflineRequest) -> dict[str, Any]:
+    """A skill named after the topic whose instructions are the lessons learnt."""
+    topic = [word for word in re.findall(r"[a-z0-9]+", request.block("topic").lower())][:4] or ["learnt"]
+    lessons = [line[2:] for line in request.block("lessons").splitlines() if line.startswith("- ")]
+    steps = "\n".join(f"{i}. {lesson}" for i, lesson in enumerate(dict.fromkeys(lessons), start=1)) or "1. Plan the tool steps first."
+    return {
+        "name": "-".join(topic)[:64].strip("-") or "learnt",
+        "description": f"Requests about {', '.join(topic)}: the steps that worked before."[:300],
+        "instructions": f"Steps that worked for requests about {', '.join(topic)}:\n{steps}"[:2000],
+    }
