@@ -1,4 +1,4 @@
-"""The assistant: ordinary chat with chat-scoped tools in a bounded loop.
+"""The assistant: ordinary chat with chat-scoped tools in a bounded loop that checks itself.
 
 ```
 START → prepare_turn ─┬─ empty ───────────────────────────────────────────────► empty_request → END
@@ -7,15 +7,24 @@ START → prepare_turn ─┬─ empty ─────────────�
                       ├─ other /command ──────────────────────────────────────► run_slash_command → END
                       └─ chat → classify_intent ─┬─ QA ─────────────────────────► draft_answer
                                                  └─ SIMPLE_TOOL | COMPLEX → propose_step
-propose_step ─[loop guards: budget, repeat]─┬─ call → execute_tool ─[stall? SIMPLE_TOOL?]─┬─ next → propose_step
-                                            └─ done / stopped → draft_answer ◄───────────┘
-draft_answer → check_and_reply ─┬─ COMPLEX → reflect → END
+propose_step ─[loop guards: budget, repeat]─┬─ call → execute_tool ─┬─ next ───────────────────────► propose_step
+                                            │                      ├─ step failed twice → revise_plan → propose_step
+                                            │                      └─ stall / SIMPLE_TOOL ──────────► draft_answer
+                                            └─ done / stopped ─────────────────────────────────────► draft_answer
+draft_answer → check_and_reply ─┬─ findings, once (check → act) ─► propose_step
+                                ├─ COMPLEX → reflect ─┬─ topic succeeded 3×, review run → draft_skill
+                                │                     └─ else → END
                                 └─ else → END
+draft_skill ─┬─ drafted → review_skill_draft (interrupt: approve | edit | reject) → END
+             └─ not due → END
 ```
 The pipelines are subgraph nodes: Studio draws them, their progress streams with
 ``subgraphs=True``, and a tasklist review pause pauses this thread until it is resumed here. Other
-slash input is answered by rule. The sub-agents of the delivery chain are never visible here (the tools come from ``registry.for_scope("chat")`` only). Memory: the conversation
-window lives in the checkpointed ``messages``; long-term notes live in the LangGraph store.
+slash input is answered by rule. The sub-agents of the delivery chain are never visible here (the
+tools come from ``registry.for_scope("chat")`` only). Memory: the conversation window lives in the
+checkpointed ``messages`` (dropped turns folded into a rolling summary); long-term notes live in the
+LangGraph store, recalled by its semantic index and by keywords. Skills: their index is in every
+intent and step prompt; ``load_skill`` brings one's instructions in as an observation.
 """
 
 from __future__ import annotations
