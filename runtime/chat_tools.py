@@ -146,6 +146,14 @@ class ReadDoc:
 # ------------------------------------------------------------------------------------ registration
 
 
+def register_chat_tools(registry: ToolRegistry, *specs: tuple[str, str, type[BaseModel], Callable[..., object]]) -> None:
+    """Register ``(name, description, args schema, callable)`` tools in scope ``chat`` (how the skill
+    and memory tools join the chat tools)."""
+    for name, description, args_schema, func in specs:
+        registry.register(RegisteredTool(name=name, description=description, args_schema=args_schema,
+                                         scopes=frozenset({CHAT_SCOPE}), func=func))
+
+
 def _settings() -> Settings:
     try:
         return Settings.from_env()

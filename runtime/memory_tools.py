@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from policies.memory import MAX_RECOLLECTIONS, keywords, merge_recall, rank_recollections, user_namespace
 from policies.redaction import redact, truncate
-from runtime.chat_tools import CHAT_SCOPE, ToolFailure
-from runtime.registry import RegisteredTool, ToolRegistry
+from runtime.chat_tools import ToolFailure, register_chat_tools
+from runtime.registry import ToolRegistry
 from runtime.run_scope import RunScope, current_run
 from schemas.assistant import MemoryNote
 
@@ -81,24 +81,10 @@ forget.trace_result = True  # type: ignore[attr-defined]  # the trace names what
 
 
 def register(registry: ToolRegistry) -> None:
-    scopes = frozenset({CHAT_SCOPE})
-    registry.register(
-        RegisteredTool(
-            name="remember",
-            description="Keep a fact the user asks you to remember (argument text, in their words) in their "
-            "long-term notes, shared by their conversations.",
-            args_schema=RememberArgs,
-            scopes=scopes,
-            func=remember,
-        )
-    )
-    registry.register(
-        RegisteredTool(
-            name="forget",
-            description="Delete the user's long-term notes about something (argument about); returns what "
-            "was deleted.",
-            args_schema=ForgetArgs,
-            scopes=scopes,
-            func=forget,
-        )
+    register_chat_tools(
+        registry,
+        ("remember", "Keep a fact the user asks you to remember (argument text, in their words) in their "
+         "long-term notes, shared by their conversations.", RememberArgs, remember),
+        ("forget", "Delete the user's long-term notes about something (argument about); returns what was "
+         "deleted.", ForgetArgs, forget),
     )

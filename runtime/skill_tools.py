@@ -10,8 +10,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from policies.memory import user_namespace
-from runtime.chat_tools import CHAT_SCOPE, ToolFailure
-from runtime.registry import RegisteredTool, ToolRegistry
+from runtime.chat_tools import ToolFailure, register_chat_tools
+from runtime.registry import ToolRegistry
 from runtime.resources import ResourceError, cut_for_prompt
 from runtime.run_scope import RunScope, current_run
 from runtime.skills import SkillCatalog, approved_drafts, load_catalog, read_skill_file
@@ -72,24 +72,10 @@ read_file_of_skill.read_only = True  # type: ignore[attr-defined]
 
 
 def register(registry: ToolRegistry) -> None:
-    scopes = frozenset({CHAT_SCOPE})
-    registry.register(
-        RegisteredTool(
-            name="load_skill",
-            description="Load a skill's full instructions by name (from the skills block). Read-only; "
-            "returns the instructions as text.",
-            args_schema=LoadSkillArgs,
-            scopes=scopes,
-            func=load_skill,
-        )
-    )
-    registry.register(
-        RegisteredTool(
-            name="read_skill_file",
-            description="Read a file that a loaded skill's instructions name. Arguments name (the skill) "
-            "and path (the file, e.g. zones.md). Read-only.",
-            args_schema=ReadSkillFileArgs,
-            scopes=scopes,
-            func=read_file_of_skill,
-        )
+    register_chat_tools(
+        registry,
+        ("load_skill", "Load a skill's full instructions by name (from the skills block). Read-only; returns "
+         "the instructions as text.", LoadSkillArgs, load_skill),
+        ("read_skill_file", "Read a file that a loaded skill's instructions name. Arguments name (the skill) and "
+         "path (the file, e.g. zones.md). Read-only.", ReadSkillFileArgs, read_file_of_skill),
     )

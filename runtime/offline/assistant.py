@@ -212,28 +212,26 @@ def next_step(request: OfflineRequest) -> AIMessage:
     return AIMessage(content="Every sub-task of the request has an observation.")
 
 
+# How the stand-in words each successful run: (arguments, output, output on one line) → text.
+_DESCRIPTIONS = {
+    "calculator": lambda args, output, line: f"{args.get('expression', '')} = {output}.",
+    "clock": lambda args, output, line: f"The current time is {output}.",
+    "read_doc": lambda args, output, line: f"{args.get('uri', 'The document')} begins: “{line[:300]}”",
+    "http_get": lambda args, output, line: f"{args.get('url', 'The page')} returned: “{line[:300]}”",
+    "remember": lambda args, output, line: f"I will remember that: {args.get('text', '')}",
+    "forget": lambda args, output, line: f"Done: I {output}",
+    "load_skill": lambda args, output, line: f"(Following the {args.get('name', '')} skill.)",
+    "read_skill_file": lambda args, output, line: "",
+}
+
+
 def _describe(record: dict[str, Any]) -> str:
     tool, args, output = record.get("tool"), record.get("args") or {}, str(record.get("output", ""))
     if not record.get("ok"):
         return f"{tool} could not help: {output}"
     single_line = " ".join(output.split())
-    if tool == "calculator":
-        return f"{args.get('expression', '')} = {output}."
-    if tool == "clock":
-        return f"The current time is {output}."
-    if tool == "read_doc":
-        return f"{args.get('uri', 'The document')} begins: “{single_line[:300]}”"
-    if tool == "http_get":
-        return f"{args.get('url', 'The page')} returned: “{single_line[:300]}”"
-    if tool == "remember":
-        return f"I will remember that: {args.get('text', '')}"
-    if tool == "forget":
-        return f"Done: I {output}"
-    if tool == "load_skill":
-        return f"(Following the {args.get('name', '')} skill.)"
-    if tool == "read_skill_file":
-        return ""
-    return f"{tool} returned {single_line[:200]}"
+    describe = _DESCRIPTIONS.get(str(tool))
+    return describe(args, output, single_line) if describe else f"{tool} returned {single_line[:200]}"
 
 
 @responder("assistant.answer")
