@@ -13,6 +13,7 @@ from nodes.assistant.context import AssistantContext
 from policies.memory import user_namespace
 from policies.skills import index_lines
 from runtime.calls import StoreSearch
+from runtime.off_loop import OffLoop
 from runtime.resources import ResourceError
 from runtime.skill_tools import MAX_DRAFTS_SCANNED
 from runtime.skills import SkillCatalog, approved_drafts, load_catalog
@@ -22,15 +23,18 @@ def skills_index(runtime: Runtime[AssistantContext], tool_names: tuple[str, ...]
     """(the index lines, a note for the trace). Empty when the skill tools are not in the chat scope."""
     if "load_skill" not in tool_names:
         return [], ""
-    note = ""
-    try:
-        catalog = load_catalog(getattr(runtime.context, "skills_root", None))
-    except ResourceError as error:  # a bad user folder: the bundled skills still serve
-        catalog, note = load_catalog(user_skills=False), f"user skills unavailable ({error})"
+    catalog, note = yield OffLoop(_catalog, getattr(runtime.context, "skills_root", None))
     if runtime.store is not None:
         namespace = user_namespace(getattr(runtime.context, "user_id", None), "skills")
         catalog = catalog.with_extra(approved_drafts((yield StoreSearch(runtime.store, namespace, MAX_DRAFTS_SCANNED))))
     return index_lines((s.name, s.description) for s in catalog.skills), note or _left_out_note(catalog)
+
+
+def _catalog(root: str | None) -> tuple[SkillCatalog, str]:
+    try:
+        return load_catalog(root), ""
+    except ResourceError as error:  # a bad user folder: the bundled skills still serve
+        return load_catalog(user_skills=False), f"user skills unavailable ({error})"
 
 
 def _left_out_note(catalog: SkillCatalog) -> str:
