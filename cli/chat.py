@@ -19,7 +19,6 @@ from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, UserError
 from cli.render import ProgressView, colour, print_json, stream_run
-from runtime.memory_store import open_store
 from runtime.settings import Settings
 MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
@@ -28,7 +27,8 @@ _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
 
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "chat", help="chat with the assistant (calculator, clock, http_get, read_doc; /help for pipeline commands)"
+        "chat", help="chat with the assistant (calculator, clock, http_get, read_doc, skills, remember/forget; "
+        "/help for pipeline commands)"
     )
     parser.add_argument("--once", metavar="MESSAGE", help="send one message, print the answer and exit")
     parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     from graphs.assistant import build_graph  # the CLI is the application's entry point
     from runtime.checkpoint import checkpointer_from_settings
+    from runtime.memory_store import open_store
 
     thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
     user = (args.user or "local").strip() or "local"
