@@ -1,20 +1,19 @@
 """``reins chat``: talk to the assistant (interactive), or ``reins chat --once "<message>"``.
 
 Tool steps show as live progress on stderr; the answer goes to stdout. Conversations are
-checkpointed (``--thread`` continues one); long-term notes persist in ``memory.db`` in the home for runs
-(``REINS_HOME``) when the
-checkpointer is sqlite (the CLI default).
+checkpointed (``--thread`` continues one); long-term notes persist in ``memory.db`` in the home for
+runs (``REINS_HOME``) when the checkpointer is sqlite (the CLI default), in PostgreSQL with
+``REINS_CHECKPOINT=postgres``. ``--memory-scope user`` recalls the user's shared notes (what
+"remember that …" keeps) in any thread; ``--memory`` lists them.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
-import sqlite3
 import sys
 import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from policies.model_notice import STAND_IN_NOTICE
@@ -27,8 +26,6 @@ from cli.inputs import read_text
 from cli.model_config import models_of
 from cli.render import ProgressView, colour, print_json, stream_run, write
 from runtime.settings import Settings
-
-MEMORY_DB = "memory.db"  # in the home for runs (``runtime.home``)
 MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
@@ -60,7 +57,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--file", metavar="PATH", help="like --once, with the message read from PATH (- for standard input)")
     parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
     parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
-    parser.add_argument("--json", action="store_true", help="machine-readable output (with --once)")
+    parser.add_argument("--memory-scope", choices=("thread", "user"), default="thread",
+                        help="which notes a turn recalls: this thread's (default) or the user's shared ones "
+                        "(what 'remember' keeps)")
+    parser.add_argument("--memory", action="store_true", help="list the user's long-term notes and exit")
+    parser.add_argument("--json", action="store_true", help="machine-readable output (with --once or --memory)")
     parser.add_argument("--keep-history", action="store_true", help="keep every checkpoint of the thread (default: the latest)")
     parser.set_defaults(handler=run)
 
@@ -75,26 +76,6 @@ def exit_code_for(values: Mapping[str, Any]) -> int:
         return EXIT_BLOCKED
     verdict = (values.get("answer") or {}).get("verdict")
     return {"success": EXIT_OK, "partial": EXIT_NEEDS_ATTENTION}.get(verdict, EXIT_FAILED)
-
-
-@contextmanager
-def _memory_store(settings: Settings) -> Iterator[Any]:
-    if settings.checkpoint != "sqlite":
-        from langgraph.store.memory import InMemoryStore
-
-        yield InMemoryStore()
-        return
-    from langgraph.store.sqlite import SqliteStore
-
-    from runtime.home import home_file
-
-    conn = sqlite3.connect(str(home_file(MEMORY_DB)), check_same_thread=False, isolation_level=None)
-    try:
-        store = SqliteStore(conn)
-        store.setup()
-        yield store
-    finally:
-        conn.close()
 
 
 def _check_message(message: str) -> str:
@@ -137,7 +118,7 @@ class StreamedReply:
 
 
 def _send(graph: Any, message: str | Any | None, thread: str, user: str, view: ProgressView | None = None,
-          streamed: StreamedReply | None = None) -> dict[str, Any]:
+          streamed: StreamedReply | None = None, scope: str = "thread") -> dict[str, Any]:
     """Send a message (or a ``Command`` resuming a pause; None: finish the thread's interrupted turn
     from its checkpoint) and return the thread's values."""
     from langchain_core.messages import HumanMessage
@@ -146,7 +127,7 @@ def _send(graph: Any, message: str | Any | None, thread: str, user: str, view: P
         graph,
         {"messages": [HumanMessage(content=message)]} if isinstance(message, str) else message,
         config={"configurable": {"thread_id": thread}},
-        context={"user_id": user},
+        context={"user_id": user, "memory_scope": scope},
         view=view,
         durability=durability_for(can_pause=True),  # a tool call may pause for approval
         on_reply=streamed,
@@ -202,25 +183,32 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     from graphs.assistant import build_graph  # the CLI is the application's entry point
     from runtime.checkpoint import checkpointer_from_settings
+    from runtime.memory_store import open_store
 
     from runtime.runs import keep_latest_checkpoints
 
     thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
     user = (args.user or "local").strip() or "local"
     message = None if args.once is None else _check_message(args.once)  # before anything is opened or written
+    scope = args.memory_scope
+    if args.memory:
+        if message is not None:
+            raise UserError("--memory lists the notes; it does not take --once")
+        with open_store(settings) as opened:
+            return _list_notes(opened.store, user, args.thread, args.json)
     if args.json and message is None:
         raise UserError("--json needs --once")
-    with checkpointer_from_settings(settings) as checkpointer, _memory_store(settings) as store:
-        graph = _build(build_graph, checkpointer, store)
+    with checkpointer_from_settings(settings) as checkpointer, open_store(settings) as opened:
+        graph = _build(build_graph, checkpointer, opened.store)
         try:
             if args.thread:
                 _finish_interrupted_turn(graph, thread, user, None if args.json else sys.stdout)
             if message is None:
-                return _interactive(graph, thread, user, settings)
+                return _interactive(graph, thread, user, settings, scope)
             if not args.json:
                 _stand_in_first(settings, sys.stdout)
             streamed = None if args.json else _streamer(sys.stdout)
-            values = _send(graph, message, thread, user, streamed=streamed)
+            values = _send(graph, message, thread, user, streamed=streamed, scope=scope)
             return _report_turn(graph, values, thread, as_json=args.json, streamed=streamed)
         finally:
             if not args.keep_history:
@@ -278,10 +266,11 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
     from langgraph.types import Command
 
     from graphs.assistant import build_graph
+    from runtime.memory_store import open_store
     from runtime.toolbox import chat_toolset
 
-    with _memory_store(settings) as store:
-        graph = _build(build_graph, saver, store)
+    with open_store(settings) as opened:
+        graph = _build(build_graph, saver, opened.store)
         waiting = pending(graph, thread)
         if not waiting:
             return None
@@ -307,7 +296,30 @@ def _report_turn(graph: Any, values: dict[str, Any], thread: str, *, as_json: bo
     return EXIT_PAUSED if waiting else exit_code_for(values)
 
 
-def _interactive(graph: Any, thread: str, user: str, settings: Settings) -> int:
+def _list_notes(store: Any, user: str, thread: str | None, as_json: bool) -> int:
+    """The user's notes: the shared ones (what ``remember`` keeps), and a thread's when named."""
+    from policies.memory import notes_namespace, user_namespace
+
+    areas = [("user", user_namespace(user))]
+    if thread:
+        areas.append(("thread", notes_namespace(user, "thread", thread)))
+    notes = [
+        {"scope": scope, "key": item.key, "kind": item.value.get("kind", "reflection"),
+         "created_at": item.value.get("created_at", ""), "text": redact(str(item.value.get("text", "")), 600)}
+        for scope, namespace in areas
+        for item in sorted(store.search(namespace, limit=1000), key=lambda i: i.created_at)
+    ]
+    if as_json:
+        print_json({"user": user, "notes": notes})
+        return EXIT_OK
+    if not notes:
+        sys.stdout.write(f"No long-term notes for user {redact(user, 80)}.\n")
+    for note in notes:
+        sys.stdout.write(f"- [{note['scope']}, {note['kind']}, {note['created_at']}] {note['text']}\n")
+    return EXIT_OK
+
+
+def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: str = "thread") -> int:
     sys.stderr.write(f"Reins assistant — thread {thread}. Type /help for commands, 'exit' to leave.\n")
     _stand_in_first(settings, sys.stdout)
     while True:
@@ -328,7 +340,7 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings) -> int:
             continue
         streamed = _streamer(sys.stdout)
         try:
-            values = _send(graph, message, thread, user, streamed=streamed)
+            values = _send(graph, message, thread, user, streamed=streamed, scope=scope)
             values = answer_pauses(graph, values, thread, user)
         except Exception as error:  # one failed message does not end the session
             sys.stderr.write(f"reins: failed: {printable(redact(f'{type(error).__name__}: {error}', 300))}\n")

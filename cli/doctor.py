@@ -49,6 +49,7 @@ def describe(settings: Settings) -> dict:
         "home": str(reins_home()),
         "env_file": env_file_status(),
         "http_allowlist": list(settings.http_allowlist),
+        "skills": describe_skills(),
     }
 
 
@@ -89,6 +90,21 @@ def _print_tools(report: dict) -> None:
             print(f"      {redact(note, 200)}")
 
 
+def describe_skills() -> dict:
+    """Which skills the assistant lists, and each one left out with its reason."""
+    from runtime.resources import ResourceError
+    from runtime.skills import load_catalog
+
+    try:
+        catalog, problem = load_catalog(), None
+    except ResourceError as error:  # a bad REINS_SKILLS_ROOT: the bundled skills still load
+        catalog, problem = load_catalog(user_skills=False), str(error)
+    left_out = [{"where": item.where, "reason": redact(item.reason, 200)} for item in catalog.left_out]
+    if problem:
+        left_out.insert(0, {"where": "REINS_SKILLS_ROOT", "reason": redact(problem, 200)})
+    return {"loaded": [f"{s.origin}/{s.name}" for s in catalog.skills], "left_out": left_out}
+
+
 TOOL_CHOICE_HELP = {
     "required": 'tool_choice "required" (OpenAI, DeepSeek, vLLM, llama.cpp)',
     "named": "the single allowed tool by name (OpenAI, DeepSeek, vLLM)",
@@ -123,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
         if report[key]:
             print(f"  {key:<17} own for {', '.join(report[key])}")
     _print_tools(report)
+    print(f"  skills            {', '.join(report['skills']['loaded']) or '(none)'}")
+    for item in report["skills"]["left_out"]:
+        print(f"  skill left out    {item['where']}: {item['reason']}")
     print(f"  (REINS_TOOL_CHOICE={settings.tool_choice}: tool calls are asked for with "
           f"{TOOL_CHOICE_HELP[settings.tool_choice]})")
     if checks is not None:

@@ -1,4 +1,4 @@
-"""The assistant: ordinary chat with chat-scoped tools in a bounded loop.
+"""The assistant: ordinary chat with chat-scoped tools in a bounded loop that checks itself.
 
 ```
 START → prepare_turn ─┬─ empty ───────────────────────────────────────────────► empty_request → END
@@ -10,16 +10,24 @@ START → prepare_turn ─┬─ empty ─────────────�
 propose_step ─[guards: budget, repeat, malformed; ≤3 read-only calls or 1 pausing]─┬─ Send ×1..3 → execute_tool
                                                                                   └─ done / stopped → draft_answer
 execute_tool ─[side effect: interrupt for approval · ask_user: interrupt to ask]─► observe
-observe ─[stall? SIMPLE_TOOL?]─┬─ next → propose_step
-                               └─ done / stopped → draft_answer
-draft_answer → check_and_reply ─┬─ COMPLEX → reflect → END
+observe ─┬─ next ──────────────────────────────────────────────────────► propose_step
+         ├─ a plan step failed twice → revise_plan ─────────────────────► propose_step
+         └─ stall / SIMPLE_TOOL / stopped ──────────────────────────────► draft_answer
+draft_answer → check_and_reply ─┬─ findings, once (check → act) ─► propose_step
+                                ├─ COMPLEX → reflect ─┬─ topic succeeded 3×, review run → draft_skill
+                                │                     └─ else → END
                                 └─ else → END
+draft_skill ─┬─ drafted → review_skill_draft (interrupt: approve | edit | reject) → END
+             └─ not due → END
 ```
 The pipelines are subgraph nodes: Studio draws them, their progress streams with
 ``subgraphs=True``, and a tasklist review pause pauses this thread until it is resumed here. Other
-slash input is answered by rule. The sub-agents of the delivery chain are never visible here (the tools come from ``registry.for_scope("chat")`` only), and the user's MCP tools
-(``mcp_config``, ``REINS_MCP_CONFIG`` or the run's context) exist only here. Memory: the conversation
-window lives in the checkpointed ``messages``; long-term notes live in the LangGraph store.
+slash input is answered by rule. The sub-agents of the delivery chain are never visible here (the
+tools come from ``registry.for_scope("chat")`` only), and the user's MCP tools (``mcp_config``,
+``REINS_MCP_CONFIG`` or the run's context) exist only here. Memory: the conversation window lives in
+the checkpointed ``messages`` (dropped turns folded into a rolling summary); long-term notes live in
+the LangGraph store, recalled by its semantic index and by keywords. Skills: their index is in every
+intent and step prompt; ``load_skill`` brings one's instructions in as an observation.
 """
 
 from __future__ import annotations
@@ -36,10 +44,12 @@ from langgraph.store.memory import InMemoryStore
 from nodes.assistant.answer import check_and_reply, draft_answer, route_after_check
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, PipelineRoute, pipeline_context
-from nodes.assistant.executor import dispatch, observe, propose_step, route_after_observation
+from nodes.assistant.executor import dispatch, observe, propose_step
 from nodes.assistant.intent import classify_intent
 from nodes.assistant.memory import empty_request, prepare_turn, reflect
 from nodes.assistant.pipeline import make_pipeline_node, node_name
+from nodes.assistant.replan import revise_plan, route_after_tool
+from nodes.assistant.skill_drafts import draft_skill, review_skill_draft, route_after_draft, route_after_reflect
 from nodes.assistant.slash import is_slash, run_slash_command
 from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
 from nodes.assistant.tool_call import execute_tool
@@ -47,6 +57,7 @@ from policies.pipeline_reply import delivery_outcome, tasklist_outcome
 from policies.slash_commands import DELIVERY_CHAIN, TASKLIST, pipeline_to_run
 from runtime.calls import inline, node
 from runtime.context import model_set_of
+from runtime.embeddings import memory_index
 from runtime.models import ModelSet
 from runtime.mcp_tools import McpSource
 from runtime.registry import ToolRegistry
@@ -129,7 +140,8 @@ def build_graph(
     ``models``: a ModelSet, one chat model for every role, or None (resolved at run time from the
     context / environment).
     ``registry``: where the chat tools come from (only scope ``chat`` is used).
-    ``store``: long-term memory (an ``InMemoryStore`` unless given; ``None`` disables it).
+    ``store``: long-term memory (an ``InMemoryStore`` with a semantic index unless given; ``None``
+    disables it).
     ``pipelines``: slash-command routes (default: the tasklist agent and the delivery chain).
     ``mcp_config``: the user's MCP servers (a path or the ``{"mcpServers": …}`` dict; default
     ``REINS_MCP_CONFIG``, read at run time), offered as chat tools ``<server>__<tool>``; a server
@@ -165,9 +177,12 @@ def build_graph(
     builder.add_node("propose_step", node(partial(propose_step, deps=deps), "propose_step"))
     builder.add_node("execute_tool", node(partial(execute_tool, deps=deps), "execute_tool"))
     builder.add_node("observe", inline(observe))
+    builder.add_node("revise_plan", node(partial(revise_plan, deps=deps), "revise_plan"))
     builder.add_node("draft_answer", node(partial(draft_answer, deps=deps), "draft_answer"))
     builder.add_node("check_and_reply", inline(partial(check_and_reply, deps=deps), "check_and_reply"))
     builder.add_node("reflect", node(partial(reflect, deps=deps), "reflect"))
+    builder.add_node("draft_skill", node(partial(draft_skill, deps=deps), "draft_skill"))
+    builder.add_node("review_skill_draft", review_skill_draft)
 
     pipeline_nodes = [node_name(command) for command in subgraphs]
     builder.add_edge(START, "prepare_turn")
@@ -182,12 +197,17 @@ def build_graph(
     builder.add_conditional_edges("classify_intent", inline(route_intent, edge=True), ["draft_answer", "propose_step"])
     builder.add_conditional_edges("propose_step", inline(dispatch, edge=True), ["execute_tool", "draft_answer"])
     builder.add_edge("execute_tool", "observe")
-    builder.add_conditional_edges("observe", inline(route_after_observation, edge=True), ["propose_step", "draft_answer"])
+    builder.add_conditional_edges(
+        "observe", inline(route_after_tool, edge=True), ["propose_step", "revise_plan", "draft_answer"]
+    )
+    builder.add_edge("revise_plan", "propose_step")
     builder.add_edge("draft_answer", "check_and_reply")
-    builder.add_conditional_edges("check_and_reply", inline(route_after_check, edge=True), ["reflect", END])
-    builder.add_edge("reflect", END)
+    builder.add_conditional_edges("check_and_reply", inline(route_after_check, edge=True), ["reflect", "propose_step", END])
+    builder.add_conditional_edges("reflect", inline(route_after_reflect, edge=True), ["draft_skill", END])
+    builder.add_conditional_edges("draft_skill", inline(route_after_draft, edge=True), ["review_skill_draft", END])
+    builder.add_edge("review_skill_draft", END)
 
-    memory = InMemoryStore() if store is _DEFAULT_STORE else store
+    memory = InMemoryStore(index=memory_index()) if store is _DEFAULT_STORE else store
     compiled = builder.compile(checkpointer=checkpointer, store=memory, name="assistant")
     return guard_input(compiled, messages_key="messages")  # the messages are redacted before LangGraph stores them
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from policies.redaction import truncate
@@ -32,13 +32,15 @@ _CLAIM_WORDS = re.compile(
     r"according to)\b|调用|使用了|返回|结果|显示",
     re.I,
 )
+# Words that make a claim about a tool's failure ("the calculator refused: exponents above 1000 …").
+_FAILURE_WORDS = re.compile(r"\b(refus\w*|rejected|errors?|fail\w*|could not|couldn't|cannot|not allowed)\b|失败|拒绝|错误", re.I)
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
 # A sentence ends at . ! ? followed by space or end (so 3.5 and example.com stay whole), at 。！？ or a newline.
 _SENTENCE = re.compile(r"\S[^\n]*?(?:[.!?](?=\s|$)|[。！？]|(?=\n)|$)")
 
 # Internal markers: whole blocks are dropped, stray tags are dropped.
 _BLOCK_TAGS = ("action", "plan", "content", "think", "thinking", "thought", "tool_call", "observations", "recollections")
-_STRAY_TAGS = (*_BLOCK_TAGS, "request", "conversation", "tools", "mode", "stop", "draft")
+_STRAY_TAGS = (*_BLOCK_TAGS, "request", "conversation", "tools", "mode", "stop", "draft", "skills", "findings")
 _BLOCK = re.compile(rf"<({'|'.join(_BLOCK_TAGS)})\b[^>]*>.*?</\1\s*>", re.I | re.S)
 _STRAY = re.compile(rf"</?({'|'.join(_STRAY_TAGS)})\b[^>]*>", re.I)
 _FILE_LINK = re.compile(r"\b(?:open-file|file):///\S*", re.I)
@@ -50,6 +52,7 @@ class ClaimFinding:
     tool: str
     reason: str  # no_execution | value_mismatch
     sentence: str
+    where: str = "summary"  # summary | evidence[<i>]
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,9 @@ def find_unsupported_claims(
             continue
         for tool in _mentioned_tools(sentence, aliases):
             runs = [r for r in records if r.get("tool") == tool and r.get("ok")]
+            failed = [r for r in records if r.get("tool") == tool and not r.get("ok")]
+            if not runs and failed and _FAILURE_WORDS.search(sentence):
+                runs = failed  # a claim about the failure itself, quoting the tool's own refusal
             if not runs:
                 findings.append(ClaimFinding(tool, "no_execution", sentence))
                 continue
@@ -254,8 +260,12 @@ def numbers_without_support(summary: str, records: Sequence[Mapping[str, Any]], 
 
     "The answer is 51" after a calculator returned 51 is supported; "The answer is 51" when no tool
     ran (or "17*3" echoed from the request is fine, but a result the model computed itself) is not.
+    A failed run's own output counts too: quoting a refusal ("exponents above 1000 are not allowed")
+    states what the tool said.
     """
-    seen = _numbers(request).union(*(_numbers(_record_text(r)) for r in records if r.get("ok")))
+    seen = _numbers(request).union(
+        *(_numbers(_record_text(r) if r.get("ok") else str(r.get("output", ""))) for r in records)
+    )
     return tuple(sorted(_numbers(summary) - seen))
 
 
@@ -272,9 +282,9 @@ def check_answer(
     findings = list(checked_summary.findings)
     markers = checked_summary.markers_removed
     kept_evidence = []
-    for item in evidence:
+    for index, item in enumerate(evidence):
         checked = remove_unsupported_claims(item, records, aliases)
-        findings.extend(checked.findings)
+        findings.extend(replace(f, where=f"evidence[{index}]") for f in checked.findings)
         markers += checked.markers_removed
         if checked.text and not checked.findings:
             kept_evidence.append(checked.text)

@@ -1,8 +1,8 @@
 """The assistant's memory rules: the short-term window and keyword retrieval of long-term notes.
 
 Short-term: the last 8 turns (a turn starts at a user message and includes the replies to it);
-any message longer than 2,000 characters is cut. Long-term: notes are ranked by keyword overlap
-with the request (no embeddings, deterministic); ties go to the newer note.
+any message longer than 2,000 characters is cut. Long-term: notes the store's semantic index finds
+close to the request come first, then notes ranked by keyword overlap (ties go to the newer note).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ MAX_TURNS = 8
 MAX_MESSAGE_CHARS = 2000
 MAX_RECOLLECTIONS = 3
 MAX_KEYWORDS = 8
+MIN_SIMILARITY = 0.35  # a semantic hit below this score is not a recollection
 
 _WORD = re.compile(r"[a-z][a-z0-9_\-]{2,}|\d{2,}", re.I)
 _CJK_RUN = re.compile(r"[\u3400-\u9fff]{2,}")
@@ -88,3 +89,48 @@ def rank_recollections(
             scored.append((overlap, position, note))
     scored.sort(key=lambda item: (-item[0], -item[1]))
     return [note for _, _, note in scored[:limit]]
+
+
+def merge_recall(
+    semantic: Sequence[tuple[str, float | None]],
+    keyword_ranked: Sequence[str],
+    limit: int = MAX_RECOLLECTIONS,
+    min_similarity: float = MIN_SIMILARITY,
+) -> list[str]:
+    """Recollections: semantic hits scoring at least ``min_similarity`` (best first), then keyword
+    matches; each note once; at most ``limit``. A hit without a score (a store with no index) is
+    not a semantic match."""
+    close = sorted(((score, text) for text, score in semantic if score is not None and score >= min_similarity),
+                   key=lambda pair: -pair[0])
+    merged: list[str] = []
+    for text in [*(text for _, text in close), *keyword_ranked]:
+        if text not in merged:
+            merged.append(text)
+    return merged[:limit]
+
+
+# ------------------------------------------------------------------------------------ namespaces
+
+MEMORY_ROOT = "assistant-memory"
+SCOPES = ("thread", "user")
+
+
+def store_label(value: str | None) -> str:
+    """A store namespace label: no dots, not empty, bounded."""
+    cleaned = re.sub(r"[.\x00]", "_", value or "").strip()
+    return cleaned[:120] or "default"
+
+
+def user_namespace(user_id: str | None, area: str = "shared") -> tuple[str, ...]:
+    """The user's own area of the store: ``shared`` notes (what ``remember`` writes and
+    ``memory_scope="user"`` recalls) or ``skills`` (approved skill drafts). Another user's areas
+    are never in reach: the user id is part of every namespace."""
+    return (MEMORY_ROOT, store_label(user_id or "local"), area)
+
+
+def notes_namespace(user_id: str | None, scope: str | None, thread_id: str | None) -> tuple[str, ...]:
+    """Where a turn's notes are recalled from and its reflection is written: the user's shared
+    notes (scope ``user``) or this thread's (scope ``thread``, the default)."""
+    if scope == "user":
+        return user_namespace(user_id)
+    return (MEMORY_ROOT, store_label(user_id or "local"), "thread", store_label(thread_id or "default"))

@@ -107,12 +107,13 @@ class StoreSearch:
     store: Any
     namespace: tuple[str, ...]
     limit: int = 10
+    query: str | None = None  # semantic search through the store's index (items then carry a score)
 
     def run(self) -> list[Any]:
-        return self.store.search(self.namespace, limit=self.limit)
+        return self.store.search(self.namespace, query=self.query, limit=self.limit)
 
     async def arun(self) -> list[Any]:
-        return await self.store.asearch(self.namespace, limit=self.limit)
+        return await self.store.asearch(self.namespace, query=self.query, limit=self.limit)
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,9 @@ CONTRACT_ROLES: dict[str, str] = {
     "assistant.step": "chat",
     "assistant.answer": "chat",
     "assistant.reflection": "chat",
+    "assistant.replan": "chat",
+    "assistant.skill_draft": "chat",
+    "assistant.summary": "chat",
 }
 
 

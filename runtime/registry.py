@@ -48,7 +48,8 @@ class RegisteredTool:
     line in ``/help`` and ``reins chat --help``; ``pauses``: the graph answers it by asking the
     user (no ``func``); ``tool``: a ready LangChain tool (an MCP tool) used instead of ``func``,
     whose ``args_schema`` is then a JSON schema; ``server``: the MCP server it comes from;
-    ``timeout_s``: the deadline of one call.
+    ``timeout_s``: the deadline of one call; ``trace_result``: the trace names what the call returned
+    (e.g. the notes ``forget`` deleted), for tools whose result is the user's own data.
     """
 
     name: str
@@ -66,6 +67,7 @@ class RegisteredTool:
     server: str | None = None
     trusted: bool = False
     timeout_s: float = 30.0
+    trace_result: bool = False
 
     @property
     def runnable(self) -> bool:

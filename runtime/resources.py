@@ -81,6 +81,9 @@ def _safe_relative(path: str) -> PurePosixPath:
     return relative
 
 
+safe_relative = _safe_relative  # the same rule for every sandboxed root (skills read through it too)
+
+
 def read_under(root: Path, relative: PurePosixPath, uri: str) -> str:
     """Read ``root/relative`` if it really lies under ``root`` (symlinks resolved), is a file and is small.
 

@@ -4,7 +4,7 @@ of its users (``chat_tools`` and ``subagents`` register into it; this module put
 from __future__ import annotations
 
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
-from runtime import chat_tools, subagents
+from runtime import chat_tools, memory_tools, skill_tools, subagents
 from runtime.mcp_tools import McpSource, load_mcp_tools
 from runtime.registry import ScopedTools, ToolRegistry
 from runtime.settings import Settings
@@ -12,10 +12,12 @@ from runtime.settings import Settings
 
 def default_registry(reviewers: Reviewers = DEFAULT_REVIEWERS) -> ToolRegistry:
     """Every tool Reins ships, each in its scopes: the manager's sub-agents (one per reviewer of
-    ``reviewers``) and the chat tools."""
+    ``reviewers``), the chat tools and the skill and memory tools of the chat."""
     registry = ToolRegistry()
     subagents.register(registry, reviewers)
     chat_tools.register(registry)
+    skill_tools.register(registry)
+    memory_tools.register(registry)
     return registry
 
 

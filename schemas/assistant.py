@@ -135,9 +135,33 @@ class AssistantReflection(Strict):
 
 
 class MemoryNote(Strict):
-    """A long-term note as stored (and validated again when read back)."""
+    """A long-term note as stored (and validated again when read back): a reflection after a task,
+    or what the user asked the assistant to remember."""
 
     text: Text(600)
     keywords: list[Text(40)] = Field(default_factory=list, max_length=16)
-    kind: Literal["reflection"] = "reflection"
+    kind: Literal["reflection", "remembered"] = "reflection"  # remembered: the user asked for it
     created_at: Text(40)
+    verdict: Verdict | None = None  # a reflection's task outcome
+    topic: list[Text(40)] = Field(default_factory=list, max_length=8)  # the reflection's own keywords, sorted
+
+
+# ------------------------------------------------------------------------------ assistant.replan
+
+
+class AssistantReplan(Strict):
+    """A new plan for the work left after a step failed twice in a row (validated like the first plan)."""
+
+    reason: Text(300)
+    plan: AssistantPlan
+
+
+# ------------------------------------------------------------------------------ assistant.summary
+
+MAX_SUMMARY_CHARS = 800
+
+
+class AssistantSummary(Strict):
+    """The rolling summary of the turns that fell out of the conversation window (bounded)."""
+
+    summary: Text(MAX_SUMMARY_CHARS)

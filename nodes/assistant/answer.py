@@ -7,6 +7,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from nodes.assistant.check_act import revisit
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.executor import MODEL_ERROR
@@ -21,6 +22,7 @@ from policies.answer_check import (
     numbers_without_support,
 )
 from policies.loop_guards import STOP_MESSAGES
+from policies.replanning import active_steps
 from policies.redaction import redact, truncate
 from runtime.calls import Contract, Streamed
 from runtime.failures import stage_failure
@@ -78,6 +80,10 @@ def _notices(state: AssistantState, unfinished: tuple[int, ...]) -> list[str]:
     if unfinished:
         listed = "; ".join(f"step {i} ({purposes.get(i, '?')})" for i in unfinished)
         notices.append(f"Plan steps not finished: {listed}.")
+    skipped = plan.get("skipped", []) if plan else []
+    if skipped:
+        listed = "; ".join(f"step {i} ({purposes.get(i, '?')})" for i in skipped)
+        notices.append(f"Plan steps skipped after repeated failures: {listed}.")
     if plan and plan["unavailable"]:
         notices.append(f"Planned tools not available here: {', '.join(sorted(set(plan['unavailable'])))}.")
     return notices
@@ -89,13 +95,17 @@ def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext], *
     plan = state.get("plan")
     progress = progress_for(runtime)
     with recorded_step(progress, "check", "Check the answer against the execution record") as step:
-        checked = check_answer(draft["summary"], draft["evidence"], records, plan["steps"] if plan else [],
+        checked = check_answer(draft["summary"], draft["evidence"], records, active_steps(plan),
                                aliases=deps.tools_for(runtime).aliases())
         intent_failed = bool(state.get("intent_failed"))
         summary = checked.summary or (REMOVED_ALL if checked.findings else fallback_summary(records))
         # A turn that needed tools (or whose classification failed) must not state results no tool produced.
         needs_tools = intent_failed or state.get("intent") in ("SIMPLE_TOOL", "COMPLEX")
         unsupported = numbers_without_support(summary, records, state.get("request", "")) if needs_tools else ()
+        back, act_note = revisit(state, checked, unsupported)
+        if back is not None:  # check → act: once, told only {code, where}
+            step.summary = act_note
+            return {**back, "trace": traced(state, step.trace())}
         verdict = final_verdict(
             draft["verdict"],
             stop_reason=state.get("stop_reason"),
@@ -119,7 +129,8 @@ def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext], *
         runtime_evidence = [redact(e, 500) for e in evidence_from_records(records)]
         evidence = merge_evidence(runtime_evidence, [redact(e, 500) for e in checked.evidence])
         answer = AssistantAnswer(summary=truncate(full, SUMMARY_LIMIT), evidence=evidence, verdict=verdict)
-        step.summary = f"verdict {verdict}" + (f"; {'; '.join(checked.notes)}" if checked.notes else "")
+        notes = [*checked.notes, act_note] if act_note else list(checked.notes)
+        step.summary = f"verdict {verdict}" + (f"; {'; '.join(notes)}" if notes else "")
     if state.get("intent") != "COMPLEX":  # a COMPLEX turn ends after its reflection
         progress.end("completed", f"verdict {verdict}")
     report: CheckReport = {
@@ -132,10 +143,13 @@ def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext], *
         "answer": answer.model_dump(mode="json"),
         "reply": answer.summary,
         "check": report,
+        "revisit": False,
         "messages": [AIMessage(content=answer.summary)],
         "trace": traced(state, step.trace()),
     }
 
 
 def route_after_check(state: AssistantState) -> str:
+    if state.get("revisit"):
+        return "propose_step"
     return "reflect" if state.get("intent") == "COMPLEX" else "__end__"

@@ -21,6 +21,10 @@ class AssistantContext(ReinsContext):
         default="thread",
         metadata={"description": "thread: notes stay in this conversation; user: shared by the user's threads."},
     )
+    skills_root: str | None = field(
+        default=None,
+        metadata={"description": "A folder of your own skills (SKILL.md folders); defaults to REINS_SKILLS_ROOT."},
+    )
     human_review: bool = field(
         default=False,
         metadata={"description": "Pause /tasklist runs for a person at their review points; resume on this thread."},

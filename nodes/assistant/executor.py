@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import ValidationError
 
+from nodes.assistant.check_act import max_steps
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.prompts import step_messages
@@ -77,10 +78,6 @@ def malformed_issues(message: AIMessage, tools: ScopedTools) -> list[dict[str, s
     return issues
 
 
-def _max_steps(state: AssistantState) -> int:
-    return 1 if state.get("intent") == "SIMPLE_TOOL" else MAX_STEPS
-
-
 def tool_label(name: object) -> str:
     """A tool name as titles and summaries show it: only a well-formed name, never raw text."""
     return name if isinstance(name, str) and OFFERED_NAME.fullmatch(name) else "invalid tool name"
@@ -89,7 +86,7 @@ def tool_label(name: object) -> str:
 def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     steps_taken = state.get("steps_taken", 0)
     number = steps_taken + 1
-    budget = check_step_budget(steps_taken, _max_steps(state))
+    budget = check_step_budget(steps_taken, max_steps(state))
     if not budget.allowed and state.get("intent") == "SIMPLE_TOOL":  # its one call is done; not a stop
         return {"pending_calls": []}
     tools = deps.tools_for(runtime)
@@ -124,7 +121,7 @@ def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> 
     if proposed.finished:
         return {"pending_calls": []}, "the model made no tool call (done)"
     calls = list(proposed.calls)
-    remaining = _max_steps(state) - steps_taken
+    remaining = max_steps(state) - steps_taken
     count = min(batch([execution_for(traits_of(tools, c.tool)) for c in calls]), remaining)
     chosen, summary = calls[:count], f"proposed {', '.join(c.tool for c in calls[:count])}"
     if len(calls) > count:

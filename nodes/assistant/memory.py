@@ -3,7 +3,6 @@ task ends with a reflection note in the long-term store."""
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Generator, Iterable
 from datetime import datetime, timezone
@@ -16,16 +15,28 @@ from pydantic import ValidationError
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from nodes.assistant.prompts import reflection_messages
+from nodes.assistant.skills import skills_index
+from nodes.assistant.summary import fold_dropped
 from nodes.assistant.state import AssistantState, NodeSteps, Turn, Update, fresh_turn, traced
-from policies.memory import MAX_KEYWORDS, cut_message, keywords, rank_recollections, window_start
+from policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
+    MAX_KEYWORDS,
+    MAX_RECOLLECTIONS,
+    MEMORY_ROOT,
+    cut_message,
+    keywords,
+    merge_recall,
+    notes_namespace,
+    rank_recollections,
+    window_start,
+)
 from policies.redaction import redact, was_redacted
+from policies.skill_drafts import topic_of
 from policies.slash_commands import parse_slash
 from runtime.calls import Contract, StorePut, StoreSearch
 from runtime.messages import message_text
 from runtime.steps import attempt, recorded_step
 from schemas.assistant import AssistantReflection, MemoryNote
 
-MEMORY_ROOT = "assistant-memory"
 MAX_NOTES_SCANNED = 200
 
 
@@ -41,20 +52,10 @@ def _text(message: AnyMessage) -> str:
     return message_text(message, " ")
 
 
-def _label(value: str) -> str:
-    # Store namespace labels may not contain dots or be empty.
-    cleaned = re.sub(r"[.\x00]", "_", value or "").strip()
-    return cleaned[:120] or "default"
-
-
 def memory_namespace(context: AssistantContext | None, thread_id: str | None) -> tuple[str, ...]:
     """Notes live per user and, by default, per thread; ``memory_scope="user"`` shares them across
     the user's threads. Another user's notes are never in reach."""
-    user = _label(getattr(context, "user_id", None) or "local")
-    scope = getattr(context, "memory_scope", None) or "thread"
-    if scope == "user":
-        return (MEMORY_ROOT, user, "shared")
-    return (MEMORY_ROOT, user, "thread", _label(thread_id or "default"))
+    return notes_namespace(getattr(context, "user_id", None), getattr(context, "memory_scope", None), thread_id)
 
 
 def _stored_notes(items: Iterable[Any]) -> list[dict[str, Any]]:
@@ -67,9 +68,27 @@ def _stored_notes(items: Iterable[Any]) -> list[dict[str, Any]]:
     return notes
 
 
-def recall(items: Iterable[Any], request: str) -> list[str]:
-    """The stored notes (store items) related to the request, best first."""
-    return [note["text"] for note in rank_recollections(request, _stored_notes(items))]
+def recollection(note: dict[str, Any]) -> str:
+    """How a note reads in the prompt: what the user asked to remember is marked as theirs."""
+    return f"You told me: {note['text']}" if note.get("kind") == "remembered" else note["text"]
+
+
+def recall(items: Iterable[Any], request: str, close: Iterable[Any] = ()) -> list[str]:
+    """The stored notes related to the request, best first: ``close`` are the store's semantic hits
+    (items with a score), ``items`` the notes ranked by keywords."""
+    semantic = [(recollection(note), score) for note, score in _scored_notes(close)]
+    ranked = [recollection(note) for note in rank_recollections(request, _stored_notes(items))]
+    return merge_recall(semantic, ranked)
+
+
+def _scored_notes(items: Iterable[Any]) -> list[tuple[dict[str, Any], float | None]]:
+    scored = []
+    for item in items:
+        try:
+            scored.append((MemoryNote.model_validate(item.value).model_dump(), getattr(item, "score", None)))
+        except ValidationError:
+            continue
+    return scored
 
 
 def prepare_turn(
@@ -89,17 +108,28 @@ def prepare_turn(
         removed = [RemoveMessage(id=m.id) for m in messages[:start] if m.id]
         window = messages[start:-1] if current is not None else messages[start:]
         conversation: list[Turn] = [{"role": _role(m), "text": cut_message(_text(m))} for m in window]
+        dropped: list[Turn] = [{"role": _role(m), "text": cut_message(_text(m))} for m in messages[:start]]
+        summary, summary_note, metrics = yield from fold_dropped(
+            state.get("conversation_summary", ""), dropped, runtime, deps)
         recollections: list[str] = []
         if request and runtime.store is not None:
             namespace = memory_namespace(runtime.context, thread_id_of(runtime))
-            recollections = recall((yield StoreSearch(runtime.store, namespace, MAX_NOTES_SCANNED)), request)
+            listed = yield StoreSearch(runtime.store, namespace, MAX_NOTES_SCANNED)
+            close = yield StoreSearch(runtime.store, namespace, MAX_RECOLLECTIONS, query=request)
+            recollections = recall(listed, request, close)
+        skills, skills_note = (yield from skills_index(runtime, deps.tools_for(runtime).names)) if request else ([], "")
         step.summary = f"{len(conversation)} earlier message(s) in the window, {len(removed)} dropped"
         if recollections:
             step.summary += f"; {len(recollections)} recollection(s) injected"
         if was_redacted(text):  # the message was redacted before it was stored (runtime/user_input.py)
             step.summary += "; a secret in the message was redacted before it was stored or sent to a model"
+        if skills:
+            step.summary += f"; {len(skills)} skill(s) listed" + (f" ({skills_note})" if skills_note else "")
+        if summary_note:
+            step.summary += f"; {summary_note}"
     return {**fresh_turn(), "messages": removed, "request": request, "conversation": conversation,
-            "recollections": recollections, "trace": [step.trace()]}
+            "conversation_summary": summary, "recollections": recollections, "skills": skills,
+            "trace": [step.trace()], "metrics": metrics}
 
 
 def empty_request(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:
@@ -129,6 +159,7 @@ def reflect(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: 
     outcome = {"verdict": answer["verdict"] if answer else None, "stop_reason": state.get("stop_reason")}
     progress = progress_for(runtime)
     metrics: dict[str, dict[str, int]] = {}
+    topic: list[str] = []
     with recorded_step(progress, "reflect", "Reflect for long-term memory") as step:
         if runtime.store is None:
             step.status, step.summary = "skipped", "skipped, no store"
@@ -144,20 +175,26 @@ def reflect(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: 
             )
             metrics = dict(reflection.metrics)
             if reflection.ok:
-                note = _note(reflection.value.value, state.get("request", ""))
+                note = _note(reflection.value.value, state.get("request", ""), outcome["verdict"])
                 yield StorePut(runtime.store, memory_namespace(runtime.context, thread_id_of(runtime)), uuid.uuid4().hex, note)
                 step.summary = f"note stored ({len(note['keywords'])} keywords)"
+                # A person can review a skill draft only in a run that pauses for review.
+                if outcome["verdict"] == "success" and getattr(runtime.context, "human_review", False):
+                    topic = note["topic"]
             else:  # a lost lesson is not a failed turn
                 step.status, step.summary = "skipped", f"skipped ({reflection.reason()})"
-    progress.end("completed", f"verdict {outcome['verdict']}")
-    return {"trace": traced(state, step.trace()), "metrics": metrics}
+    if not topic:  # otherwise the skill-draft steps end the turn
+        progress.end("completed", f"verdict {outcome['verdict']}")
+    return {"trace": traced(state, step.trace()), "metrics": metrics, "draft_topic": topic}
 
 
-def _note(reflection: AssistantReflection, request: str) -> dict[str, Any]:
+def _note(reflection: AssistantReflection, request: str, verdict: str | None = None) -> dict[str, Any]:
     words = list(dict.fromkeys([*reflection.keywords, *keywords(request, MAX_KEYWORDS)]))[:16]
     note = MemoryNote(
         text=_note_text(reflection),
         keywords=[word[:40] for word in words],
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        verdict=verdict,
+        topic=list(topic_of(reflection.keywords)),
     )
     return note.model_dump()

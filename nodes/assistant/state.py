@@ -42,6 +42,9 @@ class Plan(TypedDict):
     goal: str
     steps: list[PlanStep]
     unavailable: list[str]
+    replaced: NotRequired[list[int]]  # steps that failed twice and were replanned (at most one)
+    replacement: NotRequired[list[int]]  # the steps the replan added
+    skipped: NotRequired[list[int]]  # steps given up after repeated failures
 
 
 class PendingCall(TypedDict):
@@ -91,6 +94,16 @@ class CheckReport(TypedDict):
     proposed_verdict: Verdict
 
 
+class SkillDraftRecord(TypedDict):
+    """A proposed skill (``assistant.skill_draft``) and where its review is recorded in the store."""
+
+    name: str
+    description: str
+    instructions: str
+    key: str
+    topic: list[str]
+
+
 class PipelineOutcome(TypedDict):
     """A slash command's outcome: its status and, for a pipeline run, the reply body."""
 
@@ -127,11 +140,18 @@ class AssistantOutput(TypedDict, total=False):
 class AssistantState(AssistantOutput, total=False):
     request: str
     conversation: list[Turn]  # the window before the current request
+    conversation_summary: str  # rolling summary of the turns the window dropped (kept across turns)
     recollections: list[str]
+    skills: list[str]  # level 0: "name: description" of every usable skill
     steps_taken: int  # tool calls dispatched this turn (the loop budget counts every call)
     pending_calls: list[PendingCall]
     observed: Annotated[list[Observed], gather]
     draft: Answer | None
+    check_findings: list[dict[str, str]]  # {code, where} of the check that sent the turn back
+    check_rounds: int  # check → act rounds taken (at most one)
+    revisit: bool  # the check sends the turn back to the tool loop
+    draft_topic: list[str]  # a successful COMPLEX turn's topic, to weigh a skill draft (review runs only)
+    skill_draft: SkillDraftRecord | None  # the draft waiting for a person's review
 
 
 # A node's state update (any subset of the state), and a model-calling node's generator of it.
@@ -162,8 +182,14 @@ def fresh_turn() -> Update:
         "request": "",
         "conversation": [],
         "recollections": [],
+        "skills": [],
         "steps_taken": 0,
         "pending_calls": [],
         "observed": None,
         "draft": None,
+        "check_findings": [],
+        "check_rounds": 0,
+        "revisit": False,
+        "draft_topic": [],
+        "skill_draft": None,
     }

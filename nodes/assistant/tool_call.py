@@ -23,6 +23,7 @@ from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.executor import tool_label, traits_of
 from nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
 from policies.answer_check import assign_plan_step
+from policies.replanning import active_steps
 from policies.tool_calls import (
     APPROVAL_DECISIONS,
     execution_for,
@@ -119,7 +120,8 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
         records = task.get("records") or []
         record: ToolRecord = {
             "n": number,
-            "step": assign_plan_step(plan["steps"] if plan else [], records, str(call["tool"])) if result.ok else None,
+            # A failed run is counted against the step it tried to serve (replanning reads that).
+            "step": assign_plan_step(active_steps(plan), records, str(call["tool"])),
             "tool": str(call["tool"]),
             "args": args,
             "ok": result.ok,
@@ -132,6 +134,8 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
         step.summary = f"{label}: {'ok' if result.ok else 'error'}"
         if note:
             step.summary += f"; {note}"
+        if result.ok and tool is not None and tool.trace_result:  # e.g. the notes forget deleted
+            step.summary += f"; {result.output}"
         if dispatches > 1:
             step.summary += f"; dispatched {dispatches} times"
     trace = step.trace(plan_step=record["step"], tool=label, args_digest=args_digest, started_at=result.started_at,

@@ -6,6 +6,12 @@ in the order they appear, and any other offered tool the message names explicitl
 (``use notes__word_count on "a b c"``: its first parameter gets the quoted text). None is QA, one is SIMPLE_TOOL, several are COMPLEX with one plan step
 each. Tool turns call the first sub-task not yet in ``<observations>``; answers are composed from
 the observations only.
+
+Skills: a skill in the ``<skills>`` block whose name's words all appear in the request ("%" counts
+as "percent") is loaded first (``load_skill``), then every file its instructions name
+(``read_skill_file``). The stand-in knows the bundled skills' rules and follows them only once
+their instructions are observed: ``percent`` turns "X% of Y" into the calculator's ``Y*X/100``;
+a ``City: Zone`` table read from a skill gives the clock the zone of a city the request names.
 """
 
 from __future__ import annotations
@@ -33,12 +39,21 @@ _HELP = re.compile(r"\b(?:what can you do|help|capabilities|who are you)\b", re.
 _TRAILING = ".,;:!?)]}'\""
 _NAMED_CALL = re.compile(r"\buse\s+([A-Za-z0-9_-]{1,64})\s+on\s+\"([^\"]*)\"", re.I)
 _TOOL_LINE = re.compile(r"^- ([A-Za-z0-9_-]{1,64})\(([^)]*)\)", re.M)
+_REMEMBER = re.compile(r"^\s*(?:please\s+)?remember(?:\s+that)?\s+(.+?)\s*[.!]?\s*$", re.I | re.S)
+_FORGET = re.compile(r"^\s*(?:please\s+)?forget(?:\s+(?:that|about))?\s+(.+?)\s*[.!]?\s*$", re.I | re.S)
+_PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent)\s+of\s+(\d+(?:\.\d+)?)", re.I)
+_ZONE_ROW = re.compile(r"^-\s*([^:\n]{2,40}):\s*([A-Za-z_]+/[A-Za-z_/]+)\s*$", re.M)
+_NAMED_FILES = re.compile(r"Files it names \(read_skill_file\): (.+)$", re.M)
 
 PURPOSES = {
     "calculator": "evaluate {}",
     "clock": "get the current date and time",
     "read_doc": "read {}",
     "http_get": "fetch {}",
+    "load_skill": "load the {} skill",
+    "read_skill_file": "read the skill file of {}",
+    "remember": "remember: {}",
+    "forget": "forget: {}",
 }
 
 
@@ -127,8 +142,57 @@ def _tool_parameters(request: OfflineRequest) -> dict[str, tuple[str, ...]]:
             for name, params in _TOOL_LINE.findall(request.block("tools"))}
 
 
-def _subtasks(request: OfflineRequest) -> list[SubTask]:
-    return find_subtasks(request.block("request"), _tool_names(request) or None, _tool_parameters(request))
+def _skill_names(request: OfflineRequest) -> list[str]:
+    return re.findall(r"^- ([a-z0-9]+(?:-[a-z0-9]+)*): ", request.block("skills"), re.M)
+
+
+def _wanted_skills(text: str, names: list[str]) -> list[str]:
+    words = set(re.findall(r"[a-z0-9]+", text.lower().replace("%", " percent ")))
+    return [name for name in names if all(part in words for part in name.split("-"))]
+
+
+def _observed(records: list[dict[str, Any]], tool: str, **args: Any) -> list[str]:
+    return [str(r.get("output", "")) for r in records
+            if r.get("ok") and r.get("tool") == tool and all((r.get("args") or {}).get(k) == v for k, v in args.items())]
+
+
+def _skill_tasks(text: str, names: list[str], records: list[dict[str, Any]]) -> list[SubTask]:
+    """Load each wanted skill, read the files it names, and apply the rules it taught (once loaded)."""
+    tasks: list[SubTask] = []
+    for name in _wanted_skills(text, names):
+        tasks.append(SubTask(-3, "load_skill", {"name": name}))
+        for instructions in _observed(records, "load_skill", name=name)[:1]:
+            files = _NAMED_FILES.search(instructions)
+            for path in (files.group(1).split(", ") if files else []):
+                tasks.append(SubTask(-2, "read_skill_file", {"name": name, "path": path.strip()}))
+        if name == "percent":  # the bundled percent skill's rule; known here, used only when planned
+            for match in _PERCENT_OF.finditer(text):
+                tasks.append(SubTask(match.start(), "calculator", {"expression": f"{match[2]}*{match[1]}/100"}))
+    return tasks
+
+
+def _with_zone_tables(tasks: list[SubTask], text: str, records: list[dict[str, Any]]) -> list[SubTask]:
+    """A clock call for a city named in the request gets its zone from a skill file's table."""
+    zones = {city.strip().lower(): zone for output in _observed(records, "read_skill_file")
+             for city, zone in _ZONE_ROW.findall(output)}
+    city = next((zone for name, zone in zones.items() if re.search(rf"\b{re.escape(name)}\b", text.lower())), None)
+    if city is None:
+        return tasks
+    return [SubTask(t.position, t.tool, {"timezone": city}) if t.tool == "clock" else t for t in tasks]
+
+
+def plan_tasks(request: OfflineRequest) -> list[SubTask]:
+    """Every sub-task of the request as far as the observations tell (skills first)."""
+    text = request.block("request")
+    available = _tool_names(request) or None
+    records = _observations(request)
+    for pattern, tool, key in ((_REMEMBER, "remember", "text"), (_FORGET, "forget", "about")):
+        match = pattern.match(text)
+        if match and (available is None or tool in available):  # the whole request is the note
+            return [SubTask(0, tool, {key: match.group(1)[:300]})]
+    tasks = [*_skill_tasks(text, _skill_names(request), records), *find_subtasks(text, available, _tool_parameters(request))]
+    tasks = _with_zone_tables(sorted(tasks, key=lambda task: task.position), text, records)
+    return [task for task in tasks if available is None or task.tool in available]
 
 
 # ------------------------------------------------------------------------------------ responders
@@ -136,7 +200,7 @@ def _subtasks(request: OfflineRequest) -> list[SubTask]:
 
 @responder("assistant.intent")
 def classify(request: OfflineRequest) -> dict[str, Any]:
-    tasks = _subtasks(request)
+    tasks = plan_tasks(request)
     if not tasks:
         return {"intent": "QA", "reason": "no arithmetic, time, document or URL in the request", "plan": None}
     if len(tasks) == 1:
@@ -151,7 +215,7 @@ def classify(request: OfflineRequest) -> dict[str, Any]:
 
 @responder("assistant.step")
 def next_step(request: OfflineRequest) -> AIMessage:
-    tasks = _subtasks(request)
+    tasks = plan_tasks(request)
     if request.block("mode").strip() == "SIMPLE_TOOL":
         tasks = tasks[:1]
     done = [call_signature(str(r.get("tool")), r.get("args") or {}) for r in _observations(request)]
@@ -165,20 +229,26 @@ def next_step(request: OfflineRequest) -> AIMessage:
     return AIMessage(content="Every sub-task of the request has an observation.")
 
 
+# How the stand-in words each successful run: (arguments, output, output on one line) → text.
+_DESCRIPTIONS = {
+    "calculator": lambda args, output, line: f"{args.get('expression', '')} = {output}.",
+    "clock": lambda args, output, line: f"The current time is {output}.",
+    "read_doc": lambda args, output, line: f"{args.get('uri', 'The document')} begins: “{line[:300]}”",
+    "http_get": lambda args, output, line: f"{args.get('url', 'The page')} returned: “{line[:300]}”",
+    "remember": lambda args, output, line: f"I will remember that: {args.get('text', '')}",
+    "forget": lambda args, output, line: f"Done: I {output}",
+    "load_skill": lambda args, output, line: f"(Following the {args.get('name', '')} skill.)",
+    "read_skill_file": lambda args, output, line: "",
+}
+
+
 def _describe(record: dict[str, Any]) -> str:
     tool, args, output = record.get("tool"), record.get("args") or {}, str(record.get("output", ""))
     if not record.get("ok"):
         return f"{tool} could not help: {output}"
     single_line = " ".join(output.split())
-    if tool == "calculator":
-        return f"{args.get('expression', '')} = {output}."
-    if tool == "clock":
-        return f"The current time is {output}."
-    if tool == "read_doc":
-        return f"{args.get('uri', 'The document')} begins: “{single_line[:300]}”"
-    if tool == "http_get":
-        return f"{args.get('url', 'The page')} returned: “{single_line[:300]}”"
-    return f"{tool} returned {single_line[:200]}"
+    describe = _DESCRIPTIONS.get(str(tool))
+    return describe(args, output, single_line) if describe else f"{tool} returned {single_line[:200]}"
 
 
 @responder("assistant.answer")
@@ -187,7 +257,7 @@ def answer(request: OfflineRequest) -> dict[str, Any]:
     if records:
         ok = [r for r in records if r.get("ok")]
         verdict = "success" if len(ok) == len(records) else ("partial" if ok else "failure")
-        return {"summary": " ".join(_describe(r) for r in records)[:2000], "evidence": [], "verdict": verdict}
+        return {"summary": " ".join(filter(None, (_describe(r) for r in records)))[:2000], "evidence": [], "verdict": verdict}
     text = request.block("request")
     if _GREETING.search(text) or _HELP.search(text):
         summary = (
@@ -197,6 +267,9 @@ def answer(request: OfflineRequest) -> dict[str, Any]:
         )
         return {"summary": summary, "evidence": [], "verdict": "success"}
     recollections = [line[2:] for line in request.block("recollections").splitlines() if line.startswith("- ")]
+    told = [note for note in recollections if note.startswith("You told me: ")]
+    if told:  # what the user asked to remember answers the question
+        return {"summary": f"{told[0][:600]}", "evidence": [], "verdict": "success"}
     summary = (
         "I am Reins' offline rule-based stand-in, so I answer only what the tools can establish: arithmetic, "
         "the current time, docs:// resources and allow-listed web pages. Configure REINS_MODEL for open questions."
@@ -218,4 +291,46 @@ def reflection(request: OfflineRequest) -> dict[str, Any]:
         "went_wrong": ("; ".join(f"{r.get('tool')}: {r.get('output')}" for r in failed) or "nothing")[:300],
         "next_time": f"For a request like \"{text[:120]}\", use {sequence}."[:300],
         "keywords": list(dict.fromkeys(k[:40] for k in keywords(text, 8))) or ["task"],
+    }
+
+
+@responder("assistant.replan")
+def replan(request: OfflineRequest) -> dict[str, Any]:
+    """The steps still to do after the failing one, in order (the failing step once more if none is left)."""
+    plan = request.json_block("plan") or {}
+    failing = re.search(r"Plan step (\d+) failed", request.system)
+    failing_id = int(failing.group(1)) if failing else None
+    done = {r.get("step") for r in _observations(request) if r.get("ok")}
+    steps = plan.get("steps") or []
+    left = [s for s in steps if s.get("id") not in done and s.get("id") != failing_id and s.get("id") not in (plan.get("skipped") or [])]
+    if not left:
+        left = [s for s in steps if s.get("id") == failing_id][:1]
+    renumbered = [{"id": i, "tool": s["tool"], "purpose": str(s.get("purpose", ""))[:300] or "continue"}
+                  for i, s in enumerate(left[:10], start=1)]
+    if not renumbered:
+        renumbered = [{"id": 1, "tool": "clock", "purpose": "nothing left to replan"}]
+    return {"reason": "go on with the steps that have not failed", "plan": {"goal": str(plan.get("goal") or "the request")[:300], "steps": renumbered}}
+
+
+@responder("assistant.summary")
+def rolling_summary(request: OfflineRequest) -> dict[str, Any]:
+    """The previous summary plus one line per dropped message, keeping the most recent 800 characters."""
+    dropped = [line for line in request.block("conversation").splitlines() if line and line != "(new conversation)"]
+    pieces = [request.block("summary").strip(), *(" ".join(line.split())[:160] for line in dropped)]
+    text = " | ".join(piece for piece in pieces if piece)
+    if len(text) > 800:
+        text = "…" + text[-799:]
+    return {"summary": text or "(nothing to keep)"}
+
+
+@responder("assistant.skill_draft")
+def skill_draft(request: OfflineRequest) -> dict[str, Any]:
+    """A skill named after the topic whose instructions are the lessons learnt."""
+    topic = [word for word in re.findall(r"[a-z0-9]+", request.block("topic").lower())][:4] or ["learnt"]
+    lessons = [line[2:] for line in request.block("lessons").splitlines() if line.startswith("- ")]
+    steps = "\n".join(f"{i}. {lesson}" for i, lesson in enumerate(dict.fromkeys(lessons), start=1)) or "1. Plan the tool steps first."
+    return {
+        "name": "-".join(topic)[:64].strip("-") or "learnt",
+        "description": f"Requests about {', '.join(topic)}: the steps that worked before."[:300],
+        "instructions": f"Steps that worked for requests about {', '.join(topic)}:\n{steps}"[:2000],
     }

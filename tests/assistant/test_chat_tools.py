@@ -13,6 +13,8 @@ from runtime.toolbox import default_registry
 from schemas.assistant import ToolCall
 
 from tests.assistant.helpers import CHAT_TOOLS
+
+SKILL_AND_MEMORY_TOOLS = ("load_skill", "read_skill_file", "remember", "forget")
 PAGE = (
     "<html><head><title>t</title><script>alert('x')</script></head><body><h1>Hello from Reins</h1>"
     + "<p>" + "lorem ipsum " * 100 + "</p></body></html>"
@@ -188,7 +190,9 @@ def test_read_doc_is_sandboxed(tmp_path, uri, outcome):
 def test_chat_scope_holds_exactly_the_chat_tools_and_no_subagent():
     registry = default_registry()
     chat = registry.for_scope("chat")
-    assert chat.names == CHAT_TOOLS
+    # The chat tools, then the skill tools and the memory tools, each registered by its own module.
+    assert chat.names[: len(CHAT_TOOLS)] == CHAT_TOOLS
+    assert set(chat.names[len(CHAT_TOOLS):]) == set(SKILL_AND_MEMORY_TOOLS)
     assert all(tool.subagent is None and tool.scopes == frozenset({"chat"}) for tool in chat)
     manager_tools = {t.name for t in registry.for_scope("delivery-chain-manager")}
     assert len(manager_tools) == 5 and all(name.endswith("-subagent") for name in manager_tools)

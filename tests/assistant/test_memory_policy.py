@@ -81,3 +81,34 @@ def test_rank_recollections(query, expected):
 def test_rank_recollections_is_bounded():
     notes = [{"text": f"rate note {i}", "keywords": []} for i in range(10)]
     assert len(rank_recollections("rate", notes, limit=3)) == 3
+
+
+@pytest.mark.parametrize(
+    ("semantic", "ranked", "expected"),
+    [
+        ([], ["a", "b"], ["a", "b"]),
+        ([("s", 0.9), ("t", 0.5)], ["a"], ["s", "t", "a"]),
+        ([("t", 0.5), ("s", 0.9)], [], ["s", "t"]),  # best score first
+        ([("low", 0.2), ("none", None)], ["a"], ["a"]),  # below the bar, or no index: not semantic
+        ([("a", 0.8)], ["a", "b", "c", "d"], ["a", "b", "c"]),  # once each, at most three
+    ],
+)
+def test_merge_recall(semantic, ranked, expected):
+    from policies.memory import merge_recall
+
+    assert merge_recall(semantic, ranked) == expected
+
+
+@pytest.mark.parametrize(
+    ("user", "scope", "thread", "namespace"),
+    [
+        ("ann", "user", "t1", ("assistant-memory", "ann", "shared")),
+        ("ann", "thread", "t1", ("assistant-memory", "ann", "thread", "t1")),
+        (None, None, None, ("assistant-memory", "local", "thread", "default")),
+        ("a.b", "user", None, ("assistant-memory", "a_b", "shared")),  # no dots in a label
+    ],
+)
+def test_notes_namespace(user, scope, thread, namespace):
+    from policies.memory import notes_namespace
+
+    assert notes_namespace(user, scope, thread) == namespace

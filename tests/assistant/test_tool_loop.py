@@ -336,5 +336,6 @@ def test_with_the_shipped_registry_the_model_is_bound_to_chat_tools_only(runner)
     )
     result = run.ask("review my plan")
     bound = [c.tool_names for c in run.model.calls if c.contract == "assistant.step"]
-    assert bound == [CHAT_TOOLS] and not subagents & set(bound[0])
+    assert bound == [shipped.for_scope("chat").names] and not subagents & set(bound[0])
+    assert set(CHAT_TOOLS) < set(bound[0])
     assert '"code": "unknown_tool"' in result["records"][0]["output"]

@@ -458,7 +458,11 @@ def test_contract_roles_cover_the_stable_contracts():
     # The stable contract names and the roles that serve them (plus the evaluation's baselines,
     # under their own ``eval.`` prefix).
     design = {name: role for name, role in CONTRACT_ROLES.items() if not name.startswith("eval.")}
-    assert len(design) == 19
+    assert len(design) == 22
+    assert {name for name, role in design.items() if name.startswith("assistant.")} == {
+        "assistant.intent", "assistant.step", "assistant.answer", "assistant.reflection",
+        "assistant.replan", "assistant.skill_draft", "assistant.summary",
+    } and {design[name] for name in design if name.startswith("assistant.")} == {"chat"}
     assert {design[name] for name in ("delivery.plan", "delivery.tasks", "delivery.plan_revision")} == {"planner"}
     assert {name for name, role in design.items() if role == "reviewer"} == {
         "delivery.general_review",

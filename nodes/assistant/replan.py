@@ -1,0 +1,64 @@
+"""Replanning in a COMPLEX turn: after a plan step failed twice in a row the model proposes a new
+plan for the work left (``assistant.replan``, validated like the first plan), once per turn; the
+next failure skips the step. The rules are ``policies.replanning``."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from nodes.assistant.context import AssistantContext
+from nodes.assistant.deps import AssistantDeps, progress_for
+from nodes.assistant.executor import route_after_observation
+from nodes.assistant.intent import available_plan
+from nodes.assistant.prompts import replan_messages
+from nodes.assistant.state import AssistantState, NodeSteps, Plan, traced
+from policies.replanning import CONTINUE, REPLAN, RevisionDecision, decide_revision, merge_replan
+from runtime.calls import Contract
+from runtime.steps import attempt, recorded_step
+from schemas.assistant import AssistantReplan
+
+
+def revision_due(state: AssistantState) -> RevisionDecision:
+    plan = state.get("plan")
+    if state.get("intent") != "COMPLEX" or not plan or state.get("stop_reason"):
+        return RevisionDecision(CONTINUE)
+    return decide_revision(
+        state.get("records", []),
+        replans_used=len(plan.get("replaced", [])),
+        replacement_steps=plan.get("replacement", []),
+    )
+
+
+def route_after_tool(state: AssistantState) -> str:
+    """A failing plan step is revised first; otherwise the loop goes on as the executor routes."""
+    return "revise_plan" if revision_due(state).action != CONTINUE else route_after_observation(state)
+
+
+def revise_plan(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
+    decision = revision_due(state)
+    plan: Plan = dict(state["plan"])  # type: ignore[assignment]  # revision_due saw a plan
+    step_id = int(decision.step or 0)
+    metrics: dict = {}
+    with recorded_step(progress_for(runtime), f"replan-{step_id}", f"Revise plan step {step_id}") as step:
+        if decision.action == REPLAN:
+            outcome = yield from attempt(
+                Contract("assistant.replan", AssistantReplan, replan_messages(state, deps.tools_for(runtime), step_id),
+                         deps.models_for(runtime), mode=deps.mode_for(runtime))
+            )
+            metrics = dict(outcome.metrics)
+            fresh = available_plan(outcome.value.value.plan, deps.tools_for(runtime)) if outcome.ok else None
+            if fresh and fresh["steps"]:
+                done = {r["step"] for r in state.get("records", []) if r.get("ok") and r.get("step") is not None}
+                steps, added = merge_replan(plan["steps"], done, fresh["steps"])
+                plan.update(steps=steps, replaced=[step_id], replacement=added,
+                            unavailable=[*plan["unavailable"], *fresh["unavailable"]])
+                step.summary = f"step {step_id} failed twice; replanned as step(s) {', '.join(map(str, added))}"
+                return {"plan": plan, "trace": traced(state, step.trace()), "metrics": metrics}
+            why = outcome.reason() if not outcome.ok else "no usable step"
+            step.status = "failed"
+            step.summary = f"step {step_id} failed twice; the replan failed ({why}), the step is skipped"
+            plan["replaced"] = [step_id]  # the one replan is spent
+        else:
+            step.summary = f"step {step_id} failed again; skipped"
+        plan["skipped"] = [*plan.get("skipped", []), step_id]
+    return {"plan": plan, "trace": traced(state, step.trace()), "metrics": metrics}
