@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+
+from policies.model_notice import STAND_IN_NOTICE
 from langgraph.store.memory import InMemoryStore
 
 from cli import main
@@ -73,18 +75,25 @@ def test_the_local_embedder_is_deterministic_and_matches_word_stems():
     assert similarity(note, stem) >= 0.35 and similarity(note, other) == 0.0
 
 
-def test_forget_deletes_the_matching_note_and_the_trace_names_it(runner, memory_registry):
+def test_forget_asks_first_then_deletes_the_matching_note_and_the_trace_names_it(runner, memory_registry):
+    from langgraph.types import Command
+
     run = runner(
         _script(**{"assistant.step": [tool_call("remember", text=NOTE), tool_call("remember", text="My cat is Tom"),
                                       tool_call("forget", about="deploy day"), tool_call("forget", about="quantum physics")]}),
         registry=memory_registry,
     )
-    run.ask("remember that I deploy on Fridays")
+    run.ask("remember that I deploy on Fridays")  # remember writes only the user's own notes: no pause
     run.ask("remember that my cat is Tom")
-    result = run.ask("forget the deploy day")
-    assert summaries(result, "tool") == [f"forget: ok; forgot 1 note(s): “{NOTE}”"]
+    paused = run.ask("forget the deploy day")
+    (pause,) = run.graph.get_state({"configurable": {"thread_id": "t1"}}).interrupts
+    assert pause.value["tool"] == "forget" and pause.value["args"] == {"about": "deploy day"}
+    assert len(run.store.search(user_namespace("local"))) == 2 and not paused.get("records")  # nothing deleted yet
+    result = run.graph.invoke(Command(resume={"type": "approve"}), {"configurable": {"thread_id": "t1"}})
+    assert summaries(result, "tool") == [f"forget: ok; approved; forgot 1 note(s): “{NOTE}”"]
     assert [i.value["text"] for i in run.store.search(user_namespace("local"))] == ["My cat is Tom"]
-    nothing = run.ask("forget quantum physics")
+    run.ask("forget quantum physics")
+    nothing = run.graph.invoke(Command(resume={"type": "approve"}), {"configurable": {"thread_id": "t1"}})
     assert nothing["records"][0] == {**nothing["records"][0], "ok": False, "output": "forget: no note matches that"}
     assert len(run.store.search(user_namespace("local"))) == 1
 
@@ -98,22 +107,22 @@ def test_remember_keeps_no_secret(runner, memory_registry):
 
 
 @pytest.fixture
-def sqlite_cli(monkeypatch, tmp_path):
+def sqlite_cli(monkeypatch, tmp_path, reins_home):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
     for name in ("REINS_MODEL", "REINS_MODEL_CHAT", "OPENAI_BASE_URL", "REINS_EMBEDDINGS"):
         monkeypatch.delenv(name, raising=False)
-    return tmp_path
+    return reins_home
 
 
 def test_reins_chat_remembers_across_runs_with_the_user_scope_offline(sqlite_cli, capsys):
     assert main(["chat", "--once", "remember that I deploy on Fridays"]) == 0
-    assert capsys.readouterr().out.startswith(f"I will remember that: {NOTE}")
+    assert capsys.readouterr().out.splitlines()[:2] == [STAND_IN_NOTICE, f"I will remember that: {NOTE}"]
     assert main(["chat", "--memory-scope", "user", "--once", "when do I deploy?"]) == 0
-    assert "Fridays" in capsys.readouterr().out.splitlines()[0]
+    assert "Fridays" in capsys.readouterr().out.splitlines()[1]
     main(["chat", "--once", "when do I deploy?"])  # thread scope, a new thread: not recalled
     assert "Fridays" not in capsys.readouterr().out
-    assert (sqlite_cli / ".reins" / "memory.db").is_file()
+    assert (sqlite_cli / "memory.db").is_file()  # in REINS_HOME
 
     assert main(["chat", "--memory", "--json"]) == 0
     notes = json.loads(capsys.readouterr().out)["notes"]
