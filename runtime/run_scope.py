@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.config import get_config
-from langgraph.runtime import get_runtime
 
 
 @dataclass(frozen=True)
@@ -25,6 +23,10 @@ class RunScope:
 
 
 def current_run() -> RunScope:
+    # Imported here: declaring the tools (reins chat --help, reins doctor) loads no LangGraph.
+    from langgraph.config import get_config
+    from langgraph.runtime import get_runtime
+
     try:
         config = get_config()
         runtime = get_runtime()

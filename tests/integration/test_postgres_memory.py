@@ -40,7 +40,7 @@ def test_reins_chat_remembers_in_postgres_across_processes(postgres_url):
     first = _chat(["--user", user, "--once", "remember that I deploy on Fridays"], postgres_url)
     assert first.returncode == 0, first.stderr
     recalled = _chat(["--user", user, "--memory-scope", "user", "--once", "when do I deploy?"], postgres_url)
-    assert recalled.returncode == 0 and "Fridays" in recalled.stdout.splitlines()[0]
+    assert recalled.returncode == 0 and "Fridays" in recalled.stdout.splitlines()[1]  # after the stand-in notice
     listed = _chat(["--user", user, "--memory"], postgres_url)
     assert listed.stdout.count("I deploy on Fridays") == 1
 
