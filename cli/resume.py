@@ -26,7 +26,7 @@ MAX_DECISION_CHARS = 200_000
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("resume", help="resume a paused (or interrupted) tasklist run")
+    parser = commands.add_parser("resume", help="resume a paused or interrupted tasklist run, or answer a paused chat turn")
     parser.add_argument("thread_id", help="the thread id a paused run printed")
     parser.add_argument("--decision", help='JSON, e.g. \'{"type": "approve"}\' (needed when the run waits for a review)')
     parser.add_argument("--review", action="store_true", help="answer any further review in the terminal")

@@ -24,7 +24,7 @@ from policies.text_tool_calls import recover_text_tool_calls
 from policies.tool_call_advice import ToolCallObservation, advise
 from policies.tool_choice import tool_turn_options
 from policies.truncation import is_truncated
-from runtime.contracts import structured_options
+from runtime.model_calls import structured_options
 from runtime.failures import failure_cause
 from runtime.messages import message_text
 from runtime.models import configured_policies, create_chat_model

@@ -13,15 +13,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from runtime.contracts import (
-    BOUND_RUNNABLES,
-    _Caller,
-    _json_schema,
-    ainvoke_contract,
-    invoke_contract,
-    invoke_text,
-    invoke_tool_turn,
-)
+from runtime.contracts import ainvoke_contract, invoke_contract, invoke_text, invoke_tool_turn
+from runtime.model_calls import BOUND_RUNNABLES, _BoundRunnables, _Caller, _json_schema
 from runtime.models import ModelSet, RolePolicy
 from runtime.scripted import ScriptedModel
 from runtime.settings import current_settings
@@ -138,7 +131,7 @@ def test_tool_runnable_is_keyed_by_tool_content_not_object_identity():
 
 def test_call_options_are_part_of_the_key():
     model = CountingModel({})
-    caller = _Caller("delivery.manager", ModelSet.uniform(model))
+    caller = _Caller("delivery.manager", "manager", ModelSet.uniform(model))
     tools = [_tool("plan-subagent")]
     required = caller._runnable("manager", None, "json_schema", tools, {"tool_choice": "required"})
     assert caller._runnable("manager", None, "json_schema", tools, {"tool_choice": "required"}) is required
@@ -185,7 +178,6 @@ def test_a_model_set_freed_while_the_cache_lock_is_held_does_not_deadlock():
     # ``get`` on the thread that holds the lock.
     import threading
 
-    from runtime.contracts import _BoundRunnables
 
     cache = _BoundRunnables()
 

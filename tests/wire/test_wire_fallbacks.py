@@ -17,7 +17,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_openai import ChatOpenAI
 
 from graphs.delivery_chain import build_graph
-from runtime.contracts import MODEL_KEY
+from runtime.model_calls import MODEL_KEY
 from runtime.models import ModelSet, RolePolicy
 from runtime.settings import ROLES, Settings
 from tests.wire.behaviours import cooperative

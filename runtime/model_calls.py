@@ -1,0 +1,403 @@
+"""One model call of a contract: labels, the role's policy bound on the request, retries, fallbacks
+and metering (``runtime.contracts`` runs the contract algorithm on top of it).
+
+A call goes to the role's model and, when its provider failure is final, to the role's fallbacks in
+order (``policies.fallback``); each model gets its retries on retryable failures (``policies.retry``,
+``Retry-After`` honoured within the deadline). Every call is counted (``_Meter``): business, encoder
+and repair calls, retries, fallbacks, failed calls, tokens, latency and which model answered. Bound
+runnables are memoised per model set, role, model, schema or tools and options.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import random
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+import openai
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
+from langchain_core.tools import BaseTool
+from langgraph.constants import TAG_NOSTREAM
+from pydantic import BaseModel
+
+from policies.fallback import falls_back
+from policies.retry import backoff_s, retry_after_s, retry_wait_s
+from policies.second_attempt import repair_output_bound
+from policies.tool_choice import structured_tool_choice
+from runtime.deadline import remaining_s
+from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
+from runtime.models import TIMEOUT_ERRORS, ModelSet, is_retryable
+from runtime.role_settings import with_role_policy
+
+MODEL_KEY = "reins_model"  # the label of the model a call went to, in the call's trace metadata
+
+
+class ContractTimeout(Exception):
+    """The model call for a contract timed out (after the role's retries)."""
+
+    def __init__(self, contract: str, metrics: Mapping[str, Any] | None = None):
+        self.contract = contract
+        self.metrics = dict(metrics or {})
+        super().__init__(f"contract {contract} timed out")
+
+
+# ---------------------------------------------------------------------------------------- metrics
+
+# ``retries``: extra attempts of a call after a transient provider failure (each is one more request);
+# ``fallbacks``: calls moved to the role's next model after a final provider failure;
+# ``failed_calls``: calls that got no answer from any model (each also counts as its kind's call).
+# Besides these, ``model:<label>`` counts the calls each model answered (``models_served`` reads them).
+METRIC_FIELDS = (
+    "business_calls", "encoder_calls", "repair_calls", "retries", "fallbacks", "failed_calls", "input_tokens",
+    "output_tokens",
+    "latency_ms",
+)
+SERVED_PREFIX = "model:"
+
+
+def empty_metrics(contract: str) -> dict[str, dict[str, int]]:
+    return {contract: dict.fromkeys(METRIC_FIELDS, 0)}
+
+
+def merge_metrics(left: Mapping[str, Mapping[str, int]] | None, right: Mapping[str, Mapping[str, int]] | None) -> dict:
+    """Add two per-contract metric maps (a LangGraph reducer for the ``metrics`` state key)."""
+    merged: dict[str, dict[str, int]] = {k: dict(v) for k, v in (left or {}).items()}
+    for contract, values in (right or {}).items():
+        slot = merged.setdefault(contract, dict.fromkeys(METRIC_FIELDS, 0))
+        for key, value in values.items():
+            slot[key] = slot.get(key, 0) + int(value)
+    return merged
+
+
+def metrics_totals(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    totals = dict.fromkeys(METRIC_FIELDS, 0)
+    for values in metrics.values():
+        for key, value in values.items():
+            totals[key] = totals.get(key, 0) + int(value)
+    return totals
+
+
+@dataclass
+class _Meter:
+    contract: str
+    values: dict[str, int] = field(default_factory=lambda: dict.fromkeys(METRIC_FIELDS, 0))
+
+    def count(self, kind: str, message: AIMessage | None, started: float) -> None:
+        self.values[kind] += 1
+        self.values["latency_ms"] += int((time.perf_counter() - started) * 1000)
+        usage = getattr(message, "usage_metadata", None) or {}
+        self.values["input_tokens"] += int(usage.get("input_tokens", 0) or 0)
+        self.values["output_tokens"] += int(usage.get("output_tokens", 0) or 0)
+
+    def served(self, label: str) -> None:
+        key = f"{SERVED_PREFIX}{label}"
+        self.values[key] = self.values.get(key, 0) + 1
+
+    def snapshot(self) -> dict[str, dict[str, int]]:
+        return {self.contract: dict(self.values)}
+
+
+def _config(contract: str, role: str, attempt: int = 1, model: str | None = None) -> RunnableConfig:
+    """The call's labels on top of the enclosing run's metadata and tags (a config passed to a
+    runnable replaces them, it does not add to them): contract, role and the model asked (so the
+    trace of every call names the model that answered). Read from the run's config directly, not
+    through ``ensure_config``, which also copies its callback manager; the call inherits the rest."""
+    base = var_child_runnable_config.get() or {}
+    metadata = {**(base.get("metadata") or {}), CONTRACT_KEY: contract, ROLE_KEY: role}
+    if model:
+        metadata[MODEL_KEY] = model
+    # nostream: LangGraph's messages stream never carries a contract's JSON or tool calls (a reply's
+    # text is streamed on its own, runtime.reply_stream).
+    tags = [*(base.get("tags") or []), f"contract:{contract}", TAG_NOSTREAM] + (
+        [f"retry:attempt:{attempt}"] if attempt > 1 else [])
+    return {"metadata": metadata, "run_name": contract, "tags": tags}
+
+
+# ------------------------------------------------------------------------------ memoisation
+#
+# Building a structured-output or tool-bound runnable (JSON schema generation, tool conversion) costs
+# far more than a zero-latency model call, and its inputs barely vary: one schema class per contract,
+# one tool set per phase, one policy per role. Both are therefore built once and reused. A runnable
+# binds no per-call data (labels and callbacks travel in the call's config), so a reused one behaves
+# exactly like a fresh one.
+
+BOUND_CACHE_SIZE = 256  # bound runnables kept per model set (least recently used dropped first)
+
+
+@lru_cache(maxsize=None)
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a contract's schema class, generated once per class (treat as read-only)."""
+    spec = schema.model_json_schema()
+    spec.setdefault("title", schema.__name__)
+    return spec
+
+
+@lru_cache(maxsize=None)
+def _schema_text(schema: type[BaseModel]) -> str:
+    return json.dumps(_json_schema(schema))
+
+
+def _freeze(value: Any) -> Hashable:
+    """A hashable key for call options and tool definitions: equal content gives an equal key."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, BaseTool):
+        # What binding reads from a tool: its name, description and argument schema (never its function).
+        return ("tool", value.name, value.description, _freeze(value.args_schema))
+    if isinstance(value, (set, frozenset)):
+        return frozenset(_freeze(v) for v in value)
+    hash(value)  # classes, functions, enums, strings, numbers; anything else is not cacheable
+    return value
+
+
+class _BoundRunnables:
+    """Bound runnables per ``ModelSet`` instance, keyed by role, schema or tool set, method and options.
+
+    Entries are held by the model set's identity and dropped when it is garbage-collected (a bound
+    runnable holds its model, so keying by the model itself would keep every model alive); the key
+    holds the objects it names (schema classes, options), so an id is never reused for another one.
+    """
+
+    def __init__(self, maxsize: int = BOUND_CACHE_SIZE):
+        self.maxsize = maxsize
+        # Re-entrant: a model set's weakref callback (``_forget``) runs whenever the garbage collector
+        # frees it — possibly inside ``get`` on the same thread while the lock is held. With a plain
+        # Lock that deadlocked the thread (seen as a test hanging until pytest-timeout).
+        self._lock = threading.RLock()
+        self._sets: dict[int, tuple[weakref.ref, OrderedDict[Hashable, Runnable]]] = {}
+
+    def get(self, models: ModelSet, key: Hashable, build: Callable[[], Runnable]) -> Runnable:
+        set_id = id(models)
+        with self._lock:
+            slot = self._sets.get(set_id)
+            if slot is not None and slot[0]() is models and key in slot[1]:
+                slot[1].move_to_end(key)
+                return slot[1][key]
+        runnable = build()  # outside the lock: a duplicate build in a race is harmless
+        with self._lock:
+            slot = self._sets.get(set_id)
+            if slot is None or slot[0]() is not models:
+                slot = (weakref.ref(models, lambda _, set_id=set_id: self._forget(set_id)), OrderedDict())
+                self._sets[set_id] = slot
+            slot[1][key] = runnable
+            while len(slot[1]) > self.maxsize:
+                slot[1].popitem(last=False)
+        return runnable
+
+    def _forget(self, set_id: int) -> None:
+        with self._lock:
+            slot = self._sets.get(set_id)
+            if slot is not None and slot[0]() is None:
+                del self._sets[set_id]
+
+    def __contains__(self, models: ModelSet) -> bool:
+        slot = self._sets.get(id(models))
+        return slot is not None and slot[0]() is models
+
+
+BOUND_RUNNABLES = _BoundRunnables()
+
+
+@dataclass(frozen=True)
+class _Invoke:
+    """One request of a call: this runnable, with this config."""
+
+    runnable: Runnable
+    config: RunnableConfig
+
+
+class _Caller:
+    """Shared mechanics of one contract run: labelling, retries, fallbacks, timeouts and metering.
+
+    The fallback is an ordered loop over the role's models here rather than LangChain's
+    ``with_fallbacks``: each model keeps its own retries and backoff, every attempt its own labels
+    (contract, role, the model's label), the meter counts retries and fallbacks, and a 401/403 or
+    the run's deadline stops the loop (``policies.fallback``) instead of moving on.
+    """
+
+    def __init__(self, contract: str, role: str, models: ModelSet):
+        self.contract = contract
+        self.role = role
+        self.models = models
+        self.meter = _Meter(contract)
+
+    def _runnable(
+        self,
+        role: str,
+        schema: type[BaseModel] | None,
+        method: str,
+        tools: Sequence[Any] | None,
+        options: Mapping[str, Any] | None = None,
+        index: int = 0,
+        more_room: bool = False,
+    ) -> Runnable:
+        """The role's model number ``index`` (0: its own, then its fallbacks) bound for this call with
+        the role's policy (memoised per model set, role, model, schema or tools, options).
+        ``more_room``: the policy's output bound doubled once, up to its limit (the repair after a cut-off)."""
+        _, chosen = self.models.chain(role)[index]
+        options = dict(options or {})
+        policy = self.models.policy(role)
+        if more_room:
+            policy = replace(policy, max_tokens=repair_output_bound(policy.max_tokens, policy.max_tokens_limit))
+
+        def build() -> Runnable:
+            model, policy_options = with_role_policy(chosen, policy)
+            bound = {**policy_options, **options}
+            if tools is not None:
+                runnable: Runnable = model.bind_tools(list(tools), **bound)
+            elif schema is not None:
+                # A copy: a provider integration may adjust the schema it is given (the cached one stays intact).
+                spec = copy.deepcopy(_json_schema(schema))
+                extra = {**structured_options(method, self.models.tool_choice), **bound}
+                runnable = model.with_structured_output(spec, method=method, include_raw=True, **extra)
+            else:
+                runnable = model.bind(**bound) if bound else model
+            return runnable
+
+        try:
+            tools_key = None if tools is None else _freeze(list(tools))
+            key = (role, index, more_room, schema, method if schema is not None else None, tools_key, _freeze(options))
+        except TypeError:  # an unhashable tool or option: build without caching
+            return build()
+        return BOUND_RUNNABLES.get(self.models, key, build)
+
+    def _retry_wait(self, role: str, attempt: int, error: Exception) -> float | None:
+        """After attempt number ``attempt`` failed with ``error``: the wait before the next attempt,
+        or None when the error is final. Only retryable provider failures are retried, ``retries``
+        times per the role's policy, after the backoff or the provider's ``Retry-After`` if longer,
+        and only when that wait fits before the deadline; anything else — a 4xx, a validation error,
+        a bare ``TimeoutError`` (a deadline) — is final at once.
+        """
+        policy = self.models.policy(role)
+        if attempt > max(policy.retries, 0) or not is_retryable(error):
+            return None
+        response = getattr(error, "response", None)
+        asked = retry_after_s(dict(getattr(response, "headers", None) or {}), time.time())
+        room = remaining_s()
+        return retry_wait_s(backoff_s(attempt, policy.backoff_initial_s, random.random()), asked,
+                            policy.timeout_s if room is None else room)
+
+    def _failed(self, kind: str, started: float, error: Exception) -> Exception:
+        """A call that got no answer: counted (with its retries) and its metrics carried on the error,
+        so a failed run's metrics show every request it made."""
+        self.meter.count(kind, None, started)
+        self.meter.values["failed_calls"] += 1
+        try:
+            error.metrics = self.meter.snapshot()  # type: ignore[attr-defined]  # read by runtime.steps
+        except AttributeError:  # an exception type with fixed slots: the counts stay in the meter
+            pass
+        return error
+
+    def _next_attempt(self, attempt: int) -> int:
+        """The number of the attempt about to start; every attempt after the first counts as a retry."""
+        self.meter.values["retries"] += 1
+        return attempt + 1
+
+    def _steps(self, kind: str, role: str, messages: Sequence[BaseMessage], schema, method, tools, options, more_room):
+        """One call once, for both drivers: yields an ``_Invoke`` (answered with its result, or with its
+        error thrown in) or a wait in seconds; returns the result. Each model of the role's chain gets
+        its retries; a final provider failure moves to the next model (``policies.fallback``).
+        ``more_room``: the repair after a cut-off, with twice the role's output bound once."""
+        started = time.perf_counter()
+        chain = self.models.chain(role)
+        for index, (label, _) in enumerate(chain):
+            runnable = self._runnable(role, schema, method, tools, options, index, more_room)
+            attempt, failure = 1, None
+            while True:
+                try:
+                    result = yield _Invoke(runnable, _config(self.contract, role, attempt, label))
+                    break
+                except openai.LengthFinishReasonError as error:
+                    result = _cut_off(schema is not None, error)
+                    break
+                except Exception as error:
+                    failure, wait = error, self._retry_wait(role, attempt, error)
+                if wait is None:
+                    break
+                yield wait
+                attempt, failure = self._next_attempt(attempt), None
+            if failure is not None:
+                if index + 1 < len(chain) and _falls_back(failure):
+                    self.meter.values["fallbacks"] += 1
+                    continue
+                if isinstance(failure, TIMEOUT_ERRORS):
+                    self.meter.count(kind, None, started)
+                    raise ContractTimeout(self.contract, self.meter.snapshot()) from failure
+                raise self._failed(kind, started, failure)
+            self.meter.served(label)
+            self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
+            return result
+        raise AssertionError("a role always has at least one model")  # pragma: no cover
+
+    def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
+             tools=None, options=None, more_room=False):
+        steps = self._steps(kind, role, messages, schema, method, tools, options, more_room)
+        try:
+            request = next(steps)
+            while True:
+                if isinstance(request, _Invoke):
+                    try:
+                        result = request.runnable.invoke(list(messages), request.config)
+                    except Exception as error:
+                        request = steps.throw(error)
+                        continue
+                else:
+                    result = time.sleep(request)
+                request = steps.send(result)
+        except StopIteration as done:
+            return done.value
+
+    async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
+                    tools=None, options=None, more_room=False):
+        steps = self._steps(kind, role, messages, schema, method, tools, options, more_room)
+        try:
+            request = next(steps)
+            while True:
+                if isinstance(request, _Invoke):
+                    try:
+                        result = await request.runnable.ainvoke(list(messages), request.config)
+                    except Exception as error:
+                        request = steps.throw(error)
+                        continue
+                else:
+                    result = await asyncio.sleep(request)
+                request = steps.send(result)
+        except StopIteration as done:
+            return done.value
+
+
+def _falls_back(error: BaseException) -> bool:
+    """Whether ``error`` (final for its model) moves the call to the role's next model."""
+    status = getattr(error, "status_code", None)
+    deadline = isinstance(error, TimeoutError) and not isinstance(error, openai.APITimeoutError)
+    return falls_back(status if isinstance(status, int) else None, retryable=is_retryable(error), deadline=deadline)
+
+
+def _cut_off(structured: bool, error: BaseException) -> Any:
+    """What a call returns when the OpenAI SDK refused to parse a response cut off at the token limit
+    (json_schema output raises instead of returning it): the same truncated result any other path
+    gives, so the contract algorithm treats it as ``truncated`` and uses its one repair."""
+    message = AIMessage(content="", response_metadata={"finish_reason": "length"})
+    return {"raw": message, "parsed": None, "parsing_error": error} if structured else message
+
+
+def structured_options(method: str, tool_choice: str) -> dict[str, Any]:
+    """Extra ``with_structured_output`` options: with ``function_calling``, ask for the tool call in the
+    configured style (llama.cpp and other local servers refuse a named tool_choice object)."""
+    if method != "function_calling":
+        return {}
+    choice = structured_tool_choice(tool_choice)
+    return {} if choice is None else {"tool_choice": choice}
