@@ -141,7 +141,25 @@ def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> 
                 item["error"] = "question limit reached: at most 2 questions per turn; answer with what you have"
             asked += 1
         pending.append(item)
-    return {"pending_calls": pending, "steps_taken": steps_taken + len(pending)}, summary
+    update: Update = {"pending_calls": pending, "steps_taken": steps_taken + len(pending)}
+    shown = [pause_message(item, tools) for item in pending if "error" not in item]
+    if any(shown):  # a call that pauses: what it waits for is the thread's last message (Studio, the SDK)
+        update["messages"] = [AIMessage(content=text) for text in shown if text]
+    return update, summary
+
+
+def pause_message(call: PendingCall, tools: ScopedTools) -> str:
+    """What a paused thread shows a person: ask_user's question, or the call waiting for approval;
+    "" for a call that runs without asking."""
+    execution = execution_for(traits_of(tools, call["tool"]))
+    if execution == "ask":
+        options = call["args"].get("options") or []
+        listed = "".join(f"\n{number}. {option}" for number, option in enumerate(options, 1))
+        return f"{call['args'].get('question', '')}{listed}"
+    if execution == "approve":
+        arguments = json.dumps(call["args"], ensure_ascii=False)
+        return f"Before I run {call['tool']} with {arguments}, I need your approval: approve, reject or edit."
+    return ""
 
 
 def dispatch(state: AssistantState) -> list[Send] | str:

@@ -39,6 +39,26 @@ def test_the_question_pauses_and_the_answer_is_the_observation():
     assert "Tokyo" in "\n".join(str(m.content) for m in run.model.calls[2].messages)  # the model saw it
 
 
+def _last_message(run) -> str:
+    return str(run.graph.get_state(THREAD).values["messages"][-1].content)
+
+
+def test_a_paused_thread_shows_what_it_waits_for_as_its_last_message():
+    """Studio and SDK clients see the question (or the call waiting for approval) in the thread's messages."""
+    registry = chat_registry()
+    registry.register(RegisteredTool("save_note", "saves", _Note, frozenset({"chat"}), func=lambda text: "saved"))
+    run = _runner([tool_call("ask_user", question="Which city?", options=["Paris", "Tokyo"]),
+                   tool_call("save_note", text="b"), tool_call("calculator", expression="1+1")], registry)
+    run.ask("weather for my city")
+    assert _pending(run)[0]["kind"] == "question"
+    assert _last_message(run) == "Which city?\n1. Paris\n2. Tokyo"
+    run.graph.invoke(Command(resume="Paris"), THREAD)
+    assert _pending(run)[0]["tool"] == "save_note"
+    assert _last_message(run) == 'Before I run save_note with {"text": "b"}, I need your approval: approve, reject or edit.'
+    done = run.graph.invoke(Command(resume={"type": "approve"}), THREAD)
+    assert not _pending(run) and _last_message(run) == done["reply"]  # the reply follows once answered
+
+
 def test_at_most_two_questions_per_turn():
     questions = [tool_call("ask_user", question=f"Question {i}?") for i in (1, 2, 3)]
     run = _runner([*questions, tool_call("calculator", expression="1+1")])
