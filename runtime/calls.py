@@ -92,12 +92,15 @@ class ToolTurn:
     models: ModelSet
     tools: Sequence[Any]
     options: Mapping[str, Any] | None = None  # bind_tools options: tool_choice, parallel_tool_calls
+    more_room: bool = False  # the re-ask after a cut-off: twice the role's output bound, once
 
     def run(self) -> Any:
-        return invoke_tool_turn(self.name, self.messages, self.models, self.tools, self.options)
+        return invoke_tool_turn(self.name, self.messages, self.models, self.tools, self.options,
+                                more_room=self.more_room)
 
     async def arun(self) -> Any:
-        return await ainvoke_tool_turn(self.name, self.messages, self.models, self.tools, self.options)
+        return await ainvoke_tool_turn(self.name, self.messages, self.models, self.tools, self.options,
+                                       more_room=self.more_room)
 
 
 @dataclass(frozen=True)

@@ -367,13 +367,15 @@ def invoke_tool_turn(
     models: ModelSet,
     tools: Sequence[Any],
     options: Mapping[str, Any] | None = None,
+    *,
+    more_room: bool = False,
 ) -> ToolTurn:
     """One native tool-calling turn (the manager's); policy checks happen in the graph, not here.
 
     ``options`` go to ``bind_tools`` as they are (``tool_choice``, ``parallel_tool_calls``; see
     ``policies.tool_choice``)."""
     caller = _Caller(contract, role_for(contract), models)
-    message = caller.call("business_calls", caller.role, messages, tools=tools, options=options)
+    message = caller.call("business_calls", caller.role, messages, tools=tools, options=options, more_room=more_room)
     if not isinstance(message, AIMessage):
         message = AIMessage(content=message_text(message))
     return ToolTurn(message=message, metrics=caller.meter.snapshot())
@@ -385,10 +387,13 @@ async def ainvoke_tool_turn(
     models: ModelSet,
     tools: Sequence[Any],
     options: Mapping[str, Any] | None = None,
+    *,
+    more_room: bool = False,
 ) -> ToolTurn:
     """Async twin of :func:`invoke_tool_turn`."""
     caller = _Caller(contract, role_for(contract), models)
-    message = await caller.acall("business_calls", caller.role, messages, tools=tools, options=options)
+    message = await caller.acall("business_calls", caller.role, messages, tools=tools, options=options,
+                                 more_room=more_room)
     if not isinstance(message, AIMessage):
         message = AIMessage(content=message_text(message))
     return ToolTurn(message=message, metrics=caller.meter.snapshot())

@@ -117,8 +117,6 @@ class ModelSet:
     tool_choice: str = "required"
     # A tool call written as text: recover | refuse (REINS_TEXT_TOOL_CALLS).
     text_tool_calls: str = "recover"
-    # The request field that carries the output bound (REINS_MAX_TOKENS_PARAM).
-    max_tokens_param: str = "max_tokens"
 
     def __post_init__(self) -> None:
         missing = [role for role in ROLES if role not in self.models]
@@ -162,10 +160,6 @@ class ModelSet:
 
     def with_policies(self, **overrides: RolePolicy) -> ModelSet:
         return replace(self, policies={**self.policies, **overrides})
-
-    def bound_options(self, max_tokens: int) -> dict[str, object]:
-        """Call options that send ``max_tokens`` as this set's models expect it."""
-        return output_bound_options(max_tokens, self.max_tokens_param)
 
 
 # Providers whose LangChain class takes a request timeout and its own retry count (kept at 0: retries
@@ -241,7 +235,7 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
     return ModelSet(
         models=models, labels=labels, fallbacks=fallbacks, policies=configured_policies(settings),
         structured_method=settings.structured_method, tool_choice=settings.tool_choice,
-        text_tool_calls=settings.text_tool_calls, max_tokens_param=settings.max_tokens_param,
+        text_tool_calls=settings.text_tool_calls,
     )
 
 

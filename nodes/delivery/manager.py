@@ -20,7 +20,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from policies.delegation import PLAN_TOOL, TASK_TOOL, manager_offer
-from policies.second_attempt import reask_temperature, repair_output_bound
+from policies.second_attempt import reask_temperature
 from policies.text_tool_calls import recover_text_tool_calls
 from policies.truncation import TRUNCATED, is_truncated
 from runtime.calls import ToolTurn
@@ -65,15 +65,14 @@ def calls_from_text(message: Any, offered: tuple[str, ...]) -> list[ProposedTool
     return [ProposedToolCall(id=f"text-{n}", name=call.name, args=dict(call.args)) for n, call in enumerate(found, 1)]
 
 
-def reask_options(state: DeliveryState, models: ModelSet) -> dict[str, Any]:
-    """Request options of a re-asked turn: a hotter temperature, and more room after a cut-off."""
+def reask_options(state: DeliveryState, models: ModelSet) -> tuple[dict[str, Any], bool]:
+    """Request options of a re-asked turn: a hotter temperature; and whether it gets more room (twice
+    the output bound once, through the role policy every request carries) after a cut-off."""
     if not refusals_in_turn(state):
-        return {}
+        return {}, False
     policy = models.policy("manager")
-    options: dict[str, Any] = {"temperature": reask_temperature(policy.temperature, policy.reask_temperature_step)}
-    if state["manager_refusals"][-1]["code"] == TRUNCATED:
-        options.update(models.bound_options(repair_output_bound(policy.max_tokens, policy.max_tokens_limit)))
-    return options
+    hotter = {"temperature": reask_temperature(policy.temperature, policy.reask_temperature_step)}
+    return hotter, state["manager_refusals"][-1]["code"] == TRUNCATED
 
 
 def make_manager(deps: DeliveryDeps):
@@ -87,10 +86,12 @@ def make_manager(deps: DeliveryDeps):
                                     deps.reviewers)
         models = deps.models_for(runtime)
         offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
-        options = {**offer.options, **reask_options(state, models)}
+        hotter, more_room = reask_options(state, models)
+        options = {**offer.options, **hotter}
         with recorded_step(progress(state), "manager", f"Manager turn {turn_number}") as step:
             outcome = yield from attempt(
-                ToolTurn("delivery.manager", messages, models, [tools[name] for name in offer.tools], options)
+                ToolTurn("delivery.manager", messages, models, [tools[name] for name in offer.tools], options,
+                         more_room=more_room)
             )
             if isinstance(outcome.error, NotImplementedError):  # LangChain's answer when a model cannot bind tools
                 step.status, step.summary = "failed", f"turn {turn_number}: the model cannot call tools"
