@@ -11,7 +11,6 @@ in order, once they all finished.
 from __future__ import annotations
 
 import json
-import re
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Send
