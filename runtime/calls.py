@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,8 @@ from runtime.contracts import (
     invoke_text,
     invoke_tool_turn,
 )
+from runtime import driving
+from runtime.driving import Steps, adrive  # noqa: F401 - the async driver is this module's too
 from runtime.deadline import DeadlineExceeded, call_cancellable, call_with_deadline, deadline_scope
 from runtime.models import ModelSet
 from runtime.reply_stream import streaming_reply
@@ -214,39 +216,17 @@ class Within:
 
 # -------------------------------------------------------------------------------------- drivers
 
-Steps = Generator[Any, Any, Any]
 _MODEL_CALLS = (Contract, Text, ToolTurn)
 
 
 def drive(steps: Steps) -> Any:
     """Run a node's generator, making each request synchronously; return the node's update."""
-    try:
-        request = next(steps)
-        while True:
-            try:
-                # A model call can hang; inside ``cancellable()`` (the CLI) Ctrl-C must end its wait.
-                result = call_cancellable(request.run) if isinstance(request, _MODEL_CALLS) else request.run()
-            except BaseException as error:  # raised at the node's yield
-                request = steps.throw(error)
-            else:
-                request = steps.send(result)
-    except StopIteration as done:
-        return done.value
+    return driving.drive(steps, _run)
 
 
-async def adrive(steps: Steps) -> Any:
-    """Run a node's generator, awaiting each request; return the node's update."""
-    try:
-        request = next(steps)
-        while True:
-            try:
-                result = await request.arun()
-            except BaseException as error:  # raised at the node's yield (cancellation included)
-                request = steps.throw(error)
-            else:
-                request = steps.send(result)
-    except StopIteration as done:
-        return done.value
+def _run(request: Any) -> Any:
+    # A model call can hang; inside ``cancellable()`` (the CLI) Ctrl-C must end its wait.
+    return call_cancellable(request.run) if isinstance(request, _MODEL_CALLS) else request.run()
 
 
 def node(fn: Callable[..., Any], name: str | None = None, *, subgraph: Any = None) -> Any:

@@ -36,6 +36,7 @@ from policies.retry import backoff_s, retry_after_s, retry_wait_s
 from policies.second_attempt import repair_output_bound
 from policies.tool_choice import structured_tool_choice
 from runtime.deadline import remaining_s
+from runtime.driving import adrive, drive
 from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
 from runtime.models import TIMEOUT_ERRORS, ModelSet, is_retryable
 from runtime.role_settings import with_role_policy
@@ -213,10 +214,30 @@ BOUND_RUNNABLES = _BoundRunnables()
 
 @dataclass(frozen=True)
 class _Invoke:
-    """One request of a call: this runnable, with this config."""
+    """One request of a call: these messages to this runnable, with this config."""
 
     runnable: Runnable
+    messages: Sequence[BaseMessage]
     config: RunnableConfig
+
+    def run(self) -> Any:
+        return self.runnable.invoke(list(self.messages), self.config)
+
+    async def arun(self) -> Any:
+        return await self.runnable.ainvoke(list(self.messages), self.config)
+
+
+@dataclass(frozen=True)
+class _Wait:
+    """The pause before a retry."""
+
+    seconds: float
+
+    def run(self) -> None:
+        time.sleep(self.seconds)
+
+    async def arun(self) -> None:
+        await asyncio.sleep(self.seconds)
 
 
 class _Caller:
@@ -307,9 +328,10 @@ class _Caller:
         return attempt + 1
 
     def _steps(self, kind: str, role: str, messages: Sequence[BaseMessage], schema, method, tools, options, more_room):
-        """One call once, for both drivers: yields an ``_Invoke`` (answered with its result, or with its
-        error thrown in) or a wait in seconds; returns the result. Each model of the role's chain gets
-        its retries; a final provider failure moves to the next model (``policies.fallback``).
+        """One call once, for both drivers (``runtime.driving``): yields an ``_Invoke`` (answered with its
+        result, or with its error thrown in) or a ``_Wait``; returns the result. Each model of the
+        role's chain gets its retries; a final provider failure moves to the next model
+        (``policies.fallback``).
         ``more_room``: the repair after a cut-off, with twice the role's output bound once."""
         started = time.perf_counter()
         chain = self.models.chain(role)
@@ -318,7 +340,7 @@ class _Caller:
             attempt, failure = 1, None
             while True:
                 try:
-                    result = yield _Invoke(runnable, _config(self.contract, role, attempt, label))
+                    result = yield _Invoke(runnable, messages, _config(self.contract, role, attempt, label))
                     break
                 except openai.LengthFinishReasonError as error:
                     result = _cut_off(schema is not None, error)
@@ -327,7 +349,7 @@ class _Caller:
                     failure, wait = error, self._retry_wait(role, attempt, error)
                 if wait is None:
                     break
-                yield wait
+                yield _Wait(wait)
                 attempt, failure = self._next_attempt(attempt), None
             if failure is not None:
                 if index + 1 < len(chain) and _falls_back(failure):
@@ -344,39 +366,11 @@ class _Caller:
 
     def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
              tools=None, options=None, more_room=False):
-        steps = self._steps(kind, role, messages, schema, method, tools, options, more_room)
-        try:
-            request = next(steps)
-            while True:
-                if isinstance(request, _Invoke):
-                    try:
-                        result = request.runnable.invoke(list(messages), request.config)
-                    except Exception as error:
-                        request = steps.throw(error)
-                        continue
-                else:
-                    result = time.sleep(request)
-                request = steps.send(result)
-        except StopIteration as done:
-            return done.value
+        return drive(self._steps(kind, role, messages, schema, method, tools, options, more_room))
 
     async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
                     tools=None, options=None, more_room=False):
-        steps = self._steps(kind, role, messages, schema, method, tools, options, more_room)
-        try:
-            request = next(steps)
-            while True:
-                if isinstance(request, _Invoke):
-                    try:
-                        result = await request.runnable.ainvoke(list(messages), request.config)
-                    except Exception as error:
-                        request = steps.throw(error)
-                        continue
-                else:
-                    result = await asyncio.sleep(request)
-                request = steps.send(result)
-        except StopIteration as done:
-            return done.value
+        return await adrive(self._steps(kind, role, messages, schema, method, tools, options, more_room))
 
 
 def _falls_back(error: BaseException) -> bool:
