@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from policies.redaction import redact
+from policies.terminal_text import printable
 
 PAUSE_KINDS = ("tool_approval", "question")
 
@@ -27,7 +28,12 @@ def check(graph_tools: Any, payload: Mapping[str, Any], value: Any) -> str:
 
 
 def describe(payload: Mapping[str, Any]) -> str:
-    """The pause as one or two lines a person reads (redacted)."""
+    """The pause as one or two lines a person reads (redacted, and printable: the question and the
+    arguments are model-written, so no escape sequence reaches the terminal)."""
+    return printable(_described(payload))
+
+
+def _described(payload: Mapping[str, Any]) -> str:
     error = f"\n  ({redact(payload['error'], 200)})" if payload.get("error") else ""
     if payload.get("kind") == "question":
         options = payload.get("options") or []

@@ -107,3 +107,12 @@ def test_a_read_only_call_that_lost_its_connection_is_dispatched_once_more():
     result = run.ask("look up a")
     assert len(attempts) == 2 and result["records"][0]["output"] == "got a"
     assert [r["summary"] for r in result["trace"] if r["step"] == "tool-1"] == ["lookup: ok; dispatched 2 times"]
+
+
+def test_a_pause_is_described_without_escape_sequences():
+    from cli.chat_pauses import describe
+
+    shown = describe({"kind": "question", "question": "\x1b[2JWhich city?\x1b[32m", "options": ["Paris\x1b[0m", "Tokyo"]})
+    assert shown == "The assistant asks: Which city?\n  1. Paris\n  2. Tokyo" and "\x1b" not in shown
+    approval = describe({"kind": "approval", "tool": "save_note", "args": {"text": "\x1b[2Jhi"}})
+    assert "\x1b" not in approval and '{"text": "\\u001b[2Jhi"}' in approval  # the exact arguments, escaped as JSON
