@@ -9,20 +9,19 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from schemas.rules import Broken, raise_broken, rule_error
+from schemas.strict import Strict, bounded_text
 
 MAX_PLAN_STEPS = 10
 MAX_TOOL_ARGS_CHARS = 4000
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=True, frozen=True)
-
-
-def Text(max_length: int, min_length: int = 1) -> Any:  # noqa: N802 - reads like a type
-    return Annotated[str, StringConstraints(strip_whitespace=True, min_length=min_length, max_length=max_length)]
+Text = bounded_text  # reads like a type: ``summary: Text(2000)``
+# Keys of free-form mappings (a tool call's arguments, a skill's metadata) and pattern-checked names
+# are trimmed too: the models that hold them add this to the one ``Strict`` base.
+TRIMMED = ConfigDict(str_strip_whitespace=True)
 
 
 ToolName = Annotated[
@@ -77,6 +76,7 @@ class AssistantIntent(Strict):
 
 
 class ToolCall(Strict):
+    model_config = TRIMMED
     tool: ToolName
     args: dict[str, Any] = Field(default_factory=dict, max_length=12)
     call_id: Text(120) | None = None

@@ -12,13 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model, model_validator
+from pydantic import Field, create_model, model_validator
 
 from schemas.rules import Broken, raise_broken
-
-
-def _text(limit: int = 1000) -> Any:
-    return Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=limit)]
+from schemas.strict import Strict
+from schemas.strict import bounded_text as _text
 
 
 Text = _text(1000)
@@ -39,10 +37,6 @@ Severity = Literal["blocker", "high", "medium", "low", "info"]
 SEVERITIES: tuple[str, ...] = ("blocker", "high", "medium", "low", "info")  # most severe first
 RevisionTarget = Literal["plan", "tasks"]
 ArtifactKind = Literal["plan", "tasks", "review", "delivery_report"]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 def _duplicates(values: Iterable[str]) -> list[str]:

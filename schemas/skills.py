@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from schemas.assistant import Strict, Text
+from schemas.assistant import TRIMMED, Text
+from schemas.strict import Strict
 
 SKILL_NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 MAX_DESCRIPTION = 1024
@@ -20,6 +21,7 @@ class SkillFrontMatter(Strict):
     """``name`` and ``description`` are required; the other keys the format defines are accepted
     and carry no power here (``allowed-tools`` is read as documentation: skills never run code)."""
 
+    model_config = TRIMMED
     name: str = Field(min_length=1, max_length=64, pattern=SKILL_NAME_PATTERN)
     description: Text(MAX_DESCRIPTION)
     license: Text(200) | None = None
@@ -31,6 +33,7 @@ class SkillFrontMatter(Strict):
 class SkillDraft(Strict):
     """``assistant.skill_draft``: a skill proposed from repeated successful tasks, for a person to review."""
 
+    model_config = TRIMMED
     name: str = Field(min_length=1, max_length=64, pattern=SKILL_NAME_PATTERN)
     description: Text(300)
     instructions: Text(2000)

@@ -13,13 +13,11 @@ from functools import reduce
 from operator import or_
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, model_validator
+from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 
 from schemas.rules import Broken, raise_broken
-
-
-def _text(limit: int) -> Any:
-    return Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=limit)]
+from schemas.strict import Strict
+from schemas.strict import bounded_text as _text
 
 
 Reason = _text(500)
@@ -34,10 +32,6 @@ PLANNING_ACTIONS: tuple[str, ...] = (
 )
 PROCEED_ACTIONS: frozenset[str] = frozenset({"proceed_to_tasklist_strategy", "proceed_with_manual_review_items"})
 STOP_ACTIONS: frozenset[str] = frozenset({"ask_clarification", "stop_with_boundary_message"})
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class ManualReviewItem(Strict):

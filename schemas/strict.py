@@ -1,0 +1,20 @@
+"""The base of every contract object, and the bounded text type they share.
+
+A model's output is data to check, never to repair silently: unknown fields and type coercion are
+rejected, and a validated object cannot be changed afterwards.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def bounded_text(max_length: int, min_length: int = 1) -> Any:
+    """A string trimmed of surrounding whitespace, then of ``min_length``..``max_length`` characters."""
+    return Annotated[str, StringConstraints(strip_whitespace=True, min_length=min_length, max_length=max_length)]
