@@ -29,8 +29,8 @@ from runtime.offline.text_rules import (
     parse_requirement,
 )
 from runtime.offline.framework import OfflineRequest, responder
+from schemas.delivery import SEVERITIES
 
-SEVERITY_ORDER = ("blocker", "high", "medium", "low", "info")
 _CRITERION = re.compile(r"^-\s+(?P<key>AC-[A-Za-z0-9_-]+):\s+(?P<text>.+)$")
 _TASK = re.compile(r"^-\s+\[ \]\s+(?P<id>T-?[A-Za-z0-9_-]+):\s+(?P<text>.+)$")
 
@@ -61,7 +61,7 @@ def _boundary_signals(req: OfflineRequest, *, with_remit: bool) -> tuple[list[Si
 
 
 def _risk_severity(signals: dict[str, list[Signal]]) -> str:
-    return next((level for level in SEVERITY_ORDER if signals.get(level)), "low")
+    return next((level for level in SEVERITIES if signals.get(level)), "low")
 
 
 def _uncovered(requirement: Requirement, criteria: Sequence[str]) -> list[str]:

@@ -15,11 +15,12 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, get_args
 
 from policies.redaction import truncate
+from schemas.assistant import Verdict
 
-VERDICTS = ("success", "partial", "failure")
+VERDICTS: tuple[str, ...] = get_args(Verdict)
 
 # ``aliases`` below: how people (and models) refer to each tool in prose — declared with each tool
 # (``RegisteredTool.aliases``) and passed in by the caller.

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import get_args
+
+from schemas.assistant import Intent
 
 MAX_CHECK_ROUNDS = 1
 MAX_FINDINGS = 10
@@ -19,7 +22,7 @@ UNFINISHED_STEP = "unfinished_step"
 UNSUPPORTED_CLAIM = "unsupported_claim"
 UNSUPPORTED_NUMBER = "unsupported_number"
 
-TOOL_TURNS = ("SIMPLE_TOOL", "COMPLEX")
+TOOL_TURNS: tuple[str, ...] = tuple(intent for intent in get_args(Intent) if intent != "QA")  # intents that use tools
 
 # Why no round is taken (the trace says which).
 NOTHING_FOUND = "nothing_found"

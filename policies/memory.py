@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 from policies.redaction import truncate
 
@@ -112,7 +112,8 @@ def merge_recall(
 # ------------------------------------------------------------------------------------ namespaces
 
 MEMORY_ROOT = "assistant-memory"
-SCOPES = ("thread", "user")
+MemoryScope = Literal["thread", "user"]  # a dropdown in Studio (the assistant's context)
+SCOPES: tuple[str, ...] = get_args(MemoryScope)
 
 
 def store_label(value: str | None) -> str:

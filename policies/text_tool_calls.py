@@ -22,9 +22,10 @@ import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
-TEXT_TOOL_CALL_MODES: tuple[str, ...] = ("recover", "refuse")
+TextToolCallMode = Literal["recover", "refuse"]
+TEXT_TOOL_CALL_MODES: tuple[str, ...] = get_args(TextToolCallMode)
 MAX_TEXT_CHARS = 32_000  # a manager turn is bounded far below this; anything longer is not a call
 
 _FENCE_OPEN = re.compile(r"```[ \t]*(?:json)?[ \t]*\r?\n", re.IGNORECASE)

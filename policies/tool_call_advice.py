@@ -24,10 +24,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from policies.tool_choice import TOOL_CHOICE_STYLES
+
 MIN_MANAGER_BOUND = 256
 NOTE_TOKENS = 64  # a note of at most 200 characters
 REVIEW_GROUP_CALLS = 3
-STYLE_ORDER = ("required", "named", "auto")
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,8 @@ class ToolCallAdvice:
 
 
 def _rank(observation: ToolCallObservation) -> tuple[int, int, int, int]:
-    style = STYLE_ORDER.index(observation.style) if observation.style in STYLE_ORDER else len(STYLE_ORDER)
+    known = observation.style in TOOL_CHOICE_STYLES  # declared most forcing first
+    style = TOOL_CHOICE_STYLES.index(observation.style) if known else len(TOOL_CHOICE_STYLES)
     if observation.native:  # forcing the call (required) beats a few tokens saved
         return (0, int(observation.cut_off), style, observation.output_tokens)
     return (1, int(observation.cut_off), observation.output_tokens, style)  # text: padding costs time

@@ -22,9 +22,10 @@ group); a single-tool phase asks for one call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
-TOOL_CHOICE_STYLES: tuple[str, ...] = ("required", "named", "auto")
+ToolChoiceStyle = Literal["required", "named", "auto"]  # most forcing first
+TOOL_CHOICE_STYLES: tuple[str, ...] = get_args(ToolChoiceStyle)
 
 
 def _check(style: str) -> None:

@@ -8,14 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
-from runtime.contracts import CONTRACT_MODES
 from runtime.models import ModelSet, model_set_from_settings
-from runtime.settings import env_snapshot, settings_for
-
-# Fixed choices are Literal so Studio renders a dropdown (the same set as CONTRACT_MODES; a test pins it).
-ContractMode = Literal["direct", "two_step"]
+from runtime.settings import CONTRACT_MODES, ContractMode, env_snapshot, settings_for
 
 
 def model_field(*nodes: str) -> Any:

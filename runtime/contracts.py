@@ -41,11 +41,11 @@ from runtime.model_calls import (  # noqa: F401 - the errors and metrics of cont
     metrics_totals,
 )
 from runtime.models import ModelSet
+from runtime.settings import CONTRACT_MODES
 
 T = TypeVar("T", bound=BaseModel)
 
 MAX_REPAIR_ISSUES = 5
-CONTRACT_MODES = ("direct", "two_step")
 
 # The stable contracts of the three graphs. Layers above the runtime add theirs with
 # ``register_contracts`` (the evaluation's baselines do, from ``evals/``).

@@ -7,23 +7,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal, get_args
 
 # REINS_TEXT_TOOL_CALLS: a tool call a model wrote as text is recovered (then checked like a native
 # one) or the turn is refused as having no tool call.
-from policies.text_tool_calls import TEXT_TOOL_CALL_MODES
+from policies.text_tool_calls import TEXT_TOOL_CALL_MODES, TextToolCallMode
+
+# REINS_TOOL_CHOICE: how a tool call is asked for (manager turns and function_calling structured
+# output); the styles and which servers honour each are described in policies/tool_choice.py.
+from policies.tool_choice import TOOL_CHOICE_STYLES, ToolChoiceStyle
 from runtime.paths import BUNDLED_DOCS
 
-CONTRACT_MODES = ("direct", "two_step")
-CHECKPOINTERS = ("memory", "sqlite", "postgres")
-STRUCTURED_METHODS = ("json_schema", "function_calling")
-# How a tool call is asked for (manager turns and function_calling structured output):
-# required = "tool_choice": "required" (OpenAI, DeepSeek, vLLM >= 0.8.3, llama.cpp; Ollama ignores it),
-# named = the single allowed tool by name (OpenAI, DeepSeek, vLLM; llama.cpp falls back to auto),
-# auto = leave the choice to the model (any server; the policy still refuses a turn without a call).
-TOOL_CHOICES = ("required", "named", "auto")
+# Each choice is declared once as a Literal (a dropdown in Studio where a context field uses it);
+# the tuples a setting is checked against derive from it.
+ContractMode = Literal["direct", "two_step"]
+CONTRACT_MODES: tuple[str, ...] = get_args(ContractMode)
+Checkpointer = Literal["memory", "sqlite", "postgres"]
+CHECKPOINTERS: tuple[str, ...] = get_args(Checkpointer)
+StructuredMethod = Literal["json_schema", "function_calling"]
+STRUCTURED_METHODS: tuple[str, ...] = get_args(StructuredMethod)
 # Which request field bounds the output: max_tokens (every OpenAI-compatible server) or
 # max_completion_tokens (OpenAI's newer name, required by its reasoning models).
-MAX_TOKENS_PARAMS = ("max_tokens", "max_completion_tokens")
+MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
+MAX_TOKENS_PARAMS: tuple[str, ...] = get_args(MaxTokensParam)
 ROLES = ("supervisor", "manager", "planner", "reviewer", "encoder", "tasklist", "polish", "chat")
 ENV_PREFIXES = ("REINS_", "OPENAI_")  # the only variables settings read
 
@@ -93,16 +99,16 @@ class Settings:
     role_models: Mapping[str, str] = field(default_factory=dict)
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
-    contract_mode: str = "direct"
-    structured_method: str = "json_schema"
+    contract_mode: ContractMode = "direct"
+    structured_method: StructuredMethod = "json_schema"
     docs_root: Path = BUNDLED_DOCS
     governance_root: Path | None = None  # own governance/*.md and rubrics/*.md; None: the bundled set
-    checkpoint: str = "sqlite"
+    checkpoint: Checkpointer = "sqlite"
     checkpoint_url: str | None = field(default=None, repr=False)
     http_allowlist: tuple[str, ...] = ()
     mcp_config: str | None = None  # REINS_MCP_CONFIG: the path of the assistant's MCP servers file
-    tool_choice: str = "required"
-    max_tokens_param: str = "max_tokens"
+    tool_choice: ToolChoiceStyle = "required"
+    max_tokens_param: MaxTokensParam = "max_tokens"
     role_max_tokens: Mapping[str, int] = field(default_factory=dict)
     # Per-role endpoint and key (REINS_BASE_URL_<ROLE>, REINS_API_KEY_<ROLE>) over the shared ones.
     role_base_urls: Mapping[str, str] = field(default_factory=dict)
@@ -111,7 +117,7 @@ class Settings:
     fallbacks: tuple[str, ...] = ()
     role_fallbacks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     role_timeouts: Mapping[str, int] = field(default_factory=dict)  # seconds per call, REINS_TIMEOUT_<ROLE>
-    text_tool_calls: str = "recover"
+    text_tool_calls: TextToolCallMode = "recover"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -153,7 +159,7 @@ class Settings:
             checkpoint_url=checkpoint_url,
             http_allowlist=allowlist,
             mcp_config=env.get("REINS_MCP_CONFIG", "").strip() or None,
-            tool_choice=_choice(env, "REINS_TOOL_CHOICE", TOOL_CHOICES, "required"),
+            tool_choice=_choice(env, "REINS_TOOL_CHOICE", TOOL_CHOICE_STYLES, "required"),
             max_tokens_param=_choice(env, "REINS_MAX_TOKENS_PARAM", MAX_TOKENS_PARAMS, "max_tokens"),
             fallbacks=_names(env.get("REINS_MODEL_FALLBACK", "")),
             text_tool_calls=_choice(env, "REINS_TEXT_TOOL_CALLS", TEXT_TOOL_CALL_MODES, "recover"),

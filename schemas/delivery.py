@@ -28,13 +28,14 @@ Summary400 = _text(400)
 Markdown = _text(14_000)
 
 RunStatus = Literal["pass", "clarification_required", "needs_changes", "needs_review", "blocked", "failed"]
-RUN_STATUSES: tuple[str, ...] = ("pass", "clarification_required", "needs_changes", "needs_review", "blocked", "failed")
+RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 ReviewerRole = Literal["general", "risk", "boundary"]
 REVIEWER_ROLES: tuple[str, ...] = get_args(ReviewerRole)  # the default reviewers (policies/reviewers.py)
 ReviewerOutcome = Literal["completed", "contract_failure", "timeout", "execution_failed"]
-REVIEWER_OUTCOMES: tuple[str, ...] = ("completed", "contract_failure", "timeout", "execution_failed")
+REVIEWER_OUTCOMES: tuple[str, ...] = get_args(ReviewerOutcome)
 Severity = Literal["blocker", "high", "medium", "low", "info"]
-SEVERITIES: tuple[str, ...] = ("blocker", "high", "medium", "low", "info")  # most severe first
+SEVERITIES: tuple[str, ...] = get_args(Severity)  # most severe first
+PreBranch = Literal["execute", "clarification_required", "blocked"]  # the supervisor's pre-decision
 RevisionTarget = Literal["plan", "tasks"]
 ArtifactKind = Literal["plan", "tasks", "review", "delivery_report"]
 
@@ -138,7 +139,7 @@ class SupervisorPreDecision(Strict):
     structured-output provider accepts the schema; the validator enforces the union.
     """
 
-    branch: Literal["execute", "clarification_required", "blocked"]
+    branch: PreBranch
     assumptions: Annotated[list[Text], Field(min_length=1, max_length=20)] | None = None
     planning_focus: Text | None = None
     task_focus: Text | None = None

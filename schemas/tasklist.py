@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import reduce
 from operator import or_
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 
@@ -23,13 +23,6 @@ from schemas.strict import bounded_text as _text
 Reason = _text(500)
 MARKDOWN_LIMIT = 100_000  # validate_tasklist_structure accepts drafts of 1..100,000 chars
 
-PLANNING_ACTIONS: tuple[str, ...] = (
-    "proceed_to_tasklist_strategy",
-    "read_optional_context",
-    "ask_clarification",
-    "proceed_with_manual_review_items",
-    "stop_with_boundary_message",
-)
 PROCEED_ACTIONS: frozenset[str] = frozenset({"proceed_to_tasklist_strategy", "proceed_with_manual_review_items"})
 STOP_ACTIONS: frozenset[str] = frozenset({"ask_clarification", "stop_with_boundary_message"})
 
@@ -81,6 +74,10 @@ PlanningAction = Annotated[
     | StopWithBoundaryMessage,
     Field(discriminator="type"),
 ]
+# The actions, in the union's order: each member's ``type`` Literal names one.
+PLANNING_ACTIONS: tuple[str, ...] = tuple(
+    get_args(action.model_fields["type"].annotation)[0] for action in get_args(get_args(PlanningAction)[0])
+)
 
 
 class TasklistStrategy(Strict):
@@ -121,10 +118,6 @@ class PlanningDecision(Strict):
 
 
 # ---------------------------------------------------------------------------------- human review
-
-STRATEGY_REVIEW_DECISIONS: tuple[str, ...] = ("approve", "edit", "reject", "respond")
-REVISION_REVIEW_DECISIONS: tuple[str, ...] = ("approve", "edit", "reject")
-
 
 def _example(value: dict[str, Any]) -> ConfigDict:
     """A decision's JSON schema carries one valid example (a test validates every one)."""
@@ -203,6 +196,8 @@ _REVIEW_SHAPES: dict[str, dict[str, type[Strict]]] = {
     },
 }
 REVIEW_KINDS: tuple[str, ...] = tuple(_REVIEW_SHAPES)
+STRATEGY_REVIEW_DECISIONS: tuple[str, ...] = tuple(_REVIEW_SHAPES["strategy_review"])
+REVISION_REVIEW_DECISIONS: tuple[str, ...] = tuple(_REVIEW_SHAPES["revision_review"])
 
 
 def review_decision_type(kind: str, allowed: Sequence[str]) -> Any:

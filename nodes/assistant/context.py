@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any
 
 from policies.mcp_config import parse_config
+from policies.memory import SCOPES, MemoryScope
 from runtime.context import ReinsContext, model_field
 
-MemoryScope = Literal["thread", "user"]  # a dropdown in Studio
-MEMORY_SCOPES: tuple[str, ...] = get_args(MemoryScope)
 
 
 @dataclass(kw_only=True)
@@ -39,7 +38,7 @@ class AssistantContext(ReinsContext):
         super().__post_init__()
         if self.mcp_config is not None:
             parse_config(self.mcp_config)  # McpConfigError (a ValueError) names what is wrong
-        if self.memory_scope not in MEMORY_SCOPES:
-            raise ValueError(f"memory_scope must be one of {', '.join(MEMORY_SCOPES)}")
+        if self.memory_scope not in SCOPES:
+            raise ValueError(f"memory_scope must be one of {', '.join(SCOPES)}")
         if not self.user_id or not self.user_id.strip():
             raise ValueError("user_id must not be empty")

@@ -13,6 +13,7 @@ from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
 from runtime.contracts import merge_metrics
+from schemas.delivery import PreBranch
 from schemas.trace import TraceRecord
 
 # Where the deciding nodes may send the run next (their ``Command`` destinations, so Studio draws them).
@@ -53,7 +54,7 @@ class DelegationVerdict(TypedDict):
 class PreDecision(TypedDict):
     """The supervisor's validated pre-decision as data (``SupervisorPreDecision``; unset fields absent)."""
 
-    branch: Literal["execute", "clarification_required", "blocked"]
+    branch: PreBranch
     assumptions: NotRequired[list[str]]
     planning_focus: NotRequired[str]
     task_focus: NotRequired[str]
