@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 

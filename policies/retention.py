@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
+from typing import Literal
 
 MAX_PRUNE_DAYS = 36_500
 
 # LangGraph's checkpoint persistence modes, most durable first.
-DURABILITY_MODES = ("sync", "async", "exit")
+Durability = Literal["sync", "async", "exit"]
 
 
-def durability_for(can_pause: bool) -> str:
+def durability_for(can_pause: bool) -> Durability:
     """Every CLI run is checkpointed after every step, so a hard kill loses at most the step in
     flight (and never a completed model call). A run that may pause for a human waits for each
     save (``sync``): it is resumed later, possibly from another process, and its pause must be on

@@ -28,7 +28,6 @@ FIX_NOW_WEAK_CODES: frozenset[str] = frozenset(
         "step_missing_verification",
     }
 )
-FINAL_DECISIONS: tuple[str, ...] = ("final", "final_with_manual_review_items", "blocked", "stopped", "failed")
 
 # Titles for manual review items (≤ 80 chars): what a person should look at, by issue code.
 MANUAL_ITEM_TITLES: Mapping[str, str] = {

@@ -34,8 +34,6 @@ AUTO_FIXABLE: Mapping[str, bool] = {
     "step_too_many_tasks": False,
     "step_missing_verification": True,
 }
-WEAK_CODES: tuple[str, ...] = tuple(AUTO_FIXABLE)
-STEP_CODES: frozenset[str] = frozenset({"step_too_few_tasks", "step_too_many_tasks", "step_missing_verification"})
 MIN_TASKS_PER_STEP = 2
 MAX_TASKS_PER_STEP = 12
 

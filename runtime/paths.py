@@ -16,5 +16,3 @@ LANGGRAPH_JSON = next(
     (path for path in (PROJECT_ROOT / "langgraph.json", RESOURCES / "langgraph.json") if path.is_file()),
     PROJECT_ROOT / "langgraph.json",
 )
-# The per-directory run store of earlier versions; runs now live in ``runtime.home.reins_home()``.
-STATE_DIR = Path(".reins")

@@ -28,11 +28,9 @@ Summary400 = _text(400)
 Markdown = _text(14_000)
 
 RunStatus = Literal["pass", "clarification_required", "needs_changes", "needs_review", "blocked", "failed"]
-RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 ReviewerRole = Literal["general", "risk", "boundary"]
 REVIEWER_ROLES: tuple[str, ...] = get_args(ReviewerRole)  # the default reviewers (policies/reviewers.py)
 ReviewerOutcome = Literal["completed", "contract_failure", "timeout", "execution_failed"]
-REVIEWER_OUTCOMES: tuple[str, ...] = get_args(ReviewerOutcome)
 Severity = Literal["blocker", "high", "medium", "low", "info"]
 SEVERITIES: tuple[str, ...] = get_args(Severity)  # most severe first
 PreBranch = Literal["execute", "clarification_required", "blocked"]  # the supervisor's pre-decision

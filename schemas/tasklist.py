@@ -24,7 +24,6 @@ Reason = _text(500)
 MARKDOWN_LIMIT = 100_000  # validate_tasklist_structure accepts drafts of 1..100,000 chars
 
 PROCEED_ACTIONS: frozenset[str] = frozenset({"proceed_to_tasklist_strategy", "proceed_with_manual_review_items"})
-STOP_ACTIONS: frozenset[str] = frozenset({"ask_clarification", "stop_with_boundary_message"})
 
 
 class ManualReviewItem(Strict):

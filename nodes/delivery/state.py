@@ -13,7 +13,7 @@ from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
 from runtime.contracts import merge_metrics
-from schemas.delivery import PreBranch
+from schemas.delivery import PreBranch, ReviewerOutcome, RunStatus
 from schemas.trace import TraceRecord
 
 # Where the deciding nodes may send the run next (their ``Command`` destinations, so Studio draws them).
@@ -128,7 +128,7 @@ class ReviewOutcome(TypedDict):
 
     role: str
     tool: str
-    outcome: str  # completed | contract_failure | timeout | execution_failed
+    outcome: ReviewerOutcome
     review: dict[str, Any] | None  # the validated, redacted review as JSON
     failure: ReviewFailure | None
     elapsed_ms: int
@@ -187,7 +187,7 @@ class DeliveryInput(TypedDict, total=False):
 
 
 class DeliveryOutput(TypedDict, total=False):
-    run_status: str
+    run_status: RunStatus
     report: str
     artifacts: dict[str, Any]
     review_bundle: dict[str, Any] | None

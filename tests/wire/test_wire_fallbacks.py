@@ -21,8 +21,8 @@ from runtime.model_calls import MODEL_KEY
 from runtime.models import ModelSet, RolePolicy
 from runtime.settings import ROLES, Settings
 from tests.wire.behaviours import cooperative
-from tests.wire.conftest import KEY, env_for, fast, wire_models
-from tests.wire.provider_stub import Completion, HttpError
+from tests.wire.conftest import KEY, env_for, wire_models
+from tests.wire.provider_stub import HttpError
 
 REQUIREMENT = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
 
