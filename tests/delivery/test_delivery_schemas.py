@@ -161,13 +161,3 @@ def test_tool_result_and_artifact_shapes():
     with pytest.raises(ValidationError):
         RuntimeArtifact.model_validate({"artifact_id": "plan-1", "kind": "plan", "title": "Plan", "markdown": "x",
                                         "revision": 3, "metadata": {}})
-
-
-def test_the_pre_decision_record_names_the_contracts_fields():
-    # The pre-decision lives in state as data; its record type must not drift from the contract.
-    from typing import get_type_hints
-
-    from nodes.delivery.state import PreDecision
-    from schemas.delivery import SupervisorPreDecision
-
-    assert set(get_type_hints(PreDecision)) == set(SupervisorPreDecision.model_fields)
