@@ -9,10 +9,10 @@ budget has room. After the round the answer is checked again and a second failur
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import get_args
 
+from policies.verdict import ALLOWED, Verdict
 from schemas.assistant import Intent
 
 MAX_CHECK_ROUNDS = 1
@@ -30,12 +30,13 @@ ROUND_USED = "round_used"
 NOT_A_TOOL_TURN = "not_a_tool_turn"
 LOOP_STOPPED = "loop_stopped"
 NO_STEPS_LEFT = "no_steps_left"
-
-
-@dataclass(frozen=True)
-class ActDecision:
-    act: bool
-    reason: str | None = None  # why not, when ``act`` is false
+NO_ROUND_REASONS: Mapping[str, str] = {
+    NOTHING_FOUND: "the check found nothing to act on",
+    ROUND_USED: "the one check-act round is used",
+    NOT_A_TOOL_TURN: "the turn used no tools",
+    LOOP_STOPPED: "the tool loop was stopped",
+    NO_STEPS_LEFT: "no tool steps are left",
+}
 
 
 def check_findings(
@@ -63,16 +64,17 @@ def decide_check_act(
     stop_reason: str | None,
     steps_taken: int,
     max_steps: int,
-) -> ActDecision:
-    """Go back to the tool loop with the findings, or reply now (the verdict is then capped)."""
+) -> Verdict:
+    """Go back to the tool loop with the findings (allowed), or reply now (the answer's verdict is
+    then capped)."""
     if not findings:
-        return ActDecision(False, NOTHING_FOUND)
+        return Verdict.refuse(NOTHING_FOUND, NO_ROUND_REASONS)
     if rounds_used >= MAX_CHECK_ROUNDS:
-        return ActDecision(False, ROUND_USED)
+        return Verdict.refuse(ROUND_USED, NO_ROUND_REASONS)
     if intent not in TOOL_TURNS:
-        return ActDecision(False, NOT_A_TOOL_TURN)
+        return Verdict.refuse(NOT_A_TOOL_TURN, NO_ROUND_REASONS)
     if stop_reason:
-        return ActDecision(False, LOOP_STOPPED)
+        return Verdict.refuse(LOOP_STOPPED, NO_ROUND_REASONS)
     if steps_taken >= max_steps:
-        return ActDecision(False, NO_STEPS_LEFT)
-    return ActDecision(True)
+        return Verdict.refuse(NO_STEPS_LEFT, NO_ROUND_REASONS)
+    return ALLOWED

@@ -45,6 +45,7 @@ from pydantic import ValidationError
 
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word, listed
 from policies.tool_choice import tool_turn_options
+from policies.verdict import ALLOWED, Verdict
 from schemas.delivery import SubagentCallArgs
 
 MANAGER = "delivery-chain-manager"
@@ -152,21 +153,12 @@ class DelegationLedger:
     caller: str = MANAGER
 
 
-@dataclass(frozen=True)
-class Violation:
-    code: str
-    message: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message}
-
-
-def violation(code: str, group: ReviewGroupPolicy = ReviewGroupPolicy()) -> Violation:
-    """The violation ``code``, its message naming the review group where it speaks of reviewers."""
+def violation(code: str, group: ReviewGroupPolicy = ReviewGroupPolicy()) -> Verdict:
+    """The refusal by rule ``code``, its message naming the review group where it speaks of reviewers."""
     message = VIOLATION_MESSAGES[code].format(
         count=count_word(len(group.tools)), limit=count_word(group.max_review_calls), roles=listed(group.roles)
     )
-    return Violation(code, message)
+    return Verdict.refuse(code, message)
 
 
 def _args_valid(args: Mapping[str, Any]) -> bool:
@@ -244,8 +236,8 @@ def check_delegation(
     policy: DelegationPolicy = DEFAULT_POLICY,
     *,
     cut_off: bool = False,
-) -> Violation | None:
-    """The first rule this manager turn breaks, or None when the runtime may execute it.
+) -> Verdict:
+    """Whether the runtime may execute this manager turn, or the first rule it breaks.
     ``cut_off``: the response stopped at its output bound (a turn without a call is then ``truncated``)."""
     if not calls:
         return violation("truncated" if cut_off else "no_tool_call")
@@ -279,7 +271,7 @@ def check_delegation(
         return violation("review_group_incomplete", group)
     if delegated_step(names, policy) is None:  # e.g. the same sub-agent twice under allow_parallel
         return violation("not_one_step")
-    return None
+    return ALLOWED
 
 
 def delegated_step(names: Sequence[str], policy: DelegationPolicy = DEFAULT_POLICY) -> str | None:
@@ -303,7 +295,7 @@ def reask_allowed(refusals_in_turn: int, policy: DelegationPolicy = DEFAULT_POLI
 
 def validate_exact_reviewer_roles(
     roles: Iterable[str], required: Sequence[str] = DEFAULT_REVIEWERS.roles
-) -> Violation | None:
+) -> Verdict:
     """Exactly the required roles, each once, in any order: nothing filled in, nothing dropped."""
     declared = list(roles)
     inexact = violation("reviewer_roles_inexact", ReviewGroupPolicy(roles=tuple(required)))
@@ -312,4 +304,4 @@ def validate_exact_reviewer_roles(
     counts = {role: declared.count(role) for role in set(declared) | set(required)}
     if any(counts.get(role, 0) != 1 for role in required) or set(declared) - set(required):
         return inexact
-    return None
+    return ALLOWED

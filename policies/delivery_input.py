@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from policies.verdict import Verdict
+
 MAX_REQUIREMENT_CHARS = 60_000
 _BARE_URI = re.compile(r"^[a-z][a-z0-9+.\-]*://\S*$", re.I)
 _SCENARIO_URI = re.compile(r"^demo://scenarios/(?P<id>[a-z0-9][a-z0-9_-]{0,63})/requirement\.md$")
@@ -26,39 +28,41 @@ INPUT_MESSAGES = {
 
 
 @dataclass(frozen=True)
-class InputDecision:
-    kind: str  # inline | scenario | rejected
-    code: str = ""
+class InputVerdict(Verdict):
+    """Accepted as ``inline`` text or a bundled ``scenario`` (its id), or refused (``rejected``, with
+    the static message of its code)."""
+
+    kind: str = "rejected"  # inline | scenario | rejected
     scenario_id: str = ""
 
-    @property
-    def message(self) -> str:
-        return INPUT_MESSAGES.get(self.code, "")
+
+def _rejected(code: str) -> InputVerdict:
+    return InputVerdict.refuse(code, INPUT_MESSAGES)
 
 
-def classify_delivery_input(requirement: object, requirement_uri: object) -> InputDecision:
+def classify_delivery_input(requirement: object, requirement_uri: object) -> InputVerdict:
     text = requirement.strip() if isinstance(requirement, str) else ""
     uri = requirement_uri.strip() if isinstance(requirement_uri, str) else ""
     if (requirement is not None and not isinstance(requirement, str)) or (
         requirement_uri is not None and not isinstance(requirement_uri, str)
     ):
-        return InputDecision("rejected", "empty_input")
+        return _rejected("empty_input")
     if text and uri:
-        return InputDecision("rejected", "ambiguous_input")
+        return _rejected("ambiguous_input")
     if _BARE_URI.match(text):  # a URI passed as the requirement is judged as the URI it is
         text, uri = "", text
     if uri:
         match = _SCENARIO_URI.match(uri)
         if match:
-            return InputDecision("scenario", scenario_id=match["id"])
+            return InputVerdict(True, kind="scenario", scenario_id=match["id"])
         if re.match(r"^docs://versions/", uri, re.I):
-            return InputDecision("rejected", "version_plan_uri")
-        return InputDecision("rejected", "unsupported_uri")
+            return _rejected("version_plan_uri")
+        return _rejected("unsupported_uri")
     if not text:
-        return InputDecision("rejected", "empty_input")
+        return _rejected("empty_input")
     if len(text) > MAX_REQUIREMENT_CHARS:
-        return InputDecision("rejected", "requirement_too_long")
-    return InputDecision("inline")
+        return _rejected("requirement_too_long")
+    return InputVerdict(True, kind="inline")
 
 
 MAX_REVIEW_TIMEOUT_S = 3600.0

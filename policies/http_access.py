@@ -16,6 +16,7 @@ from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
 from policies.redaction import truncate
+from policies.verdict import Verdict
 
 MAX_TEXT_CHARS = 500
 MAX_REDIRECTS = 3
@@ -23,10 +24,8 @@ ALLOWED_SCHEMES = ("http", "https")
 
 
 @dataclass(frozen=True)
-class UrlDecision:
-    allowed: bool
-    reason: str = ""
-    host: str = ""
+class UrlVerdict(Verdict):
+    host: str = ""  # the URL's host, normalised (for messages about the fetch)
 
 
 def _normalise_host(host: str) -> str:
@@ -49,25 +48,26 @@ def _entry_matches(entry: str, host: str, port: int | None) -> bool:
     return host == entry
 
 
-def check_url(url: str, allowlist: Sequence[str]) -> UrlDecision:
+def check_url(url: str, allowlist: Sequence[str]) -> UrlVerdict:
     """Whether ``url`` may be fetched under ``allowlist`` (reasons are safe to show)."""
     if not isinstance(url, str) or not url.strip():
-        return UrlDecision(False, "the URL is empty")
+        return UrlVerdict.refuse("empty_url", "the URL is empty")
     try:
         parts = urlsplit(url.strip())
         port = parts.port
     except ValueError:
-        return UrlDecision(False, "the URL is not valid")
+        return UrlVerdict.refuse("invalid_url", "the URL is not valid")
     if parts.scheme.lower() not in ALLOWED_SCHEMES:
-        return UrlDecision(False, "only http and https URLs can be fetched")
+        return UrlVerdict.refuse("scheme", "only http and https URLs can be fetched")
     if parts.username is not None or parts.password is not None:
-        return UrlDecision(False, "URLs with credentials are not allowed")
+        return UrlVerdict.refuse("credentials", "URLs with credentials are not allowed")
     host = _normalise_host(parts.hostname or "")
     if not host:
-        return UrlDecision(False, "the URL has no host")
+        return UrlVerdict.refuse("no_host", "the URL has no host")
     if not any(_entry_matches(entry, host, port) for entry in allowlist):
-        return UrlDecision(False, f"the host {host} is not on the allowlist (REINS_HTTP_ALLOWLIST)", host)
-    return UrlDecision(True, "", host)
+        reason = f"the host {host} is not on the allowlist (REINS_HTTP_ALLOWLIST)"
+        return UrlVerdict.refuse("not_allowlisted", reason, host=host)
+    return UrlVerdict(True, host=host)
 
 
 class _TextExtractor(HTMLParser):

@@ -1,7 +1,8 @@
 """Guards of the assistant's tool loop: a step budget, a repeat limit and stall detection.
 
-The model proposes the next tool call; these rules decide whether it runs. Each returns a plain
-decision so the graph can route on it and the trace can say why the loop stopped.
+The model proposes the next tool call; these rules decide whether it runs. Each returns a verdict
+(its ``code`` the rule that stopped the loop, its ``reason`` what the answer tells the user) so the
+graph can route on it and the trace can say why the loop stopped.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from policies.verdict import ALLOWED, Verdict
 
 MAX_STEPS = 10
 MAX_IDENTICAL_CALLS = 2
@@ -37,19 +39,6 @@ STOP_MESSAGES: Mapping[str, str] = {
 _TOKEN = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*|[\u3400-\u9fff]", re.I)
 
 
-@dataclass(frozen=True)
-class GuardDecision:
-    allowed: bool
-    reason: str | None = None
-
-    @property
-    def message(self) -> str:
-        return STOP_MESSAGES.get(self.reason or "", "")
-
-
-ALLOW = GuardDecision(True)
-
-
 def _canonical(value: Any) -> Any:
     if isinstance(value, str):
         return " ".join(value.split())
@@ -65,14 +54,16 @@ def call_signature(tool: str, args: Mapping[str, Any] | None) -> str:
     return json.dumps([tool, _canonical(dict(args or {}))], sort_keys=True, ensure_ascii=False, default=str)
 
 
-def check_step_budget(steps_taken: int, max_steps: int = MAX_STEPS) -> GuardDecision:
+def check_step_budget(steps_taken: int, max_steps: int = MAX_STEPS) -> Verdict:
     """Another step is allowed while fewer than ``max_steps`` have been taken."""
-    return ALLOW if steps_taken < max_steps else GuardDecision(False, STEP_LIMIT)
+    return ALLOWED if steps_taken < max_steps else Verdict.refuse(STEP_LIMIT, STOP_MESSAGES)
 
 
-def check_repeat(previous: Sequence[str], signature: str, max_identical: int = MAX_IDENTICAL_CALLS) -> GuardDecision:
+def check_repeat(previous: Sequence[str], signature: str, max_identical: int = MAX_IDENTICAL_CALLS) -> Verdict:
     """The same call may run at most ``max_identical`` times; the next identical attempt is refused."""
-    return ALLOW if list(previous).count(signature) < max_identical else GuardDecision(False, REPEATED_CALL)
+    if list(previous).count(signature) < max_identical:
+        return ALLOWED
+    return Verdict.refuse(REPEATED_CALL, STOP_MESSAGES)
 
 
 def tokens(text: str) -> frozenset[str]:
@@ -89,14 +80,14 @@ def jaccard(left: str, right: str) -> float:
 
 def detect_stall(
     observations: Sequence[str], threshold: float = STALL_SIMILARITY, window: int = STALL_WINDOW
-) -> GuardDecision:
+) -> Verdict:
     """Stalled when the last ``window`` observations are each ≥ ``threshold`` similar to the previous one."""
     if window < 2 or len(observations) < window:
-        return ALLOW
+        return ALLOWED
     recent = list(observations)[-window:]
     if all(jaccard(recent[i - 1], recent[i]) >= threshold for i in range(1, len(recent))):
-        return GuardDecision(False, STALLED)
-    return ALLOW
+        return Verdict.refuse(STALLED, STOP_MESSAGES)
+    return ALLOWED
 
 
 def check_proposed_call(
@@ -105,7 +96,7 @@ def check_proposed_call(
     tool: str,
     args: Mapping[str, Any] | None,
     max_steps: int = MAX_STEPS,
-) -> GuardDecision:
+) -> Verdict:
     """Budget first (no step beyond the limit), then the repeat limit."""
     budget = check_step_budget(steps_taken, max_steps)
     if not budget.allowed:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 
 from policies.tasklist_plan import OPTIONAL_CONTEXT_ALLOWLIST
+from policies.verdict import Verdict
 from schemas.tasklist import PROCEED_ACTIONS
 
 STATUSES: tuple[str, ...] = (
@@ -96,9 +97,9 @@ class Proposal:
 
 
 @dataclass(frozen=True)
-class Verdict:
-    allowed: bool
-    reason: str
+class StepVerdict(Verdict):
+    """The guard's verdict; an allowed step also says which status it leads to."""
+
     next_status: str | None = None
 
 
@@ -289,10 +290,6 @@ ACTIONS: tuple[str, ...] = tuple(TRANSITIONS)
 FINISH: str = next(action for action, t in TRANSITIONS.items() if EXIT in t.then)
 
 
-def _refuse(reason: str) -> Verdict:
-    return Verdict(False, reason)
-
-
 def _condition(action: str, machine: Machine) -> str | None:
     """Why ``action`` is not the one to take now (routing and the guard both ask this), or None."""
     transition = TRANSITIONS[action]
@@ -303,20 +300,20 @@ def _condition(action: str, machine: Machine) -> str | None:
     return transition.when(machine) if transition.when else None
 
 
-def guard(machine: Machine, proposal: Proposal) -> Verdict:
+def guard(machine: Machine, proposal: Proposal) -> StepVerdict:
     """May ``proposal`` run now? If so, which status does it lead to (its first listed outcome, or
     the status it stays in)."""
     if proposal.action not in TRANSITIONS:
-        return _refuse(f"unknown action {proposal.action}")
+        return StepVerdict.refuse("unknown_action", f"unknown action {proposal.action}")
     transition = TRANSITIONS[proposal.action]
     if transition.counted and machine.counters.steps >= machine.limits.max_steps:
-        return _refuse(f"the step limit ({machine.limits.max_steps}) is reached")
+        return StepVerdict.refuse("step_limit", f"the step limit ({machine.limits.max_steps}) is reached")
     reason = _condition(proposal.action, machine)
     if reason is None and transition.check:
         reason = transition.check(machine, proposal)
     if reason is not None:
-        return _refuse(reason)
-    return Verdict(True, "allowed", transition.outcomes[0] if transition.outcomes else machine.status)
+        return StepVerdict.refuse("not_now", reason)
+    return StepVerdict(True, next_status=transition.outcomes[0] if transition.outcomes else machine.status)
 
 
 def due_actions(machine: Machine) -> list[str]:
@@ -349,12 +346,12 @@ def exits() -> tuple[str, ...]:
     return tuple(action for action, t in TRANSITIONS.items() if EXIT in t.then)
 
 
-def leads_to(action: str, status: str) -> Verdict:
+def leads_to(action: str, status: str) -> StepVerdict:
     """Whether a step of ``action`` may leave the run in ``status``: one of the action's outcomes in
     the table, or ended (``stopped`` / ``failed``). A step's node cannot move the machine elsewhere."""
     if status in outcomes_of(action):
-        return Verdict(True, "ok", status)
-    return Verdict(False, f"{action} may not lead to status {status}")
+        return StepVerdict(True, next_status=status)
+    return StepVerdict.refuse("unexpected_status", f"{action} may not lead to status {status}")
 
 
 def counts_as_step(action: str) -> bool:

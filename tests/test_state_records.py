@@ -1,10 +1,10 @@
 """Every record the graphs keep in state is pinned to the schema or policy it stores.
 
 State holds plain data: a validated model is dumped into a ``TypedDict`` record, a policy result is
-stored with its ``as_dict``. The records are written out so Studio and readers see their shapes; this
+stored with its ``as_dict`` (a refusal as the rule it broke). The records are written out so Studio and readers see their shapes; this
 table keeps them from drifting from their sources. A schema record has the model's field names and
 types (a ``Literal`` reads as ``str``, a tuple as a list, an optional model field may be an absent
-key); a policy record is exactly what ``as_dict`` returns (every key, every value's type).
+key); a policy record is exactly what the run stores of the result (every key, every value's type).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing_extensions import NotRequired, Required, is_typeddict
 from nodes.assistant import state as assistant_state
 from nodes.delivery import state as delivery_state
 from nodes.tasklist import state as tasklist_state
-from policies.delegation import Violation
+from nodes.delivery.routing import policy_violation
+from policies.delegation import violation
 from policies.tasklist_machine import Counters, Limits
 from policies.tasklist_plan import PlanExtraction, Readiness
 from policies.tasklist_review import RevisionEffect, WarningDisposition, manual_item
@@ -69,19 +70,19 @@ SCHEMA_RECORDS = (
 # Which record a nested model is stored as.
 RECORD_OF: dict[type, type] = {source: entry.record for entry in SCHEMA_RECORDS for source in entry.sources}
 
-# A policy record and a representative result of its policy (every list non-empty, so element
-# types are checked too).
-POLICY_RECORDS: tuple[tuple[type, Any], ...] = (
-    (delivery_state.PolicyViolation, Violation("no_tool_call", "The manager must call a tool.")),
-    (tasklist_state.Limits, Limits(max_steps=12)),
-    (tasklist_state.Counters, Counters(steps=3, optional_context_reads=1)),
-    (tasklist_state.PlanExtraction, PlanExtraction("Plan", "v0.2.0", {"goals": ("Ship it",)}, ("Notes",))),
-    (tasklist_state.Readiness, Readiness("needs_review", ("test_plan",), ("goals",), "Fill in the test plan.")),
-    (tasklist_state.WarningDisposition,
-     WarningDisposition(("missing_risks",), (manual_item("Risks", "Name the risks.", "warning"),), "One to fix.")),
-    (tasklist_state.RevisionEffect, RevisionEffect(("a",), ("b",), True, 80, 95, "final", ("c",))),
-    (tasklist_state.Validation,
-     StructureValidation("warning", 90, (Finding("missing_goals"),), (Finding("step_too_few_tasks", 2),), 3)),
+# A policy record and what the run stores of a representative result of its policy (every list
+# non-empty, so element types are checked too).
+POLICY_RECORDS: tuple[tuple[type, dict[str, Any]], ...] = (
+    (delivery_state.PolicyViolation, policy_violation(violation("no_tool_call"))),
+    (tasklist_state.Limits, Limits(max_steps=12).as_dict()),
+    (tasklist_state.Counters, Counters(steps=3, optional_context_reads=1).as_dict()),
+    (tasklist_state.PlanExtraction, PlanExtraction("Plan", "v0.2.0", {"goals": ("Ship it",)}, ("Notes",)).as_dict()),
+    (tasklist_state.Readiness, Readiness("needs_review", ("test_plan",), ("goals",), "Fill in the test plan.").as_dict()),
+    (tasklist_state.WarningDisposition, WarningDisposition(
+        ("missing_risks",), (manual_item("Risks", "Name the risks.", "warning"),), "One to fix.").as_dict()),
+    (tasklist_state.RevisionEffect, RevisionEffect(("a",), ("b",), True, 80, 95, "final", ("c",)).as_dict()),
+    (tasklist_state.Validation, StructureValidation(
+        "warning", 90, (Finding("missing_goals"),), (Finding("step_too_few_tasks", 2),), 3).as_dict()),
 )
 
 
@@ -200,9 +201,8 @@ def _conforms(value: Any, annotation: Any, where: str) -> list[str]:
     return [] if isinstance(value, annotation) else [f"{where}: {type(value).__name__} is not {annotation.__name__}"]
 
 
-@pytest.mark.parametrize(("record", "result"), POLICY_RECORDS, ids=[record.__name__ for record, _ in POLICY_RECORDS])
-def test_a_policy_record_is_exactly_what_its_policy_stores(record, result):
-    stored = result.as_dict()
+@pytest.mark.parametrize(("record", "stored"), POLICY_RECORDS, ids=[record.__name__ for record, _ in POLICY_RECORDS])
+def test_a_policy_record_is_exactly_what_its_policy_stores(record, stored):
     assert set(stored) == set(get_type_hints(record)), "every key of as_dict, and no other"
     assert _conforms(stored, record, record.__name__) == []
 
@@ -214,7 +214,7 @@ def test_the_checks_fail_on_a_drifted_record():
     class DriftedViolation(TypedDict):
         code: list[str]
 
-    assert sorted(_conforms(Violation("c", "m").as_dict(), DriftedViolation, "v")) == [
+    assert sorted(_conforms(policy_violation(violation("no_tool_call")), DriftedViolation, "v")) == [
         "v.code: str is not a list", "v: unexpected key message"
     ]
     drifted = SchemaRecord(delivery_state.ContextBlock, (delivery_schemas.SubagentToolResult,))

@@ -27,8 +27,8 @@ def revisit(state: AssistantState, checked: AnswerCheck, unsupported: tuple[str,
         steps_taken=state.get("steps_taken", 0),
         max_steps=max_steps(state),
     )
-    if not decision.act:
-        note = "" if decision.reason == NOTHING_FOUND else f"no check-act round ({decision.reason})"
+    if not decision.allowed:
+        note = "" if decision.code == NOTHING_FOUND else f"no check-act round ({decision.code})"
         return None, note
     codes = ", ".join(dict.fromkeys(f["code"] for f in findings))
     update: Update = {"check_findings": findings, "check_rounds": rounds + 1, "revisit": True, "draft": None}

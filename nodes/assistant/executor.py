@@ -178,7 +178,7 @@ def observe(state: AssistantState) -> Update:
     update: Update = {"records": records, "pending_calls": [], "observed": None}
     stall = detect_stall([r["output"] for r in records])
     if not stall.allowed:
-        update["stop_reason"] = stall.reason
+        update["stop_reason"] = stall.code
         if traces:  # the call whose result completed the stall says so
             traces[-1]["summary"] += "; loop stopped, consecutive observations are nearly identical (stall)"
     update["trace"] = traced(state, *traces)  # type: ignore[arg-type]

@@ -46,7 +46,7 @@ def make_load_context(deps: DeliveryDeps):
             decision = classify_delivery_input(state.get("requirement"), state.get("requirement_uri"))
             if decision.kind == "rejected":
                 step.status, step.summary = "failed", f"input refused: {decision.code}"
-                return {**base, "source_label": "refused input", **fail("load", decision.code, decision.message)}
+                return {**base, "source_label": "refused input", **fail("load", decision.code, decision.reason)}
             blocks: list[ContextBlock] = []
             warnings: list[str] = []
             if was_redacted(state.get("requirement")):  # the input was redacted before it was stored

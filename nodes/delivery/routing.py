@@ -32,6 +32,7 @@ from policies.delegation import (
 from policies.redaction import redact
 from policies.reviewers import Reviewers
 from policies.revision import post_review_allowed
+from policies.verdict import Verdict
 from nodes.delivery.common import without_markdown
 from nodes.delivery.state import (
     AfterLoad,
@@ -69,6 +70,11 @@ def ledger(state: DeliveryState) -> DelegationLedger:
     return DelegationLedger(executed=tuple(state.get("delegated", [])), artifacts=artifacts, caller=MANAGER)
 
 
+def policy_violation(refusal: Verdict) -> PolicyViolation:
+    """A policy's refusal as the run records it: the rule it broke and its static message."""
+    return PolicyViolation(code=refusal.code, message=refusal.reason)
+
+
 def stopped_by_policy(stage: str, violation: PolicyViolation) -> DeliveryState:
     """The state update of a run a policy stops: why it fails closed, and the rule it broke."""
     return {
@@ -83,9 +89,9 @@ def delegation_verdict(
     """The delegation policy on the turn the manager just proposed, and where the run goes with it
     (``cut_off``: the response stopped at its output bound)."""
     proposed = [ProposedCall(call["name"], call.get("args") or {}) for call in calls]
-    violation = check_delegation(proposed, ledger(state), policy, cut_off=cut_off)
-    if violation:
-        return DelegationVerdict(next="manager_refused", violation=PolicyViolation(**violation.as_dict()))
+    verdict = check_delegation(proposed, ledger(state), policy, cut_off=cut_off)
+    if not verdict.allowed:
+        return DelegationVerdict(next="manager_refused", violation=policy_violation(verdict))
     # An allowed turn is exactly one step (check_delegation refuses anything else).
     step = delegated_step([call["name"] for call in calls], policy)
     return DelegationVerdict(next=STEP_NODES[step], violation=None)

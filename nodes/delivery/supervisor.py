@@ -19,8 +19,8 @@ from schemas.trace import TraceRecord
 from nodes.delivery.common import DeliveryDeps, call_failed, clean, progress, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
-from nodes.delivery.routing import after_post, stopped_by_policy
-from nodes.delivery.state import AfterPost, AfterPre, DeliveryState, PolicyViolation, PreDecision
+from nodes.delivery.routing import after_post, policy_violation, stopped_by_policy
+from nodes.delivery.state import AfterPost, AfterPre, DeliveryState, PreDecision
 
 STAGE_PRE = "supervisor-pre-decision"
 PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "blocked"}
@@ -48,9 +48,9 @@ def make_supervisor_pre(deps: DeliveryDeps):
             update["run_status"] = PRE_STATUS[decision["branch"]]
             return Command(update=update, goto="render_report")
         # The declared reviewer set is checked before any worker starts.
-        violation = validate_exact_reviewer_roles(decision.get("reviewer_roles", []), reviewers.roles)
-        if violation:
-            return Command(update={**update, **stopped_by_policy(STAGE_PRE, PolicyViolation(**violation.as_dict()))}, goto="fail_closed")
+        verdict = validate_exact_reviewer_roles(decision.get("reviewer_roles", []), reviewers.roles)
+        if not verdict.allowed:
+            return Command(update={**update, **stopped_by_policy(STAGE_PRE, policy_violation(verdict))}, goto="fail_closed")
         return Command(update=update, goto="manager")
 
     return supervisor_pre

@@ -33,6 +33,7 @@ def test_check_url(url, allowed, reason):
     decision = check_url(url, ALLOW)
     assert decision.allowed is allowed
     assert reason in decision.reason
+    assert bool(decision.code) is not allowed  # a refusal names its rule
 
 
 def test_empty_allowlist_allows_nothing():

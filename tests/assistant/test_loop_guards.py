@@ -23,7 +23,7 @@ from policies.loop_guards import (
 def test_step_budget(steps_taken, max_steps, allowed):
     decision = check_step_budget(steps_taken, max_steps)
     assert decision.allowed is allowed
-    assert decision.reason == (None if allowed else STEP_LIMIT)
+    assert decision.code == ("" if allowed else STEP_LIMIT)
 
 
 @pytest.mark.parametrize(
@@ -52,7 +52,7 @@ OTHER = call_signature("calculator", {"expression": "2+2"})
 def test_same_call_at_most_twice(previous, allowed):
     decision = check_repeat(previous, SIG)
     assert decision.allowed is allowed
-    assert decision.reason == (None if allowed else REPEATED_CALL)
+    assert decision.code == ("" if allowed else REPEATED_CALL)
 
 
 @pytest.mark.parametrize(
@@ -100,9 +100,9 @@ BELOW_THRESHOLD = EIGHT + " extra"  # 8/9 ≈ 0.89: still progress
 def test_stall_detection(observations, stalled):
     decision = detect_stall(observations)
     assert decision.allowed is (not stalled)
-    assert decision.reason == (STALLED if stalled else None)
+    assert decision.code == (STALLED if stalled else "")
     if stalled:
-        assert "not making progress" in decision.message
+        assert "not making progress" in decision.reason
 
 
 @pytest.mark.parametrize(
@@ -111,4 +111,4 @@ def test_stall_detection(observations, stalled):
 )
 def test_proposed_call_checks_budget_then_repeats(steps_taken, previous, reason):
     decision = check_proposed_call(steps_taken, previous, "calculator", {"expression": "1+1"})
-    assert decision.reason == reason
+    assert decision.code == (reason or "")

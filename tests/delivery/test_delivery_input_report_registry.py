@@ -42,9 +42,10 @@ from runtime.subagents import DEFINITIONS, SCOPE
 def test_classify_delivery_input(requirement, uri, kind, code):
     decision = classify_delivery_input(requirement, uri)
     assert (decision.kind, decision.code) == (kind, code)
+    assert decision.allowed is (kind != "rejected")
     if code:
-        assert decision.message == INPUT_MESSAGES[code]
-        assert "passwd" not in decision.message and ".." not in decision.message
+        assert decision.reason == INPUT_MESSAGES[code]
+        assert "passwd" not in decision.reason and ".." not in decision.reason
 
 
 # ------------------------------------------------------------------------------ report

@@ -104,9 +104,10 @@ PARALLEL_EVERYWHERE = dataclasses.replace(DEFAULT_POLICY, allow_parallel=True)
 )
 def test_check_delegation(ledger, proposed, policy, expected):
     result = check_delegation(proposed, ledger, policy)
-    assert (result.code if result else None) == expected
-    if result:
-        assert result.message and result.code in VIOLATION_CODES
+    assert (result.code or None) == expected
+    assert result.allowed is (expected is None)
+    if not result.allowed:
+        assert result.reason and result.code in VIOLATION_CODES
 
 
 @pytest.mark.parametrize(
@@ -123,7 +124,7 @@ def test_check_delegation(ledger, proposed, policy, expected):
 )
 def test_a_turn_cut_off_at_its_output_bound(ledger, proposed, cut_off, expected):
     result = check_delegation(proposed, ledger, DEFAULT_POLICY, cut_off=cut_off)
-    assert (result.code if result else None) == expected
+    assert (result.code or None) == expected
 
 
 def test_every_delegation_code_is_reachable_in_the_tables():
@@ -135,7 +136,7 @@ def test_every_delegation_code_is_reachable_in_the_tables():
 def test_messages_are_static_and_never_echo_the_call():
     result = check_delegation(calls("rm -rf sk-abcdefghijk12345"), START)
     assert result.code == "unregistered_tool"
-    assert "rm" not in result.message and "sk-" not in result.message
+    assert "rm" not in result.reason and "sk-" not in result.reason
 
 
 @pytest.mark.parametrize(
@@ -156,7 +157,7 @@ def test_messages_are_static_and_never_echo_the_call():
 )
 def test_validate_exact_reviewer_roles(roles, ok):
     result = validate_exact_reviewer_roles(roles)
-    assert (result is None) is ok
+    assert result.allowed is ok
     if not ok:
         assert result.code == "reviewer_roles_inexact"
 

@@ -38,7 +38,7 @@ FOUND = [{"code": UNFINISHED_STEP, "where": "plan step 2"}]
 def test_decide_check_act(findings, rounds, intent, stop, steps, limit, act, reason):
     decision = decide_check_act(findings, rounds_used=rounds, intent=intent, stop_reason=stop, steps_taken=steps,
                                 max_steps=limit)
-    assert (decision.act, decision.reason) == (act, reason)
+    assert (decision.allowed, decision.code or None) == (act, reason)
 
 
 @pytest.mark.parametrize(

@@ -137,12 +137,12 @@ def test_the_review_group_rules_name_the_configured_reviewers():
     three = [ProposedCall(tool) for tool in DEFAULT_REVIEWERS.tools]
     refused = check_delegation(three, ledger, policy)
     assert refused.code == "review_group_incomplete"
-    assert refused.message == "The review group must call the general, risk, boundary and privacy reviewers together."
-    assert check_delegation([*three, ProposedCall("privacy-subagent")], ledger, policy) is None
-    assert check_delegation(three, ledger) is None  # the default group is the three
+    assert refused.reason == "The review group must call the general, risk, boundary and privacy reviewers together."
+    assert check_delegation([*three, ProposedCall("privacy-subagent")], ledger, policy).allowed
+    assert check_delegation(three, ledger).allowed  # the default group is the three
     inexact = validate_exact_reviewer_roles(["general", "risk", "boundary"], FOUR.roles)
-    assert inexact.message == "The supervisor did not declare exactly the general, risk, boundary and privacy reviewers."
-    assert validate_exact_reviewer_roles(["privacy", "boundary", "risk", "general"], FOUR.roles) is None
+    assert inexact.reason == "The supervisor did not declare exactly the general, risk, boundary and privacy reviewers."
+    assert validate_exact_reviewer_roles(["privacy", "boundary", "risk", "general"], FOUR.roles).allowed
 
 
 def test_the_pre_decision_admits_exactly_the_tables_roles():
