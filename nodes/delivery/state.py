@@ -37,7 +37,7 @@ class Failure(TypedDict):
 
 
 class PolicyViolation(TypedDict):
-    """The rule a policy found broken (``policies.delegation.Violation`` as data)."""
+    """The rule a policy refused by (a refused ``policies.verdict.Verdict`` as data: its code and reason)."""
 
     code: str
     message: str
