@@ -27,7 +27,12 @@ APPROVAL_DECISIONS: tuple[Mapping[str, Any], ...] = (
     {"type": "reject", "reason": "..."},
     {"type": "edit", "args": {"...": "..."}},
 )
-RETRYABLE_FAILURES = frozenset({"connection"})
+# Why a tool call failed: no result within its deadline, a lost connection to its server, or the
+# tool's own error (runtime.failures classifies an exception into one).
+DEADLINE = "deadline"
+CONNECTION = "connection"
+TOOL_ERROR = "tool_error"
+RETRYABLE_FAILURES = frozenset({CONNECTION})
 
 
 @dataclass(frozen=True)

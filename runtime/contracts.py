@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 from policies.json_limits import JsonLimitError, check_json_value
 from policies.redaction import redact
 from policies.truncation import TRUNCATED, is_truncated
+from runtime.failures import MAX_REPAIR_ISSUES, ContractError, ContractIssue
 from runtime.messages import message_text
 from runtime.model_calls import (  # noqa: F401 - the errors and metrics of contract calls, named here too
     METRIC_FIELDS,
@@ -45,7 +46,6 @@ from runtime.settings import CONTRACT_MODES
 
 T = TypeVar("T", bound=BaseModel)
 
-MAX_REPAIR_ISSUES = 5
 
 # The stable contracts of the three graphs. Layers above the runtime add theirs with
 # ``register_contracts`` (the evaluation's baselines do, from ``evals/``).
@@ -82,26 +82,6 @@ def register_contracts(roles: Mapping[str, str]) -> None:
     if clashes:
         raise ValueError(f"contract {clashes[0]!r} is already served by role {CONTRACT_ROLES[clashes[0]]!r}")
     CONTRACT_ROLES.update(roles)
-
-
-@dataclass(frozen=True)
-class ContractIssue:
-    path: str
-    code: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"path": self.path, "code": self.code}
-
-
-class ContractError(Exception):
-    """A model output failed its contract twice (once, then once more after the repair)."""
-
-    def __init__(self, contract: str, issues: Sequence[ContractIssue], metrics: Mapping[str, Any] | None = None):
-        self.contract = contract
-        self.issues = list(issues)[:MAX_REPAIR_ISSUES]
-        self.metrics = dict(metrics or {})
-        listed = ", ".join(f"{i.path}: {i.code}" for i in self.issues) or "no details"
-        super().__init__(f"contract {contract} output was invalid after one repair ({listed})")
 
 
 def models_served(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, list[str]]:

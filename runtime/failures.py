@@ -1,21 +1,159 @@
-"""Why a model call failed, as a short cause class a report and the CLI can show.
+"""Failures, classified once: every part of the runtime that asks "what kind of failure is this?"
+reads this module.
 
-``failure_cause(error)`` names the class of the failure — ``connection refused``, ``timeout``,
-``HTTP 401``, ``model not found``, ``context window exceeded (prompt N tokens, context M)``,
-``invalid output after repair: <codes>`` — and never copies a
-provider's message (it can carry request details, hosts or keys). The text is redacted anyway.
+- A model call's failure: retryable (``is_retryable``: the OpenAI SDK's own set, ``policies.retry``),
+  a timeout (``TIMEOUT_ERRORS``; a bare ``TimeoutError`` is the run's own deadline), and whether it
+  moves the call to the role's next model (``falls_back_after``, ``policies.fallback``).
+- A failed step's code (``failure_code``: contract_failure | timeout | execution_failed) and the
+  label a trace may show (``failure_label``).
+- A failure's cause class for a report and the CLI (``failure_cause``): ``connection refused``,
+  ``timeout``, ``HTTP 401``, ``model not found``, ``context window exceeded (prompt N tokens,
+  context M)``, ``invalid output after repair: <codes>``. It never copies a provider's message (it
+  can carry request details, hosts or keys); the text is redacted anyway.
+- A tool call's failure kind (``tool_failure_kind``: connection | tool_error, from ``policies.tool_calls``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import openai
 
+from policies.fallback import falls_back
 from policies.redaction import redact
+from policies.retry import is_retryable_status
+from policies.tool_calls import CONNECTION, TOOL_ERROR
 
 CAUSE_LIMIT = 200
+MAX_REPAIR_ISSUES = 5  # the issues a repair request and a contract failure name, at most
+
+# ------------------------------------------------------------------------------ contract failures
+
+
+@dataclass(frozen=True)
+class ContractIssue:
+    path: str
+    code: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "code": self.code}
+
+
+class ContractError(Exception):
+    """A model output failed its contract twice (once, then once more after the repair)."""
+
+    def __init__(self, contract: str, issues: Sequence[ContractIssue], metrics: Mapping[str, Any] | None = None):
+        self.contract = contract
+        self.issues = list(issues)[:MAX_REPAIR_ISSUES]
+        self.metrics = dict(metrics or {})
+        listed = ", ".join(f"{i.path}: {i.code}" for i in self.issues) or "no details"
+        super().__init__(f"contract {contract} output was invalid after one repair ({listed})")
+
+
+class ContractTimeout(Exception):
+    """The model call for a contract timed out (after the role's retries)."""
+
+    def __init__(self, contract: str, metrics: Mapping[str, Any] | None = None):
+        self.contract = contract
+        self.metrics = dict(metrics or {})
+        super().__init__(f"contract {contract} timed out")
+
+
+# ------------------------------------------------------------------------------ model calls
+
+
+class _RetryableStatusType(type):
+    """``isinstance(error, RetryableStatusError)`` is true for an HTTP error with a retryable status."""
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, openai.APIStatusError) and is_retryable_status(instance.status_code)
+
+
+class RetryableStatusError(Exception, metaclass=_RetryableStatusType):
+    """A virtual class: no error is raised as this; it matches 408, 409, 429 and 5xx responses."""
+
+
+# Exactly the OpenAI SDK's retryable set (policies.retry): connection errors and provider timeouts
+# (openai.APITimeoutError is an APIConnectionError), 408, 409, 429 and 5xx. Any other 4xx or a
+# validation error is final. A bare TimeoutError is not retried: it is what a deadline raises
+# (asyncio.wait_for, the reviewers' per-call deadline), and retrying a deadline would silently double it.
+RETRYABLE_ERRORS: tuple[type[BaseException], ...] = (
+    openai.APIConnectionError,
+    RetryableStatusError,
+    httpx.TimeoutException,
+    httpx.NetworkError,
+)
+TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (TimeoutError, openai.APITimeoutError, httpx.TimeoutException)
+
+
+def is_retryable(error: BaseException) -> bool:
+    return isinstance(error, RETRYABLE_ERRORS)
+
+
+def is_deadline(error: BaseException) -> bool:
+    """The run's own deadline (a bare ``TimeoutError``), not a provider's timeout."""
+    return isinstance(error, TimeoutError) and not isinstance(error, openai.APITimeoutError)
+
+
+def falls_back_after(error: BaseException) -> bool:
+    """Whether ``error`` (final for its model) moves the call to the role's next model."""
+    status = getattr(error, "status_code", None)
+    return falls_back(status if isinstance(status, int) else None, retryable=is_retryable(error),
+                      deadline=is_deadline(error))
+
+
+# ------------------------------------------------------------------------------ failed steps
+
+CONTRACT_FAILURE = "contract_failure"
+TIMEOUT = "timeout"
+EXECUTION_FAILED = "execution_failed"
+
+
+def failure_code(error: BaseException) -> str:
+    """What kind of failure: the output broke its contract (after the repair), no answer in time
+    (a contract's own timeout or a deadline), or anything else that went wrong."""
+    if isinstance(error, ContractError):
+        return CONTRACT_FAILURE
+    if isinstance(error, (ContractTimeout, TimeoutError)):
+        return TIMEOUT
+    return EXECUTION_FAILED
+
+
+def failure_label(error: BaseException) -> str:
+    """What a trace may say about a failure: the code, issue codes for a contract, else the type.
+    Provider messages are never copied (they can carry request details)."""
+    code = failure_code(error)
+    if isinstance(error, ContractError):
+        return f"{code} ({', '.join(f'{i.path}: {i.code}' for i in error.issues)})"
+    return code if code == TIMEOUT else f"{code} ({type(error).__name__})"
+
+
+# ------------------------------------------------------------------------------ tool calls
+
+
+def innermost(error: BaseException) -> BaseException:
+    """The failure itself, out of the exception groups anyio task groups wrap it in."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+def tool_failure_kind(error: BaseException) -> str:
+    """A tool call that raised: a lost connection to its server (worth one more try for a read-only
+    call), or the tool's own error."""
+    error = innermost(error)
+    name = type(error).__name__
+    if isinstance(error, (ConnectionError, EOFError, OSError)) or name in (
+        "McpError", "BrokenResourceError", "ClosedResourceError", "ConnectError", "RemoteProtocolError"):
+        return CONNECTION
+    return TOOL_ERROR
+
+
+# ------------------------------------------------------------------------------ cause classes
 
 
 def _chain(error: BaseException):
@@ -46,12 +184,10 @@ def _refused(error: BaseException) -> bool:
 
 def failure_cause(error: BaseException) -> str:
     """A short, redacted cause class for a failed model call (see the module docstring)."""
-    from runtime.contracts import ContractError, ContractTimeout
-
     if isinstance(error, ContractError):
         codes = list(dict.fromkeys(issue.code for issue in error.issues))
         cause = f"invalid output after repair: {', '.join(codes) or 'unknown'}"
-    elif isinstance(error, (ContractTimeout, TimeoutError, openai.APITimeoutError, httpx.TimeoutException)):
+    elif isinstance(error, (ContractTimeout, *TIMEOUT_ERRORS)):
         cause = "timeout"
     elif isinstance(error, openai.APIStatusError) and (overflow := context_overflow(error)) is not None:
         cause = overflow

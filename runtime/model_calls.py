@@ -31,26 +31,17 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel
 
-from policies.fallback import falls_back
 from policies.retry import backoff_s, retry_after_s, retry_wait_s
 from policies.second_attempt import repair_output_bound
 from policies.tool_choice import structured_tool_choice
 from runtime.deadline import remaining_s
 from runtime.driving import adrive, drive
 from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
-from runtime.models import TIMEOUT_ERRORS, ModelSet, is_retryable
+from runtime.failures import TIMEOUT_ERRORS, ContractTimeout, falls_back_after, is_retryable
+from runtime.models import ModelSet
 from runtime.role_settings import with_role_policy
 
 MODEL_KEY = "reins_model"  # the label of the model a call went to, in the call's trace metadata
-
-
-class ContractTimeout(Exception):
-    """The model call for a contract timed out (after the role's retries)."""
-
-    def __init__(self, contract: str, metrics: Mapping[str, Any] | None = None):
-        self.contract = contract
-        self.metrics = dict(metrics or {})
-        super().__init__(f"contract {contract} timed out")
 
 
 # ---------------------------------------------------------------------------------------- metrics
@@ -352,7 +343,7 @@ class _Caller:
                 yield _Wait(wait)
                 attempt, failure = self._next_attempt(attempt), None
             if failure is not None:
-                if index + 1 < len(chain) and _falls_back(failure):
+                if index + 1 < len(chain) and falls_back_after(failure):
                     self.meter.values["fallbacks"] += 1
                     continue
                 if isinstance(failure, TIMEOUT_ERRORS):
@@ -371,13 +362,6 @@ class _Caller:
     async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
                     tools=None, options=None, more_room=False):
         return await adrive(self._steps(kind, role, messages, schema, method, tools, options, more_room))
-
-
-def _falls_back(error: BaseException) -> bool:
-    """Whether ``error`` (final for its model) moves the call to the role's next model."""
-    status = getattr(error, "status_code", None)
-    deadline = isinstance(error, TimeoutError) and not isinstance(error, openai.APITimeoutError)
-    return falls_back(status if isinstance(status, int) else None, retryable=is_retryable(error), deadline=deadline)
 
 
 def _cut_off(structured: bool, error: BaseException) -> Any:

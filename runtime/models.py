@@ -5,11 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-import httpx
-import openai
 from langchain_core.language_models import BaseChatModel
 
-from policies.retry import is_retryable_status
 from runtime.labels import OFFLINE_LABEL, describe_model, model_label as configured_label, provider_of
 from runtime.settings import ROLES, Settings, SettingsError
 
@@ -63,34 +60,6 @@ def output_bound_options(max_tokens: int, param: str = "max_tokens") -> dict[str
     if param == "max_completion_tokens":
         return {"max_tokens": max_tokens}
     return {"extra_body": {"max_tokens": max_tokens}}
-
-class _RetryableStatusType(type):
-    """``isinstance(error, RetryableStatusError)`` is true for an HTTP error with a retryable status."""
-
-    def __instancecheck__(cls, instance: object) -> bool:
-        return isinstance(instance, openai.APIStatusError) and is_retryable_status(instance.status_code)
-
-
-class RetryableStatusError(Exception, metaclass=_RetryableStatusType):
-    """A virtual class: no error is raised as this; it matches 408, 409, 429 and 5xx responses."""
-
-
-# Exactly the OpenAI SDK's retryable set (policies.retry): connection errors and provider timeouts
-# (openai.APITimeoutError is an APIConnectionError), 408, 409, 429 and 5xx. Any other 4xx or a
-# validation error is final. A bare TimeoutError is not retried: it is what a deadline raises
-# (asyncio.wait_for, the reviewers' per-call deadline), and retrying a deadline would silently double it.
-RETRYABLE_ERRORS: tuple[type[BaseException], ...] = (
-    openai.APIConnectionError,
-    RetryableStatusError,
-    httpx.TimeoutException,
-    httpx.NetworkError,
-)
-TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (TimeoutError, openai.APITimeoutError, httpx.TimeoutException)
-
-
-def is_retryable(error: BaseException) -> bool:
-    return isinstance(error, RETRYABLE_ERRORS)
-
 
 def model_label(model: BaseChatModel) -> str:
     """What to call a model the user passed in: its class and, when it has one, its model name (the

@@ -27,32 +27,16 @@ from typing import Any
 from langgraph.errors import GraphBubbleUp
 
 from policies.redaction import redact
-from runtime.contracts import ContractError, ContractTimeout, safe_error
+from runtime.contracts import safe_error
+from runtime.failures import (  # noqa: F401 - a failed attempt's codes, named here too
+    CONTRACT_FAILURE,
+    EXECUTION_FAILED,
+    TIMEOUT,
+    failure_code,
+    failure_label,
+)
 from runtime.progress import SUMMARY_LIMIT, Progress, StepHandle
 from schemas.trace import TraceRecord
-
-CONTRACT_FAILURE = "contract_failure"
-TIMEOUT = "timeout"
-EXECUTION_FAILED = "execution_failed"
-
-
-def failure_code(error: BaseException) -> str:
-    """What kind of failure: the output broke its contract (after the repair), no answer in time
-    (a contract's own timeout or a deadline), or anything else that went wrong."""
-    if isinstance(error, ContractError):
-        return CONTRACT_FAILURE
-    if isinstance(error, (ContractTimeout, TimeoutError)):
-        return TIMEOUT
-    return EXECUTION_FAILED
-
-
-def failure_label(error: BaseException) -> str:
-    """What a trace may say about a failure: the code, issue codes for a contract, else the type.
-    Provider messages are never copied (they can carry request details)."""
-    code = failure_code(error)
-    if isinstance(error, ContractError):
-        return f"{code} ({', '.join(f'{i.path}: {i.code}' for i in error.issues)})"
-    return code if code == TIMEOUT else f"{code} ({type(error).__name__})"
 
 
 def metrics_of(outcome: Any) -> dict[str, Any]:

@@ -25,15 +25,14 @@ from langgraph.runtime import DEFAULT_RUNTIME
 from pydantic import ValidationError
 
 from policies.redaction import redact
+from policies.tool_calls import DEADLINE, TOOL_ERROR
 from runtime.chat_tools import ToolFailure
 from runtime.contracts import safe_error
+from runtime.failures import tool_failure_kind
 from runtime.registry import RegisteredTool
 
 OBSERVATION_CHARS = 4000
 _RUNTIME_KEY = "__pregel_runtime"  # where LangGraph passes a node's runtime (ToolNode reads it)
-DEADLINE = "deadline"
-CONNECTION = "connection"
-TOOL_ERROR = "tool_error"
 MAX_ISSUES = 8
 
 
@@ -99,16 +98,6 @@ def tool_error_text(error: ToolFailure | ToolException) -> str:
     return str(error)
 
 
-def _classify(error: BaseException) -> str:
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    name = type(error).__name__
-    if isinstance(error, (ConnectionError, EOFError, OSError)) or name in (
-        "McpError", "BrokenResourceError", "ClosedResourceError", "ConnectError", "RemoteProtocolError"):
-        return CONNECTION
-    return TOOL_ERROR
-
-
 def _capped(message: ToolMessage) -> ToolMessage:
     text = _text(message.content)[: OBSERVATION_CHARS * 2]  # cut before redacting a 1 MB answer
     return message.model_copy(update={"content": redact(text, OBSERVATION_CHARS), "artifact": None})
@@ -128,7 +117,7 @@ def redacting_wrapper(timeout_s: float) -> Callable[..., Awaitable[ToolMessage]]
                                additional_kwargs={"failure": DEADLINE})
         except Exception as error:  # a crashed server or a broken tool is an observation
             return ToolMessage(content=f"{call['name']} failed: {safe_error(error, 300)}", tool_call_id=call["id"],
-                               name=call["name"], status="error", additional_kwargs={"failure": _classify(error)})
+                               name=call["name"], status="error", additional_kwargs={"failure": tool_failure_kind(error)})
         return _capped(message)
 
     return wrap

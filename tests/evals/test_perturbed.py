@@ -31,7 +31,8 @@ from graphs.delivery_chain import build_graph
 from policies.delegation import DEFAULT_POLICY, DelegationLedger, ProposedCall, SUBAGENT_TOOLS, check_delegation, MANAGER
 from runtime.contracts import ContractError, ContractTimeout, invoke_contract, invoke_text
 from runtime.model_calls import _json_schema
-from runtime.models import ModelSet, is_retryable
+from runtime.failures import is_retryable
+from runtime.models import ModelSet
 from runtime.offline import OfflineModel
 from runtime.scripted import ScriptedModel
 from schemas.delivery import BoundaryReview, DeliveryPlan, GeneralReview, RiskReview, SupervisorPreDecision

@@ -9,7 +9,8 @@ from langchain_openai import ChatOpenAI
 
 from runtime.context import ReinsContext, resolve_contract_mode, resolve_models
 from policies.retry import is_retryable_status
-from runtime.models import ROLE_POLICIES, ModelSet, RolePolicy, is_retryable, model_set_from_settings
+from runtime.failures import is_retryable
+from runtime.models import ROLE_POLICIES, ModelSet, RolePolicy, model_set_from_settings
 from runtime.offline import OfflineModel
 from runtime.scripted import ScriptedModel
 from runtime.settings import ROLES, Settings
