@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
 
+from policies.memory import SCOPES
 from policies.model_notice import STAND_IN_NOTICE
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
@@ -57,7 +58,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--file", metavar="PATH", help="like --once, with the message read from PATH (- for standard input)")
     parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
     parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
-    parser.add_argument("--memory-scope", choices=("thread", "user"), default="thread",
+    parser.add_argument("--memory-scope", choices=SCOPES, default="thread",
                         help="which notes a turn recalls: this thread's (default) or the user's shared ones "
                         "(what 'remember' keeps)")
     parser.add_argument("--memory", action="store_true", help="list the user's long-term notes and exit")

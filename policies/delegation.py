@@ -46,14 +46,14 @@ from pydantic import ValidationError
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word, listed
 from policies.tool_choice import tool_turn_options
 from policies.verdict import ALLOWED, Verdict
-from schemas.delivery import SubagentCallArgs
+from schemas.delivery import WORK_ARTIFACTS, SubagentCallArgs
 
 MANAGER = "delivery-chain-manager"
 PLAN_TOOL = "plan-subagent"
 TASK_TOOL = "task-subagent"
 REVIEW_TOOLS: tuple[str, ...] = DEFAULT_REVIEWERS.tools
 SUBAGENT_TOOLS: tuple[str, ...] = (PLAN_TOOL, TASK_TOOL, *REVIEW_TOOLS)
-REVIEW_INPUTS: tuple[str, ...] = ("plan", "tasks")  # what every reviewer reads
+REVIEW_INPUTS: tuple[str, ...] = WORK_ARTIFACTS  # what every reviewer reads: both
 
 # What each sub-agent needs before it may run (mirrors the registry's input_artifact_kinds).
 DEFAULT_INPUT_ARTIFACTS: Mapping[str, tuple[str, ...]] = {

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
+from policies.reviewers import DEFAULT_REVIEWERS, ConcernStatus, Reviewers
 from schemas.delivery import SEVERITIES
 
 SEVERITY_RANK: Mapping[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
@@ -203,7 +203,7 @@ def status_reasons(
     missing = [role for role in reviewers.roles if coverage.get(role) != "completed"]
     if missing:
         reasons.append(f"review(s) not completed: {', '.join(missing)}")
-    for asks in ("needs_review", "needs_changes"):
+    for asks in get_args(ConcernStatus):
         reasons += [reviewers.of_role(role).concern_reason for role in concerns(reviews, reviewers, asks)]
     if any(is_actionable(f) for f in findings):
         reasons.append("required findings")

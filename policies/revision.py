@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from policies.review_bundle import is_actionable
+from schemas.delivery import WORK_ARTIFACTS
 
-REVISION_ORDER: tuple[str, ...] = ("plan", "tasks")  # tasks are aligned to the (revised) plan
 MAX_REQUEST_ITEMS = 20
 
 
@@ -35,7 +35,7 @@ def derive_post_review_decision(
         return {"action": "finalize", "requests": [], "revision_targets": []}
     advice = {r["target"]: r for r in (guidance or {}).get("recommendations", [])}
     requests = []
-    for target in REVISION_ORDER:
+    for target in WORK_ARTIFACTS:  # tasks are aligned to the (revised) plan
         chosen = [f for f in actionable if target in f["target_artifacts"]]
         if not chosen:
             continue  # guidance for a target no finding chose is ignored

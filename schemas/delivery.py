@@ -34,7 +34,8 @@ ReviewerOutcome = Literal["completed", "contract_failure", "timeout", "execution
 Severity = Literal["blocker", "high", "medium", "low", "info"]
 SEVERITIES: tuple[str, ...] = get_args(Severity)  # most severe first
 PreBranch = Literal["execute", "clarification_required", "blocked"]  # the supervisor's pre-decision
-RevisionTarget = Literal["plan", "tasks"]
+WorkArtifact = Literal["plan", "tasks"]  # what the workers make, in this order (tasks follow the plan)
+WORK_ARTIFACTS: tuple[str, ...] = get_args(WorkArtifact)
 ArtifactKind = Literal["plan", "tasks", "review", "delivery_report"]
 
 
@@ -207,7 +208,7 @@ class SubagentInput(Strict):
     instruction: Text
     constraints: Annotated[list[Text], Field(max_length=20)]
     context_blocks: Annotated[list[ContextBlock], Field(max_length=20)]
-    input_artifacts: Annotated[list[Literal["plan", "tasks"]], Field(max_length=2)]
+    input_artifacts: Annotated[list[WorkArtifact], Field(max_length=2)]
 
 
 class SubagentToolResult(Strict):
@@ -295,7 +296,7 @@ class ReviewFinding(Strict):
     requirement: Literal["required", "advisory"]
     severity: Severity
     suggested_action: Text
-    target_artifacts: Annotated[list[RevisionTarget], Field(min_length=1, max_length=2)]
+    target_artifacts: Annotated[list[WorkArtifact], Field(min_length=1, max_length=2)]
 
     @model_validator(mode="after")
     def _unique_targets(self) -> ReviewFinding:
@@ -346,7 +347,7 @@ class BoundaryReview(Strict):
 
 
 class Recommendation(Strict):
-    target: RevisionTarget
+    target: WorkArtifact
     summary: Text
     required_actions: Annotated[list[Text], Field(min_length=1, max_length=20)]
     acceptance_suggestion: Text

@@ -27,6 +27,7 @@ from runtime.calls import ToolTurn
 from runtime.messages import message_text
 from runtime.models import ModelSet
 from runtime.steps import attempt, recorded_step
+from schemas.delivery import WORK_ARTIFACTS
 from nodes.delivery.common import DeliveryDeps, call_failed, fail, progress
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import manager_messages
@@ -40,7 +41,7 @@ INVALID_ARGS = {"__invalid_arguments__": True}  # makes the policy reject a call
 def artifact_lines(state: DeliveryState) -> list[str]:
     """What the manager may know about the artifacts: their kind and the sub-agent's safe summary."""
     lines = []
-    for kind in ("plan", "tasks"):
+    for kind in WORK_ARTIFACTS:
         record = state.get(kind)
         if record:
             lines.append(f"{kind}: {record['result']['status']} — {record['result']['summary_for_manager']}")

@@ -33,6 +33,7 @@ from policies.redaction import redact
 from policies.reviewers import Reviewers
 from policies.revision import post_review_allowed
 from policies.verdict import Verdict
+from schemas.delivery import WORK_ARTIFACTS
 from nodes.delivery.common import without_markdown
 from nodes.delivery.state import (
     AfterLoad,
@@ -66,7 +67,7 @@ STEP_NODES: dict[str, AfterManager] = {"plan": "plan_worker", "tasks": "task_wor
 
 
 def ledger(state: DeliveryState) -> DelegationLedger:
-    artifacts = frozenset(kind for kind in ("plan", "tasks") if state.get(kind))
+    artifacts = frozenset(kind for kind in WORK_ARTIFACTS if state.get(kind))
     return DelegationLedger(executed=tuple(state.get("delegated", [])), artifacts=artifacts, caller=MANAGER)
 
 
