@@ -220,3 +220,27 @@ def test_the_checks_fail_on_a_drifted_record():
     drifted = SchemaRecord(delivery_state.ContextBlock, (delivery_schemas.SubagentToolResult,))
     with pytest.raises(AssertionError):
         test_a_schema_record_has_its_models_fields_and_types(drifted)
+
+
+# Records that are their shape's only declaration: nodes build them from several sources (or from
+# none but the run), so there is nothing else for them to drift from. (WeakFinding is checked inside
+# Validation, which holds it.)
+DECLARED_IN_STATE = {
+    "nodes.delivery.state": {"Failure", "DelegationVerdict", "Governance", "ProposedToolCall", "ManagerRefusal",
+                             "ArtifactRecord", "ReviewFailure", "ReviewOutcome", "RevisionOutcome", "Tokens",
+                             "RunMetrics", "RevisionSummary", "ReviewerTask", "DeliveryInput", "DeliveryOutput",
+                             "DeliveryState"},
+    "nodes.tasklist.state": {"TasklistInput", "TasklistOutput", "TasklistState", "StrategyReview", "ReviewSubject",
+                             "ReviewRequest", "RevisionReview", "ArtifactMetadata", "Artifact", "WeakFinding",
+                             "ContextDoc"},
+    "nodes.assistant.state": {"PendingCall", "ToolRecord", "Observed", "RemovedClaim", "CheckReport",
+                              "PipelineOutcome", "Turn", "AssistantInput", "AssistantOutput", "AssistantState"},
+}
+
+
+@pytest.mark.parametrize("module", [delivery_state, tasklist_state, assistant_state], ids=lambda m: m.__name__)
+def test_every_state_record_is_pinned_to_its_source_or_declared_only_in_state(module):
+    records = {name for name, value in vars(module).items()
+               if is_typeddict(value) and value.__module__ == module.__name__ and value.__name__ == name}
+    pinned = {entry.record.__name__ for entry in SCHEMA_RECORDS} | {record.__name__ for record, _ in POLICY_RECORDS}
+    assert records - pinned == DECLARED_IN_STATE[module.__name__], "a new record: pin it above or list it here"
