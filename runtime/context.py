@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from runtime.models import ModelSet, model_set_from_settings
-from runtime.settings import CONTRACT_MODES, ContractMode, env_snapshot, settings_for
+from runtime.settings import CONTRACT_MODES, ContractMode, current_settings, env_snapshot, settings_for
 
 
 def model_field(*nodes: str) -> Any:
@@ -70,4 +70,4 @@ def resolve_models(context: Any, default: ModelSet | None) -> ModelSet:
 
 def resolve_contract_mode(context: Any) -> str:
     mode = getattr(context, "contract_mode", None) if context is not None else None
-    return mode or settings_for(env_snapshot()).contract_mode
+    return mode or current_settings().contract_mode
