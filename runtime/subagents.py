@@ -73,9 +73,6 @@ def definitions(reviewers: Reviewers = DEFAULT_REVIEWERS) -> tuple[SubagentToolD
     return (*WORKER_DEFINITIONS, *(reviewer_definition(spec) for spec in reviewers))
 
 
-DEFINITIONS = definitions()
-
-
 def register(registry: ToolRegistry, reviewers: Reviewers = DEFAULT_REVIEWERS) -> None:
     """Add the sub-agent tools (plan, tasks, one per reviewer) to ``registry``, visible only in the
     manager's scope."""

@@ -7,7 +7,7 @@ from policies.delivery_input import INPUT_MESSAGES, classify_delivery_input
 from policies.delivery_report import narrative, render_delivery_report
 from policies.review_bundle import build_review_bundle
 from runtime.toolbox import default_registry
-from runtime.subagents import DEFINITIONS, SCOPE
+from runtime.subagents import SCOPE, definitions
 
 
 @pytest.mark.parametrize(
@@ -148,7 +148,7 @@ def test_manager_scope_holds_exactly_the_five_sub_agents():
     ],
 )
 def test_sub_agent_definitions(tool, inputs, output):
-    definition = next(d for d in DEFINITIONS if d.id == tool)
+    definition = next(d for d in definitions() if d.id == tool)
     assert definition.input_artifact_kinds == inputs
     assert definition.output_artifact_kind == output
     assert definition.scopes == (SCOPE,)
