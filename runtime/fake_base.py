@@ -1,15 +1,16 @@
 """What the two stand-in chat models share: the call label, tool binding and JSON structured output.
 
-Contracts are named in the call's LangChain metadata (``reins_contract`` / ``reins_role``), so a real
-provider never sees them in its payload, while tracing and these stand-ins do.
+Contracts are named in the call's LangChain metadata (``reins_contract`` / ``reins_role``), and their
+structured inputs travel there too (``reins_inputs``), so a real provider never sees them in its
+payload, while tracing and these stand-ins do.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -24,6 +25,7 @@ from policies.json_limits import MAX_JSON_DEPTH, JsonLimitError, check_json_valu
 
 CONTRACT_KEY = "reins_contract"
 ROLE_KEY = "reins_role"
+INPUTS_KEY = "reins_inputs"
 UNLABELLED = "unlabelled"
 
 
@@ -39,6 +41,7 @@ class ModelCall:
     tool_choice: Any = None  # as the request would carry it (None: not sent)
     parallel_tool_calls: bool | None = None
     schema: Any = None  # a structured call's JSON schema (or class), as the request carries it
+    inputs: Mapping[str, Any] = field(default_factory=dict)  # the contract's structured inputs
 
 
 def call_label(run_manager: Any, kwargs: dict[str, Any], messages: Sequence[BaseMessage] = ()) -> ModelCall:
@@ -54,6 +57,7 @@ def call_label(run_manager: Any, kwargs: dict[str, Any], messages: Sequence[Base
         tool_choice=kwargs.get("tool_choice"),
         parallel_tool_calls=kwargs.get("parallel_tool_calls"),
         schema=kwargs.get("reins_schema"),
+        inputs=dict(metadata.get(INPUTS_KEY) or {}),
     )
 
 
@@ -220,4 +224,4 @@ class StandInChatModel(StandInBindings):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-__all__ = ["ModelCall", "StandInBindings", "StandInChatModel", "call_label", "RunnableMap", "to_ai_message", "CONTRACT_KEY", "ROLE_KEY"]
+__all__ = ["ModelCall", "StandInBindings", "StandInChatModel", "call_label", "RunnableMap", "to_ai_message", "CONTRACT_KEY", "ROLE_KEY", "INPUTS_KEY"]
