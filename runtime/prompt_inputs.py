@@ -23,6 +23,18 @@ class Prompt(list):
         self.inputs = dict(inputs)
 
 
+class Tagged(str):
+    """A piece of prompt text plus the inputs it was rendered from (a prompt assembled from pieces
+    gathers them into its ``Prompt``)."""
+
+    inputs: dict[str, Any]
+
+    def __new__(cls, text: str, inputs: Mapping[str, Any]) -> Tagged:
+        piece = super().__new__(cls, text)
+        piece.inputs = dict(inputs)
+        return piece
+
+
 def inputs_of(messages: Iterable[BaseMessage]) -> Mapping[str, Any] | None:
     """The inputs a prompt carries; None for plain messages."""
     return messages.inputs if isinstance(messages, Prompt) else None
