@@ -27,6 +27,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
+from policies.redaction import truncate
 from runtime.offline.bounds import limit
 from runtime.offline.framework import OfflineRequest, responder
 from runtime.offline.text_rules import (
@@ -146,8 +147,9 @@ def supervisor_post(req: OfflineRequest) -> dict[str, Any]:
                 {
                     "target": target,
                     "summary": f"Resolve {len(chosen)} required finding(s) in the {target}.",
-                    "required_actions": _unique(f["suggested_action"] for f in chosen)[
-                        : limit(SupervisorPostGuidance, "recommendations", "required_actions")],
+                    "required_actions": _unique(
+                        _short(f["suggested_action"], limit(SupervisorPostGuidance, "recommendations", "required_actions", "[]"))
+                        for f in chosen)[: limit(SupervisorPostGuidance, "recommendations", "required_actions")],
                     "acceptance_suggestion": "Each listed finding maps to an acceptance criterion a reviewer can check.",
                 }
             )
@@ -193,16 +195,16 @@ def _plan_markdown(plan: Mapping[str, Any], title: str) -> str:
         lines.append(f"- **{phase['phase_key']}** {phase['title']} (after: {deps}) — {phase['objective']}")
     lines += ["", "## Acceptance criteria"]
     lines += [f"- **{c['criterion_key']}** {c['description']}" for c in plan["acceptance_criteria"]]
-    return "\n".join(lines)
+    return truncate("\n".join(lines), limit(DeliveryPlan, "markdown"))
 
 
-def _build_phase(key: str, statement: str, ref: str) -> dict[str, Any]:
+def _build_phase(key: str, statement: str, ref: str, after: Sequence[str] = ("design",)) -> dict[str, Any]:
     return {
         "phase_key": key,
         "title": _short(f"Build: {statement}", limit(DeliveryPlan, "delivery_phases", "title")),
         "objective": _short(statement, limit(DeliveryPlan, "delivery_phases", "objective")),
         "requirement_refs": [ref],
-        "depends_on_phase_keys": ["design"],
+        "depends_on_phase_keys": list(after),
     }
 
 
@@ -253,7 +255,8 @@ def plan_revision(req: OfflineRequest) -> dict[str, Any]:
         refs.append(ref)
         key = f"fix-{finding['finding_id'].lower()}"
         criteria.append({"criterion_key": f"AC-{ref}", "description": _short(statement, _CRITERION), "requirement_refs": [ref]})
-        phases.insert(len(phases) - 1 if phases else 0, _build_phase(key, statement, ref))
+        after = ["design"] if any(p["phase_key"] == "design" for p in phases) else []
+        phases.insert(len(phases) - 1 if phases else 0, _build_phase(key, statement, ref, after))
         added.append(finding["finding_id"])
     for phase in phases:
         if phase["phase_key"] in ("verify",):
@@ -285,7 +288,7 @@ def _tasks_markdown(tasks: Sequence[Mapping[str, Any]], summary: str) -> str:
         deps = ", ".join(task["depends_on_task_ids"]) or "none"
         lines.append(f"- [ ] **{task['task_id']}** {task['title']} [{task['target_area']}] (after: {deps})")
         lines += [f"  - {c}" for c in task["acceptance_criteria"]]
-    return "\n".join(lines)
+    return truncate("\n".join(lines), limit(DeliveryTasks, "markdown"))
 
 
 def tasks_for_plan(plan_value: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -385,7 +388,7 @@ def _finding(description: str, evidence: list[str], kind: str, requirement: str,
 def _review_markdown(title: str, verdict: str, findings: Sequence[Mapping[str, Any]]) -> str:
     lines = [f"# {title}", "", f"Verdict: {verdict}", ""]
     lines += [f"- [{f['severity']}] {f['description']}" for f in findings] or ["- No findings."]
-    return "\n".join(lines)
+    return truncate("\n".join(lines), limit(GeneralReview, "markdown"))
 
 
 @responder("delivery.general_review")
