@@ -8,6 +8,7 @@ without ``"[]"`` when the next step names a field of theirs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -19,11 +20,12 @@ def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     return schema.model_json_schema()
 
 
-def _resolved(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
-    """``node`` with a local ``$ref`` followed and an optional wrapper (``anyOf`` with null) opened."""
+def resolved(root: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``node`` of the JSON schema ``root`` with a local ``$ref`` followed and an optional wrapper
+    (``anyOf`` with null) opened."""
     while True:
         if "$ref" in node:
-            node = root["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+            node = (root.get("$defs") or {}).get(node["$ref"].rsplit("/", 1)[-1], {})
         elif "anyOf" in node:
             options = [option for option in node["anyOf"] if option.get("type") != "null"]
             if len(options) != 1:
@@ -36,14 +38,14 @@ def _resolved(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 def limit(schema: type[BaseModel], *path: str) -> int:
     """The upper bound (``maxLength`` of a string, ``maxItems`` of a list) at ``path`` in ``schema``."""
     root = _json_schema(schema)
-    node = _resolved(root, root)
+    node = resolved(root, root)
     for step in path:
         if step == "[]":
-            node = _resolved(root, node["items"])
+            node = resolved(root, node["items"])
             continue
         if node.get("type") == "array":
-            node = _resolved(root, node["items"])
-        node = _resolved(root, node["properties"][step])
+            node = resolved(root, node["items"])
+        node = resolved(root, node["properties"][step])
     for key in ("maxLength", "maxItems"):
         if key in node:
             return int(node[key])

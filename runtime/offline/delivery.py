@@ -27,8 +27,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from policies.redaction import truncate
-from runtime.offline.bounds import limit
+from runtime.offline.bounds import limit, resolved
+from runtime.offline.delivery_markdown import plan_markdown, review_markdown, tasks_markdown
 from runtime.offline.framework import OfflineRequest, responder
 from runtime.offline.text_rules import (
     FALLBACK_BOUNDARY,
@@ -116,23 +116,11 @@ def review_focus(req: OfflineRequest) -> dict[str, str]:
     """A focus per reviewer role the call's schema admits (its ``review_focus`` fields, in order):
     the field's own description when it has one, else the built-in focus of a default role."""
     schema = req.schema if isinstance(req.schema, dict) else {}
-    fields = _resolved(schema, (schema.get("properties") or {}).get("review_focus") or {}).get("properties")
+    fields = resolved(schema, (schema.get("properties") or {}).get("review_focus") or {}).get("properties")
     if not fields:
         return dict(BUILT_IN_FOCUS)
     return {role: field.get("description") or BUILT_IN_FOCUS.get(role) or f"The {role} review's own checklist."
             for role, field in fields.items()}
-
-
-def _resolved(schema: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``node`` with an optional wrapper (``anyOf`` with null) and a local ``$ref`` followed."""
-    for option in node.get("anyOf") or ():
-        if option.get("type") != "null":
-            node = option
-            break
-    ref = node.get("$ref", "")
-    if ref.startswith("#/$defs/"):
-        node = (schema.get("$defs") or {}).get(ref.removeprefix("#/$defs/"), {})
-    return node
 
 
 @responder("delivery.supervisor_post")
@@ -188,16 +176,6 @@ def manager(req: OfflineRequest) -> AIMessage:
 # ------------------------------------------------------------------------------------ plan
 
 
-def _plan_markdown(plan: Mapping[str, Any], title: str) -> str:
-    lines = [f"# Plan: {title}", "", plan["summary"], "", "## Phases"]
-    for phase in plan["delivery_phases"]:
-        deps = ", ".join(phase["depends_on_phase_keys"]) or "none"
-        lines.append(f"- **{phase['phase_key']}** {phase['title']} (after: {deps}) — {phase['objective']}")
-    lines += ["", "## Acceptance criteria"]
-    lines += [f"- **{c['criterion_key']}** {c['description']}" for c in plan["acceptance_criteria"]]
-    return truncate("\n".join(lines), limit(DeliveryPlan, "markdown"))
-
-
 def _build_phase(key: str, statement: str, ref: str, after: Sequence[str] = ("design",)) -> dict[str, Any]:
     return {
         "phase_key": key,
@@ -236,7 +214,7 @@ def plan(req: OfflineRequest) -> dict[str, Any]:
         "delivery_phases": phases,
         "acceptance_criteria": criteria,
     }
-    return {**value, "markdown": _plan_markdown(value, title)}
+    return {**value, "markdown": plan_markdown(value, title)}
 
 
 @responder("delivery.plan_revision")
@@ -276,19 +254,10 @@ def plan_revision(req: OfflineRequest) -> dict[str, Any]:
         "delivery_phases": phases[: limit(DeliveryPlan, "delivery_phases")],
         "acceptance_criteria": criteria[: limit(DeliveryPlan, "acceptance_criteria")],
     }
-    return {**value, "markdown": _plan_markdown(value, label)}
+    return {**value, "markdown": plan_markdown(value, label)}
 
 
 # ------------------------------------------------------------------------------------ tasks
-
-
-def _tasks_markdown(tasks: Sequence[Mapping[str, Any]], summary: str) -> str:
-    lines = ["# Tasks", "", summary, ""]
-    for task in tasks:
-        deps = ", ".join(task["depends_on_task_ids"]) or "none"
-        lines.append(f"- [ ] **{task['task_id']}** {task['title']} [{task['target_area']}] (after: {deps})")
-        lines += [f"  - {c}" for c in task["acceptance_criteria"]]
-    return truncate("\n".join(lines), limit(DeliveryTasks, "markdown"))
 
 
 def tasks_for_plan(plan_value: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -323,7 +292,7 @@ def tasks(req: OfflineRequest) -> dict[str, Any]:
          "acceptance_criteria": ["The requirement is met."], "requirement_refs": ["R1"], "depends_on_task_ids": []}
     ]
     summary = f"{len(items)} task(s) following the plan's phases."
-    return {"summary": summary, "markdown": _tasks_markdown(items, summary), "tasks": items}
+    return {"summary": summary, "markdown": tasks_markdown(items, summary), "tasks": items}
 
 
 @responder("delivery.task_revision")
@@ -365,7 +334,7 @@ def task_revision(req: OfflineRequest) -> dict[str, Any]:
         verify["depends_on_task_ids"] = [t["task_id"] for t in items if t["task_id"] not in ("T-design", "T-verify")][
             : limit(DeliveryTasks, "tasks", "depends_on_task_ids")]
     summary = f"{len(items)} task(s), revised for findings {', '.join(f['finding_id'] for f in findings) or 'none'}."
-    return {"summary": summary, "markdown": _tasks_markdown(items[:_TASKS], summary), "tasks": items[:_TASKS]}
+    return {"summary": summary, "markdown": tasks_markdown(items[:_TASKS], summary), "tasks": items[:_TASKS]}
 
 
 # ------------------------------------------------------------------------------------ reviews
@@ -383,12 +352,6 @@ def _finding(description: str, evidence: list[str], kind: str, requirement: str,
         "suggested_action": _short(action, limit(GeneralReview, "findings", "suggested_action")),
         "target_artifacts": targets,
     }
-
-
-def _review_markdown(title: str, verdict: str, findings: Sequence[Mapping[str, Any]]) -> str:
-    lines = [f"# {title}", "", f"Verdict: {verdict}", ""]
-    lines += [f"- [{f['severity']}] {f['description']}" for f in findings] or ["- No findings."]
-    return truncate("\n".join(lines), limit(GeneralReview, "markdown"))
 
 
 @responder("delivery.general_review")
@@ -426,7 +389,7 @@ def general_review(req: OfflineRequest) -> dict[str, Any]:
         "disposition": disposition,
         "plan_task_alignment": "misaligned" if misaligned else "aligned",
         "findings": findings[:_FINDINGS],
-        "markdown": _review_markdown("General review", disposition, findings),
+        "markdown": review_markdown("General review", disposition, findings),
         "summary": f"{len(findings)} finding(s); {len(criteria)} criteria checked against {len(task_list)} task(s).",
     }
 
@@ -456,7 +419,7 @@ def risk_review(req: OfflineRequest) -> dict[str, Any]:
         "role": "risk",
         "severity": severity,
         "findings": findings[:_FINDINGS],
-        "markdown": _review_markdown("Risk review", severity, findings),
+        "markdown": review_markdown("Risk review", severity, findings),
         "summary": f"Overall risk {severity}; {len(findings)} finding(s).",
     }
 
@@ -482,7 +445,7 @@ def boundary_review(req: OfflineRequest) -> dict[str, Any]:
         "violations": [_short(label, limit(BoundaryReview, "violations", "[]")) for label, _ in hard][
             : limit(BoundaryReview, "violations")],
         "findings": findings[:_FINDINGS],
-        "markdown": _review_markdown("Boundary review", status, findings),
+        "markdown": review_markdown("Boundary review", status, findings),
         "summary": f"Boundary {status}; {len(hard)} violation(s), {len(soft)} guarded area(s).",
     }
 
