@@ -368,7 +368,8 @@ class PerturbedModel(StandInBindings):
         self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
         label = call_label(run_manager, kwargs)
-        config: dict[str, Any] = {"metadata": {CONTRACT_KEY: label.contract, ROLE_KEY: label.role, INPUTS_KEY: label.inputs}}
+        handle = (getattr(run_manager, "metadata", None) or {}).get(INPUTS_KEY)  # the inner model reads the same inputs
+        config: dict[str, Any] = {"metadata": {CONTRACT_KEY: label.contract, ROLE_KEY: label.role, INPUTS_KEY: handle}}
         if run_manager is not None:  # the inner model's run nests under this one in traces
             config["callbacks"] = CallbackManager(
                 handlers=run_manager.inheritable_handlers,

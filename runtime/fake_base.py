@@ -1,8 +1,8 @@
 """What the two stand-in chat models share: the call label, tool binding and JSON structured output.
 
 Contracts are named in the call's LangChain metadata (``reins_contract`` / ``reins_role``), and their
-structured inputs travel there too (``reins_inputs``), so a real provider never sees them in its
-payload, while tracing and these stand-ins do.
+structured inputs travel there too (``reins_inputs``: a handle, ``runtime.prompt_inputs``), so a real
+provider never sees them in its payload, while tracing and these stand-ins do.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
 from policies.json_limits import MAX_JSON_DEPTH, JsonLimitError, check_json_value, parse_json
+from runtime.prompt_inputs import held_inputs
 
 CONTRACT_KEY = "reins_contract"
 ROLE_KEY = "reins_role"
@@ -41,7 +42,7 @@ class ModelCall:
     tool_choice: Any = None  # as the request would carry it (None: not sent)
     parallel_tool_calls: bool | None = None
     schema: Any = None  # a structured call's JSON schema (or class), as the request carries it
-    inputs: Mapping[str, Any] = field(default_factory=dict)  # the contract's structured inputs
+    inputs: Mapping[str, Any] = field(default_factory=dict)  # the contract's structured inputs (read-only)
 
 
 def call_label(run_manager: Any, kwargs: dict[str, Any], messages: Sequence[BaseMessage] = ()) -> ModelCall:
@@ -57,7 +58,7 @@ def call_label(run_manager: Any, kwargs: dict[str, Any], messages: Sequence[Base
         tool_choice=kwargs.get("tool_choice"),
         parallel_tool_calls=kwargs.get("parallel_tool_calls"),
         schema=kwargs.get("reins_schema"),
-        inputs=dict(metadata.get(INPUTS_KEY) or {}),
+        inputs=held_inputs(metadata.get(INPUTS_KEY)),
     )
 
 

@@ -38,6 +38,7 @@ from policies.tool_choice import structured_tool_choice
 from runtime.deadline import remaining_s
 from runtime.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY
 from runtime.models import TIMEOUT_ERRORS, ModelSet, is_retryable
+from runtime.prompt_inputs import HeldInputs
 from runtime.role_settings import with_role_policy
 
 MODEL_KEY = "reins_model"  # the label of the model a call went to, in the call's trace metadata
@@ -109,18 +110,20 @@ class _Meter:
 
 
 def _config(contract: str, role: str, attempt: int = 1, model: str | None = None,
-            inputs: Mapping[str, Any] | None = None) -> RunnableConfig:
+            inputs: HeldInputs | None = None) -> RunnableConfig:
     """The call's labels on top of the enclosing run's metadata and tags (a config passed to a
     runnable replaces them, it does not add to them): contract, role, the model asked (so the
-    trace of every call names the model that answered) and the contract's structured inputs when
-    the prompt carries them (``runtime.prompt_inputs``; a provider never sees metadata). Read from the run's config directly, not
-    through ``ensure_config``, which also copies its callback manager; the call inherits the rest."""
+    trace of every call names the model that answered) and the handle of the contract's structured
+    inputs when the prompt carries them (``runtime.prompt_inputs``: a handle, so a trace never
+    holds prompt text; a provider never sees metadata). Read from
+    the run's config directly, not through ``ensure_config``, which also copies its callback
+    manager; the call inherits the rest."""
     base = var_child_runnable_config.get() or {}
     metadata = {**(base.get("metadata") or {}), CONTRACT_KEY: contract, ROLE_KEY: role}
     if model:
         metadata[MODEL_KEY] = model
     if inputs is not None:
-        metadata[INPUTS_KEY] = inputs
+        metadata[INPUTS_KEY] = inputs.handle
     # nostream: LangGraph's messages stream never carries a contract's JSON or tool calls (a reply's
     # text is streamed on its own, runtime.reply_stream).
     tags = [*(base.get("tags") or []), f"contract:{contract}", TAG_NOSTREAM] + (
@@ -256,7 +259,8 @@ class _Caller:
         self.contract = contract
         self.role = role
         self.models = models
-        self.inputs = inputs  # the contract's structured inputs, sent in each call's metadata
+        # The contract's structured inputs, held while this caller lives; each call's metadata names them.
+        self.inputs = HeldInputs(inputs) if inputs is not None else None
         self.meter = _Meter(contract)
 
     def _runnable(
@@ -368,6 +372,7 @@ class _Caller:
             self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
             return result
         raise AssertionError("a role always has at least one model")  # pragma: no cover
+
 
 def _falls_back(error: BaseException) -> bool:
     """Whether ``error`` (final for its model) moves the call to the role's next model."""

@@ -5,13 +5,14 @@ provider's request never contains them."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from runtime.contracts import ainvoke_contract, invoke_contract, invoke_text
 from runtime.models import ModelSet
-from runtime.prompt_inputs import Prompt, Tagged, inputs_of
+from runtime.prompt_inputs import HeldInputs, Prompt, Tagged, held_inputs, inputs_of
 from runtime.scripted import ScriptedModel
 from schemas.delivery import PolishedSummary
 
@@ -47,3 +48,12 @@ def test_a_prompt_is_its_messages_and_a_tagged_piece_its_text():
     piece = Tagged("<findings>\n[]\n</findings>", {"findings": []})
     assert piece == "<findings>\n[]\n</findings>" and piece.inputs == {"findings": []}
     assert json.dumps({"text": piece}) == json.dumps({"text": str(piece)})  # renders as plain text
+
+
+def test_the_metadata_holds_a_handle_that_resolves_only_while_the_contract_runs():
+    held = HeldInputs(INPUTS)
+    handle = held.handle
+    assert dict(held_inputs(handle)) == INPUTS and held_inputs("inputs-0") == {} and held_inputs(None) == {}
+    del held
+    gc.collect()
+    assert held_inputs(handle) == {}  # nothing outlives the contract that held it
