@@ -1,7 +1,7 @@
 """Prompts of the delivery chain. Inputs are tagged (``<requirement>``, ``<plan>``, ``<findings>`` …)
 so any model can find them, and travel as structured values in the call's metadata too
-(``runtime.prompt_inputs``), where the offline stand-in reads them; artifacts go in as JSON of their validated
-fields without internal ids; nothing secret is in them (the requirement is redacted at load)."""
+(``runtime.prompt_inputs``), where the offline stand-in reads them; artifacts go in as JSON of their
+validated fields without internal ids; nothing secret is in them (the requirement is redacted at load)."""
 
 from __future__ import annotations
 
@@ -76,8 +76,12 @@ def render_blocks(blocks: Sequence[Mapping[str, str]]) -> str:
     )
 
 
+def _cut(requirement: str) -> str:
+    return cut_for_prompt(requirement, PROMPT_CHARS)
+
+
 def _requirement(text: str) -> str:
-    return f"<requirement>\n{cut_for_prompt(text, PROMPT_CHARS)}\n</requirement>"
+    return f"<requirement>\n{_cut(text)}\n</requirement>"
 
 
 # ---------------------------------------------------------------------------------- supervisor
@@ -99,7 +103,7 @@ def supervisor_pre_messages(
     return Prompt([
         SystemMessage(content=SUPERVISOR_PRE.format(roles=", ".join(reviewers.roles))),
         HumanMessage(content=f"{_requirement(requirement)}\n{render_blocks(context)}"),
-    ], {"requirement": cut_for_prompt(requirement, PROMPT_CHARS), "context": context})
+    ], {"requirement": _cut(requirement), "context": context})
 
 
 SUPERVISOR_POST = """You are the supervisor after review. Give short guidance for revising the
@@ -121,7 +125,7 @@ def supervisor_post_messages(requirement: str, bundle: Mapping[str, Any]) -> lis
             content=f"{_requirement(requirement)}\n<review_status>\n{_json(coverage)}\n</review_status>\n"
             f"<findings>\n{_json(findings)}\n</findings>"
         ),
-    ], {"requirement": cut_for_prompt(requirement, PROMPT_CHARS), "review_status": coverage, "findings": findings})
+    ], {"requirement": _cut(requirement), "review_status": coverage, "findings": findings})
 
 
 # ---------------------------------------------------------------------------------- manager
@@ -184,8 +188,8 @@ def worker_messages(
     if missing:  # the delegation policy already refuses this; never build such an input anyway
         raise ValueError(f"{definition.id} needs {', '.join(sorted(missing))}")
     context = [b.model_dump() for b in worker_input.context_blocks]
-    inputs: dict[str, Any] = {"requirement": cut_for_prompt(requirement, PROMPT_CHARS), "context": context,
-                              "constraints": list(worker_input.constraints), "plan": plan, "tasks": tasks, "manager_note": note}
+    inputs: dict[str, Any] = {"requirement": _cut(requirement), "context": context, "plan": plan, "tasks": tasks,
+                              "constraints": list(worker_input.constraints), "manager_note": note}
     parts = [_requirement(requirement), render_blocks(context)]
     if worker_input.constraints:
         parts.append("<constraints>\n" + "\n".join(f"- {c}" for c in worker_input.constraints) + "\n</constraints>")

@@ -68,7 +68,8 @@ class SubTask:
     @property
     def purpose(self) -> str:
         target = next(iter(self.args.values()), "")
-        return PURPOSES.get(self.tool, "call {} as asked").format(target)[: limit(AssistantIntent, "plan", "steps", "purpose")]
+        purpose = PURPOSES.get(self.tool, "call {} as asked").format(target)
+        return purpose[: limit(AssistantIntent, "plan", "steps", "purpose")]
 
 
 def _balanced(expression: str) -> str:
@@ -132,11 +133,13 @@ def _tool_names(request: OfflineRequest) -> tuple[str, ...]:
 
 def _tool_parameters(request: OfflineRequest) -> dict[str, tuple[str, ...]]:
     """Each offered tool's parameters."""
-    return {tool["name"]: tuple(p.strip() for p in tool["parameters"] if p.strip()) for tool in request.inputs.get("tools") or []}
+    tools = request.inputs.get("tools") or []
+    return {tool["name"]: tuple(p.strip() for p in tool["parameters"] if p.strip()) for tool in tools}
 
 
 def _skill_names(request: OfflineRequest) -> list[str]:
-    found = (re.match(r"([a-z0-9]+(?:-[a-z0-9]+)*): ", line) for line in request.inputs.get("skills") or [])  # "<name>: <description>"
+    lines = request.inputs.get("skills") or []  # "<name>: <description>" each
+    found = (re.match(r"([a-z0-9]+(?:-[a-z0-9]+)*): ", line) for line in lines)
     return [match.group(1) for match in found if match]
 
 
@@ -287,7 +290,8 @@ def reflection(request: OfflineRequest) -> dict[str, Any]:
 
     return {
         "went_well": f"{len(ok)} of {len(records)} tool call(s) succeeded"[: bound("went_well")],
-        "went_wrong": ("; ".join(f"{r.get('tool')}: {r.get('output')}" for r in failed) or "nothing")[: bound("went_wrong")],
+        "went_wrong": ("; ".join(f"{r.get('tool')}: {r.get('output')}" for r in failed) or "nothing")[
+            : bound("went_wrong")],
         "next_time": f"For a request like \"{text[:120]}\", use {sequence}."[: bound("next_time")],
         "keywords": list(dict.fromkeys(k[: limit(AssistantReflection, "keywords", "[]")]
                                        for k in keywords(text, bound("keywords")))) or ["task"],
@@ -304,8 +308,8 @@ def replan(request: OfflineRequest) -> dict[str, Any]:
     left = [s for s in steps if s.get("id") not in done and s.get("id") != failing_id and s.get("id") not in (plan.get("skipped") or [])]
     if not left:
         left = [s for s in steps if s.get("id") == failing_id][:1]
-    renumbered = [{"id": i, "tool": s["tool"],
-                   "purpose": str(s.get("purpose", ""))[: limit(AssistantReplan, "plan", "steps", "purpose")] or "continue"}
+    purpose = limit(AssistantReplan, "plan", "steps", "purpose")
+    renumbered = [{"id": i, "tool": s["tool"], "purpose": str(s.get("purpose", ""))[:purpose] or "continue"}
                   for i, s in enumerate(left[: limit(AssistantReplan, "plan", "steps")], start=1)]
     if not renumbered:
         renumbered = [{"id": 1, "tool": "clock", "purpose": "nothing left to replan"}]
@@ -334,6 +338,8 @@ def skill_draft(request: OfflineRequest) -> dict[str, Any]:
     steps = "\n".join(f"{i}. {lesson}" for i, lesson in enumerate(dict.fromkeys(lessons), start=1)) or "1. Plan the tool steps first."
     return {
         "name": "-".join(topic)[: limit(SkillDraft, "name")].strip("-") or "learnt",
-        "description": f"Requests about {', '.join(topic)}: the steps that worked before."[: limit(SkillDraft, "description")],
-        "instructions": f"Steps that worked for requests about {', '.join(topic)}:\n{steps}"[: limit(SkillDraft, "instructions")],
+        "description": f"Requests about {', '.join(topic)}: the steps that worked before."[
+            : limit(SkillDraft, "description")],
+        "instructions": f"Steps that worked for requests about {', '.join(topic)}:\n{steps}"[
+            : limit(SkillDraft, "instructions")],
     }

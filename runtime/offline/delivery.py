@@ -61,6 +61,8 @@ _CRITERION = limit(DeliveryPlan, "acceptance_criteria", "description")
 _TASKS = limit(DeliveryTasks, "tasks")
 _TASK_ID = limit(DeliveryTasks, "tasks", "task_id")
 _FINDINGS = limit(GeneralReview, "findings")  # every review's findings share one bound
+_ACTIONS = limit(SupervisorPostGuidance, "recommendations", "required_actions")
+_ACTION = limit(SupervisorPostGuidance, "recommendations", "required_actions", "[]")
 
 # ------------------------------------------------------------------------------------ supervisor
 
@@ -92,7 +94,8 @@ def supervisor_pre(req: OfflineRequest) -> dict[str, Any]:
     n = len(statements)
     return {
         "branch": "execute",
-        "assumptions": requirement.assumptions[: limit(SupervisorPreDecision, "assumptions")] or ["The requirement text is the complete scope of this delivery."],
+        "assumptions": requirement.assumptions[: limit(SupervisorPreDecision, "assumptions")]
+        or ["The requirement text is the complete scope of this delivery."],
         "planning_focus": f"Cover all {n} stated requirement(s) with phases and acceptance criteria.",
         "task_focus": "One task per delivery phase, each with verifiable acceptance criteria.",
         "review_focus": review_focus(req),
@@ -135,9 +138,7 @@ def supervisor_post(req: OfflineRequest) -> dict[str, Any]:
                 {
                     "target": target,
                     "summary": f"Resolve {len(chosen)} required finding(s) in the {target}.",
-                    "required_actions": _unique(
-                        _short(f["suggested_action"], limit(SupervisorPostGuidance, "recommendations", "required_actions", "[]"))
-                        for f in chosen)[: limit(SupervisorPostGuidance, "recommendations", "required_actions")],
+                    "required_actions": _unique(_short(f["suggested_action"], _ACTION) for f in chosen)[:_ACTIONS],
                     "acceptance_suggestion": "Each listed finding maps to an acceptance criterion a reviewer can check.",
                 }
             )
