@@ -53,7 +53,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from runtime.deadline import remaining_s
-from runtime.fake_base import CONTRACT_KEY, ROLE_KEY, StandInBindings, call_label
+from runtime.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY, StandInBindings, call_label
 
 # Families, each with the kinds it is recorded as.
 FAMILIES: Mapping[str, tuple[str, ...]] = {
@@ -368,7 +368,8 @@ class PerturbedModel(StandInBindings):
         self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
         label = call_label(run_manager, kwargs)
-        config: dict[str, Any] = {"metadata": {CONTRACT_KEY: label.contract, ROLE_KEY: label.role}}
+        handle = (getattr(run_manager, "metadata", None) or {}).get(INPUTS_KEY)  # the inner model reads the same inputs
+        config: dict[str, Any] = {"metadata": {CONTRACT_KEY: label.contract, ROLE_KEY: label.role, INPUTS_KEY: handle}}
         if run_manager is not None:  # the inner model's run nests under this one in traces
             config["callbacks"] = CallbackManager(
                 handlers=run_manager.inheritable_handlers,

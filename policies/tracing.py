@@ -18,6 +18,7 @@ TRACE_METADATA_ALLOWLIST = frozenset(
         "reins_contract",
         "reins_role",
         "reins_model",  # the label of the model a call went to (a model name, never a key or URL)
+        "reins_inputs",  # an opaque handle of a contract call's inputs (never the inputs themselves)
         "reins_reply",  # marks a streamed reply's text run
         "reins_status",
         "reins_step",

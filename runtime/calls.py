@@ -18,8 +18,8 @@ A blocking call that is not a model's (a file read) is yielded as ``OffLoop(func
 ``node(fn)`` turns such a generator into one LangGraph node with a sync function (each request made
 with ``invoke_contract`` …) and an async one (``ainvoke_contract`` …). ``graph.invoke`` runs the
 first; ``graph.ainvoke`` / ``astream`` and LangGraph Server run the second, so no run holds a
-thread while a model answers. The contract algorithm itself is shared the same way (see
-``_contract_steps`` in ``runtime/contracts.py``). A plain function is returned unchanged: nodes
+thread while a model answers. The contract, text and tool-turn algorithms are written the same way
+(``contract_steps`` … in ``runtime/contracts.py``) and run on the same drivers (``runtime.driving``). A plain function is returned unchanged: nodes
 that never wait on a model stay ordinary functions.
 """
 
@@ -33,6 +33,7 @@ from typing import Any
 
 # LangGraph's own node wrapper: it accepts a sync and an async function for one node and injects
 # ``runtime`` / ``config`` like any function node (``add_node`` wraps plain functions in it too).
+# Private API, imported here only (tests/runtime/test_langgraph_private_api.py fails the day it moves).
 from langgraph._internal._runnable import RunnableCallable
 
 from runtime.contracts import (

@@ -11,25 +11,46 @@
 4. Every call is counted: business, encoder and repair calls, tokens, latency.
 
 Free-text drafts (``invoke_text``) and tool-calling turns (``invoke_tool_turn``) go through the same
-call mechanics (``runtime.model_calls``: labels, role policy, retries, fallbacks, metrics). Each entry point has an async twin (``ainvoke_*``) that runs
-the same steps on the model's ``ainvoke``; graph nodes reach both through ``runtime/calls.py``.
+call mechanics (``runtime.model_calls``: labels, role policy, retries, fallbacks, metrics). Each
+algorithm is written once, as a generator of requests (``contract_steps``, ``text_steps``,
+``tool_turn_steps``), and runs on the one pair of drivers of ``runtime.driving``: ``invoke_*`` with
+``drive``, ``ainvoke_*`` with ``adrive`` (the model's ``invoke`` / ``ainvoke``). Graph nodes reach
+both through ``runtime/calls.py``.
+
+The messages may carry the structured inputs they were written from (``runtime.prompt_inputs``):
+those travel in every call's metadata beside the contract's name.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from policies.json_limits import JsonLimitError, check_json_value
 from policies.redaction import redact
-from policies.truncation import TRUNCATED, is_truncated
-from runtime.failures import MAX_REPAIR_ISSUES, ContractError, ContractIssue
+from runtime.contract_checks import (  # noqa: F401 - judging outputs and the repair, named here too
+    MAX_REPAIR_ISSUES,
+    TRUNCATED_ISSUE,
+    TRUNCATION_HINT,
+    ContractError,
+    ContractIssue,
+    _issues_from,
+    _validate,
+    draft_repair_message,
+    repair_message,
+    truncated,
+)
+from runtime.contract_roles import (  # noqa: F401 - the contracts' roles, named here too
+    CONTRACT_ROLES,
+    fallbacks_per_role,
+    models_served,
+    register_contracts,
+    role_for,
+)
+from runtime.driving import Steps, adrive, drive
 from runtime.messages import message_text
 from runtime.model_calls import (  # noqa: F401 - the errors and metrics of contract calls, named here too
     METRIC_FIELDS,
@@ -42,65 +63,10 @@ from runtime.model_calls import (  # noqa: F401 - the errors and metrics of cont
     metrics_totals,
 )
 from runtime.models import ModelSet
+from runtime.prompt_inputs import inputs_of
 from runtime.settings import CONTRACT_MODES
 
 T = TypeVar("T", bound=BaseModel)
-
-
-# The stable contracts of the three graphs. Layers above the runtime add theirs with
-# ``register_contracts`` (the evaluation's baselines do, from ``evals/``).
-CONTRACT_ROLES: dict[str, str] = {
-    "tasklist.planning_decision": "tasklist",
-    "tasklist.strategy": "tasklist",
-    "tasklist.draft": "tasklist",
-    "tasklist.revision": "tasklist",
-    "delivery.supervisor_pre": "supervisor",
-    "delivery.manager": "manager",
-    "delivery.plan": "planner",
-    "delivery.tasks": "planner",
-    "delivery.general_review": "reviewer",
-    "delivery.risk_review": "reviewer",
-    "delivery.boundary_review": "reviewer",
-    "delivery.supervisor_post": "supervisor",
-    "delivery.plan_revision": "planner",
-    "delivery.task_revision": "planner",
-    "delivery.report_polish": "polish",
-    "assistant.intent": "chat",
-    "assistant.step": "chat",
-    "assistant.answer": "chat",
-    "assistant.reflection": "chat",
-    "assistant.replan": "chat",
-    "assistant.skill_draft": "chat",
-    "assistant.summary": "chat",
-}
-
-
-def register_contracts(roles: Mapping[str, str]) -> None:
-    """Add contracts (name → the role whose model serves them); registering the same pair again is a
-    no-op, giving a known contract another role is an error."""
-    clashes = sorted(name for name, role in roles.items() if CONTRACT_ROLES.get(name, role) != role)
-    if clashes:
-        raise ValueError(f"contract {clashes[0]!r} is already served by role {CONTRACT_ROLES[clashes[0]]!r}")
-    CONTRACT_ROLES.update(roles)
-
-
-def models_served(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, list[str]]:
-    """Role → the models that answered its calls (from the ``model:<label>`` counts), in label order."""
-    roles: dict[str, set[str]] = {}
-    for contract, values in metrics.items():
-        labels = {key.removeprefix(SERVED_PREFIX) for key, count in values.items() if key.startswith(SERVED_PREFIX) and count}
-        roles.setdefault(CONTRACT_ROLES.get(contract, "unknown"), set()).update(labels)
-    return {role: sorted(labels) for role, labels in sorted(roles.items()) if labels}
-
-
-def fallbacks_per_role(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
-    """Role → calls that moved to a fallback model."""
-    roles: dict[str, int] = {}
-    for contract, values in metrics.items():
-        if values.get("fallbacks"):
-            role = CONTRACT_ROLES.get(contract, "unknown")
-            roles[role] = roles.get(role, 0) + int(values["fallbacks"])
-    return roles
 
 
 @dataclass(frozen=True)
@@ -111,83 +77,16 @@ class Contracted(Generic[T]):
     metrics: dict[str, dict[str, int]]
 
 
-# ------------------------------------------------------------------------------------ invocation
+@dataclass(frozen=True)
+class TextResult:
+    text: str
+    metrics: dict[str, dict[str, int]]
 
 
-def role_for(contract: str) -> str:
-    try:
-        return CONTRACT_ROLES[contract]
-    except KeyError:
-        raise KeyError(f"unknown contract {contract!r}") from None
-
-
-# A path segment is echoed only when it looks like a field name or an index: an unknown key the model
-# invented may carry prose (or an injection), and the repair must never feed the rejected output back.
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
-
-
-def _path_part(part: object) -> str:
-    if isinstance(part, int):
-        return str(part)
-    return str(part) if _PLAIN_KEY.match(str(part)) else "<key>"
-
-
-def _issues_from(error: ValidationError) -> list[ContractIssue]:
-    issues = []
-    for item in error.errors():
-        path = ".".join(_path_part(part) for part in item.get("loc", ())) or "$"
-        issues.append(ContractIssue(path=path, code=str(item.get("type", "invalid"))))
-    return issues[:MAX_REPAIR_ISSUES]
-
-
-def truncated(message: Any) -> bool:
-    """The response stopped at the token limit (``finish_reason: length`` or a provider's equivalent)."""
-    return is_truncated(getattr(message, "response_metadata", None))
-
-
-TRUNCATED_ISSUE = ContractIssue(path="$", code=TRUNCATED)
-
-
-def _validate(schema: type[T], raw: Mapping[str, Any]) -> tuple[T | None, list[ContractIssue]]:
-    # Checked first: a cut-off object may still parse (as a shorter, different object).
-    if truncated(raw.get("raw")):
-        return None, [TRUNCATED_ISSUE]
-    error = raw.get("parsing_error")
-    if error is not None or raw.get("parsed") is None:
-        return None, [ContractIssue(path="$", code=getattr(error, "code", None) if isinstance(error, JsonLimitError) else "invalid_json")]
-    try:
-        # A provider's parser has no depth limit of its own: nothing deeper reaches the schema.
-        check_json_value(raw["parsed"])
-    except JsonLimitError as limit:
-        return None, [ContractIssue(path="$", code=limit.code)]
-    try:
-        return schema.model_validate(raw["parsed"]), []
-    except ValidationError as error:
-        return None, _issues_from(error)
-
-
-def repair_message(contract: str, issues: Sequence[ContractIssue]) -> HumanMessage:
-    """Feedback for the single repair: paths and codes only, never the rejected output."""
-    listed = json.dumps([issue.as_dict() for issue in issues[:MAX_REPAIR_ISSUES]])
-    shorter = TRUNCATION_HINT if any(issue.code == TRUNCATED for issue in issues) else ""
-    return HumanMessage(
-        content=(
-            f"Your previous answer for {contract} did not satisfy the schema. "
-            f"Problems as [{{path, code}}]: {listed}. {shorter}"
-            "Answer again with one JSON object that satisfies the schema exactly; no extra fields."
-        )
-    )
-
-
-TRUNCATION_HINT = "It was cut off at the output token limit: keep every text field short. "
-
-
-def draft_repair_message(contract: str) -> HumanMessage:
-    """The one repair of a free-text draft that was cut off at the token limit."""
-    return HumanMessage(
-        content=f"Your previous answer for {contract} was cut off at the output token limit. "
-        "Answer again, complete and noticeably shorter."
-    )
+@dataclass(frozen=True)
+class ToolTurn:
+    message: AIMessage
+    metrics: dict[str, dict[str, int]]
 
 
 ENCODER_INSTRUCTION = (
@@ -203,44 +102,53 @@ def _encoder_messages(schema: type[BaseModel], draft: str) -> list[BaseMessage]:
     ]
 
 
-@dataclass(frozen=True)
-class _Call:
-    """One model call the contract algorithm asks for (structured unless ``schema`` is None)."""
-
-    kind: str
-    role: str
-    messages: list[BaseMessage]
-    schema: type[BaseModel] | None
-    more_room: bool = False  # the repair after a cut-off: twice the output bound, once
+def _caller(contract: str, models: ModelSet, messages: Sequence[BaseMessage]) -> _Caller:
+    return _Caller(contract, role_for(contract), models, inputs_of(messages))
 
 
-def _contract_steps(contract: str, schema: type[T], messages: Sequence[BaseMessage], role: str, mode: str):
-    """The contract algorithm once, for both drivers: yields the calls to make, receives their results.
+def _metered(caller: _Caller, steps: Steps) -> Steps:
+    """``steps``, with a ``ContractError`` it raises carrying the metrics of every call made so far."""
+    try:
+        return (yield from steps)
+    except ContractError as error:
+        raise ContractError(caller.contract, error.issues, caller.meter.snapshot()) from None
 
-    direct: structured call → validate → (one repair → validate). two_step: free-text draft by the
-    role's model first, then the same steps on the encoder with the draft as its only input.
-    """
+
+def _draft(caller: _Caller, messages: Sequence[BaseMessage]) -> Steps:
+    """A free-text answer of the role's model. A draft cut off at the token limit is never returned
+    as a draft: it gets the one repair (asked again, shorter); a second cut-off raises
+    ``ContractError`` with the code ``truncated``."""
+    message = yield from caller.steps("business_calls", caller.role, list(messages))
+    if truncated(message):
+        repair = [*messages, draft_repair_message(caller.contract)]
+        message = yield from caller.steps("repair_calls", caller.role, repair, more_room=True)
+        if truncated(message):
+            raise ContractError(caller.contract, [TRUNCATED_ISSUE])
+    return message
+
+
+def _structured(caller: _Caller, schema: type[T], messages: Sequence[BaseMessage], mode: str, method: str) -> Steps:
+    """direct: structured call → validate → (one repair → validate). two_step: a free-text draft by
+    the role's model first (``_draft``), then the same steps on the encoder with the draft as its
+    only input."""
     if mode not in CONTRACT_MODES:
         raise ValueError(f"contract mode {mode!r} is not valid; allowed: {', '.join(CONTRACT_MODES)}")
-    if mode == "direct":
-        ask, kind = list(messages), "business_calls"
-    else:
-        draft = yield _Call("business_calls", role, list(messages), None)
-        if truncated(draft):  # a cut-off draft is never encoded as if it were the whole draft
-            draft = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None, True)
-            if truncated(draft):
-                raise ContractError(contract, [TRUNCATED_ISSUE])
+    ask, kind, role = list(messages), "business_calls", caller.role
+    if mode == "two_step":
+        draft = yield from _draft(caller, messages)
         ask, kind, role = _encoder_messages(schema, message_text(draft)), "encoder_calls", "encoder"
-    value, issues = _validate(schema, (yield _Call(kind, role, ask, schema)))
+    value, issues = _validate(schema, (yield from caller.steps(kind, role, ask, schema=schema, method=method)))
     if value is None:
-        repair = _Call("repair_calls", role, [*ask, repair_message(contract, issues)], schema, TRUNCATED_ISSUE in issues)
-        value, issues = _validate(schema, (yield repair))
+        repair = [*ask, repair_message(caller.contract, issues)]
+        raw = yield from caller.steps("repair_calls", role, repair, schema=schema, method=method,
+                                      more_room=TRUNCATED_ISSUE in issues)
+        value, issues = _validate(schema, raw)
         if value is None:
-            raise ContractError(contract, issues)
+            raise ContractError(caller.contract, issues)
     return value
 
 
-def invoke_contract(
+def contract_steps(
     contract: str,
     schema: type[T],
     messages: Sequence[BaseMessage],
@@ -248,135 +156,73 @@ def invoke_contract(
     *,
     mode: str = "direct",
     method: str | None = None,
-) -> Contracted[T]:
+) -> Steps:
+    """The contract algorithm as a generator of requests; returns a ``Contracted``."""
+    caller = _caller(contract, models, messages)
+    value = yield from _metered(caller, _structured(caller, schema, messages, mode, method or models.structured_method))
+    return Contracted(value=value, metrics=caller.meter.snapshot())
+
+
+def text_steps(contract: str, messages: Sequence[BaseMessage], models: ModelSet) -> Steps:
+    """The free-text algorithm as a generator of requests; returns a ``TextResult``."""
+    caller = _caller(contract, models, messages)
+    message = yield from _metered(caller, _draft(caller, messages))
+    return TextResult(text=message_text(message), metrics=caller.meter.snapshot())
+
+
+def tool_turn_steps(
+    contract: str,
+    messages: Sequence[BaseMessage],
+    models: ModelSet,
+    tools: Sequence[Any],
+    options: Mapping[str, Any] | None = None,
+    *,
+    more_room: bool = False,
+) -> Steps:
+    """One native tool-calling turn as a generator of requests; returns a ``ToolTurn``."""
+    caller = _caller(contract, models, messages)
+    message = yield from caller.steps("business_calls", caller.role, messages, tools=tools, options=options,
+                                      more_room=more_room)
+    if not isinstance(message, AIMessage):
+        message = AIMessage(content=message_text(message))
+    return ToolTurn(message=message, metrics=caller.meter.snapshot())
+
+
+def invoke_contract(contract: str, schema: type[T], messages: Sequence[BaseMessage], models: ModelSet, *,
+                    mode: str = "direct", method: str | None = None) -> Contracted[T]:
     """Call the contract's role model and return validated output (see the module docstring)."""
-    caller = _Caller(contract, role_for(contract), models)
-    method = method or models.structured_method
-    steps = _contract_steps(contract, schema, messages, caller.role, mode)
-    try:
-        call = next(steps)
-        while True:
-            call = steps.send(caller.call(call.kind, call.role, call.messages, schema=call.schema, method=method,
-                                          more_room=call.more_room))
-    except StopIteration as done:
-        return Contracted(value=done.value, metrics=caller.meter.snapshot())
-    except ContractError as error:
-        raise ContractError(contract, error.issues, caller.meter.snapshot()) from None
+    return drive(contract_steps(contract, schema, messages, models, mode=mode, method=method))
 
 
-async def ainvoke_contract(
-    contract: str,
-    schema: type[T],
-    messages: Sequence[BaseMessage],
-    models: ModelSet,
-    *,
-    mode: str = "direct",
-    method: str | None = None,
-) -> Contracted[T]:
-    """Async twin of :func:`invoke_contract` (the same steps, the same metrics)."""
-    caller = _Caller(contract, role_for(contract), models)
-    method = method or models.structured_method
-    steps = _contract_steps(contract, schema, messages, caller.role, mode)
-    try:
-        call = next(steps)
-        while True:
-            result = await caller.acall(call.kind, call.role, call.messages, schema=call.schema, method=method,
-                                        more_room=call.more_room)
-            call = steps.send(result)
-    except StopIteration as done:
-        return Contracted(value=done.value, metrics=caller.meter.snapshot())
-    except ContractError as error:
-        raise ContractError(contract, error.issues, caller.meter.snapshot()) from None
-
-
-@dataclass(frozen=True)
-class TextResult:
-    text: str
-    metrics: dict[str, dict[str, int]]
-
-
-def _text_steps(contract: str, messages: Sequence[BaseMessage], role: str):
-    """The free-text algorithm once, for both drivers: a draft cut off at the token limit is never
-    returned as a draft; it gets the one repair (asked again, shorter), and a second cut-off raises
-    ``ContractError`` with the code ``truncated``."""
-    message = yield _Call("business_calls", role, list(messages), None)
-    if truncated(message):
-        message = yield _Call("repair_calls", role, [*messages, draft_repair_message(contract)], None, True)
-        if truncated(message):
-            raise ContractError(contract, [TRUNCATED_ISSUE])
-    return message
+async def ainvoke_contract(contract: str, schema: type[T], messages: Sequence[BaseMessage], models: ModelSet, *,
+                           mode: str = "direct", method: str | None = None) -> Contracted[T]:
+    """:func:`invoke_contract` on the model's ``ainvoke`` (the same steps, the same metrics)."""
+    return await adrive(contract_steps(contract, schema, messages, models, mode=mode, method=method))
 
 
 def invoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet) -> TextResult:
     """A free-text call (e.g. a task-list draft); the caller validates the text by rules."""
-    caller = _Caller(contract, role_for(contract), models)
-    steps = _text_steps(contract, messages, caller.role)
-    try:
-        call = next(steps)
-        while True:
-            call = steps.send(caller.call(call.kind, call.role, call.messages, more_room=call.more_room))
-    except StopIteration as done:
-        return TextResult(text=message_text(done.value), metrics=caller.meter.snapshot())
-    except ContractError as error:
-        raise ContractError(contract, error.issues, caller.meter.snapshot()) from None
+    return drive(text_steps(contract, messages, models))
 
 
 async def ainvoke_text(contract: str, messages: Sequence[BaseMessage], models: ModelSet) -> TextResult:
-    """Async twin of :func:`invoke_text`."""
-    caller = _Caller(contract, role_for(contract), models)
-    steps = _text_steps(contract, messages, caller.role)
-    try:
-        call = next(steps)
-        while True:
-            call = steps.send(await caller.acall(call.kind, call.role, call.messages, more_room=call.more_room))
-    except StopIteration as done:
-        return TextResult(text=message_text(done.value), metrics=caller.meter.snapshot())
-    except ContractError as error:
-        raise ContractError(contract, error.issues, caller.meter.snapshot()) from None
+    """:func:`invoke_text` on the model's ``ainvoke``."""
+    return await adrive(text_steps(contract, messages, models))
 
 
-@dataclass(frozen=True)
-class ToolTurn:
-    message: AIMessage
-    metrics: dict[str, dict[str, int]]
-
-
-def invoke_tool_turn(
-    contract: str,
-    messages: Sequence[BaseMessage],
-    models: ModelSet,
-    tools: Sequence[Any],
-    options: Mapping[str, Any] | None = None,
-    *,
-    more_room: bool = False,
-) -> ToolTurn:
+def invoke_tool_turn(contract: str, messages: Sequence[BaseMessage], models: ModelSet, tools: Sequence[Any],
+                     options: Mapping[str, Any] | None = None, *, more_room: bool = False) -> ToolTurn:
     """One native tool-calling turn (the manager's); policy checks happen in the graph, not here.
 
     ``options`` go to ``bind_tools`` as they are (``tool_choice``, ``parallel_tool_calls``; see
     ``policies.tool_choice``)."""
-    caller = _Caller(contract, role_for(contract), models)
-    message = caller.call("business_calls", caller.role, messages, tools=tools, options=options, more_room=more_room)
-    if not isinstance(message, AIMessage):
-        message = AIMessage(content=message_text(message))
-    return ToolTurn(message=message, metrics=caller.meter.snapshot())
+    return drive(tool_turn_steps(contract, messages, models, tools, options, more_room=more_room))
 
 
-async def ainvoke_tool_turn(
-    contract: str,
-    messages: Sequence[BaseMessage],
-    models: ModelSet,
-    tools: Sequence[Any],
-    options: Mapping[str, Any] | None = None,
-    *,
-    more_room: bool = False,
-) -> ToolTurn:
-    """Async twin of :func:`invoke_tool_turn`."""
-    caller = _Caller(contract, role_for(contract), models)
-    message = await caller.acall("business_calls", caller.role, messages, tools=tools, options=options,
-                                 more_room=more_room)
-    if not isinstance(message, AIMessage):
-        message = AIMessage(content=message_text(message))
-    return ToolTurn(message=message, metrics=caller.meter.snapshot())
+async def ainvoke_tool_turn(contract: str, messages: Sequence[BaseMessage], models: ModelSet, tools: Sequence[Any],
+                            options: Mapping[str, Any] | None = None, *, more_room: bool = False) -> ToolTurn:
+    """:func:`invoke_tool_turn` on the model's ``ainvoke``."""
+    return await adrive(tool_turn_steps(contract, messages, models, tools, options, more_room=more_room))
 
 
 def safe_error(error: BaseException, limit: int = 500) -> str:

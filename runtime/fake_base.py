@@ -1,6 +1,7 @@
 """What the two stand-in chat models share: the call label, tool binding and JSON structured output.
 
-Contracts are named in the call's LangChain metadata (``reins_contract`` / ``reins_role``), so a real
+Contracts are named in the call's LangChain metadata (``reins_contract`` / ``reins_role``), and their
+structured inputs travel there too (``reins_inputs``: a handle, ``runtime.prompt_inputs``), so a real
 provider never sees them in its payload, while tracing and these stand-ins do.
 """
 
@@ -8,8 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -21,9 +22,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
 from policies.json_limits import MAX_JSON_DEPTH, JsonLimitError, check_json_value, parse_json
+from runtime.prompt_inputs import held_inputs
 
 CONTRACT_KEY = "reins_contract"
 ROLE_KEY = "reins_role"
+INPUTS_KEY = "reins_inputs"
 UNLABELLED = "unlabelled"
 
 
@@ -39,6 +42,7 @@ class ModelCall:
     tool_choice: Any = None  # as the request would carry it (None: not sent)
     parallel_tool_calls: bool | None = None
     schema: Any = None  # a structured call's JSON schema (or class), as the request carries it
+    inputs: Mapping[str, Any] = field(default_factory=dict)  # the contract's structured inputs (read-only)
 
 
 def call_label(run_manager: Any, kwargs: dict[str, Any], messages: Sequence[BaseMessage] = ()) -> ModelCall:
@@ -54,6 +58,7 @@ def call_label(run_manager: Any, kwargs: dict[str, Any], messages: Sequence[Base
         tool_choice=kwargs.get("tool_choice"),
         parallel_tool_calls=kwargs.get("parallel_tool_calls"),
         schema=kwargs.get("reins_schema"),
+        inputs=held_inputs(metadata.get(INPUTS_KEY)),
     )
 
 
@@ -220,4 +225,4 @@ class StandInChatModel(StandInBindings):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-__all__ = ["ModelCall", "StandInBindings", "StandInChatModel", "call_label", "RunnableMap", "to_ai_message", "CONTRACT_KEY", "ROLE_KEY"]
+__all__ = ["ModelCall", "StandInBindings", "StandInChatModel", "call_label", "RunnableMap", "to_ai_message", "CONTRACT_KEY", "ROLE_KEY", "INPUTS_KEY"]

@@ -35,10 +35,10 @@ from policies.retry import backoff_s, retry_after_s, retry_wait_s
 from policies.second_attempt import repair_output_bound
 from policies.tool_choice import structured_tool_choice
 from runtime.deadline import remaining_s
-from runtime.driving import adrive, drive
-from runtime.fake_base import CONTRACT_KEY, ROLE_KEY
+from runtime.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY
 from runtime.failures import TIMEOUT_ERRORS, ContractTimeout, falls_back_after, is_retryable
 from runtime.models import ModelSet
+from runtime.prompt_inputs import HeldInputs
 from runtime.role_settings import with_role_policy
 
 MODEL_KEY = "reins_model"  # the label of the model a call went to, in the call's trace metadata
@@ -100,15 +100,21 @@ class _Meter:
         return {self.contract: dict(self.values)}
 
 
-def _config(contract: str, role: str, attempt: int = 1, model: str | None = None) -> RunnableConfig:
+def _config(contract: str, role: str, attempt: int = 1, model: str | None = None,
+            inputs: HeldInputs | None = None) -> RunnableConfig:
     """The call's labels on top of the enclosing run's metadata and tags (a config passed to a
-    runnable replaces them, it does not add to them): contract, role and the model asked (so the
-    trace of every call names the model that answered). Read from the run's config directly, not
-    through ``ensure_config``, which also copies its callback manager; the call inherits the rest."""
+    runnable replaces them, it does not add to them): contract, role, the model asked (so the
+    trace of every call names the model that answered) and the handle of the contract's structured
+    inputs when the prompt carries them (``runtime.prompt_inputs``: a handle, so a trace never
+    holds prompt text; a provider never sees metadata). Read from
+    the run's config directly, not through ``ensure_config``, which also copies its callback
+    manager; the call inherits the rest."""
     base = var_child_runnable_config.get() or {}
     metadata = {**(base.get("metadata") or {}), CONTRACT_KEY: contract, ROLE_KEY: role}
     if model:
         metadata[MODEL_KEY] = model
+    if inputs is not None:
+        metadata[INPUTS_KEY] = inputs.handle
     # nostream: LangGraph's messages stream never carries a contract's JSON or tool calls (a reply's
     # text is streamed on its own, runtime.reply_stream).
     tags = [*(base.get("tags") or []), f"contract:{contract}", TAG_NOSTREAM] + (
@@ -240,10 +246,12 @@ class _Caller:
     the run's deadline stops the loop (``policies.fallback``) instead of moving on.
     """
 
-    def __init__(self, contract: str, role: str, models: ModelSet):
+    def __init__(self, contract: str, role: str, models: ModelSet, inputs: Mapping[str, Any] | None = None):
         self.contract = contract
         self.role = role
         self.models = models
+        # The contract's structured inputs, held while this caller lives; each call's metadata names them.
+        self.inputs = HeldInputs(inputs) if inputs is not None else None
         self.meter = _Meter(contract)
 
     def _runnable(
@@ -318,7 +326,8 @@ class _Caller:
         self.meter.values["retries"] += 1
         return attempt + 1
 
-    def _steps(self, kind: str, role: str, messages: Sequence[BaseMessage], schema, method, tools, options, more_room):
+    def steps(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
+              tools=None, options=None, more_room=False):
         """One call once, for both drivers (``runtime.driving``): yields an ``_Invoke`` (answered with its
         result, or with its error thrown in) or a ``_Wait``; returns the result. Each model of the
         role's chain gets its retries; a final provider failure moves to the next model
@@ -331,7 +340,7 @@ class _Caller:
             attempt, failure = 1, None
             while True:
                 try:
-                    result = yield _Invoke(runnable, messages, _config(self.contract, role, attempt, label))
+                    result = yield _Invoke(runnable, messages, _config(self.contract, role, attempt, label, self.inputs))
                     break
                 except openai.LengthFinishReasonError as error:
                     result = _cut_off(schema is not None, error)
@@ -354,14 +363,6 @@ class _Caller:
             self.meter.count(kind, result.get("raw") if isinstance(result, dict) else result, started)
             return result
         raise AssertionError("a role always has at least one model")  # pragma: no cover
-
-    def call(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
-             tools=None, options=None, more_room=False):
-        return drive(self._steps(kind, role, messages, schema, method, tools, options, more_room))
-
-    async def acall(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
-                    tools=None, options=None, more_room=False):
-        return await adrive(self._steps(kind, role, messages, schema, method, tools, options, more_room))
 
 
 def _cut_off(structured: bool, error: BaseException) -> Any:

@@ -1,6 +1,7 @@
 """Prompts of the assistant, built from modules (identity, capabilities, rules, task) and with
-every input in a tagged block (``<request>``, ``<observations>`` …) that models and the offline
-stand-in both read. Text from users and tools is neutralised so it cannot close a block."""
+every input in a tagged block (``<request>``, ``<observations>`` …) that models read; the same inputs
+travel as structured values in the call's metadata (``runtime.prompt_inputs``), where the offline
+stand-in reads them. Text from users and tools is neutralised so it cannot close a block."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from runtime.prompt_inputs import Prompt
 from runtime.registry import ScopedTools
 
 _TAGS = (
@@ -100,8 +102,13 @@ def tools_block(tools: ScopedTools) -> str:
     return block("tools", "\n".join(lines) or "(no tools)")
 
 
-def conversation_block(conversation: Sequence[Mapping[str, str]]) -> str:
-    lines = [f"{turn['role']}: {neutralise(turn['text'])}" for turn in conversation]
+def conversation(turns: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """The turns as a prompt shows them (their text neutralised)."""
+    return [{"role": turn["role"], "text": neutralise(turn["text"])} for turn in turns]
+
+
+def conversation_block(turns: Sequence[Mapping[str, str]]) -> str:
+    lines = [f"{turn['role']}: {turn['text']}" for turn in conversation(turns)]
     return block("conversation", "\n".join(lines) or "(new conversation)")
 
 
@@ -110,24 +117,14 @@ def recollections_block(recollections: Iterable[str]) -> str:
     return block("recollections", "\n".join(lines) or "(none)")
 
 
+def observations(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What a prompt shows of each executed call: what ran and what came back (errors included)."""
+    return [{key: r.get(key) for key in ("n", "step", "tool", "args", "ok", "output")} for r in records]
+
+
 def observations_block(records: Sequence[Mapping[str, Any]]) -> str:
-    """One JSON object per executed call: what ran and what came back (errors included)."""
-    lines = [
-        neutralise(
-            json.dumps(
-                {
-                    "n": r.get("n"),
-                    "step": r.get("step"),
-                    "tool": r.get("tool"),
-                    "args": r.get("args"),
-                    "ok": r.get("ok"),
-                    "output": r.get("output"),
-                },
-                ensure_ascii=False,
-            )
-        )
-        for r in records
-    ]
+    """One JSON object per executed call."""
+    lines = [neutralise(json.dumps(record, ensure_ascii=False)) for record in observations(records)]
     return block("observations", "\n".join(lines) or "(no tool has run)")
 
 
@@ -162,9 +159,30 @@ def summary_blocks(state: Mapping[str, Any]) -> list[str]:
     return [block("summary", neutralise(summary))] if summary else []
 
 
+def _tools(tools: ScopedTools) -> list[dict[str, Any]]:
+    return [{"name": tool.name, "parameters": list(tool.parameters)} for tool in tools]
+
+
+def _inputs(state: Mapping[str, Any], tools: ScopedTools | None, *names: str, **values: Any) -> dict[str, Any]:
+    """The structured inputs of a prompt: the named state inputs (as the prompt shows them) and more."""
+    known = {
+        "request": lambda: neutralise(state.get("request", "")),
+        "tools": lambda: _tools(tools or ()),
+        "skills": lambda: [neutralise(line) for line in state.get("skills", [])],
+        "summary": lambda: neutralise(state.get("conversation_summary") or ""),
+        "conversation": lambda: conversation(state.get("conversation", [])),
+        "recollections": lambda: [neutralise(note) for note in state.get("recollections", [])],
+        "plan": lambda: state.get("plan"),
+        "observations": lambda: observations(state.get("records", [])),
+        "findings": lambda: list(state.get("check_findings", [])),
+    }
+    return {**{name: known[name]() for name in names}, **values}
+
+
 def summary_messages(previous: str, dropped: Sequence[Mapping[str, str]]) -> list[BaseMessage]:
     human = "\n".join([block("summary", neutralise(previous)), conversation_block(dropped)])
-    return [_system(IDENTITY, SUMMARY_TASK), HumanMessage(content=human)]
+    inputs = {"summary": neutralise(previous), "conversation": conversation(dropped)}
+    return Prompt([_system(IDENTITY, SUMMARY_TASK), HumanMessage(content=human)], inputs)
 
 
 def intent_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMessage]:
@@ -178,13 +196,15 @@ def intent_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMe
             block("request", neutralise(state.get("request", ""))),
         ]
     )
-    return [_system(IDENTITY, HARD_RULES, INTENT_TASK), HumanMessage(content=human)]
+    inputs = _inputs(state, tools, "tools", "skills", "summary", "conversation", "recollections", "request")
+    return Prompt([_system(IDENTITY, HARD_RULES, INTENT_TASK), HumanMessage(content=human)], inputs)
 
 
 def step_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMessage]:
+    mode = state.get("intent") or "SIMPLE_TOOL"
     human = "\n".join(
         [
-            block("mode", state.get("intent") or "SIMPLE_TOOL"),
+            block("mode", mode),
             tools_block(tools),
             skills_block(state.get("skills", [])),
             recollections_block(state.get("recollections", [])),
@@ -194,12 +214,15 @@ def step_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMess
             block("request", neutralise(state.get("request", ""))),
         ]
     )
-    return [_system(IDENTITY, HARD_RULES, STEP_TASK), HumanMessage(content=human)]
+    inputs = _inputs(state, tools, "tools", "skills", "recollections", "plan", "observations", "findings", "request",
+                     mode=mode)
+    return Prompt([_system(IDENTITY, HARD_RULES, STEP_TASK), HumanMessage(content=human)], inputs)
 
 
 def answer_messages(state: Mapping[str, Any], tools: ScopedTools, stop_message: str = "") -> list[BaseMessage]:
+    mode = state.get("intent") or "QA"
     parts = [
-        block("mode", state.get("intent") or "QA"),
+        block("mode", mode),
         *summary_blocks(state),
         conversation_block(state.get("conversation", [])),
         recollections_block(state.get("recollections", [])),
@@ -210,7 +233,9 @@ def answer_messages(state: Mapping[str, Any], tools: ScopedTools, stop_message: 
         parts.append(block("stop", stop_message))
     parts.extend(findings_block(state.get("check_findings", []), FINDINGS_NOTE))
     parts.append(block("request", neutralise(state.get("request", ""))))
-    return [_system(IDENTITY, HARD_RULES, ANSWER_TASK), HumanMessage(content="\n".join(parts))]
+    inputs = _inputs(state, tools, "summary", "conversation", "recollections", "plan", "observations", "findings",
+                     "request", mode=mode, stop=stop_message)
+    return Prompt([_system(IDENTITY, HARD_RULES, ANSWER_TASK), HumanMessage(content="\n".join(parts))], inputs)
 
 
 def replan_messages(state: Mapping[str, Any], tools: ScopedTools, step: int) -> list[BaseMessage]:
@@ -222,7 +247,8 @@ def replan_messages(state: Mapping[str, Any], tools: ScopedTools, step: int) -> 
             block("request", neutralise(state.get("request", ""))),
         ]
     )
-    return [_system(IDENTITY, HARD_RULES, REPLAN_TASK.format(step=step)), HumanMessage(content=human)]
+    inputs = _inputs(state, tools, "tools", "plan", "observations", "request", failed_step=step)
+    return Prompt([_system(IDENTITY, HARD_RULES, REPLAN_TASK.format(step=step)), HumanMessage(content=human)], inputs)
 
 
 def skill_draft_messages(topic: Sequence[str], lessons: Sequence[str], tools: ScopedTools) -> list[BaseMessage]:
@@ -233,7 +259,9 @@ def skill_draft_messages(topic: Sequence[str], lessons: Sequence[str], tools: Sc
             block("lessons", "\n".join(f"- {neutralise(lesson)}" for lesson in lessons) or "(none)"),
         ]
     )
-    return [_system(IDENTITY, SKILL_DRAFT_TASK), HumanMessage(content=human)]
+    inputs = {"tools": _tools(tools), "topic": [neutralise(word) for word in topic],
+              "lessons": [neutralise(lesson) for lesson in lessons]}
+    return Prompt([_system(IDENTITY, SKILL_DRAFT_TASK), HumanMessage(content=human)], inputs)
 
 
 def reflection_messages(state: Mapping[str, Any], outcome: Mapping[str, Any]) -> list[BaseMessage]:
@@ -245,4 +273,5 @@ def reflection_messages(state: Mapping[str, Any], outcome: Mapping[str, Any]) ->
             block("request", neutralise(state.get("request", ""))),
         ]
     )
-    return [_system(IDENTITY, REFLECTION_TASK), HumanMessage(content=human)]
+    inputs = _inputs(state, None, "plan", "observations", "request", outcome=dict(outcome))
+    return Prompt([_system(IDENTITY, REFLECTION_TASK), HumanMessage(content=human)], inputs)

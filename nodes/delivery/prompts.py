@@ -1,6 +1,7 @@
 """Prompts of the delivery chain. Inputs are tagged (``<requirement>``, ``<plan>``, ``<findings>`` …)
-so any model — and the offline stand-in — can find them; artifacts go in as JSON of their validated
-fields without internal ids; nothing secret is in them (the requirement is redacted at load)."""
+so any model can find them, and travel as structured values in the call's metadata too
+(``runtime.prompt_inputs``), where the offline stand-in reads them; artifacts go in as JSON of their
+validated fields without internal ids; nothing secret is in them (the requirement is redacted at load)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, listed
+from runtime.prompt_inputs import Prompt, Tagged
 from runtime.registry import SubagentToolDefinition
 from runtime.resources import PROMPT_CHARS, cut_for_prompt
 from schemas.delivery import SubagentInput
@@ -74,12 +76,12 @@ def render_blocks(blocks: Sequence[Mapping[str, str]]) -> str:
     )
 
 
-def context_for(stage: str | Sequence[str], blocks: Sequence[Mapping[str, str]]) -> str:
-    return render_blocks(select_blocks(stage, blocks))
+def _cut(requirement: str) -> str:
+    return cut_for_prompt(requirement, PROMPT_CHARS)
 
 
 def _requirement(text: str) -> str:
-    return f"<requirement>\n{cut_for_prompt(text, PROMPT_CHARS)}\n</requirement>"
+    return f"<requirement>\n{_cut(text)}\n</requirement>"
 
 
 # ---------------------------------------------------------------------------------- supervisor
@@ -97,10 +99,11 @@ Answer with one JSON object with only the fields of the chosen branch."""
 def supervisor_pre_messages(
     requirement: str, blocks: Sequence[Mapping[str, str]], reviewers: Reviewers = DEFAULT_REVIEWERS
 ) -> list[BaseMessage]:
-    return [
+    context = select_blocks("supervisor", blocks)
+    return Prompt([
         SystemMessage(content=SUPERVISOR_PRE.format(roles=", ".join(reviewers.roles))),
-        HumanMessage(content=f"{_requirement(requirement)}\n{context_for('supervisor', blocks)}"),
-    ]
+        HumanMessage(content=f"{_requirement(requirement)}\n{render_blocks(context)}"),
+    ], {"requirement": _cut(requirement), "context": context})
 
 
 SUPERVISOR_POST = """You are the supervisor after review. Give short guidance for revising the
@@ -116,13 +119,13 @@ def supervisor_post_messages(requirement: str, bundle: Mapping[str, Any]) -> lis
         for f in bundle["findings"]
     ]
     coverage = {"status": bundle["status"], "coverage": bundle["coverage"]}
-    return [
+    return Prompt([
         SystemMessage(content=SUPERVISOR_POST),
         HumanMessage(
             content=f"{_requirement(requirement)}\n<review_status>\n{_json(coverage)}\n</review_status>\n"
             f"<findings>\n{_json(findings)}\n</findings>"
         ),
-    ]
+    ], {"requirement": _cut(requirement), "review_status": coverage, "findings": findings})
 
 
 # ---------------------------------------------------------------------------------- manager
@@ -139,7 +142,8 @@ def manager_messages(
     reviewers: Reviewers = DEFAULT_REVIEWERS,
 ) -> list[BaseMessage]:
     intents = {i["stage"]: i["objective"] for i in pre_decision.get("stage_intents", [])}
-    return [
+    inputs = {"stage_intents": intents, "artifacts": list(artifacts), "executed": list(executed)}
+    return Prompt([
         SystemMessage(content=MANAGER_SYSTEM.format(review_tools=listed(reviewers.tools))),
         HumanMessage(
             content=f"<stage_intents>\n{_json(intents)}\n</stage_intents>\n"
@@ -147,7 +151,7 @@ def manager_messages(
             f"<executed>\n{', '.join(executed) or 'none'}\n</executed>\n"
             "Call the next sub-agent(s)."
         ),
-    ]
+    ], inputs)
 
 
 # ---------------------------------------------------------------------------------- workers
@@ -183,7 +187,10 @@ def worker_messages(
     missing = set(definition.input_artifact_kinds) - set(worker_input.input_artifacts)
     if missing:  # the delegation policy already refuses this; never build such an input anyway
         raise ValueError(f"{definition.id} needs {', '.join(sorted(missing))}")
-    parts = [_requirement(requirement), render_blocks([b.model_dump() for b in worker_input.context_blocks])]
+    context = [b.model_dump() for b in worker_input.context_blocks]
+    inputs: dict[str, Any] = {"requirement": _cut(requirement), "context": context, "plan": plan, "tasks": tasks,
+                              "constraints": list(worker_input.constraints), "manager_note": note}
+    parts = [_requirement(requirement), render_blocks(context)]
     if worker_input.constraints:
         parts.append("<constraints>\n" + "\n".join(f"- {c}" for c in worker_input.constraints) + "\n</constraints>")
     if plan is not None:
@@ -194,22 +201,24 @@ def worker_messages(
         parts.append(f"<manager_note>\n{note}\n</manager_note>")
     if extra:
         parts.append(extra)
+        inputs.update(getattr(extra, "inputs", {}))
     system = WORKER_SYSTEM.format(
         id=definition.id, instruction=definition.role_instruction, non_goals="; ".join(definition.non_goals)
     )
-    return [SystemMessage(content=system), HumanMessage(content="\n".join(p for p in parts if p))]
+    return Prompt([SystemMessage(content=system), HumanMessage(content="\n".join(p for p in parts if p))], inputs)
 
 
-def revision_block(findings: Sequence[Mapping[str, Any]], request: Mapping[str, Any]) -> str:
+def revision_block(findings: Sequence[Mapping[str, Any]], request: Mapping[str, Any]) -> Tagged:
     request_view = {k: request[k] for k in ("summary", "required_actions")}
     findings_view = [
         {k: f[k] for k in ("finding_id", "description", "evidence", "severity", "suggested_action")}
         for f in findings
     ]
-    return (
+    return Tagged(
         "Revise the artifact once so it resolves these findings; keep everything else stable.\n"
         f"<revision_request>\n{_json(request_view)}\n</revision_request>\n"
-        f"<findings>\n{_json(findings_view)}\n</findings>"
+        f"<findings>\n{_json(findings_view)}\n</findings>",
+        {"revision_request": request_view, "findings": findings_view},
     )
 
 
@@ -221,7 +230,7 @@ only (no headings, lists, tables or code)."""
 
 
 def polish_messages(status: str, summary: str) -> list[BaseMessage]:
-    return [
+    return Prompt([
         SystemMessage(content=POLISH_SYSTEM),
         HumanMessage(content=f"<status>\n{status}\n</status>\n<summary>\n{summary}\n</summary>"),
-    ]
+    ], {"status": status, "summary": summary})

@@ -1,7 +1,8 @@
 """Prompts of the tasklist agent's four contracts.
 
-Inputs are tagged (``<plan>``, ``<readiness>``, ``<allowed_actions>``, ...) so any model, and the
-offline stand-in, can find them. System prompts name the blocks in words, never as tags, so a tag
+Inputs are tagged (``<plan>``, ``<readiness>``, ``<allowed_actions>``, ...) so any model can find
+them, and travel as structured values in the call's metadata too (``runtime.prompt_inputs``), where
+the offline stand-in reads them. System prompts name the blocks in words, never as tags, so a tag
 appears only around its real content. The split strategy reaches the draft prompt twice: as JSON and
 as explicit, binding constraints.
 """
@@ -15,6 +16,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from policies.tasklist_plan import OPTIONAL_CONTEXT_ALLOWLIST
+from runtime.prompt_inputs import Prompt
 from runtime.resources import PLAN_PROMPT_CHARS, PROMPT_CHARS, cut_for_prompt
 from nodes.tasklist.state import Strategy, TasklistState
 
@@ -73,8 +75,16 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1)
 
 
-def _block(name: str, content: str) -> str:
-    return f"<{name}>\n{content}\n</{name}>"
+def _block(name: str, content: Any) -> str:
+    return f"<{name}>\n{content if isinstance(content, str) else _json(content)}\n</{name}>"
+
+
+def _prompt(system: str, parts: Sequence[str | tuple[str, Any]]) -> Prompt:
+    """The messages of one call: free-text parts as they are, ``(name, value)`` parts as tagged
+    blocks; the named values are the call's structured inputs too."""
+    inputs = dict(part for part in parts if isinstance(part, tuple))
+    text = "\n\n".join(part if isinstance(part, str) else _block(*part) for part in parts)
+    return Prompt([SystemMessage(content=system), HumanMessage(content=text)], inputs)
 
 
 def strategy_constraints(strategy: Strategy) -> str:
@@ -92,49 +102,47 @@ def strategy_constraints(strategy: Strategy) -> str:
     )
 
 
-def _plan_blocks(state: TasklistState) -> list[str]:
+def _plan_blocks(state: TasklistState) -> list[tuple[str, Any]]:
     return [
-        _block("plan_uri", state["plan_uri"]),
-        _block("target_version", state["plan"]["target_version"]),
-        _block("plan_sections", _json(state["plan"]["sections"])),
-        _block("plan", cut_for_prompt(state["plan_text"], PLAN_PROMPT_CHARS)),
+        ("plan_uri", state["plan_uri"]),
+        ("target_version", state["plan"]["target_version"]),
+        ("plan_sections", state["plan"]["sections"]),
+        ("plan", cut_for_prompt(state["plan_text"], PLAN_PROMPT_CHARS)),
     ]
 
 
-def _context_blocks(state: TasklistState) -> list[str]:
+def _context_blocks(state: TasklistState) -> list[tuple[str, Any]]:
     context = state.get("context_doc") or {}
     if not context.get("text"):
         return []
-    return [_block("context_uri", context["uri"]), _block("context", cut_for_prompt(context["text"], PROMPT_CHARS))]
+    return [("context_uri", context["uri"]), ("context", cut_for_prompt(context["text"], PROMPT_CHARS))]
 
 
 def planning_messages(state: TasklistState) -> list[BaseMessage]:
-    blocks = [
-        _block("user_goal", state.get("user_goal") or "(none)"),
-        _block("readiness", _json(state["readiness"])),
-        _block("allowed_actions", _json(list(state["allowed_actions"]))),
-        _block("optional_context_allowlist", _json(list(OPTIONAL_CONTEXT_ALLOWLIST))),
+    return _prompt(PLANNING_SYSTEM, [
+        ("user_goal", state.get("user_goal") or "(none)"),
+        ("readiness", state["readiness"]),
+        ("allowed_actions", list(state["allowed_actions"])),
+        ("optional_context_allowlist", list(OPTIONAL_CONTEXT_ALLOWLIST)),
         *_plan_blocks(state),
-    ]
-    return [SystemMessage(content=PLANNING_SYSTEM), HumanMessage(content="\n\n".join(blocks))]
+    ])
 
 
 def strategy_messages(state: TasklistState, feedback: str | None) -> list[BaseMessage]:
-    blocks = [*_plan_blocks(state), *_context_blocks(state)]
+    parts = [*_plan_blocks(state), *_context_blocks(state)]
     if feedback:
-        blocks += [_block("previous_strategy", _json(state.get("strategy") or {})), _block("feedback", feedback)]
-    return [SystemMessage(content=STRATEGY_SYSTEM), HumanMessage(content="\n\n".join(blocks))]
+        parts += [("previous_strategy", state.get("strategy") or {}), ("feedback", feedback)]
+    return _prompt(STRATEGY_SYSTEM, parts)
 
 
 def draft_messages(state: TasklistState) -> list[BaseMessage]:
     strategy = state["strategy"]
-    blocks = [
+    return _prompt(DRAFT_SYSTEM, [
         strategy_constraints(strategy),
-        _block("strategy", _json(strategy)),
+        ("strategy", strategy),
         *_context_blocks(state),
         *_plan_blocks(state),
-    ]
-    return [SystemMessage(content=DRAFT_SYSTEM), HumanMessage(content="\n\n".join(blocks))]
+    ])
 
 
 def revision_messages(state: TasklistState, fix_now: Sequence[str]) -> list[BaseMessage]:
@@ -142,11 +150,10 @@ def revision_messages(state: TasklistState, fix_now: Sequence[str]) -> list[Base
         {"id": issue, "fix": FINDING_HINTS.get(issue.split(":", 1)[0], "fix this structural finding")}
         for issue in fix_now
     ]
-    blocks = [
-        _block("findings", _json(findings)),
+    return _prompt(REVISION_SYSTEM, [
+        ("findings", findings),
         strategy_constraints(state["strategy"]),
-        _block("strategy", _json(state["strategy"])),
+        ("strategy", state["strategy"]),
         *_plan_blocks(state),
-        _block("draft", state["drafts"]["v1"]),
-    ]
-    return [SystemMessage(content=REVISION_SYSTEM), HumanMessage(content="\n\n".join(blocks))]
+        ("draft", state["drafts"]["v1"]),
+    ])

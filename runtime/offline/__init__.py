@@ -1,7 +1,9 @@
 """OfflineModel: the embedded default — a deterministic, rule-based stand-in for a language model.
 
-It is NOT a language model. It answers each Reins contract by rules applied to the prompt text
-(parsing sections, keyword checklists, arithmetic), so every graph runs offline, in CI and in
+It is NOT a language model. It answers each Reins contract by rules applied to the contract's
+structured inputs, which travel in the call's metadata (``OfflineRequest.inputs``; keyword
+checklists, arithmetic), and cuts its answers to the bounds the contract's schema declares
+(``runtime.offline.bounds``), so every graph runs offline, in CI and in
 ``make demo``, with no network and no weights. Each pipeline registers its responders, keyed by
 contract name, in its own module of this package; the evaluation's baselines register theirs from
 ``evals/offline.py``.

@@ -4,10 +4,11 @@ Rules, not a language model: the request is scanned for sub-tasks — arithmetic
 (→ calculator), time/date words (→ clock), resource URIs (→ read_doc), http(s) URLs (→ http_get) —
 in the order they appear, and any other offered tool the message names explicitly
 (``use notes__word_count on "a b c"``: its first parameter gets the quoted text). None is QA, one is SIMPLE_TOOL, several are COMPLEX with one plan step
-each. Tool turns call the first sub-task not yet in ``<observations>``; answers are composed from
-the observations only.
+each. Tool turns call the first sub-task not yet observed; answers are composed from the
+observations only. Every input is read from the call's structured inputs (its metadata,
+``OfflineRequest.inputs``), never from the prompt's prose; answers are cut to their schema's bounds.
 
-Skills: a skill in the ``<skills>`` block whose name's words all appear in the request ("%" counts
+Skills: an offered skill whose name's words all appear in the request ("%" counts
 as "percent") is loaded first (``load_skill``), then every file its instructions name
 (``read_skill_file``). The stand-in knows the bundled skills' rules and follows them only once
 their instructions are observed: ``percent`` turns "X% of Y" into the calculator's ``Y*X/100``;
@@ -17,7 +18,6 @@ a ``City: Zone`` table read from a skill gives the clock the zone of a city the 
 from __future__ import annotations
 
 import ast
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +26,10 @@ from langchain_core.messages import AIMessage
 
 from policies.loop_guards import call_signature
 from policies.memory import keywords
+from runtime.offline.bounds import limit
 from runtime.offline.framework import OfflineRequest, responder
+from schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection, AssistantReplan, AssistantSummary
+from schemas.skills import SkillDraft
 
 _URI = re.compile(r"\b(?:docs|demo|project)://[^\s,;'\"<>)\]]+")
 _URL = re.compile(r"\bhttps?://[^\s,;'\"<>)\]]+")
@@ -38,7 +41,6 @@ _GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|
 _HELP = re.compile(r"\b(?:what can you do|help|capabilities|who are you)\b", re.I)
 _TRAILING = ".,;:!?)]}'\""
 _NAMED_CALL = re.compile(r"\buse\s+([A-Za-z0-9_-]{1,64})\s+on\s+\"([^\"]*)\"", re.I)
-_TOOL_LINE = re.compile(r"^- ([A-Za-z0-9_-]{1,64})\(([^)]*)\)", re.M)
 _REMEMBER = re.compile(r"^\s*(?:please\s+)?remember(?:\s+that)?\s+(.+?)\s*[.!]?\s*$", re.I | re.S)
 _FORGET = re.compile(r"^\s*(?:please\s+)?forget(?:\s+(?:that|about))?\s+(.+?)\s*[.!]?\s*$", re.I | re.S)
 _PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent)\s+of\s+(\d+(?:\.\d+)?)", re.I)
@@ -66,7 +68,8 @@ class SubTask:
     @property
     def purpose(self) -> str:
         target = next(iter(self.args.values()), "")
-        return PURPOSES.get(self.tool, "call {} as asked").format(target)[:300]
+        purpose = PURPOSES.get(self.tool, "call {} as asked").format(target)
+        return purpose[: limit(AssistantIntent, "plan", "steps", "purpose")]
 
 
 def _balanced(expression: str) -> str:
@@ -120,15 +123,7 @@ def find_subtasks(
 
 
 def _observations(request: OfflineRequest) -> list[dict[str, Any]]:
-    records = []
-    for line in request.block("observations").splitlines():
-        try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            records.append(value)
-    return records
+    return [record for record in request.inputs.get("observations") or [] if isinstance(record, dict)]
 
 
 def _tool_names(request: OfflineRequest) -> tuple[str, ...]:
@@ -137,13 +132,15 @@ def _tool_names(request: OfflineRequest) -> tuple[str, ...]:
 
 
 def _tool_parameters(request: OfflineRequest) -> dict[str, tuple[str, ...]]:
-    """Each listed tool's parameters, from the tools block (``- name(a, b): …``)."""
-    return {name: tuple(p.strip() for p in params.split(",") if p.strip() and p.strip() != "no arguments")
-            for name, params in _TOOL_LINE.findall(request.block("tools"))}
+    """Each offered tool's parameters."""
+    tools = request.inputs.get("tools") or []
+    return {tool["name"]: tuple(p.strip() for p in tool["parameters"] if p.strip()) for tool in tools}
 
 
 def _skill_names(request: OfflineRequest) -> list[str]:
-    return re.findall(r"^- ([a-z0-9]+(?:-[a-z0-9]+)*): ", request.block("skills"), re.M)
+    lines = request.inputs.get("skills") or []  # "<name>: <description>" each
+    found = (re.match(r"([a-z0-9]+(?:-[a-z0-9]+)*): ", line) for line in lines)
+    return [match.group(1) for match in found if match]
 
 
 def _wanted_skills(text: str, names: list[str]) -> list[str]:
@@ -183,7 +180,7 @@ def _with_zone_tables(tasks: list[SubTask], text: str, records: list[dict[str, A
 
 def plan_tasks(request: OfflineRequest) -> list[SubTask]:
     """Every sub-task of the request as far as the observations tell (skills first)."""
-    text = request.block("request")
+    text = request.inputs.get("request", "")
     available = _tool_names(request) or None
     records = _observations(request)
     for pattern, tool, key in ((_REMEMBER, "remember", "text"), (_FORGET, "forget", "about")):
@@ -205,7 +202,8 @@ def classify(request: OfflineRequest) -> dict[str, Any]:
         return {"intent": "QA", "reason": "no arithmetic, time, document or URL in the request", "plan": None}
     if len(tasks) == 1:
         return {"intent": "SIMPLE_TOOL", "reason": f"one {tasks[0].tool} call answers it", "plan": None}
-    steps = [{"id": i, "tool": t.tool, "purpose": t.purpose} for i, t in enumerate(tasks[:10], start=1)]
+    steps = [{"id": i, "tool": t.tool, "purpose": t.purpose}
+             for i, t in enumerate(tasks[: limit(AssistantIntent, "plan", "steps")], start=1)]
     return {
         "intent": "COMPLEX",
         "reason": f"{len(steps)} sub-tasks need tools",
@@ -216,7 +214,7 @@ def classify(request: OfflineRequest) -> dict[str, Any]:
 @responder("assistant.step")
 def next_step(request: OfflineRequest) -> AIMessage:
     tasks = plan_tasks(request)
-    if request.block("mode").strip() == "SIMPLE_TOOL":
+    if request.inputs.get("mode", "").strip() == "SIMPLE_TOOL":
         tasks = tasks[:1]
     done = [call_signature(str(r.get("tool")), r.get("args") or {}) for r in _observations(request)]
     for task in tasks:
@@ -257,8 +255,9 @@ def answer(request: OfflineRequest) -> dict[str, Any]:
     if records:
         ok = [r for r in records if r.get("ok")]
         verdict = "success" if len(ok) == len(records) else ("partial" if ok else "failure")
-        return {"summary": " ".join(filter(None, (_describe(r) for r in records)))[:2000], "evidence": [], "verdict": verdict}
-    text = request.block("request")
+        summary = " ".join(filter(None, (_describe(r) for r in records)))[: limit(AssistantAnswer, "summary")]
+        return {"summary": summary, "evidence": [], "verdict": verdict}
+    text = request.inputs.get("request", "")
     if _GREETING.search(text) or _HELP.search(text):
         summary = (
             "Hello! I am Reins' offline assistant, a rule-based stand-in rather than a language model. I can "
@@ -266,7 +265,7 @@ def answer(request: OfflineRequest) -> dict[str, Any]:
             "the pipeline commands."
         )
         return {"summary": summary, "evidence": [], "verdict": "success"}
-    recollections = [line[2:] for line in request.block("recollections").splitlines() if line.startswith("- ")]
+    recollections = list(request.inputs.get("recollections") or [])
     told = [note for note in recollections if note.startswith("You told me: ")]
     if told:  # what the user asked to remember answers the question
         return {"summary": f"{told[0][:600]}", "evidence": [], "verdict": "success"}
@@ -285,52 +284,62 @@ def reflection(request: OfflineRequest) -> dict[str, Any]:
     ok = [r for r in records if r.get("ok")]
     failed = [r for r in records if not r.get("ok")]
     sequence = " then ".join(dict.fromkeys(str(r.get("tool")) for r in records)) or "no tool"
-    text = " ".join(request.block("request").split())
+    text = " ".join(request.inputs.get("request", "").split())
+    def bound(field: str) -> int:
+        return limit(AssistantReflection, field)
+
     return {
-        "went_well": f"{len(ok)} of {len(records)} tool call(s) succeeded"[:300],
-        "went_wrong": ("; ".join(f"{r.get('tool')}: {r.get('output')}" for r in failed) or "nothing")[:300],
-        "next_time": f"For a request like \"{text[:120]}\", use {sequence}."[:300],
-        "keywords": list(dict.fromkeys(k[:40] for k in keywords(text, 8))) or ["task"],
+        "went_well": f"{len(ok)} of {len(records)} tool call(s) succeeded"[: bound("went_well")],
+        "went_wrong": ("; ".join(f"{r.get('tool')}: {r.get('output')}" for r in failed) or "nothing")[
+            : bound("went_wrong")],
+        "next_time": f"For a request like \"{text[:120]}\", use {sequence}."[: bound("next_time")],
+        "keywords": list(dict.fromkeys(k[: limit(AssistantReflection, "keywords", "[]")]
+                                       for k in keywords(text, bound("keywords")))) or ["task"],
     }
 
 
 @responder("assistant.replan")
 def replan(request: OfflineRequest) -> dict[str, Any]:
     """The steps still to do after the failing one, in order (the failing step once more if none is left)."""
-    plan = request.json_block("plan") or {}
-    failing = re.search(r"Plan step (\d+) failed", request.system)
-    failing_id = int(failing.group(1)) if failing else None
+    plan = request.inputs.get("plan") or {}
+    failing_id = request.inputs.get("failed_step")
     done = {r.get("step") for r in _observations(request) if r.get("ok")}
     steps = plan.get("steps") or []
     left = [s for s in steps if s.get("id") not in done and s.get("id") != failing_id and s.get("id") not in (plan.get("skipped") or [])]
     if not left:
         left = [s for s in steps if s.get("id") == failing_id][:1]
-    renumbered = [{"id": i, "tool": s["tool"], "purpose": str(s.get("purpose", ""))[:300] or "continue"}
-                  for i, s in enumerate(left[:10], start=1)]
+    purpose = limit(AssistantReplan, "plan", "steps", "purpose")
+    renumbered = [{"id": i, "tool": s["tool"], "purpose": str(s.get("purpose", ""))[:purpose] or "continue"}
+                  for i, s in enumerate(left[: limit(AssistantReplan, "plan", "steps")], start=1)]
     if not renumbered:
         renumbered = [{"id": 1, "tool": "clock", "purpose": "nothing left to replan"}]
-    return {"reason": "go on with the steps that have not failed", "plan": {"goal": str(plan.get("goal") or "the request")[:300], "steps": renumbered}}
+    goal = str(plan.get("goal") or "the request")[: limit(AssistantReplan, "plan", "goal")]
+    return {"reason": "go on with the steps that have not failed", "plan": {"goal": goal, "steps": renumbered}}
 
 
 @responder("assistant.summary")
 def rolling_summary(request: OfflineRequest) -> dict[str, Any]:
-    """The previous summary plus one line per dropped message, keeping the most recent 800 characters."""
-    dropped = [line for line in request.block("conversation").splitlines() if line and line != "(new conversation)"]
-    pieces = [request.block("summary").strip(), *(" ".join(line.split())[:160] for line in dropped)]
+    """The previous summary plus one line per dropped message, keeping the most recent characters the
+    schema admits."""
+    dropped = [f"{turn['role']}: {turn['text']}" for turn in request.inputs.get("conversation") or []]
+    pieces = [request.inputs.get("summary", "").strip(), *(" ".join(line.split())[:160] for line in dropped)]
     text = " | ".join(piece for piece in pieces if piece)
-    if len(text) > 800:
-        text = "…" + text[-799:]
+    most = limit(AssistantSummary, "summary")
+    if len(text) > most:
+        text = "…" + text[-(most - 1):]
     return {"summary": text or "(nothing to keep)"}
 
 
 @responder("assistant.skill_draft")
 def skill_draft(request: OfflineRequest) -> dict[str, Any]:
     """A skill named after the topic whose instructions are the lessons learnt."""
-    topic = [word for word in re.findall(r"[a-z0-9]+", request.block("topic").lower())][:4] or ["learnt"]
-    lessons = [line[2:] for line in request.block("lessons").splitlines() if line.startswith("- ")]
+    topic = re.findall(r"[a-z0-9]+", " ".join(request.inputs.get("topic") or []).lower())[:4] or ["learnt"]
+    lessons = list(request.inputs.get("lessons") or [])
     steps = "\n".join(f"{i}. {lesson}" for i, lesson in enumerate(dict.fromkeys(lessons), start=1)) or "1. Plan the tool steps first."
     return {
-        "name": "-".join(topic)[:64].strip("-") or "learnt",
-        "description": f"Requests about {', '.join(topic)}: the steps that worked before."[:300],
-        "instructions": f"Steps that worked for requests about {', '.join(topic)}:\n{steps}"[:2000],
+        "name": "-".join(topic)[: limit(SkillDraft, "name")].strip("-") or "learnt",
+        "description": f"Requests about {', '.join(topic)}: the steps that worked before."[
+            : limit(SkillDraft, "description")],
+        "instructions": f"Steps that worked for requests about {', '.join(topic)}:\n{steps}"[
+            : limit(SkillDraft, "instructions")],
     }

@@ -1,6 +1,7 @@
-"""Offline responders for the delivery contracts — deterministic rules over the prompt's tagged inputs.
+"""Offline responders for the delivery contracts — deterministic rules over the call's structured
+inputs (its metadata, ``OfflineRequest.inputs``); answers are cut to the bounds of their schema.
 
-Not a language model. Each answer is computed from the text in front of it:
+Not a language model. Each answer is computed from the inputs in front of it:
 
 - the requirement is parsed into statements (list items; concrete sentences when there are none);
   a requirement without a concrete statement needs clarification;
@@ -26,6 +27,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
+from runtime.offline.bounds import limit, resolved
+from runtime.offline.delivery_markdown import plan_markdown, review_markdown, tasks_markdown
 from runtime.offline.framework import OfflineRequest, responder
 from runtime.offline.text_rules import (
     FALLBACK_BOUNDARY,
@@ -38,19 +41,42 @@ from runtime.offline.text_rules import (
     matched,
     parse_requirement,
 )
+from schemas.delivery import (
+    BoundaryReview,
+    DeliveryPlan,
+    DeliveryTasks,
+    GeneralReview,
+    SEVERITIES,
+    PolishedSummary,
+    SupervisorPostGuidance,
+    SupervisorPreDecision,
+)
+
+
+def _requirement(req: OfflineRequest) -> str:
+    return req.inputs.get("requirement", "")
+
+
+_CRITERION = limit(DeliveryPlan, "acceptance_criteria", "description")
+_TASKS = limit(DeliveryTasks, "tasks")
+_TASK_ID = limit(DeliveryTasks, "tasks", "task_id")
+_FINDINGS = limit(GeneralReview, "findings")  # every review's findings share one bound
+_ACTIONS = limit(SupervisorPostGuidance, "recommendations", "required_actions")
+_ACTION = limit(SupervisorPostGuidance, "recommendations", "required_actions", "[]")
 
 # ------------------------------------------------------------------------------------ supervisor
 
 
 @responder("delivery.supervisor_pre")
 def supervisor_pre(req: OfflineRequest) -> dict[str, Any]:
-    requirement = parse_requirement(req.block("requirement"))
+    requirement = parse_requirement(_requirement(req))
     remit = _signals(req, "governance", "Delivery boundaries", ["out of remit"], FALLBACK_BOUNDARY["remit"])
-    refused = matched(req.block("requirement"), remit)
+    refused = matched(_requirement(req), remit)
     if refused:
         return {
             "branch": "blocked",
-            "boundary_evidence": [f"{label} (signal: \"{phrase}\")" for label, phrase in refused][:20],
+            "boundary_evidence": [f"{label} (signal: \"{phrase}\")" for label, phrase in refused][
+                : limit(SupervisorPreDecision, "boundary_evidence")],
             "next_step": "Remove the out-of-remit request; the delivery chain cannot disable its own controls.",
             "reason": "The requirement asks the delivery chain to act outside its remit.",
         }
@@ -68,7 +94,8 @@ def supervisor_pre(req: OfflineRequest) -> dict[str, Any]:
     n = len(statements)
     return {
         "branch": "execute",
-        "assumptions": requirement.assumptions[:20] or ["The requirement text is the complete scope of this delivery."],
+        "assumptions": requirement.assumptions[: limit(SupervisorPreDecision, "assumptions")]
+        or ["The requirement text is the complete scope of this delivery."],
         "planning_focus": f"Cover all {n} stated requirement(s) with phases and acceptance criteria.",
         "task_focus": "One task per delivery phase, each with verifiable acceptance criteria.",
         "review_focus": review_focus(req),
@@ -92,28 +119,16 @@ def review_focus(req: OfflineRequest) -> dict[str, str]:
     """A focus per reviewer role the call's schema admits (its ``review_focus`` fields, in order):
     the field's own description when it has one, else the built-in focus of a default role."""
     schema = req.schema if isinstance(req.schema, dict) else {}
-    fields = _resolved(schema, (schema.get("properties") or {}).get("review_focus") or {}).get("properties")
+    fields = resolved(schema, (schema.get("properties") or {}).get("review_focus") or {}).get("properties")
     if not fields:
         return dict(BUILT_IN_FOCUS)
     return {role: field.get("description") or BUILT_IN_FOCUS.get(role) or f"The {role} review's own checklist."
             for role, field in fields.items()}
 
 
-def _resolved(schema: Mapping[str, Any], node: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``node`` with an optional wrapper (``anyOf`` with null) and a local ``$ref`` followed."""
-    for option in node.get("anyOf") or ():
-        if option.get("type") != "null":
-            node = option
-            break
-    ref = node.get("$ref", "")
-    if ref.startswith("#/$defs/"):
-        node = (schema.get("$defs") or {}).get(ref.removeprefix("#/$defs/"), {})
-    return node
-
-
 @responder("delivery.supervisor_post")
 def supervisor_post(req: OfflineRequest) -> dict[str, Any]:
-    findings = req.json_block("findings", []) or []
+    findings = req.inputs.get("findings") or []
     actionable = [f for f in findings if f.get("finding_type") == "issue" and f.get("requirement") == "required"]
     recommendations = []
     for target in ("plan", "tasks"):
@@ -123,7 +138,7 @@ def supervisor_post(req: OfflineRequest) -> dict[str, Any]:
                 {
                     "target": target,
                     "summary": f"Resolve {len(chosen)} required finding(s) in the {target}.",
-                    "required_actions": _unique(f["suggested_action"] for f in chosen)[:20],
+                    "required_actions": _unique(_short(f["suggested_action"], _ACTION) for f in chosen)[:_ACTIONS],
                     "acceptance_suggestion": "Each listed finding maps to an acceptance criterion a reviewer can check.",
                 }
             )
@@ -144,7 +159,7 @@ def supervisor_post(req: OfflineRequest) -> dict[str, Any]:
 
 @responder("delivery.manager")
 def manager(req: OfflineRequest) -> AIMessage:
-    present = set(re.findall(r"^(plan|tasks):", req.block("artifacts"), re.M))
+    present = {line.partition(":")[0] for line in req.inputs.get("artifacts", [])}  # "<kind>: <summary>"
     if "plan" not in present:
         names = ["plan-subagent"]
     elif "tasks" not in present:
@@ -162,30 +177,20 @@ def manager(req: OfflineRequest) -> AIMessage:
 # ------------------------------------------------------------------------------------ plan
 
 
-def _plan_markdown(plan: Mapping[str, Any], title: str) -> str:
-    lines = [f"# Plan: {title}", "", plan["summary"], "", "## Phases"]
-    for phase in plan["delivery_phases"]:
-        deps = ", ".join(phase["depends_on_phase_keys"]) or "none"
-        lines.append(f"- **{phase['phase_key']}** {phase['title']} (after: {deps}) — {phase['objective']}")
-    lines += ["", "## Acceptance criteria"]
-    lines += [f"- **{c['criterion_key']}** {c['description']}" for c in plan["acceptance_criteria"]]
-    return "\n".join(lines)
-
-
-def _build_phase(key: str, statement: str, ref: str) -> dict[str, Any]:
+def _build_phase(key: str, statement: str, ref: str, after: Sequence[str] = ("design",)) -> dict[str, Any]:
     return {
         "phase_key": key,
-        "title": _short(f"Build: {statement}", 200),
-        "objective": _short(statement, 1000),
+        "title": _short(f"Build: {statement}", limit(DeliveryPlan, "delivery_phases", "title")),
+        "objective": _short(statement, limit(DeliveryPlan, "delivery_phases", "objective")),
         "requirement_refs": [ref],
-        "depends_on_phase_keys": ["design"],
+        "depends_on_phase_keys": list(after),
     }
 
 
 @responder("delivery.plan")
 def plan(req: OfflineRequest) -> dict[str, Any]:
-    requirement = parse_requirement(req.block("requirement"))
-    statements = requirement.planner_statements() or [_short(req.block("requirement"), 300) or "the requirement"]
+    requirement = parse_requirement(_requirement(req))
+    statements = requirement.planner_statements() or [_short(_requirement(req), 300) or "the requirement"]
     refs = [f"R{i}" for i in range(1, len(statements) + 1)]
     builds = [_build_phase(f"build-{ref.lower()}", s, ref) for s, ref in zip(statements, refs, strict=True)]
     phases = [
@@ -196,25 +201,27 @@ def plan(req: OfflineRequest) -> dict[str, Any]:
          "requirement_refs": refs, "depends_on_phase_keys": [b["phase_key"] for b in builds]},
     ]
     criteria = [
-        {"criterion_key": f"AC-{ref}", "description": _short(s, 1000), "requirement_refs": [ref]}
+        {"criterion_key": f"AC-{ref}", "description": _short(s, _CRITERION), "requirement_refs": [ref]}
         for s, ref in zip(statements, refs, strict=True)
     ]
     title = requirement.label()
     value = {
-        "summary": _short(f"Plan for {title}: {len(statements)} requirement(s) in {len(phases)} phases.", 1000),
+        "summary": _short(f"Plan for {title}: {len(statements)} requirement(s) in {len(phases)} phases.",
+                          limit(DeliveryPlan, "summary")),
         "requirement_refs": refs,
-        "scope": {"included": [_short(s, 1000) for s in statements], "excluded": requirement.exclusions[:20]},
-        "assumptions": requirement.assumptions[:20],
+        "scope": {"included": [_short(s, limit(DeliveryPlan, "scope", "included", "[]")) for s in statements],
+                  "excluded": requirement.exclusions[: limit(DeliveryPlan, "scope", "excluded")]},
+        "assumptions": requirement.assumptions[: limit(DeliveryPlan, "assumptions")],
         "delivery_phases": phases,
         "acceptance_criteria": criteria,
     }
-    return {**value, "markdown": _plan_markdown(value, title)}
+    return {**value, "markdown": plan_markdown(value, title)}
 
 
 @responder("delivery.plan_revision")
 def plan_revision(req: OfflineRequest) -> dict[str, Any]:
-    current = req.json_block("plan", {}) or {}
-    findings = req.json_block("findings", []) or []
+    current = req.inputs.get("plan") or {}
+    findings = req.inputs.get("findings") or []
     phases = [dict(p) for p in current.get("delivery_phases", [])]
     criteria = [dict(c) for c in current.get("acceptance_criteria", [])]
     refs = list(current.get("requirement_refs", []))
@@ -226,39 +233,32 @@ def plan_revision(req: OfflineRequest) -> dict[str, Any]:
         ref = f"R{len(refs) + 1}"
         refs.append(ref)
         key = f"fix-{finding['finding_id'].lower()}"
-        criteria.append({"criterion_key": f"AC-{ref}", "description": _short(statement, 1000), "requirement_refs": [ref]})
-        phases.insert(len(phases) - 1 if phases else 0, _build_phase(key, statement, ref))
+        criteria.append({"criterion_key": f"AC-{ref}", "description": _short(statement, _CRITERION), "requirement_refs": [ref]})
+        after = ["design"] if any(p["phase_key"] == "design" for p in phases) else []
+        phases.insert(len(phases) - 1 if phases else 0, _build_phase(key, statement, ref, after))
         added.append(finding["finding_id"])
     for phase in phases:
         if phase["phase_key"] in ("verify",):
-            phase["requirement_refs"] = refs[:20]
-            phase["depends_on_phase_keys"] = [p["phase_key"] for p in phases if p["phase_key"] not in ("design", "verify")][:40]
+            phase["requirement_refs"] = refs[: limit(DeliveryPlan, "delivery_phases", "requirement_refs")]
+            phase["depends_on_phase_keys"] = [p["phase_key"] for p in phases if p["phase_key"] not in ("design", "verify")][
+                : limit(DeliveryPlan, "delivery_phases", "depends_on_phase_keys")]
         if phase["phase_key"] == "design":
-            phase["requirement_refs"] = refs[:20]
-    label = parse_requirement(req.block("requirement")).label()
+            phase["requirement_refs"] = refs[: limit(DeliveryPlan, "delivery_phases", "requirement_refs")]
+    label = parse_requirement(_requirement(req)).label()
     summary = (f"Plan for {label}: {len(refs)} requirement(s) in {len(phases)} phases, "
                f"revised for findings {', '.join(added) or 'none'}.")
     value = {
-        "summary": _short(summary, 1000),
-        "requirement_refs": refs[:20],
+        "summary": _short(summary, limit(DeliveryPlan, "summary")),
+        "requirement_refs": refs[: limit(DeliveryPlan, "requirement_refs")],
         "scope": current.get("scope") or {"included": ["the requirement"], "excluded": []},
         "assumptions": current.get("assumptions", []),
-        "delivery_phases": phases[:40],
-        "acceptance_criteria": criteria[:40],
+        "delivery_phases": phases[: limit(DeliveryPlan, "delivery_phases")],
+        "acceptance_criteria": criteria[: limit(DeliveryPlan, "acceptance_criteria")],
     }
-    return {**value, "markdown": _plan_markdown(value, label)}
+    return {**value, "markdown": plan_markdown(value, label)}
 
 
 # ------------------------------------------------------------------------------------ tasks
-
-
-def _tasks_markdown(tasks: Sequence[Mapping[str, Any]], summary: str) -> str:
-    lines = ["# Tasks", "", summary, ""]
-    for task in tasks:
-        deps = ", ".join(task["depends_on_task_ids"]) or "none"
-        lines.append(f"- [ ] **{task['task_id']}** {task['title']} [{task['target_area']}] (after: {deps})")
-        lines += [f"  - {c}" for c in task["acceptance_criteria"]]
-    return "\n".join(lines)
 
 
 def tasks_for_plan(plan_value: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -273,33 +273,34 @@ def tasks_for_plan(plan_value: Mapping[str, Any]) -> list[dict[str, Any]]:
             own = [f"Automated tests cover {', '.join(c['criterion_key'] for c in criteria[:10])}."]
         tasks.append(
             {
-                "task_id": f"T-{phase['phase_key']}"[:120],
-                "title": _short(phase["title"], 200),
+                "task_id": f"T-{phase['phase_key']}"[:_TASK_ID],
+                "title": _short(phase["title"], limit(DeliveryTasks, "tasks", "title")),
                 "target_area": _area(phase["objective"] + " " + phase["title"]),
-                "acceptance_criteria": (own or [phase["objective"]])[:20],
-                "requirement_refs": refs[:20],
-                "depends_on_task_ids": [f"T-{d}"[:120] for d in phase["depends_on_phase_keys"]][:40],
+                "acceptance_criteria": (own or [phase["objective"]])[: limit(DeliveryTasks, "tasks", "acceptance_criteria")],
+                "requirement_refs": refs[: limit(DeliveryTasks, "tasks", "requirement_refs")],
+                "depends_on_task_ids": [f"T-{d}"[:_TASK_ID] for d in phase["depends_on_phase_keys"]][
+                    : limit(DeliveryTasks, "tasks", "depends_on_task_ids")],
             }
         )
-    return tasks[:40]
+    return tasks[:_TASKS]
 
 
 @responder("delivery.tasks")
 def tasks(req: OfflineRequest) -> dict[str, Any]:
-    plan_value = req.json_block("plan", {}) or {}
+    plan_value = req.inputs.get("plan") or {}
     items = tasks_for_plan(plan_value) or [
         {"task_id": "T-1", "title": "Implement the requirement", "target_area": "application",
          "acceptance_criteria": ["The requirement is met."], "requirement_refs": ["R1"], "depends_on_task_ids": []}
     ]
     summary = f"{len(items)} task(s) following the plan's phases."
-    return {"summary": summary, "markdown": _tasks_markdown(items, summary), "tasks": items}
+    return {"summary": summary, "markdown": tasks_markdown(items, summary), "tasks": items}
 
 
 @responder("delivery.task_revision")
 def task_revision(req: OfflineRequest) -> dict[str, Any]:
-    plan_value = req.json_block("plan", {}) or {}
-    current = req.json_block("tasks", {}) or {}
-    findings = req.json_block("findings", []) or []
+    plan_value = req.inputs.get("plan") or {}
+    current = req.inputs.get("tasks") or {}
+    findings = req.inputs.get("findings") or []
     items = [dict(t) for t in current.get("tasks", [])]
     known = {t["task_id"] for t in items}
     # Tasks follow the (possibly revised) plan: add the tasks of phases that have none yet.
@@ -318,9 +319,10 @@ def task_revision(req: OfflineRequest) -> dict[str, Any]:
             max(len(items) - 1, 0),
             {
                 "task_id": f"T-fix-{finding['finding_id'].lower()}",
-                "title": _short(f"Address {finding['finding_id']}: {finding['description']}", 200),
+                "title": _short(f"Address {finding['finding_id']}: {finding['description']}",
+                                limit(DeliveryTasks, "tasks", "title")),
                 "target_area": _area(text),
-                "acceptance_criteria": [_short(finding["suggested_action"], 1000)],
+                "acceptance_criteria": [_short(finding["suggested_action"], limit(DeliveryTasks, "tasks", "acceptance_criteria", "[]"))],
                 "requirement_refs": [f"finding {finding['finding_id']}"],
                 "depends_on_task_ids": ["T-design"] if "T-design" in known else [],
             },
@@ -330,9 +332,10 @@ def task_revision(req: OfflineRequest) -> dict[str, Any]:
         task["depends_on_task_ids"] = [d for d in task["depends_on_task_ids"] if d in ids and d != task["task_id"]]
     verify = next((t for t in items if t["task_id"] == "T-verify"), None)
     if verify:
-        verify["depends_on_task_ids"] = [t["task_id"] for t in items if t["task_id"] not in ("T-design", "T-verify")][:40]
+        verify["depends_on_task_ids"] = [t["task_id"] for t in items if t["task_id"] not in ("T-design", "T-verify")][
+            : limit(DeliveryTasks, "tasks", "depends_on_task_ids")]
     summary = f"{len(items)} task(s), revised for findings {', '.join(f['finding_id'] for f in findings) or 'none'}."
-    return {"summary": summary, "markdown": _tasks_markdown(items[:40], summary), "tasks": items[:40]}
+    return {"summary": summary, "markdown": tasks_markdown(items[:_TASKS], summary), "tasks": items[:_TASKS]}
 
 
 # ------------------------------------------------------------------------------------ reviews
@@ -341,27 +344,22 @@ def task_revision(req: OfflineRequest) -> dict[str, Any]:
 def _finding(description: str, evidence: list[str], kind: str, requirement: str, severity: str,
              action: str, targets: list[str]) -> dict[str, Any]:
     return {
-        "description": _short(description, 1000),
-        "evidence": [_short(e, 1000) for e in evidence][:10],
+        "description": _short(description, limit(GeneralReview, "findings", "description")),
+        "evidence": [_short(e, limit(GeneralReview, "findings", "evidence", "[]")) for e in evidence][
+            : limit(GeneralReview, "findings", "evidence")],
         "finding_type": kind,
         "requirement": requirement,
         "severity": severity,
-        "suggested_action": _short(action, 1000),
+        "suggested_action": _short(action, limit(GeneralReview, "findings", "suggested_action")),
         "target_artifacts": targets,
     }
 
 
-def _review_markdown(title: str, verdict: str, findings: Sequence[Mapping[str, Any]]) -> str:
-    lines = [f"# {title}", "", f"Verdict: {verdict}", ""]
-    lines += [f"- [{f['severity']}] {f['description']}" for f in findings] or ["- No findings."]
-    return "\n".join(lines)
-
-
 @responder("delivery.general_review")
 def general_review(req: OfflineRequest) -> dict[str, Any]:
-    requirement = parse_requirement(req.block("requirement"))
-    plan_value = req.json_block("plan", {}) or {}
-    task_list = (req.json_block("tasks", {}) or {}).get("tasks", [])
+    requirement = parse_requirement(_requirement(req))
+    plan_value = req.inputs.get("plan") or {}
+    task_list = (req.inputs.get("tasks") or {}).get("tasks", [])
     criteria = plan_value.get("acceptance_criteria", [])
     findings = []
     for statement in requirement.reviewer_statements():
@@ -391,15 +389,15 @@ def general_review(req: OfflineRequest) -> dict[str, Any]:
         "role": "general",
         "disposition": disposition,
         "plan_task_alignment": "misaligned" if misaligned else "aligned",
-        "findings": findings[:40],
-        "markdown": _review_markdown("General review", disposition, findings),
+        "findings": findings[:_FINDINGS],
+        "markdown": review_markdown("General review", disposition, findings),
         "summary": f"{len(findings)} finding(s); {len(criteria)} criteria checked against {len(task_list)} task(s).",
     }
 
 
 @responder("delivery.risk_review")
 def risk_review(req: OfflineRequest) -> dict[str, Any]:
-    text = req.block("requirement")
+    text = _requirement(req)
     levels = {
         level: _signals(req, "rubric", "Risk rubric", [level], FALLBACK_RISK[level])
         for level in ("blocker", "high", "medium")
@@ -413,24 +411,23 @@ def risk_review(req: OfflineRequest) -> dict[str, Any]:
             else:
                 findings.append(_finding(f"{label}.", [f"requirement mentions \"{phrase}\""], "observation",
                                          "advisory", level, f"Plan mitigations and tests for: {label.lower()}.", ["plan"]))
-    task_list = (req.json_block("tasks", {}) or {}).get("tasks", [])
+    task_list = (req.inputs.get("tasks") or {}).get("tasks", [])
     if task_list and not any(re.search(r"\btests?\b", " ".join(t["acceptance_criteria"]), re.I) for t in task_list):
         findings.append(_finding("No task states how the change is tested.", [], "observation", "advisory", "medium",
                                  "Add automated tests to the tasks.", ["tasks"]))
-    order = ["blocker", "high", "medium", "low", "info"]
-    severity = min((f["severity"] for f in findings), key=order.index, default="low")
+    severity = min((f["severity"] for f in findings), key=SEVERITIES.index, default="low")
     return {
         "role": "risk",
         "severity": severity,
-        "findings": findings[:40],
-        "markdown": _review_markdown("Risk review", severity, findings),
+        "findings": findings[:_FINDINGS],
+        "markdown": review_markdown("Risk review", severity, findings),
         "summary": f"Overall risk {severity}; {len(findings)} finding(s).",
     }
 
 
 @responder("delivery.boundary_review")
 def boundary_review(req: OfflineRequest) -> dict[str, Any]:
-    text = req.block("requirement")
+    text = _requirement(req)
     hard = matched(text, _signals(req, "governance", "Delivery boundaries", ["hard"], FALLBACK_BOUNDARY["blocked"]))
     soft = matched(text, _signals(req, "governance", "Delivery boundaries", ["needs review"], FALLBACK_BOUNDARY["needs_review"]))
     findings = [
@@ -446,9 +443,10 @@ def boundary_review(req: OfflineRequest) -> dict[str, Any]:
     return {
         "role": "boundary",
         "boundary_status": status,
-        "violations": [_short(label, 1000) for label, _ in hard][:20],
-        "findings": findings[:40],
-        "markdown": _review_markdown("Boundary review", status, findings),
+        "violations": [_short(label, limit(BoundaryReview, "violations", "[]")) for label, _ in hard][
+            : limit(BoundaryReview, "violations")],
+        "findings": findings[:_FINDINGS],
+        "markdown": review_markdown("Boundary review", status, findings),
         "summary": f"Boundary {status}; {len(hard)} violation(s), {len(soft)} guarded area(s).",
     }
 
@@ -458,6 +456,6 @@ def boundary_review(req: OfflineRequest) -> dict[str, Any]:
 
 @responder("delivery.report_polish")
 def report_polish(req: OfflineRequest) -> dict[str, Any]:
-    summary = " ".join(req.block("summary").split()) or "The delivery chain finished."
-    return {"summary": _short(f"In short: {summary[0].lower()}{summary[1:]}", 1000)}
+    summary = " ".join(req.inputs.get("summary", "").split()) or "The delivery chain finished."
+    return {"summary": _short(f"In short: {summary[0].lower()}{summary[1:]}", limit(PolishedSummary, "summary"))}
 

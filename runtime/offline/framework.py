@@ -38,7 +38,8 @@ def registered_contracts() -> list[str]:
 
 @dataclass(frozen=True)
 class OfflineRequest(ModelCall):
-    """One call as a responder sees it: the model call plus helpers to read the prompt."""
+    """One call as a responder sees it: the model call — its structured ``inputs`` above all — plus
+    helpers to read the prompt's text, for prompts that carry no inputs (the evaluation's baselines)."""
 
     @property
     def system(self) -> str:

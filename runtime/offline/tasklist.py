@@ -1,4 +1,5 @@
-"""Offline responders for the tasklist contracts: rules over the tagged prompt, not a language model.
+"""Offline responders for the tasklist contracts: rules over the call's structured inputs (its
+metadata, ``OfflineRequest.inputs``), not a language model; answers are cut to their schema's bounds.
 
 - ``tasklist.planning_decision``: boundary phrases in the plan's own sections or the user goal →
   boundary stop; blocked readiness → a clarification question naming what is missing; an
@@ -19,7 +20,9 @@ from typing import Any
 
 from policies.tasklist_plan import section_items
 from policies.tasklist_structure import RISKS_HEADING, split_steps
+from runtime.offline.bounds import limit
 from runtime.offline.framework import OfflineRequest, one_line, responder
+from schemas.tasklist import AskClarification, ProceedWithManualReviewItems, TasklistStrategy
 
 BOUNDARY_PHRASES: tuple[str, ...] = (
     "scan the source", "scan source", "scan the repository", "scan the repo", "scan the whole",
@@ -53,7 +56,7 @@ _STOPWORDS = frozenset(
 
 
 def _sections(request: OfflineRequest) -> dict[str, list[str]]:
-    sections = request.json_block("plan_sections", {}) or {}
+    sections = request.inputs.get("plan_sections") or {}
     return {k: [str(i) for i in v] for k, v in sections.items() if isinstance(v, list)}
 
 
@@ -81,7 +84,8 @@ def build_strategy(sections: Mapping[str, Sequence[str]], feedback: str = "", co
         granularity, work = "detailed", min(20, work + 2)
     low = max(1, min(20, work))
     high = min(30, max(low, work + 1))
-    grouping = ([("接口变化" if zh else "Interface changes")] if interfaces else []) + [_cut(c, 120) for c in changes]
+    grouping = ([("接口变化" if zh else "Interface changes")] if interfaces else []) + [
+        _cut(c, limit(TasklistStrategy, "grouping", "[]")) for c in changes]
     priority = (
         ["先完成接口变化", "按方案顺序实现关键改动", "每一步以验证收尾"]
         if zh
@@ -95,9 +99,9 @@ def build_strategy(sections: Mapping[str, Sequence[str]], feedback: str = "", co
     return {
         "granularity": granularity,
         "expected_step_range": [low, high],
-        "grouping": grouping[:8],
+        "grouping": grouping[: limit(TasklistStrategy, "grouping")],
         "priority": priority,
-        "reason": _cut(reason + ".", 500),
+        "reason": _cut(reason + ".", limit(TasklistStrategy, "reason")),
     }
 
 
@@ -113,11 +117,11 @@ def _boundary_hit(sections: Mapping[str, Sequence[str]], goal: str) -> str | Non
 
 @responder("tasklist.planning_decision")
 def planning_decision(request: OfflineRequest) -> dict[str, Any]:
-    readiness = request.json_block("readiness", {}) or {}
-    allowed = request.json_block("allowed_actions", []) or []
-    allowlist = request.json_block("optional_context_allowlist", []) or []
+    readiness = request.inputs.get("readiness") or {}
+    allowed = request.inputs.get("allowed_actions") or []
+    allowlist = request.inputs.get("optional_context_allowlist") or []
     sections = _sections(request)
-    goal = request.block("user_goal")
+    goal = request.inputs.get("user_goal", "")
     status = readiness.get("status")
 
     phrase = _boundary_hit(sections, goal)
@@ -139,11 +143,12 @@ def planning_decision(request: OfflineRequest) -> dict[str, Any]:
             "decision": {
                 "type": "ask_clarification",
                 "question": _cut(f"The plan does not state {', '.join(dict.fromkeys(missing))}. "
-                                 "Which version does it target, and what must that version achieve?", 300),
-                "reason": _cut("Readiness is blocked: " + ", ".join(readiness.get("missing_fields", [])), 500),
+                                 "Which version does it target, and what must that version achieve?", limit(AskClarification, "question")),
+                "reason": _cut("Readiness is blocked: " + ", ".join(readiness.get("missing_fields", [])),
+                               limit(AskClarification, "reason")),
             }
         }
-    plan_text = request.block("plan")
+    plan_text = request.inputs.get("plan", "")
     mentioned = next((uri for uri in allowlist if uri in plan_text), None)
     if mentioned and "read_optional_context" in allowed:
         return {
@@ -160,12 +165,13 @@ def planning_decision(request: OfflineRequest) -> dict[str, Any]:
             {"title": WEAK_ITEM_TEXT[f][0], "detail": WEAK_ITEM_TEXT[f][1], "severity": WEAK_ITEM_TEXT[f][2]}
             for f in dict.fromkeys(weak)
             if f in WEAK_ITEM_TEXT
-        ][:5]
+        ][: limit(ProceedWithManualReviewItems, "review_items")]
         return {
             "decision": {
                 "type": "proceed_with_manual_review_items",
                 "review_items": items,
-                "reason": _cut("The plan can be split; weak sections need a person: " + ", ".join(weak), 500),
+                "reason": _cut("The plan can be split; weak sections need a person: " + ", ".join(weak),
+                               limit(ProceedWithManualReviewItems, "reason")),
             },
             "strategy": strategy,
         }
@@ -177,7 +183,7 @@ def planning_decision(request: OfflineRequest) -> dict[str, Any]:
 
 @responder("tasklist.strategy")
 def strategy(request: OfflineRequest) -> dict[str, Any]:
-    return build_strategy(_sections(request), request.block("feedback"), request.block("context_uri"))
+    return build_strategy(_sections(request), request.inputs.get("feedback", ""), request.inputs.get("context_uri", ""))
 
 
 # ------------------------------------------------------------------------------------------ draft
@@ -219,8 +225,8 @@ def _groups(changes: list[str], high: int, reserved: int) -> list[list[str]]:
 @responder("tasklist.draft")
 def draft(request: OfflineRequest) -> str:
     sections = _sections(request)
-    strategy = request.json_block("strategy", {}) or {}
-    uri, version = request.block("plan_uri"), request.block("target_version")
+    strategy = request.inputs.get("strategy") or {}
+    uri, version = request.inputs.get("plan_uri", ""), request.inputs.get("target_version", "")
     goals = sections.get("goals") or sections.get("summary") or []
     changes = sections.get("key_changes") or sections.get("goals") or []
     interfaces = sections.get("interface_changes") or []
@@ -246,7 +252,7 @@ def draft(request: OfflineRequest) -> str:
             lines += [f"- [ ] {t['verify']}: {c}" for c in related] or [f"- [ ] {t['add_test']}"]
     if checks:
         lines += ["", f"## {t['test_plan']}"] + [f"- {c}" for c in checks]
-    risks = _risk_items(request.block("plan")) + [f"{t['confirm_interface']}: {i}" for i in interfaces]
+    risks = _risk_items(request.inputs.get("plan", "")) + [f"{t['confirm_interface']}: {i}" for i in interfaces]
     if risks:
         lines += ["", f"## {t['risks']}"] + [f"- {r}" for r in risks]
     lines += ["", f"## {t['discipline']}", f"- {t['discipline_1']}", f"- {t['discipline_2']}"]
@@ -288,8 +294,8 @@ _ZH = {
 
 @responder("tasklist.revision")
 def revision(request: OfflineRequest) -> str:
-    findings = [str(f.get("id", "")) for f in (request.json_block("findings", []) or []) if isinstance(f, dict)]
-    text = request.block("draft")
+    findings = [str(f.get("id", "")) for f in (request.inputs.get("findings") or []) if isinstance(f, dict)]
+    text = request.inputs.get("draft", "")
     sections = _sections(request)
     zh = _chinese(text)
     t = _ZH if zh else _EN
@@ -320,8 +326,8 @@ def revision(request: OfflineRequest) -> str:
     if "missing_engineering_verification" in findings or "missing_verification" in findings:
         additions += ["", f"- {t['engineering']}"]
     if "missing_plan_uri" in findings:
-        additions += ["", f"{t['source']}: {request.block('plan_uri')}"]
+        additions += ["", f"{t['source']}: {request.inputs.get('plan_uri', '')}"]
     result = "\n".join(lines + additions)
     if "missing_title" in findings:
-        result = f"# {request.block('target_version')} Tasklist\n\n" + result
+        result = f"# {request.inputs.get('target_version', '')} Tasklist\n\n" + result
     return result.rstrip() + "\n"

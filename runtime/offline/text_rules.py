@@ -226,9 +226,13 @@ def matched(text: str, items: Sequence[tuple[str, list[str]]]) -> list[tuple[str
     return hits
 
 
-def _document(req: OfflineRequest, tag: str, title: str) -> str:
-    """One titled document (``[document] <title>``) inside a context block, or '' when it is absent."""
-    block = req.block(tag)
+def _document(req: OfflineRequest, kind: str, title: str) -> str:
+    """One titled context document of a kind, or '' when it is absent: from the call's structured
+    inputs (``context``: the blocks the stage sees); a prompt that carries none (the evaluation's
+    baselines) is read by its tagged ``[document] <title>`` sections instead."""
+    if "context" in req.inputs:
+        return next((b["markdown"] for b in req.inputs["context"] if b["kind"] == kind and b["title"] == title), "")
+    block = req.block(kind)
     parts = re.split(r"^\[document\] ", block, flags=re.M)
     for part in parts:
         if part.startswith(title):

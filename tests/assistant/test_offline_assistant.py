@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -37,13 +36,14 @@ def test_find_subtasks(text, expected):
     assert [(t.tool, t.args) for t in find_subtasks(text)] == expected
 
 
-def _request(contract: str, human: str, tool_names: tuple[str, ...] = ()) -> OfflineRequest:
-    messages = (SystemMessage(content="Rules mention the observations block."), HumanMessage(content=human))
-    return OfflineRequest(contract, "chat", True, tool_names, messages)
+def _request(contract: str, inputs: dict, tool_names: tuple[str, ...] = ()) -> OfflineRequest:
+    """A call as the stand-in sees it: its inputs travel in the metadata; the prose says nothing."""
+    messages = (SystemMessage(content="Rules mention the observations block."), HumanMessage(content="(prose)"))
+    return OfflineRequest(contract, "chat", True, tool_names, messages, inputs=inputs)
 
 
-def _tags(**blocks: str) -> str:
-    return "\n".join(f"<{name}>\n{body}\n</{name}>" for name, body in blocks.items())
+def _inputs(**inputs) -> dict:
+    return inputs
 
 
 @pytest.mark.parametrize(
@@ -55,19 +55,19 @@ def _tags(**blocks: str) -> str:
     ],
 )
 def test_intent_by_keywords(text, intent, steps):
-    value = AssistantIntent.model_validate(classify(_request("assistant.intent", _tags(request=text))))
+    value = AssistantIntent.model_validate(classify(_request("assistant.intent", _inputs(request=text))))
     assert value.intent == intent
     assert (None if value.plan is None else [s.tool for s in value.plan.steps]) == steps
 
 
 def test_intent_only_plans_available_tools():
-    tools = "- calculator(expression): arithmetic"
-    value = classify(_request("assistant.intent", _tags(tools=tools, request="2+2 and the time")))
+    tools = [{"name": "calculator", "parameters": ["expression"]}]
+    value = classify(_request("assistant.intent", _inputs(tools=tools, request="2+2 and the time")))
     assert value["intent"] == "SIMPLE_TOOL"
 
 
 def _observation(n, tool, args, ok=True, output="x"):
-    return json.dumps({"n": n, "step": None, "tool": tool, "args": args, "ok": ok, "output": output})
+    return {"n": n, "step": None, "tool": tool, "args": args, "ok": ok, "output": output}
 
 
 @pytest.mark.parametrize(
@@ -81,7 +81,7 @@ def _observation(n, tool, args, ok=True, output="x"):
     ],
 )
 def test_next_step_calls_the_first_unobserved_subtask(mode, observations, expected):
-    human = _tags(mode=mode, request="compute 2+2 and what time is it", observations="\n".join(observations))
+    human = _inputs(mode=mode, request="compute 2+2 and what time is it", observations=observations)
     message = next_step(_request("assistant.step", human, CHAT_TOOLS))
     calls = [(c["name"], c["args"]) for c in message.tool_calls]
     assert calls == ([] if expected is None else [expected])
@@ -105,20 +105,20 @@ def test_next_step_calls_the_first_unobserved_subtask(mode, observations, expect
 )
 def test_answer_is_composed_from_observations_only(observations, summary, verdict):
     value = AssistantAnswer.model_validate(
-        answer(_request("assistant.answer", _tags(observations="\n".join(observations), request="q")))
+        answer(_request("assistant.answer", _inputs(observations=observations, request="q")))
     )
     assert (value.summary, value.verdict) == (summary, verdict)
 
 
 def test_answer_without_tools_is_honest_about_being_a_stand_in():
-    value = answer(_request("assistant.answer", _tags(observations="(no tool has run)", request="why is the sky blue?")))
+    value = answer(_request("assistant.answer", _inputs(observations=[], request="why is the sky blue?")))
     assert "rule-based stand-in" in value["summary"] and value["verdict"] == "partial"
-    greeting = answer(_request("assistant.answer", _tags(observations="(no tool has run)", request="Hello!")))
+    greeting = answer(_request("assistant.answer", _inputs(observations=[], request="Hello!")))
     assert greeting["verdict"] == "success"
 
 
 def test_reflection_names_the_tools_and_keywords():
-    human = _tags(observations=_observation(1, "calculator", {"expression": "2+2"}, output="4"), request="Compute currency totals")
+    human = _inputs(observations=[_observation(1, "calculator", {"expression": "2+2"}, output="4")], request="Compute currency totals")
     value = AssistantReflection.model_validate(reflection(_request("assistant.reflection", human)))
     assert "use calculator" in value.next_time
     assert value.keywords == ["compute", "currency", "totals"]

@@ -46,4 +46,4 @@ def privacy(status: str = "clear") -> dict:
 
 def privacy_rule(request) -> dict:
     """The offline rule: an email address is personal data the requirement gives no purpose for."""
-    return privacy("blocked" if "email address" in request.block("requirement").lower() else "clear")
+    return privacy("blocked" if "email address" in request.inputs["requirement"].lower() else "clear")

@@ -221,3 +221,10 @@ def test_a_prompt_larger_than_the_context_window_is_named_with_its_token_count(s
     assert code == 4 and len(provider.bodies()) == 1  # a 400 is final: not retried
     assert "supervisor-pre-decision: context window exceeded (prompt 636 tokens, context 512)" in captured.err
     assert "exceeds the available context size" not in captured.err + captured.out  # never the server's text
+
+
+def test_the_contract_labels_and_inputs_never_reach_the_provider(stub):
+    provider = stub(cooperative)
+    assert run(provider.base_url)["run_status"] == "pass"
+    sent = json.dumps(provider.bodies())
+    assert "reins_inputs" not in sent and "reins_contract" not in sent  # metadata stays on this side

@@ -1,0 +1,55 @@
+"""LangGraph's private node wrapper (``RunnableCallable``) is used in exactly one module,
+``runtime.calls``: the day LangGraph moves or renames it, the first test here fails (not a graph in
+some user's notebook), and the second keeps a second import of it from creeping in."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import runtime.calls as calls
+
+ROOT = Path(__file__).resolve().parents[2]
+PRIVATE_MODULE = "langgraph._internal._runnable"
+HOME = "runtime/calls.py"  # the one module allowed to import it
+PACKAGES = ("schemas", "policies", "runtime", "nodes", "graphs", "evals", "benchmarks", "cli")
+
+
+def test_the_private_node_wrapper_is_where_runtime_calls_imports_it_from():
+    wrapper = importlib.import_module(PRIVATE_MODULE).RunnableCallable
+    assert calls.RunnableCallable is wrapper
+
+    def logic(state):
+        yield from ()
+        return {"seen": state["n"]}
+
+    node = calls.node(logic)
+    assert isinstance(node, wrapper)
+    assert node.invoke({"n": 3}) == {"seen": 3}  # LangGraph's wrapper still runs our sync function
+
+
+def _uses_of_the_wrapper(path: Path) -> list[str]:
+    """Imports of ``RunnableCallable`` (from wherever) and names or attributes that reach it."""
+    found = []
+    for item in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(item, ast.ImportFrom):
+            found += [f"{item.module}.{alias.name}" for alias in item.names if alias.name == "RunnableCallable"]
+        elif isinstance(item, ast.Import):
+            found += [alias.name for alias in item.names if alias.name.startswith(PRIVATE_MODULE)]
+        elif isinstance(item, ast.Name) and item.id == "RunnableCallable":
+            found.append(item.id)
+        elif isinstance(item, ast.Attribute) and item.attr == "RunnableCallable":
+            found.append(item.attr)
+    return found
+
+
+def test_no_other_module_uses_the_private_wrapper():
+    users = {
+        str(path.relative_to(ROOT)): names
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if (names := _uses_of_the_wrapper(path))
+    }
+    assert set(users) == {HOME}, users
+    assert f"{PRIVATE_MODULE}.RunnableCallable" in users[HOME]
