@@ -41,6 +41,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
+from nodes.assistant import routing
 from nodes.assistant.answer import check_and_reply, draft_answer, route_after_check
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, PipelineRoute, pipeline_context
@@ -48,19 +49,8 @@ from nodes.assistant.executor import dispatch, observe, propose_step
 from nodes.assistant.intent import classify_intent
 from nodes.assistant.memory import empty_request, prepare_turn, reflect
 from nodes.assistant.pipeline import make_pipeline_node, node_name
-from nodes.assistant.routing import (
-    AFTER_CHECK,
-    AFTER_INTENT,
-    AFTER_OBSERVATION,
-    AFTER_PROPOSAL,
-    AFTER_REFLECTION,
-    AFTER_SKILL_DRAFT,
-    after_turn_start,
-    route_input,
-    route_intent,
-    routed,
-)
 from nodes.assistant.replan import revise_plan, route_after_tool
+from nodes.assistant.routing import routed
 from nodes.assistant.skill_drafts import draft_skill, review_skill_draft, route_after_draft, route_after_reflect
 from nodes.assistant.slash import run_slash_command
 from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
@@ -160,28 +150,28 @@ def build_graph(
     # nodes run on the event loop under ainvoke (runtime/calls.py). Slash commands and tool
     # execution may block: they keep LangGraph's executor thread. Every node that decides where the
     # turn goes routes with Command (nodes/assistant/routing.py); ``destinations`` draws its branches.
-    turn_start = routed(prepare_turn, partial(route_input, pipelines=subgraphs))
-    builder.add_node("prepare_turn", node(turn_start, "prepare_turn", deps=deps), destinations=after_turn_start(subgraphs))
+    turn_start = routed(prepare_turn, partial(routing.route_input, pipelines=subgraphs))
+    builder.add_node("prepare_turn", node(turn_start, "prepare_turn", deps=deps), destinations=routing.after_turn_start(subgraphs))
     builder.add_node("empty_request", inline(empty_request))
     builder.add_node("run_slash_command", node(run_slash_command, deps=deps))
     # The pipelines are subgraphs: drawn by Studio, streamed with subgraphs=True, paused and resumed
     # on the assistant's thread.
     for command, subgraph in subgraphs.items():
         builder.add_node(node_name(command), make_pipeline_node(command, routes[command], subgraph))
-    builder.add_node("classify_intent", node(routed(classify_intent, route_intent), "classify_intent", deps=deps),
-                     destinations=AFTER_INTENT)
+    builder.add_node("classify_intent", node(routed(classify_intent, routing.route_intent), "classify_intent", deps=deps),
+                     destinations=routing.AFTER_INTENT)
     builder.add_node("propose_step", node(routed(propose_step, dispatch), "propose_step", deps=deps),
-                     destinations=AFTER_PROPOSAL)
+                     destinations=routing.AFTER_PROPOSAL)
     builder.add_node("execute_tool", node(execute_tool, deps=deps))
-    builder.add_node("observe", inline(routed(observe, route_after_tool), "observe"), destinations=AFTER_OBSERVATION)
+    builder.add_node("observe", inline(routed(observe, route_after_tool), "observe"), destinations=routing.AFTER_OBSERVATION)
     builder.add_node("revise_plan", node(revise_plan, deps=deps))
     builder.add_node("draft_answer", node(draft_answer, deps=deps))
     builder.add_node("check_and_reply", inline(routed(check_and_reply, route_after_check), "check_and_reply", deps=deps),
-                     destinations=AFTER_CHECK)
+                     destinations=routing.AFTER_CHECK)
     builder.add_node("reflect", node(routed(reflect, route_after_reflect), "reflect", deps=deps),
-                     destinations=AFTER_REFLECTION)
+                     destinations=routing.AFTER_REFLECTION)
     builder.add_node("draft_skill", node(routed(draft_skill, route_after_draft), "draft_skill", deps=deps),
-                     destinations=AFTER_SKILL_DRAFT)
+                     destinations=routing.AFTER_SKILL_DRAFT)
     builder.add_node("review_skill_draft", review_skill_draft)
 
     builder.add_edge(START, "prepare_turn")
