@@ -151,7 +151,8 @@ def build_graph(
     # execution may block: they keep LangGraph's executor thread. Every node that decides where the
     # turn goes routes with Command (nodes/assistant/routing.py); ``destinations`` draws its branches.
     turn_start = routed(prepare_turn, partial(routing.route_input, pipelines=subgraphs))
-    builder.add_node("prepare_turn", node(turn_start, "prepare_turn", deps=deps), destinations=routing.after_turn_start(subgraphs))
+    builder.add_node("prepare_turn", node(turn_start, "prepare_turn", deps=deps),
+                     destinations=routing.after_turn_start(subgraphs))
     builder.add_node("empty_request", inline(empty_request))
     builder.add_node("run_slash_command", node(run_slash_command, deps=deps))
     # The pipelines are subgraphs: drawn by Studio, streamed with subgraphs=True, paused and resumed
@@ -163,7 +164,8 @@ def build_graph(
     builder.add_node("propose_step", node(routed(propose_step, dispatch), "propose_step", deps=deps),
                      destinations=routing.AFTER_PROPOSAL)
     builder.add_node("execute_tool", node(execute_tool, deps=deps))
-    builder.add_node("observe", inline(routed(observe, route_after_tool), "observe"), destinations=routing.AFTER_OBSERVATION)
+    builder.add_node("observe", inline(routed(observe, route_after_tool), "observe"),
+                     destinations=routing.AFTER_OBSERVATION)
     builder.add_node("revise_plan", node(revise_plan, deps=deps))
     builder.add_node("draft_answer", node(draft_answer, deps=deps))
     builder.add_node("check_and_reply", inline(routed(check_and_reply, route_after_check), "check_and_reply", deps=deps),

@@ -102,7 +102,8 @@ def render_report(
     status = status_after_revision(state.get("run_status") or "failed", outcomes)
     decision = state.get("post_review_decision")
     entries: list[TraceRecord] = []
-    polish_metrics: dict[str, dict[str, int]] = {}  # the polish call's, when it ran (counted here: the public metrics are final)
+    # The polish call's metrics, when it ran: counted here too, as the public metrics are final.
+    polish_metrics: dict[str, dict[str, int]] = {}
     with recorded_step(events, "render-report", "Render delivery report") as step:
         data = {
             "status": status,

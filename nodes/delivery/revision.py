@@ -43,11 +43,15 @@ def revise_plan(
     return Command(update=update, goto=after_plan_revision(state["post_review_decision"]))
 
 
-def revise_tasks(state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps) -> Generator[Any, Any, DeliveryState]:
+def revise_tasks(
+    state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, DeliveryState]:
     return (yield from revise("tasks", state, runtime, deps))
 
 
-def revise(target: str, state: DeliveryState, runtime: Runtime[DeliveryContext], deps: DeliveryDeps) -> Generator[Any, Any, DeliveryState]:
+def revise(
+    target: str, state: DeliveryState, runtime: Runtime[DeliveryContext], deps: DeliveryDeps
+) -> Generator[Any, Any, DeliveryState]:
     contract, schema, tool, step_id, title, counts = SPECS[target]
     request = _request(state, target)
     wanted = set(request["source_finding_ids"])

@@ -81,20 +81,28 @@ TASK_WORKER = WorkerSpec(
 )
 
 
-def plan_worker(state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps) -> Generator[Any, Any, Command[AfterWorker]]:
+def plan_worker(
+    state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, Command[AfterWorker]]:
     return (yield from work(PLAN_WORKER, state, runtime, deps))
 
 
-def task_worker(state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps) -> Generator[Any, Any, Command[AfterWorker]]:
+def task_worker(
+    state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, Command[AfterWorker]]:
     return (yield from work(TASK_WORKER, state, runtime, deps))
 
 
-def work(spec: WorkerSpec, state: DeliveryState, runtime: Runtime[DeliveryContext], deps: DeliveryDeps) -> Generator[Any, Any, Command[AfterWorker]]:
+def work(
+    spec: WorkerSpec, state: DeliveryState, runtime: Runtime[DeliveryContext], deps: DeliveryDeps
+) -> Generator[Any, Any, Command[AfterWorker]]:
     update = yield from produce(spec, state, runtime, deps)
     return Command(update=update, goto=after_worker(update))
 
 
-def produce(spec: WorkerSpec, state: DeliveryState, runtime: Runtime[DeliveryContext], deps: DeliveryDeps) -> Generator[Any, Any, DeliveryState]:
+def produce(
+    spec: WorkerSpec, state: DeliveryState, runtime: Runtime[DeliveryContext], deps: DeliveryDeps
+) -> Generator[Any, Any, DeliveryState]:
     """The artifact, or the failure that ends the run."""
     label = spec.title.lower()
     with recorded_step(progress(state), spec.step, spec.title) as step:
