@@ -172,7 +172,7 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
         "pipeline": values.get("pipeline"),
         "records": redact_mapping(values.get("records", []), 4000),  # arguments are the user's raw input
         "trace": values.get("trace", []),
-        "models": models_of(values.get("metrics")),
+        "models": models_of(values),
     }
 
 

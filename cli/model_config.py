@@ -43,11 +43,12 @@ def check_models_unchanged(metadata: Mapping[str, Any] | None, settings: Setting
         )
 
 
-def models_of(metrics: Mapping[str, Mapping[str, int]] | None) -> dict[str, list[str]]:
-    """Role → the models that answered its calls in this run."""
+def models_of(values: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Role → the models that answered the calls of the run whose state is ``values``."""
     from runtime.contracts import models_served
+    from runtime.steps import METRICS_KEY
 
-    return models_served(metrics or {})
+    return models_served(values.get(METRICS_KEY) or {})
 
 
 def stand_in_notice(models: Mapping[str, list[str]]) -> str | None:

@@ -28,7 +28,7 @@ GRAPH_NAME = "tasklist_agent"
 # One status: ``final_decision`` (the state machine's own ``status`` stays internal).
 PUBLIC_KEYS = (
     "run_id", "final_decision", "decision", "strategy", "artifact", "validation",
-    "warning_disposition", "revision_effect", "manual_review_items", "trace", "summary", "message", "metrics",
+    "warning_disposition", "revision_effect", "manual_review_items", "trace", "summary", "message", "contract_metrics",
 )
 OUTPUT_LIMIT = 100_000
 
@@ -243,11 +243,11 @@ def show(
         public["paused"] = pending is not None
         public["pending_review"] = dict(pending) if pending else None
         public["resumable"] = pending is not None and resumable
-        public["models"] = models_of(values.get("metrics"))
+        public["models"] = models_of(values)
         print_json(redact_mapping(public, OUTPUT_LIMIT))
         return
     out = sys.stdout
-    notice = stand_in_notice(models_of(values.get("metrics")))
+    notice = stand_in_notice(models_of(values))
     if notice:
         print(notice, file=out)
     artifact = values.get("artifact")

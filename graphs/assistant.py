@@ -41,6 +41,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
+from nodes.assistant import routing
 from nodes.assistant.answer import check_and_reply, draft_answer, route_after_check
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, PipelineRoute, pipeline_context
@@ -49,12 +50,13 @@ from nodes.assistant.intent import classify_intent
 from nodes.assistant.memory import empty_request, prepare_turn, reflect
 from nodes.assistant.pipeline import make_pipeline_node, node_name
 from nodes.assistant.replan import revise_plan, route_after_tool
+from nodes.assistant.routing import routed
 from nodes.assistant.skill_drafts import draft_skill, review_skill_draft, route_after_draft, route_after_reflect
-from nodes.assistant.slash import is_slash, run_slash_command
+from nodes.assistant.slash import run_slash_command
 from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
 from nodes.assistant.tool_call import execute_tool
 from policies.pipeline_reply import delivery_outcome, tasklist_outcome
-from policies.slash_commands import DELIVERY_CHAIN, TASKLIST, pipeline_to_run
+from policies.slash_commands import DELIVERY_CHAIN, TASKLIST
 from runtime.calls import inline, node
 from runtime.context import model_set_of
 from runtime.embeddings import memory_index
@@ -104,25 +106,6 @@ def default_pipelines() -> dict[str, PipelineRoute]:
     }
 
 
-# ------------------------------------------------------------------------------------ routing
-
-
-def make_route_input(pipelines: Mapping[str, Any]):
-    def route_input(state: AssistantState) -> str:
-        if not state.get("request"):
-            return "empty_request"
-        if not is_slash(state):
-            return "classify_intent"
-        command = pipeline_to_run(state["request"], pipelines)
-        return node_name(command) if command else "run_slash_command"
-
-    return route_input
-
-
-def route_intent(state: AssistantState) -> str:
-    return "draft_answer" if state.get("intent") == "QA" else "propose_step"
-
-
 # ------------------------------------------------------------------------------------ builder
 
 
@@ -164,47 +147,43 @@ def build_graph(
         AssistantState, context_schema=AssistantContext, input_schema=AssistantInput, output_schema=AssistantOutput
     )
     # Model- and store-calling nodes run sync under invoke and async under ainvoke; quick rule-only
-    # nodes and the edges run on the event loop under ainvoke (runtime/calls.py). Slash commands
-    # and tool execution may block: they keep LangGraph's executor thread.
-    builder.add_node("prepare_turn", node(partial(prepare_turn, deps=deps), "prepare_turn"))
+    # nodes run on the event loop under ainvoke (runtime/calls.py). Slash commands and tool
+    # execution may block: they keep LangGraph's executor thread. Every node that decides where the
+    # turn goes routes with Command (nodes/assistant/routing.py); ``destinations`` draws its branches.
+    turn_start = routed(prepare_turn, partial(routing.route_input, pipelines=subgraphs))
+    builder.add_node("prepare_turn", node(turn_start, "prepare_turn", deps=deps),
+                     destinations=routing.after_turn_start(subgraphs))
     builder.add_node("empty_request", inline(empty_request))
-    builder.add_node("run_slash_command", partial(run_slash_command, deps=deps))
+    builder.add_node("run_slash_command", node(run_slash_command, deps=deps))
     # The pipelines are subgraphs: drawn by Studio, streamed with subgraphs=True, paused and resumed
     # on the assistant's thread.
     for command, subgraph in subgraphs.items():
         builder.add_node(node_name(command), make_pipeline_node(command, routes[command], subgraph))
-    builder.add_node("classify_intent", node(partial(classify_intent, deps=deps), "classify_intent"))
-    builder.add_node("propose_step", node(partial(propose_step, deps=deps), "propose_step"))
-    builder.add_node("execute_tool", node(partial(execute_tool, deps=deps), "execute_tool"))
-    builder.add_node("observe", inline(observe))
-    builder.add_node("revise_plan", node(partial(revise_plan, deps=deps), "revise_plan"))
-    builder.add_node("draft_answer", node(partial(draft_answer, deps=deps), "draft_answer"))
-    builder.add_node("check_and_reply", inline(partial(check_and_reply, deps=deps), "check_and_reply"))
-    builder.add_node("reflect", node(partial(reflect, deps=deps), "reflect"))
-    builder.add_node("draft_skill", node(partial(draft_skill, deps=deps), "draft_skill"))
+    builder.add_node("classify_intent", node(routed(classify_intent, routing.route_intent), "classify_intent", deps=deps),
+                     destinations=routing.AFTER_INTENT)
+    builder.add_node("propose_step", node(routed(propose_step, dispatch), "propose_step", deps=deps),
+                     destinations=routing.AFTER_PROPOSAL)
+    builder.add_node("execute_tool", node(execute_tool, deps=deps))
+    builder.add_node("observe", inline(routed(observe, route_after_tool), "observe"),
+                     destinations=routing.AFTER_OBSERVATION)
+    builder.add_node("revise_plan", node(revise_plan, deps=deps))
+    builder.add_node("draft_answer", node(draft_answer, deps=deps))
+    builder.add_node("check_and_reply", inline(routed(check_and_reply, route_after_check), "check_and_reply", deps=deps),
+                     destinations=routing.AFTER_CHECK)
+    builder.add_node("reflect", node(routed(reflect, route_after_reflect), "reflect", deps=deps),
+                     destinations=routing.AFTER_REFLECTION)
+    builder.add_node("draft_skill", node(routed(draft_skill, route_after_draft), "draft_skill", deps=deps),
+                     destinations=routing.AFTER_SKILL_DRAFT)
     builder.add_node("review_skill_draft", review_skill_draft)
 
-    pipeline_nodes = [node_name(command) for command in subgraphs]
     builder.add_edge(START, "prepare_turn")
-    builder.add_conditional_edges(
-        "prepare_turn", inline(make_route_input(subgraphs), edge=True),
-        ["empty_request", "run_slash_command", *pipeline_nodes, "classify_intent"],
-    )
     builder.add_edge("empty_request", END)
     builder.add_edge("run_slash_command", END)
-    for name in pipeline_nodes:
-        builder.add_edge(name, END)
-    builder.add_conditional_edges("classify_intent", inline(route_intent, edge=True), ["draft_answer", "propose_step"])
-    builder.add_conditional_edges("propose_step", inline(dispatch, edge=True), ["execute_tool", "draft_answer"])
+    for command in subgraphs:
+        builder.add_edge(node_name(command), END)
     builder.add_edge("execute_tool", "observe")
-    builder.add_conditional_edges(
-        "observe", inline(route_after_tool, edge=True), ["propose_step", "revise_plan", "draft_answer"]
-    )
     builder.add_edge("revise_plan", "propose_step")
     builder.add_edge("draft_answer", "check_and_reply")
-    builder.add_conditional_edges("check_and_reply", inline(route_after_check, edge=True), ["reflect", "propose_step", END])
-    builder.add_conditional_edges("reflect", inline(route_after_reflect, edge=True), ["draft_skill", END])
-    builder.add_conditional_edges("draft_skill", inline(route_after_draft, edge=True), ["review_skill_draft", END])
     builder.add_edge("review_skill_draft", END)
 
     memory = InMemoryStore(index=memory_index()) if store is _DEFAULT_STORE else store

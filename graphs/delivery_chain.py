@@ -36,16 +36,16 @@ from runtime.resources import ResourceResolver
 from nodes.delivery import routing
 from nodes.delivery.common import DeliveryDeps
 from nodes.delivery.context import DeliveryContext
-from nodes.delivery.load import make_load_context
-from nodes.delivery.manager import make_manager
-from nodes.delivery.refusal import make_manager_refused
-from nodes.delivery.report import fail_closed, make_render_report
-from nodes.delivery.reviewers import make_reviewer
-from nodes.delivery.revision import make_plan_reviser, make_reviser
+from nodes.delivery.load import load_context
+from nodes.delivery.manager import manager
+from nodes.delivery.refusal import manager_refused
+from nodes.delivery.report import fail_closed, render_report
+from nodes.delivery.reviewers import reviewer
+from nodes.delivery.revision import revise_plan, revise_tasks
 from nodes.delivery.state import DeliveryInput, DeliveryOutput, DeliveryState, ReviewerTask
-from nodes.delivery.supervisor import make_supervisor_post, make_supervisor_pre
-from nodes.delivery.synthesis import make_synthesize
-from nodes.delivery.workers import make_plan_worker, make_task_worker
+from nodes.delivery.supervisor import supervisor_post, supervisor_pre
+from nodes.delivery.synthesis import synthesize
+from nodes.delivery.workers import plan_worker, task_worker
 
 GRAPH_NAME = "delivery_chain"
 
@@ -85,18 +85,18 @@ def build_graph(
     # Model-calling nodes run sync under invoke and async under ainvoke; quick rule-only nodes run on
     # the event loop under ainvoke instead of an executor thread (runtime/calls.py).
     # Every deciding node routes with Command; ``destinations`` lets Studio draw its branches.
-    builder.add_node("load_context", node(make_load_context(deps)), destinations=routing.AFTER_LOAD)
-    builder.add_node("supervisor_pre", node(make_supervisor_pre(deps)), destinations=routing.AFTER_PRE)
-    builder.add_node("manager", node(make_manager(deps)), destinations=routing.AFTER_MANAGER)
-    builder.add_node("manager_refused", inline(make_manager_refused(deps)), destinations=routing.AFTER_REFUSAL)
-    builder.add_node("plan_worker", node(make_plan_worker(deps)), destinations=routing.AFTER_WORKER)
-    builder.add_node("task_worker", node(make_task_worker(deps)), destinations=routing.AFTER_WORKER)
-    builder.add_node("reviewer", node(make_reviewer(deps)), input_schema=ReviewerTask)
-    builder.add_node("synthesize", inline(make_synthesize(deps)), destinations=routing.AFTER_SYNTHESIS)
-    builder.add_node("supervisor_post", node(make_supervisor_post(deps)), destinations=routing.AFTER_POST)
-    builder.add_node("revise_plan", node(make_plan_reviser(deps)), destinations=routing.AFTER_PLAN_REVISION)
-    builder.add_node("revise_tasks", node(make_reviser(deps, "tasks")))
-    builder.add_node("render_report", node(make_render_report(deps)))
+    builder.add_node("load_context", node(load_context, deps=deps), destinations=routing.AFTER_LOAD)
+    builder.add_node("supervisor_pre", node(supervisor_pre, deps=deps), destinations=routing.AFTER_PRE)
+    builder.add_node("manager", node(manager, deps=deps), destinations=routing.AFTER_MANAGER)
+    builder.add_node("manager_refused", inline(manager_refused, deps=deps), destinations=routing.AFTER_REFUSAL)
+    builder.add_node("plan_worker", node(plan_worker, deps=deps), destinations=routing.AFTER_WORKER)
+    builder.add_node("task_worker", node(task_worker, deps=deps), destinations=routing.AFTER_WORKER)
+    builder.add_node("reviewer", node(reviewer, deps=deps), input_schema=ReviewerTask)
+    builder.add_node("synthesize", inline(synthesize, deps=deps), destinations=routing.AFTER_SYNTHESIS)
+    builder.add_node("supervisor_post", node(supervisor_post, deps=deps), destinations=routing.AFTER_POST)
+    builder.add_node("revise_plan", node(revise_plan, deps=deps), destinations=routing.AFTER_PLAN_REVISION)
+    builder.add_node("revise_tasks", node(revise_tasks, deps=deps))
+    builder.add_node("render_report", node(render_report, deps=deps))
     builder.add_node("fail_closed", inline(fail_closed))
 
     builder.add_edge(START, "load_context")

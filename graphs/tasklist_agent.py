@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from functools import partial
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -73,12 +72,12 @@ def build_graph(
     deps = TasklistDeps(models=model_set_of(models, "tasklist_agent"), resolver=resolver, human_review=human_review, max_steps=max_steps)
     builder = StateGraph(TasklistState, context_schema=TasklistContext, input_schema=TasklistInput, output_schema=TasklistOutput)
     for name, function in NODES.items():
-        step = partial(function, deps=deps)
         # A step that waits on a model or reads a file is a generator: sync under invoke; under
         # ainvoke the model call is awaited and the file read runs in a worker thread. Every other
         # step is rules, state shaping or a review pause: under ainvoke it runs on the event loop,
         # not in an executor thread (runtime/calls.py).
-        builder.add_node(name, node(step, name) if inspect.isgeneratorfunction(function) else inline(step, name))
+        wrap = node if inspect.isgeneratorfunction(function) else inline
+        builder.add_node(name, wrap(function, name, deps=deps))
     builder.add_edge(START, entry_action())
     for name, targets in routes().items():
         builder.add_conditional_edges(name, inline(route, edge=True), list(targets))

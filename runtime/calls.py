@@ -29,6 +29,7 @@ import asyncio
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 # LangGraph's own node wrapper: it accepts a sync and an async function for one node and injects
@@ -49,6 +50,7 @@ from runtime.driving import Steps, adrive  # noqa: F401 - the async driver is th
 from runtime.deadline import DeadlineExceeded, call_cancellable, call_with_deadline, deadline_scope
 from runtime.models import ModelSet
 from runtime.reply_stream import streaming_reply
+from runtime.steps import metered
 
 
 # ------------------------------------------------------------------------------------- requests
@@ -230,35 +232,40 @@ def _run(request: Any) -> Any:
     return call_cancellable(request.run) if isinstance(request, _MODEL_CALLS) else request.run()
 
 
-def node(fn: Callable[..., Any], name: str | None = None, *, subgraph: Any = None) -> Any:
+def node(fn: Callable[..., Any], name: str | None = None, *, subgraph: Any = None, **bound: Any) -> Any:
     """A LangGraph node for ``fn``: sync and async functions over the same generator if ``fn``
-    yields requests, else ``fn`` itself.
+    yields requests (its update holding what its model calls spent: ``runtime.steps.metered``), else
+    ``fn`` itself.
+
+    ``bound``: the node's dependencies, passed by keyword (``node(propose_step, deps=deps)``) — the
+    one way every graph binds them.
 
     ``subgraph``: a compiled graph the node runs (passed to ``fn`` as ``graph=``). LangGraph finds
     a node's subgraph among the names its functions use, so Studio draws it (``xray``) and
     ``get_state(subgraphs=True)`` reaches into it.
     """
+    fn = partial(fn, **bound) if bound else fn
     if not inspect.isgeneratorfunction(fn):
         return fn
     signature = inspect.signature(fn)
-    label = name or getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "node")
+    label = name or _name_of(fn)
 
     if subgraph is None:
 
         def run_sync(*args: Any, **kwargs: Any) -> Any:
-            return drive(fn(*args, **kwargs))
+            return drive(metered(fn(*args, **kwargs)))
 
         async def run_async(*args: Any, **kwargs: Any) -> Any:
-            return await adrive(fn(*args, **kwargs))
+            return await adrive(metered(fn(*args, **kwargs)))
 
     else:
         signature = signature.replace(parameters=[p for p in signature.parameters.values() if p.name != "graph"])
 
         def run_sync(*args: Any, **kwargs: Any) -> Any:
-            return drive(fn(*args, graph=subgraph, **kwargs))
+            return drive(metered(fn(*args, graph=subgraph, **kwargs)))
 
         async def run_async(*args: Any, **kwargs: Any) -> Any:
-            return await adrive(fn(*args, graph=subgraph, **kwargs))
+            return await adrive(metered(fn(*args, graph=subgraph, **kwargs)))
 
     for wrapper in (run_sync, run_async):
         wrapper.__signature__ = signature  # type: ignore[attr-defined]  # runtime / config injection
@@ -267,12 +274,17 @@ def node(fn: Callable[..., Any], name: str | None = None, *, subgraph: Any = Non
 
 
 
-def inline(fn: Callable[..., Any], name: str | None = None, *, edge: bool = False) -> Any:
+def _name_of(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "node")
+
+
+def inline(fn: Callable[..., Any], name: str | None = None, *, edge: bool = False, **bound: Any) -> Any:
     """A node (or, with ``edge=True``, a conditional edge) for a quick, local, non-blocking
     function — rules, state shaping, small bundled files. Under ``ainvoke`` it runs on the event
-    loop instead of hopping to an executor thread."""
+    loop instead of hopping to an executor thread. ``bound``: its dependencies, as for ``node``."""
+    fn = partial(fn, **bound) if bound else fn
     signature = inspect.signature(fn)
-    label = name or getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "node")
+    label = name or _name_of(fn)
 
     async def run_async(*args: Any, **kwargs: Any) -> Any:
         return fn(*args, **kwargs)

@@ -34,6 +34,14 @@ class StepHandle:
     summary: str = ""
     status: str = "completed"
 
+    def fail(self, summary: str) -> None:
+        """The step failed; ``summary`` says how (its completing event and trace record show it)."""
+        self.status, self.summary = "failed", summary
+
+    def skip(self, summary: str) -> None:
+        """The step did not run; ``summary`` says why."""
+        self.status, self.summary = "skipped", summary
+
 
 @dataclass
 class Progress:

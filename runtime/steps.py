@@ -1,19 +1,23 @@
 """Two things every node does: attempt a model request, and record the step it ran.
 
 ``attempt`` turns a request into its outcome — the value, or the failure with its code — so a node
-chooses its fallback with an ``if`` rather than an ``except`` block; the metrics the call spent come
-with either::
+chooses its fallback with an ``if`` rather than an ``except`` block. The value comes unwrapped (a
+contract's validated model, a text call's text, a tool turn's message), and the metrics every
+request spent are merged into the node's update by the runtime (``metered``, applied by
+``runtime.calls.node``) under ``METRICS_KEY`` — the same key and shape in every graph — so a node
+never copies them::
 
     outcome = yield from attempt(Contract("assistant.answer", AssistantAnswer, messages, models))
     if not outcome.ok:
-        return {"failure": outcome.code, "metrics": outcome.metrics}
+        return {"failure": outcome.code}
+    draft = outcome.value  # an AssistantAnswer
 
 ``recorded_step`` is a progress step whose summary is also the step's trace record, so the progress
 event and the trace say the same thing, redacted and cut alike::
 
     with recorded_step(progress, "answer", "Write the answer") as step:
         ...
-        step.summary = "drafted"
+        step.summary = "drafted"  # or step.fail("…") / step.skip("…")
     return {"trace": [step.trace()]}
 """
 
@@ -21,13 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any
 
 from langgraph.errors import GraphBubbleUp
+from langgraph.types import Command, Overwrite
 
 from policies.redaction import redact
-from runtime.contracts import safe_error
+from runtime.contracts import Contracted, TextResult, ToolTurn, safe_error
 from runtime.failures import (  # noqa: F401 - a failed attempt's codes, named here too
     CONTRACT_FAILURE,
     EXECUTION_FAILED,
@@ -35,8 +40,14 @@ from runtime.failures import (  # noqa: F401 - a failed attempt's codes, named h
     failure_code,
     failure_label,
 )
+from runtime.model_calls import merge_metrics
 from runtime.progress import SUMMARY_LIMIT, Progress, StepHandle
 from schemas.trace import TraceRecord
+
+# Where every graph keeps what its model calls spent: per contract, the ``METRIC_FIELDS`` counters,
+# added up by the reducer. A graph's state declares ``contract_metrics: ContractMetrics``.
+METRICS_KEY = "contract_metrics"
+ContractMetrics = Annotated[dict[str, dict[str, int]], merge_metrics]
 
 
 def metrics_of(outcome: Any) -> dict[str, Any]:
@@ -45,9 +56,22 @@ def metrics_of(outcome: Any) -> dict[str, Any]:
     return dict(metrics) if isinstance(metrics, Mapping) else {}
 
 
+def unwrapped(result: Any) -> Any:
+    """What a request's result carries: a contract's validated value, a text call's text, a tool
+    turn's message; any other result (a subgraph's output, store items) as it is."""
+    if isinstance(result, Contracted):
+        return result.value
+    if isinstance(result, TextResult):
+        return result.text
+    if isinstance(result, ToolTurn):
+        return result.message
+    return result
+
+
 @dataclass(frozen=True)
 class Attempt:
-    """The outcome of one request: its value, or the failure that replaced it."""
+    """The outcome of one request: its unwrapped value, or the failure that replaced it. ``metrics``
+    is what it spent, already merged into the node's update by ``metered``."""
 
     value: Any = None
     error: BaseException | None = None
@@ -79,7 +103,45 @@ def attempt(request: Any) -> Generator[Any, Any, Attempt]:
         raise
     except Exception as error:
         return Attempt(error=error, metrics=metrics_of(error))
-    return Attempt(value=value, metrics=metrics_of(value))
+    return Attempt(value=unwrapped(value), metrics=metrics_of(value))
+
+
+def metered(steps: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+    """A node's generator whose update also holds, under ``METRICS_KEY``, what every request it made
+    spent — answered or failed, the failure handled by the node or not."""
+    spent: dict[str, dict[str, int]] = {}
+    try:
+        request = next(steps)
+        while True:
+            try:
+                result = yield request
+            except BaseException as error:  # passed on to the node at its yield
+                spent = merge_metrics(spent, metrics_of(error))
+                request = steps.throw(error)
+            else:
+                spent = merge_metrics(spent, metrics_of(result))
+                request = steps.send(result)
+    except StopIteration as done:
+        return with_metrics(done.value, spent)
+
+
+def with_metrics(update: Any, spent: Mapping[str, Mapping[str, int]]) -> Any:
+    """``update`` (a mapping or a ``Command``) with ``spent`` added to its metrics; an ``Overwrite``
+    there (a new turn resetting them) stays one, holding ``spent``."""
+    if not spent:
+        return update
+    if isinstance(update, Command):
+        return replace(update, update=with_metrics(update.update or {}, spent))
+    if update is None:
+        update = {}
+    if not isinstance(update, Mapping):
+        raise TypeError(f"a node that calls a model returns a mapping or a Command, not {type(update).__name__}")
+    current = update.get(METRICS_KEY)
+    if isinstance(current, Overwrite):
+        merged: Any = Overwrite(merge_metrics(current.value, spent))
+    else:
+        merged = merge_metrics(current, spent)
+    return {**update, METRICS_KEY: merged}
 
 
 def trace_record(step: str, summary: str, *, limit: int = SUMMARY_LIMIT, **flags: Any) -> TraceRecord:

@@ -48,7 +48,7 @@ def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, d
     records = state.get("records", [])
     with recorded_step(progress_for(runtime), "answer", "Write the answer") as step:
         if state.get("failure"):  # the provider already failed for good this turn: no second try
-            step.status, step.summary = "skipped", "skipped: the model is unavailable"
+            step.skip("skipped: the model is unavailable")
             return {"draft": NO_DRAFT, "trace": traced(state, step.trace())}
         outcome = yield from attempt(Streamed("summary", Contract(  # the summary streams as it is written
             "assistant.answer",
@@ -58,16 +58,16 @@ def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, d
             mode=deps.mode_for(runtime),
         )))
         if outcome.ok:
-            step.summary = f"drafted, proposed verdict {outcome.value.value.verdict}"
-            draft: Answer = outcome.value.value.model_dump(mode="json")
+            step.summary = f"drafted, proposed verdict {outcome.value.verdict}"
+            draft: Answer = outcome.value.model_dump(mode="json")
         else:  # no valid answer: a deterministic one from the execution record
-            step.status, step.summary = "failed", f"fallback from the execution record ({outcome.reason()})"
+            step.fail(f"fallback from the execution record ({outcome.reason()})")
             verdict = "partial" if any(r.get("ok") for r in records) else "failure"
             draft = {"summary": fallback_summary(records), "evidence": [], "verdict": verdict}
             if outcome.code == EXECUTION_FAILED:
                 failure = stage_failure("draft_answer", outcome.error)
-                return {"draft": draft, "failure": failure, "trace": traced(state, step.trace()), "metrics": outcome.metrics}
-    return {"draft": draft, "trace": traced(state, step.trace()), "metrics": outcome.metrics}
+                return {"draft": draft, "failure": failure, "trace": traced(state, step.trace())}
+    return {"draft": draft, "trace": traced(state, step.trace())}
 
 
 def _notices(state: AssistantState, unfinished: tuple[int, ...]) -> list[str]:

@@ -91,17 +91,16 @@ def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, d
     tools = deps.tools_for(runtime)
     with recorded_step(progress_for(runtime), f"propose-{number}", f"Choose tool step {number}") as step:
         if not budget.allowed:
-            step.status, step.summary = "skipped", f"loop stopped before call {number} (limit {MAX_STEPS} calls)"
+            step.skip(f"loop stopped before call {number} (limit {MAX_STEPS} calls)")
             return {"pending_calls": [], "stop_reason": STEP_LIMIT, "trace": traced(state, step.trace())}
         outcome = yield from attempt(
             ToolTurn("assistant.step", step_messages(state, tools), deps.models_for(runtime), tools.langchain_tools())
         )
         if not outcome.ok:  # a failing model ends the loop; what ran so far is still answered
-            step.status, step.summary = "failed", f"loop stopped: model turn failed ({outcome.reason()})"
-            return {"pending_calls": [], "stop_reason": MODEL_ERROR, "trace": traced(state, step.trace()),
-                    "metrics": outcome.metrics}
-        update, step.summary = _proposal(state, outcome.value.message, tools)
-    return {**update, "trace": traced(state, step.trace()), "metrics": outcome.metrics}
+            step.fail(f"loop stopped: model turn failed ({outcome.reason()})")
+            return {"pending_calls": [], "stop_reason": MODEL_ERROR, "trace": traced(state, step.trace())}
+        update, step.summary = _proposal(state, outcome.value, tools)
+    return {**update, "trace": traced(state, step.trace())}
 
 
 def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> tuple[Update, str]:

@@ -44,13 +44,13 @@ def classify_intent(state: AssistantState, runtime: Runtime[AssistantContext], *
             # Fail closed: without a valid classification no tool runs; the request is answered as QA
             # (a provider that failed for good is named, and no further model call is made).
             failure = stage_failure("classify_intent", outcome.error) if outcome.code == EXECUTION_FAILED else None
-            step.status, step.summary = "failed", failure or f"QA (fallback, {outcome.reason()})"
+            step.fail(failure or f"QA (fallback, {outcome.reason()})")
             return {"intent": "QA", "intent_failed": True, "failure": failure, "plan": None,
-                    "trace": traced(state, step.trace()), "metrics": outcome.metrics}
-        decision = outcome.value.value
+                    "trace": traced(state, step.trace())}
+        decision = outcome.value
         plan = None if decision.plan is None else available_plan(decision.plan, tools)
         step.summary = decision.intent + (f" with {len(plan['steps'])} plan step(s)" if plan else "")
         if plan and plan["unavailable"]:
             unavailable = ", ".join(sorted(set(plan["unavailable"])))
             step.summary += f"; dropped {len(plan['unavailable'])} step(s) naming unavailable tools ({unavailable})"
-    return {"intent": decision.intent, "plan": plan, "trace": traced(state, step.trace()), "metrics": outcome.metrics}
+    return {"intent": decision.intent, "plan": plan, "trace": traced(state, step.trace())}

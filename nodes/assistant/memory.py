@@ -109,7 +109,7 @@ def prepare_turn(
         window = messages[start:-1] if current is not None else messages[start:]
         conversation: list[Turn] = [{"role": _role(m), "text": cut_message(_text(m))} for m in window]
         dropped: list[Turn] = [{"role": _role(m), "text": cut_message(_text(m))} for m in messages[:start]]
-        summary, summary_note, metrics = yield from fold_dropped(
+        summary, summary_note = yield from fold_dropped(
             state.get("conversation_summary", ""), dropped, runtime, deps)
         recollections: list[str] = []
         if request and runtime.store is not None:
@@ -129,7 +129,7 @@ def prepare_turn(
             step.summary += f"; {summary_note}"
     return {**fresh_turn(), "messages": removed, "request": request, "conversation": conversation,
             "conversation_summary": summary, "recollections": recollections, "skills": skills,
-            "trace": [step.trace()], "metrics": metrics}
+            "trace": [step.trace()]}
 
 
 def empty_request(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:
@@ -158,11 +158,10 @@ def reflect(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: 
     answer = state.get("answer")
     outcome = {"verdict": answer["verdict"] if answer else None, "stop_reason": state.get("stop_reason")}
     progress = progress_for(runtime)
-    metrics: dict[str, dict[str, int]] = {}
     topic: list[str] = []
     with recorded_step(progress, "reflect", "Reflect for long-term memory") as step:
         if runtime.store is None:
-            step.status, step.summary = "skipped", "skipped, no store"
+            step.skip("skipped, no store")
         else:
             reflection = yield from attempt(
                 Contract(
@@ -173,19 +172,18 @@ def reflect(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: 
                     mode=deps.mode_for(runtime),
                 )
             )
-            metrics = dict(reflection.metrics)
             if reflection.ok:
-                note = _note(reflection.value.value, state.get("request", ""), outcome["verdict"])
+                note = _note(reflection.value, state.get("request", ""), outcome["verdict"])
                 yield StorePut(runtime.store, memory_namespace(runtime.context, thread_id_of(runtime)), uuid.uuid4().hex, note)
                 step.summary = f"note stored ({len(note['keywords'])} keywords)"
                 # A person can review a skill draft only in a run that pauses for review.
                 if outcome["verdict"] == "success" and getattr(runtime.context, "human_review", False):
                     topic = note["topic"]
             else:  # a lost lesson is not a failed turn
-                step.status, step.summary = "skipped", f"skipped ({reflection.reason()})"
+                step.skip(f"skipped ({reflection.reason()})")
     if not topic:  # otherwise the skill-draft steps end the turn
         progress.end("completed", f"verdict {outcome['verdict']}")
-    return {"trace": traced(state, step.trace()), "metrics": metrics, "draft_topic": topic}
+    return {"trace": traced(state, step.trace()), "draft_topic": topic}
 
 
 def _note(reflection: AssistantReflection, request: str, verdict: str | None = None) -> dict[str, Any]:

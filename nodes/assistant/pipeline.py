@@ -39,7 +39,7 @@ def run_pipeline(state: AssistantState, runtime: Runtime[AssistantContext], *, c
             Subgraph(graph, route.make_input(command.argument, state.get("request", "")), route.make_context(runtime.context))
         )
         if not run.ok:  # the pipeline's failure is reported, never a crash
-            step.status, step.summary = "failed", "pipeline failed"
+            step.fail("pipeline failed")
         else:
             status, summary = route.read_outcome(run.value)
             step.summary = f"status {status}"
@@ -56,8 +56,4 @@ def run_pipeline(state: AssistantState, runtime: Runtime[AssistantContext], *, c
 
 def make_pipeline_node(command_name: str, route: PipelineRoute, graph: Any) -> Any:
     """The node running ``graph`` for ``/<command_name>`` (sync under invoke, async under ainvoke)."""
-
-    def pipeline(state: AssistantState, runtime: Runtime[AssistantContext], *, graph: Any) -> NodeSteps:
-        return (yield from run_pipeline(state, runtime, command_name=command_name, route=route, graph=graph))
-
-    return node(pipeline, node_name(command_name), subgraph=graph)
+    return node(run_pipeline, node_name(command_name), subgraph=graph, command_name=command_name, route=route)

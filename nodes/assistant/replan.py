@@ -38,27 +38,24 @@ def revise_plan(state: AssistantState, runtime: Runtime[AssistantContext], *, de
     decision = revision_due(state)
     plan: Plan = dict(state["plan"])  # type: ignore[assignment]  # revision_due saw a plan
     step_id = int(decision.step or 0)
-    metrics: dict = {}
     with recorded_step(progress_for(runtime), f"replan-{step_id}", f"Revise plan step {step_id}") as step:
         if decision.action == REPLAN:
             outcome = yield from attempt(
                 Contract("assistant.replan", AssistantReplan, replan_messages(state, deps.tools_for(runtime), step_id),
                          deps.models_for(runtime), mode=deps.mode_for(runtime))
             )
-            metrics = dict(outcome.metrics)
-            fresh = available_plan(outcome.value.value.plan, deps.tools_for(runtime)) if outcome.ok else None
+            fresh = available_plan(outcome.value.plan, deps.tools_for(runtime)) if outcome.ok else None
             if fresh and fresh["steps"]:
                 done = {r["step"] for r in state.get("records", []) if r.get("ok") and r.get("step") is not None}
                 steps, added = merge_replan(plan["steps"], done, fresh["steps"])
                 plan.update(steps=steps, replaced=[step_id], replacement=added,
                             unavailable=[*plan["unavailable"], *fresh["unavailable"]])
                 step.summary = f"step {step_id} failed twice; replanned as step(s) {', '.join(map(str, added))}"
-                return {"plan": plan, "trace": traced(state, step.trace()), "metrics": metrics}
+                return {"plan": plan, "trace": traced(state, step.trace())}
             why = outcome.reason() if not outcome.ok else "no usable step"
-            step.status = "failed"
-            step.summary = f"step {step_id} failed twice; the replan failed ({why}), the step is skipped"
+            step.fail(f"step {step_id} failed twice; the replan failed ({why}), the step is skipped")
             plan["replaced"] = [step_id]  # the one replan is spent
         else:
             step.summary = f"step {step_id} failed again; skipped"
         plan["skipped"] = [*plan.get("skipped", []), step_id]
-    return {"plan": plan, "trace": traced(state, step.trace()), "metrics": metrics}
+    return {"plan": plan, "trace": traced(state, step.trace())}

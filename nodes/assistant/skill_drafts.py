@@ -43,7 +43,6 @@ def _history(items: list[Any]) -> list[tuple[MemoryNote, str]]:
 def draft_skill(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     topic = list(state.get("draft_topic") or [])
     progress = progress_for(runtime)
-    metrics: dict = {}
     draft: SkillDraftRecord | None = None
     with recorded_step(progress, "skill-draft", "Weigh a skill draft") as step:
         notes = _history((yield StoreSearch(runtime.store, memory_namespace(runtime.context, thread_id_of(runtime)),
@@ -53,23 +52,22 @@ def draft_skill(state: AssistantState, runtime: Runtime[AssistantContext], *, de
         same = [note for note, _ in notes if note.kind == "reflection" and list(note.topic) == topic]
         if not draft_due(topic, [(note.verdict, note.topic) for note, _ in notes], drafted):
             successes = sum(1 for note in same if note.verdict == "success")
-            step.status, step.summary = "skipped", f"no draft ({successes} of {MIN_SUCCESSES} successes on this topic, or drafted before)"
+            step.skip(f"no draft ({successes} of {MIN_SUCCESSES} successes on this topic, or drafted before)")
         else:
             lessons = [note.text for note in sorted(same, key=lambda n: n.created_at)[-MAX_LESSONS:]]
             outcome = yield from attempt(
                 Contract("assistant.skill_draft", SkillDraft, skill_draft_messages(topic, lessons, deps.tools_for(runtime)),
                          deps.models_for(runtime), mode=deps.mode_for(runtime))
             )
-            metrics = dict(outcome.metrics)
             if outcome.ok:
-                draft = {**outcome.value.value.model_dump(), "key": topic_key(topic), "topic": topic}
+                draft = {**outcome.value.model_dump(), "key": topic_key(topic), "topic": topic}
                 yield StorePut(runtime.store, drafts_area, draft["key"], _stored(draft, PENDING))
                 step.summary = f"drafted skill {draft['name']}; waiting for a person's review"
             else:
-                step.status, step.summary = "skipped", f"no draft ({outcome.reason()})"
+                step.skip(f"no draft ({outcome.reason()})")
     if draft is None:
         progress.end("completed", "turn finished")
-    return {"skill_draft": draft, "trace": traced(state, step.trace()), "metrics": metrics}
+    return {"skill_draft": draft, "trace": traced(state, step.trace())}
 
 
 def _stored(draft: SkillDraftRecord, status: str, reason: str = "") -> dict[str, Any]:

@@ -11,11 +11,12 @@ from collections.abc import Generator
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
+from langgraph.types import Overwrite
 
 # typing_extensions: pydantic builds the graph's JSON schemas from these on Python 3.11.
 from typing_extensions import NotRequired, TypedDict
 
-from runtime.contracts import merge_metrics
+from runtime.steps import METRICS_KEY, ContractMetrics
 from runtime.user_input import add_redacted_messages
 from schemas.assistant import Intent, Verdict
 from schemas.trace import TraceRecord
@@ -134,7 +135,7 @@ class AssistantOutput(TypedDict, total=False):
     check: CheckReport | None
     pipeline: PipelineOutcome | None
     trace: list[TraceRecord]  # this turn's steps, in order
-    metrics: Annotated[dict[str, dict[str, int]], merge_metrics]
+    contract_metrics: ContractMetrics  # this turn's model calls (reset with the trace)
 
 
 class AssistantState(AssistantOutput, total=False):
@@ -166,7 +167,8 @@ def traced(state: AssistantState, *records: TraceRecord) -> list[TraceRecord]:
 
 
 def fresh_turn() -> Update:
-    """The per-turn keys at the start of a turn (a checkpointed thread keeps the previous turn's)."""
+    """The per-turn keys at the start of a turn (a checkpointed thread keeps the previous turn's):
+    the trace and the metrics start again together, so both describe this turn only."""
     return {
         "reply": "",
         "answer": None,
@@ -179,6 +181,7 @@ def fresh_turn() -> Update:
         "check": None,
         "pipeline": None,
         "trace": [],
+        METRICS_KEY: Overwrite({}),  # past the reducer, which would add this turn's calls to the thread's
         "request": "",
         "conversation": [],
         "recollections": [],

@@ -19,14 +19,14 @@ from schemas.assistant import AssistantSummary
 
 def fold_dropped(
     previous: str, dropped: Sequence[Turn], runtime: Runtime[AssistantContext], deps: AssistantDeps
-) -> Generator[Any, Any, tuple[str, str, dict]]:
-    """(the new summary, a note for the trace, the call's metrics)."""
+) -> Generator[Any, Any, tuple[str, str]]:
+    """(the new summary, a note for the trace)."""
     if not dropped:
-        return previous, "", {}
+        return previous, ""
     outcome = yield from attempt(
         Contract("assistant.summary", AssistantSummary, summary_messages(previous, dropped),
                  deps.models_for(runtime), mode=deps.mode_for(runtime))
     )
     if not outcome.ok:
-        return previous, f"summary not updated ({outcome.reason()})", dict(outcome.metrics)
-    return outcome.value.value.summary, "dropped turns summarised", dict(outcome.metrics)
+        return previous, f"summary not updated ({outcome.reason()})"
+    return outcome.value.summary, "dropped turns summarised"

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from policies.deadlines import contract_deadline_s
-from policies.delegation import DEFAULT_POLICY, DelegationPolicy
+from policies.delegation import DEFAULT_POLICY, PLAN_TOOL, TASK_TOOL, DelegationPolicy
 from policies.redaction import redact, redact_mapping
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from runtime.context import resolve_contract_mode, resolve_models
@@ -39,6 +41,18 @@ class DeliveryDeps:
     polish: bool = False
     review_timeout_s: float | None = None
     reviewers: Reviewers = DEFAULT_REVIEWERS
+
+    def __post_init__(self) -> None:
+        # Checked when the graph is built, before anything runs.
+        if sorted(self.tools.names) != sorted((PLAN_TOOL, TASK_TOOL, *self.reviewers.tools)):
+            raise ValueError("the manager's scope must hold exactly the plan, task and reviewer sub-agent tools")
+        for tool in (PLAN_TOOL, TASK_TOOL):
+            self.definition(tool)
+
+    @cached_property
+    def manager_tools(self) -> dict[str, BaseTool]:
+        """The sub-agent tools a manager turn may be offered, by name."""
+        return {tool.name: tool for tool in self.tools.langchain_tools()}
 
     def resolver_for(self, runtime: Runtime[DeliveryContext] | None) -> ResourceResolver:
         """The resolver for this run: the context's governance root, if any, replaces the default."""
@@ -98,11 +112,10 @@ def fail(stage: str, code: str, message: str, error: BaseException | None = None
 
 
 def call_failed(stage: str, code: str, message: str, outcome: Attempt) -> DeliveryState:
-    """A failed model call that stops the run: ``fail`` with the metrics the call spent, and a trace
-    entry naming the failure (its code and type, never the provider's message)."""
+    """A failed model call that stops the run: ``fail``, and a trace entry naming the failure (its
+    code and type, never the provider's message)."""
     failed = fail(stage, code, message, outcome.error)
-    return {**failed, "contract_metrics": dict(outcome.metrics),
-            "trace": [*failed["trace"], *trace(stage, failure_label(outcome.error))]}
+    return {**failed, "trace": [*failed["trace"], *trace(stage, failure_label(outcome.error))]}
 
 
 def clean(value: Any) -> Any:

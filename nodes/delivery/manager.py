@@ -19,7 +19,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from policies.delegation import PLAN_TOOL, TASK_TOOL, manager_offer
+from policies.delegation import manager_offer
 from policies.second_attempt import reask_temperature
 from policies.text_tool_calls import recover_text_tool_calls
 from policies.truncation import TRUNCATED, is_truncated
@@ -76,58 +76,52 @@ def reask_options(state: DeliveryState, models: ModelSet) -> tuple[dict[str, Any
     return hotter, state["manager_refusals"][-1]["code"] == TRUNCATED
 
 
-def make_manager(deps: DeliveryDeps):
-    tools = {tool.name: tool for tool in deps.tools.langchain_tools()}
-    if sorted(deps.tools.names) != sorted((PLAN_TOOL, TASK_TOOL, *deps.reviewers.tools)):
-        raise ValueError("the manager's scope must hold exactly the plan, task and reviewer sub-agent tools")
-
-    def manager(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterManager]]:
-        turn_number = state.get("manager_turns", 0) + 1
-        messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []),
-                                    deps.reviewers)
-        models = deps.models_for(runtime)
-        offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
-        hotter, more_room = reask_options(state, models)
-        options = {**offer.options, **hotter}
-        with recorded_step(progress(state), "manager", f"Manager turn {turn_number}") as step:
-            outcome = yield from attempt(
-                ToolTurn("delivery.manager", messages, models, [tools[name] for name in offer.tools], options,
-                         more_room=more_room)
-            )
-            if isinstance(outcome.error, NotImplementedError):  # LangChain's answer when a model cannot bind tools
-                step.status, step.summary = "failed", f"turn {turn_number}: the model cannot call tools"
-                failed = fail("manager", "tool_calling_unsupported", NO_TOOL_CALLING)
-                return Command(update={"manager_turns": turn_number, **failed}, goto="fail_closed")
-            if not outcome.ok:
-                step.status, step.summary = "failed", f"turn {turn_number}: the model call failed"
-                failed = call_failed("manager", "manager_failed", "The manager model call failed.", outcome)
-                return Command(update={"manager_turns": turn_number, **failed}, goto="fail_closed")
-            message = outcome.value.message
-            calls = proposed_calls(message)
-            recovered = not calls and models.text_tool_calls == "recover"
-            if recovered:
-                calls = calls_from_text(message, offer.tools)
-                recovered = bool(calls)
-            known = [c["name"] for c in calls if c["name"] in deps.tools.names]
-            unknown = len(calls) - len(known)
-            step.summary = f"turn {turn_number}: proposed {', '.join(known) or 'no registered tool'}"
-            if unknown:
-                step.summary += f" and {unknown} unregistered call(s)"
-            if recovered:
-                step.summary += " (written as text)"
-            verdict = delegation_verdict(calls, state, deps.policy, cut_off=is_truncated(message.response_metadata))
-            if verdict["violation"]:
-                step.summary += f"; refused: {verdict['violation']['code']}"
-        update: DeliveryState = {
-            "manager_turns": turn_number,
-            "pending_calls": calls,
-            "delegation": verdict,
-            "contract_metrics": dict(outcome.metrics),
-            "trace": [step.trace(recovered_from_text=True if recovered else None)],
-        }
-        if verdict["next"] != "reviewer":
-            return Command(update=update, goto=verdict["next"])
-        progress(state).event("delegate-review-group", "running", "Parallel review group", f"{len(calls)} reviewers started")
-        return Command(update=update, goto=reviewer_sends(state, calls, deps.reviewers))
-
-    return manager
+def manager(
+    state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, Command[AfterManager]]:
+    turn_number = state.get("manager_turns", 0) + 1
+    messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []),
+                                deps.reviewers)
+    models = deps.models_for(runtime)
+    offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
+    hotter, more_room = reask_options(state, models)
+    options = {**offer.options, **hotter}
+    with recorded_step(progress(state), "manager", f"Manager turn {turn_number}") as step:
+        outcome = yield from attempt(
+            ToolTurn("delivery.manager", messages, models, [deps.manager_tools[name] for name in offer.tools], options,
+                     more_room=more_room)
+        )
+        if isinstance(outcome.error, NotImplementedError):  # LangChain's answer when a model cannot bind tools
+            step.fail(f"turn {turn_number}: the model cannot call tools")
+            failed = fail("manager", "tool_calling_unsupported", NO_TOOL_CALLING)
+            return Command(update={"manager_turns": turn_number, **failed}, goto="fail_closed")
+        if not outcome.ok:
+            step.fail(f"turn {turn_number}: the model call failed")
+            failed = call_failed("manager", "manager_failed", "The manager model call failed.", outcome)
+            return Command(update={"manager_turns": turn_number, **failed}, goto="fail_closed")
+        message = outcome.value
+        calls = proposed_calls(message)
+        recovered = not calls and models.text_tool_calls == "recover"
+        if recovered:
+            calls = calls_from_text(message, offer.tools)
+            recovered = bool(calls)
+        known = [c["name"] for c in calls if c["name"] in deps.tools.names]
+        unknown = len(calls) - len(known)
+        step.summary = f"turn {turn_number}: proposed {', '.join(known) or 'no registered tool'}"
+        if unknown:
+            step.summary += f" and {unknown} unregistered call(s)"
+        if recovered:
+            step.summary += " (written as text)"
+        verdict = delegation_verdict(calls, state, deps.policy, cut_off=is_truncated(message.response_metadata))
+        if verdict["violation"]:
+            step.summary += f"; refused: {verdict['violation']['code']}"
+    update: DeliveryState = {
+        "manager_turns": turn_number,
+        "pending_calls": calls,
+        "delegation": verdict,
+        "trace": [step.trace(recovered_from_text=True if recovered else None)],
+    }
+    if verdict["next"] != "reviewer":
+        return Command(update=update, goto=verdict["next"])
+    progress(state).event("delegate-review-group", "running", "Parallel review group", f"{len(calls)} reviewers started")
+    return Command(update=update, goto=reviewer_sends(state, calls, deps.reviewers))

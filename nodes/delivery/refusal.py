@@ -17,23 +17,20 @@ from nodes.delivery.routing import refusals_in_turn, stopped_by_policy
 from nodes.delivery.state import AfterRefusal, DeliveryState
 
 
-def make_manager_refused(deps: DeliveryDeps):
-    def manager_refused(state: DeliveryState) -> Command[AfterRefusal]:
-        violation = state["delegation"]["violation"]  # the manager routes here only with one
-        code = violation["code"]
-        turn = state.get("manager_turns", 0)
-        count = refusals_in_turn(state) + 1  # this refusal included
-        reasked = reask_allowed(count, deps.policy)
-        record = {"turn": turn, "executed": len(state.get("delegated", [])), "code": code, "reasked": reasked}
-        if reasked:
-            summary = f"turn {turn} refused ({code}); asked again unchanged ({count} of {deps.policy.max_manager_reasks})"
-            return Command(update={"manager_refusals": [record], "trace": trace("manager-refused", summary)},
-                           goto="manager")
-        summary = f"turn {turn} refused ({code}); re-ask budget spent"
-        return Command(
-            update={"manager_refusals": [record], "trace": trace("manager-refused", summary),
-                    **stopped_by_policy("delegation", violation)},
-            goto="fail_closed",
-        )
-
-    return manager_refused
+def manager_refused(state: DeliveryState, *, deps: DeliveryDeps) -> Command[AfterRefusal]:
+    violation = state["delegation"]["violation"]  # the manager routes here only with one
+    code = violation["code"]
+    turn = state.get("manager_turns", 0)
+    count = refusals_in_turn(state) + 1  # this refusal included
+    reasked = reask_allowed(count, deps.policy)
+    record = {"turn": turn, "executed": len(state.get("delegated", [])), "code": code, "reasked": reasked}
+    if reasked:
+        summary = f"turn {turn} refused ({code}); asked again unchanged ({count} of {deps.policy.max_manager_reasks})"
+        return Command(update={"manager_refusals": [record], "trace": trace("manager-refused", summary)},
+                       goto="manager")
+    summary = f"turn {turn} refused ({code}); re-ask budget spent"
+    return Command(
+        update={"manager_refusals": [record], "trace": trace("manager-refused", summary),
+                **stopped_by_policy("delegation", violation)},
+        goto="fail_closed",
+    )

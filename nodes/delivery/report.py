@@ -94,67 +94,61 @@ def public_metrics(state: DeliveryState) -> RunMetrics:
     }
 
 
-def make_render_report(deps: DeliveryDeps):
-    def render_report(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
-        events = progress(state)
-        outcomes = state.get("revision_outcomes", [])
-        status = status_after_revision(state.get("run_status") or "failed", outcomes)
-        decision = state.get("post_review_decision")
-        entries: list[TraceRecord] = []
-        metrics: dict[str, dict[str, int]] = {}  # the polish call's, when it ran
-        with recorded_step(events, "render-report", "Render delivery report") as step:
-            data = {
-                "status": status,
-                "source_label": state.get("source_label", "inline requirement"),
-                "pre_decision": state.get("pre_decision"),
-                "plan": _with_revision(state.get("plan")),
-                "tasks": _with_revision(state.get("tasks")),
-                "review_bundle": state.get("review_bundle"),
-                "revision": {"decision": decision, "outcomes": outcomes},
-                "warnings": state.get("warnings", []),
-                "governance": state.get("governance"),
-                "failure": state.get("failure"),
-                "models": models_served(state.get("contract_metrics") or {}),
-            }
-            data["stand_in"] = served_by_stand_in(data["models"])
-            summary = None
-            if deps.polish_enabled(runtime) and not (state.get("failure") or {}).get("stage") == "load":
-                polished = yield from attempt(
-                    Contract("delivery.report_polish", PolishedSummary, polish_messages(status, narrative(data, deps.reviewers)),
-                             deps.models_for(runtime))
-                )
-                metrics = dict(polished.metrics)
-                if polished.ok:
-                    summary = polished.value.value.summary
-                    entries += trace(step.step_id, "narrative summary polished")
-                else:  # polish is optional: fall back to the rendered summary
-                    entries += trace(step.step_id, "polish unavailable; rendered summary kept")
-            report = render_delivery_report(data, summary, deps.reviewers)
-            step.summary = f"status {status}"
-        entries.append(step.trace())
-        final_state = {**state, "contract_metrics": _merged(state.get("contract_metrics"), metrics)}
-        events.end(status, f"status {status}")
-        return {
-            "run_status": status,
-            "report": report,
-            "artifacts": public_artifacts(state, report, status, deps.reviewers),
+def render_report(
+    state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, DeliveryState]:
+    events = progress(state)
+    outcomes = state.get("revision_outcomes", [])
+    status = status_after_revision(state.get("run_status") or "failed", outcomes)
+    decision = state.get("post_review_decision")
+    entries: list[TraceRecord] = []
+    # The polish call's metrics, when it ran: counted here too, as the public metrics are final.
+    polish_metrics: dict[str, dict[str, int]] = {}
+    with recorded_step(events, "render-report", "Render delivery report") as step:
+        data = {
+            "status": status,
+            "source_label": state.get("source_label", "inline requirement"),
+            "pre_decision": state.get("pre_decision"),
+            "plan": _with_revision(state.get("plan")),
+            "tasks": _with_revision(state.get("tasks")),
             "review_bundle": state.get("review_bundle"),
-            "post_review_decision": decision,
-            "revision": RevisionSummary(requests=(decision or {}).get("requests", []), outcomes=outcomes),
-            "policy_violation": state.get("policy_violation"),
+            "revision": {"decision": decision, "outcomes": outcomes},
+            "warnings": state.get("warnings", []),
+            "governance": state.get("governance"),
             "failure": state.get("failure"),
-            "metrics": public_metrics(final_state),
-            "contract_metrics": metrics,
-            "trace": entries,
+            "models": models_served(state.get("contract_metrics") or {}),
         }
-
-    return render_report
+        data["stand_in"] = served_by_stand_in(data["models"])
+        summary = None
+        if deps.polish_enabled(runtime) and not (state.get("failure") or {}).get("stage") == "load":
+            polished = yield from attempt(
+                Contract("delivery.report_polish", PolishedSummary, polish_messages(status, narrative(data, deps.reviewers)),
+                         deps.models_for(runtime))
+            )
+            polish_metrics = dict(polished.metrics)
+            if polished.ok:
+                summary = polished.value.summary
+                entries += trace(step.step_id, "narrative summary polished")
+            else:  # polish is optional: fall back to the rendered summary
+                entries += trace(step.step_id, "polish unavailable; rendered summary kept")
+        report = render_delivery_report(data, summary, deps.reviewers)
+        step.summary = f"status {status}"
+    entries.append(step.trace())
+    final_state = {**state, "contract_metrics": merge_metrics(state.get("contract_metrics"), polish_metrics)}
+    events.end(status, f"status {status}")
+    return {
+        "run_status": status,
+        "report": report,
+        "artifacts": public_artifacts(state, report, status, deps.reviewers),
+        "review_bundle": state.get("review_bundle"),
+        "post_review_decision": decision,
+        "revision": RevisionSummary(requests=(decision or {}).get("requests", []), outcomes=outcomes),
+        "policy_violation": state.get("policy_violation"),
+        "failure": state.get("failure"),
+        "metrics": public_metrics(final_state),
+        "trace": entries,
+    }
 
 
 def _with_revision(record: ArtifactRecord | None) -> dict[str, Any] | None:
     return {**record["value"], "revision": record["revision"]} if record else None
-
-
-def _merged(left: dict | None, right: dict | None) -> dict:
-    return merge_metrics(left, right)
-

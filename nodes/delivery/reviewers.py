@@ -31,34 +31,32 @@ def review_failure(error: BaseException) -> ReviewFailure:
     return failure
 
 
-def make_reviewer(deps: DeliveryDeps):
-    def reviewer(task: ReviewerTask, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
-        role, tool = task["role"], task["tool"]
-        spec = deps.reviewers.of_role(role)
-        models = deps.models_for(runtime)
-        mode = deps.mode_for(runtime)
-        timeout_s = deps.review_timeout(runtime, models)
-        messages = worker_messages(
-            deps.definition(tool), spec.context, task["requirement_text"], task["context_blocks"],
-            constraints=[task["focus"]] if task["focus"] else [],
-            plan=task["plan"], tasks=task["tasks"], note=task["note"],
-        )
-        request = Within(timeout_s, Contract(spec.contract, spec.schema, messages, models, mode=mode), f"reviewer-{role}")
-        started = time.perf_counter()
-        outcome = yield from attempt(request)
-        record = ReviewOutcome(
-            role=role,
-            tool=tool,
-            outcome=outcome.code or "completed",
-            review=clean(outcome.value.value.model_dump(mode="json")) if outcome.ok else None,
-            failure=None if outcome.ok else review_failure(outcome.error),
-            elapsed_ms=int((time.perf_counter() - started) * 1000),
-        )
-        return {
-            "review_outcomes": [record],
-            "delegated": [tool],
-            "contract_metrics": dict(outcome.metrics),
-            "trace": trace(f"review-{role}", f"{role} review: {record['outcome']}"),
-        }
-
-    return reviewer
+def reviewer(
+    task: ReviewerTask, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, DeliveryState]:
+    role, tool = task["role"], task["tool"]
+    spec = deps.reviewers.of_role(role)
+    models = deps.models_for(runtime)
+    mode = deps.mode_for(runtime)
+    timeout_s = deps.review_timeout(runtime, models)
+    messages = worker_messages(
+        deps.definition(tool), spec.context, task["requirement_text"], task["context_blocks"],
+        constraints=[task["focus"]] if task["focus"] else [],
+        plan=task["plan"], tasks=task["tasks"], note=task["note"],
+    )
+    request = Within(timeout_s, Contract(spec.contract, spec.schema, messages, models, mode=mode), f"reviewer-{role}")
+    started = time.perf_counter()
+    outcome = yield from attempt(request)
+    record = ReviewOutcome(
+        role=role,
+        tool=tool,
+        outcome=outcome.code or "completed",
+        review=clean(outcome.value.model_dump(mode="json")) if outcome.ok else None,
+        failure=None if outcome.ok else review_failure(outcome.error),
+        elapsed_ms=int((time.perf_counter() - started) * 1000),
+    )
+    return {
+        "review_outcomes": [record],
+        "delegated": [tool],
+        "trace": trace(f"review-{role}", f"{role} review: {record['outcome']}"),
+    }

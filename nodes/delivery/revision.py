@@ -35,64 +35,61 @@ def _request(state: DeliveryState, target: str) -> dict[str, Any]:
     return next(r for r in state["post_review_decision"]["requests"] if r["targets"] == [target])
 
 
-def make_reviser(deps: DeliveryDeps, target: str):
-    contract, schema, tool, step_id, title, counts = SPECS[target]
-    definition = deps.definition(tool)
-
-    def revise(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
-        request = _request(state, target)
-        wanted = set(request["source_finding_ids"])
-        findings = [f for f in state["review_bundle"]["findings"] if f["finding_id"] in wanted]
-        current = state[target]
-        link = {  # what ties the revision to its request, failed or not
-            "request_key": request["request_key"],
-            "target": target,
-            "artifact_id": current["artifact_id"],
-            "from_revision": current["revision"],
-            "source_finding_ids": list(request["source_finding_ids"]),
-            "resolved_claimed": False,  # only a person can say the findings are resolved
-        }
-        with recorded_step(progress(state), step_id, title) as step:
-            messages = worker_messages(
-                definition, "plan" if target == "plan" else "tasks", state["requirement_text"], state["context_blocks"],
-                plan=without_markdown(state["plan"]["value"]),
-                tasks=without_markdown(state["tasks"]["value"]) if target == "tasks" else None,
-                extra=revision_block(findings, request),
-            )
-            outcome = yield from attempt(
-                Contract(contract, schema, messages, deps.models_for(runtime), mode=deps.mode_for(runtime))
-            )
-            if not outcome.ok:
-                step.status, step.summary = "failed", f"{target} revision: {outcome.code}"
-                failed = RevisionOutcome(**link, status="failed", to_revision=current["revision"],
-                                         failure_code=outcome.code, failure_cause=failure_cause(outcome.error))
-                return {
-                    "revision_outcomes": [failed],
-                    "warnings": [f"The {target} revision failed ({outcome.code}); revision {current['revision']} stands."],
-                    "contract_metrics": dict(outcome.metrics),
-                    "trace": [step.trace()],
-                }
-            value = clean(outcome.value.value.model_dump(mode="json"))
-            revision = current["revision"] + 1
-            step.summary = f"{target} revised to revision {revision}: {counts(value)}"
-        result_view = tool_result(value, counts(value), current["result"].get("artifact_title", title))
-        return {
-            target: artifact_record(current["artifact_id"], revision, value, result_view),
-            "revision_outcomes": [RevisionOutcome(**link, status="revised", to_revision=revision)],
-            "contract_metrics": dict(outcome.metrics),
-            "trace": [step.trace()],
-        }
-
-    revise.__name__ = f"revise_{target}"
-    return revise
-
-
-def make_plan_reviser(deps: DeliveryDeps):
+def revise_plan(
+    state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, Command[AfterPlanRevision]]:
     """``revise_plan``, then ``revise_tasks`` if the decision also targets the tasks, else the report."""
-    revise = make_reviser(deps, "plan")
+    update = yield from revise("plan", state, runtime, deps)
+    return Command(update=update, goto=after_plan_revision(state["post_review_decision"]))
 
-    def revise_plan(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterPlanRevision]]:
-        update = yield from revise(state, runtime)
-        return Command(update=update, goto=after_plan_revision(state["post_review_decision"]))
 
-    return revise_plan
+def revise_tasks(
+    state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, DeliveryState]:
+    return (yield from revise("tasks", state, runtime, deps))
+
+
+def revise(
+    target: str, state: DeliveryState, runtime: Runtime[DeliveryContext], deps: DeliveryDeps
+) -> Generator[Any, Any, DeliveryState]:
+    contract, schema, tool, step_id, title, counts = SPECS[target]
+    request = _request(state, target)
+    wanted = set(request["source_finding_ids"])
+    findings = [f for f in state["review_bundle"]["findings"] if f["finding_id"] in wanted]
+    current = state[target]
+    link = {  # what ties the revision to its request, failed or not
+        "request_key": request["request_key"],
+        "target": target,
+        "artifact_id": current["artifact_id"],
+        "from_revision": current["revision"],
+        "source_finding_ids": list(request["source_finding_ids"]),
+        "resolved_claimed": False,  # only a person can say the findings are resolved
+    }
+    with recorded_step(progress(state), step_id, title) as step:
+        messages = worker_messages(
+            deps.definition(tool), "plan" if target == "plan" else "tasks", state["requirement_text"], state["context_blocks"],
+            plan=without_markdown(state["plan"]["value"]),
+            tasks=without_markdown(state["tasks"]["value"]) if target == "tasks" else None,
+            extra=revision_block(findings, request),
+        )
+        outcome = yield from attempt(
+            Contract(contract, schema, messages, deps.models_for(runtime), mode=deps.mode_for(runtime))
+        )
+        if not outcome.ok:
+            step.fail(f"{target} revision: {outcome.code}")
+            failed = RevisionOutcome(**link, status="failed", to_revision=current["revision"],
+                                     failure_code=outcome.code, failure_cause=failure_cause(outcome.error))
+            return {
+                "revision_outcomes": [failed],
+                "warnings": [f"The {target} revision failed ({outcome.code}); revision {current['revision']} stands."],
+                "trace": [step.trace()],
+            }
+        value = clean(outcome.value.model_dump(mode="json"))
+        revision = current["revision"] + 1
+        step.summary = f"{target} revised to revision {revision}: {counts(value)}"
+    result_view = tool_result(value, counts(value), current["result"].get("artifact_title", title))
+    return {
+        target: artifact_record(current["artifact_id"], revision, value, result_view),
+        "revision_outcomes": [RevisionOutcome(**link, status="revised", to_revision=revision)],
+        "trace": [step.trace()],
+    }

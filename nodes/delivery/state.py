@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
-from runtime.contracts import merge_metrics
+from runtime.steps import ContractMetrics
 from schemas.delivery import PreBranch, ReviewerOutcome, RunStatus
 from schemas.trace import TraceRecord
 
@@ -217,7 +217,7 @@ class DeliveryState(DeliveryInput, DeliveryOutput, total=False):
     tasks: ArtifactRecord | None
     review_outcomes: Annotated[list[ReviewOutcome], operator.add]  # the reviewers' join
     revision_outcomes: Annotated[list[RevisionOutcome], operator.add]
-    contract_metrics: Annotated[dict[str, dict[str, int]], merge_metrics]
+    contract_metrics: ContractMetrics
 
 
 class ReviewerTask(TypedDict):

@@ -26,60 +26,52 @@ STAGE_PRE = "supervisor-pre-decision"
 PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "blocked"}
 
 
-def make_supervisor_pre(deps: DeliveryDeps):
+def supervisor_pre(
+    state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, Command[AfterPre]]:
     reviewers = deps.reviewers
-    schema = pre_decision_schema(tuple((spec.role, spec.focus) for spec in reviewers))
-
-    def supervisor_pre(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterPre]]:
-        models = deps.models_for(runtime)
-        with recorded_step(progress(state), STAGE_PRE, "Supervisor pre-decision") as step:
-            messages = supervisor_pre_messages(state["requirement_text"], state["context_blocks"], reviewers)
-            outcome = yield from attempt(
-                Contract("delivery.supervisor_pre", schema, messages, models, mode=deps.mode_for(runtime))
-            )
-            if not outcome.ok:
-                step.status, step.summary = "failed", "the pre-decision was invalid or unavailable"
-                failed = call_failed(STAGE_PRE, "supervisor_failed", "The supervisor's pre-decision failed.", outcome)
-                return Command(update=failed, goto="fail_closed")
-            decision: PreDecision = clean(outcome.value.value.model_dump(mode="json", exclude_none=True))
-            step.summary = f"branch: {decision['branch']}"
-        update: DeliveryState = {"pre_decision": decision, "contract_metrics": dict(outcome.metrics), "trace": [step.trace()]}
-        if decision["branch"] in PRE_STATUS:
-            update["run_status"] = PRE_STATUS[decision["branch"]]
-            return Command(update=update, goto="render_report")
-        # The declared reviewer set is checked before any worker starts.
-        verdict = validate_exact_reviewer_roles(decision.get("reviewer_roles", []), reviewers.roles)
-        if not verdict.allowed:
-            return Command(update={**update, **stopped_by_policy(STAGE_PRE, policy_violation(verdict))}, goto="fail_closed")
-        return Command(update=update, goto="manager")
-
-    return supervisor_pre
+    schema = pre_decision_schema(tuple((spec.role, spec.focus) for spec in reviewers))  # cached per reviewer set
+    models = deps.models_for(runtime)
+    with recorded_step(progress(state), STAGE_PRE, "Supervisor pre-decision") as step:
+        messages = supervisor_pre_messages(state["requirement_text"], state["context_blocks"], reviewers)
+        outcome = yield from attempt(
+            Contract("delivery.supervisor_pre", schema, messages, models, mode=deps.mode_for(runtime))
+        )
+        if not outcome.ok:
+            step.fail("the pre-decision was invalid or unavailable")
+            failed = call_failed(STAGE_PRE, "supervisor_failed", "The supervisor's pre-decision failed.", outcome)
+            return Command(update=failed, goto="fail_closed")
+        decision: PreDecision = clean(outcome.value.model_dump(mode="json", exclude_none=True))
+        step.summary = f"branch: {decision['branch']}"
+    update: DeliveryState = {"pre_decision": decision, "trace": [step.trace()]}
+    if decision["branch"] in PRE_STATUS:
+        update["run_status"] = PRE_STATUS[decision["branch"]]
+        return Command(update=update, goto="render_report")
+    # The declared reviewer set is checked before any worker starts.
+    verdict = validate_exact_reviewer_roles(decision.get("reviewer_roles", []), reviewers.roles)
+    if not verdict.allowed:
+        return Command(update={**update, **stopped_by_policy(STAGE_PRE, policy_violation(verdict))}, goto="fail_closed")
+    return Command(update=update, goto="manager")
 
 
-def make_supervisor_post(deps: DeliveryDeps):
-    def supervisor_post(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterPost]]:
-        models = deps.models_for(runtime)
-        bundle = state["review_bundle"]
-        warnings: list[str] = []
-        entries: list[TraceRecord] = []
-        with recorded_step(progress(state), "supervisor-post-decision", "Post-review decision") as step:
-            messages = supervisor_post_messages(state["requirement_text"], bundle)
-            outcome = yield from attempt(
-                Contract("delivery.supervisor_post", SupervisorPostGuidance, messages, models, mode=deps.mode_for(runtime))
-            )
-            guidance = clean(outcome.value.value.model_dump(mode="json")) if outcome.ok else None
-            if not outcome.ok:  # guidance is optional: the decision comes from findings anyway
-                warnings.append("Post-review guidance was unavailable; the decision was derived from findings only.")
-                entries += trace(step.step_id, f"guidance unavailable: {failure_label(outcome.error)}")
-            decision = derive_post_review_decision(bundle["status"], bundle["findings"], guidance)
-            targets = ", ".join(decision["revision_targets"]) or "none"
-            step.summary = f"decision: {decision['action']}; revision targets: {targets}"
-        update: DeliveryState = {
-            "post_review_decision": decision,
-            "warnings": warnings,
-            "contract_metrics": dict(outcome.metrics),
-            "trace": [*entries, step.trace()],
-        }
-        return Command(update=update, goto=after_post(decision))
-
-    return supervisor_post
+def supervisor_post(
+    state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, Command[AfterPost]]:
+    models = deps.models_for(runtime)
+    bundle = state["review_bundle"]
+    warnings: list[str] = []
+    entries: list[TraceRecord] = []
+    with recorded_step(progress(state), "supervisor-post-decision", "Post-review decision") as step:
+        messages = supervisor_post_messages(state["requirement_text"], bundle)
+        outcome = yield from attempt(
+            Contract("delivery.supervisor_post", SupervisorPostGuidance, messages, models, mode=deps.mode_for(runtime))
+        )
+        guidance = clean(outcome.value.model_dump(mode="json")) if outcome.ok else None
+        if not outcome.ok:  # guidance is optional: the decision comes from findings anyway
+            warnings.append("Post-review guidance was unavailable; the decision was derived from findings only.")
+            entries += trace(step.step_id, f"guidance unavailable: {failure_label(outcome.error)}")
+        decision = derive_post_review_decision(bundle["status"], bundle["findings"], guidance)
+        targets = ", ".join(decision["revision_targets"]) or "none"
+        step.summary = f"decision: {decision['action']}; revision targets: {targets}"
+    update: DeliveryState = {"post_review_decision": decision, "warnings": warnings, "trace": [*entries, step.trace()]}
+    return Command(update=update, goto=after_post(decision))

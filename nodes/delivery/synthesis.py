@@ -13,37 +13,33 @@ from nodes.delivery.routing import after_synthesis
 from nodes.delivery.state import AfterSynthesis, DeliveryState, Failure
 
 
-def make_synthesize(deps: DeliveryDeps):
+def synthesize(state: DeliveryState, *, deps: DeliveryDeps) -> Command[AfterSynthesis]:
     reviewers = deps.reviewers
-
-    def synthesize(state: DeliveryState) -> Command[AfterSynthesis]:
-        outcomes = state.get("review_outcomes", [])
-        events = progress(state)
-        completed = sum(1 for o in outcomes if o["outcome"] == "completed")
-        events.event(
-            "delegate-review-group",
-            "completed" if completed else "failed",
-            "Parallel review group",
-            f"{completed} of {len(reviewers)} reviews completed",
-            max((o.get("elapsed_ms", 0) for o in outcomes), default=0),
+    outcomes = state.get("review_outcomes", [])
+    events = progress(state)
+    completed = sum(1 for o in outcomes if o["outcome"] == "completed")
+    events.event(
+        "delegate-review-group",
+        "completed" if completed else "failed",
+        "Parallel review group",
+        f"{completed} of {len(reviewers)} reviews completed",
+        max((o.get("elapsed_ms", 0) for o in outcomes), default=0),
+    )
+    with recorded_step(events, "synthesize-report", "Rule-based synthesis") as step:
+        bundle = build_review_bundle(outcomes, reviewers)
+        step.summary = (
+            f"status {bundle['status']}: {len(bundle['findings'])} merged finding(s), "
+            f"{len(bundle['conflicts'])} conflict(s), {len(bundle['missing'])} missing review(s)"
         )
-        with recorded_step(events, "synthesize-report", "Rule-based synthesis") as step:
-            bundle = build_review_bundle(outcomes, reviewers)
-            step.summary = (
-                f"status {bundle['status']}: {len(bundle['findings'])} merged finding(s), "
-                f"{len(bundle['conflicts'])} conflict(s), {len(bundle['missing'])} missing review(s)"
-            )
-        update: DeliveryState = {
-            "review_bundle": bundle,
-            "run_status": bundle["status"],
-            "trace": [step.trace()],
-        }
-        if bundle["status"] == "failed":
-            update["failure"] = Failure(
-                stage="delegate-review-group",
-                code="all_reviews_failed",
-                message=f"All {count_word(len(reviewers))} reviews failed; nothing was reviewed.",
-            )
-        return Command(update=update, goto=after_synthesis(bundle))
-
-    return synthesize
+    update: DeliveryState = {
+        "review_bundle": bundle,
+        "run_status": bundle["status"],
+        "trace": [step.trace()],
+    }
+    if bundle["status"] == "failed":
+        update["failure"] = Failure(
+            stage="delegate-review-group",
+            code="all_reviews_failed",
+            message=f"All {count_word(len(reviewers))} reviews failed; nothing was reviewed.",
+        )
+    return Command(update=update, goto=after_synthesis(bundle))

@@ -81,43 +81,45 @@ TASK_WORKER = WorkerSpec(
 )
 
 
-def make_worker(deps: DeliveryDeps, spec: WorkerSpec):
-    definition = deps.definition(spec.tool)
+def plan_worker(
+    state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, Command[AfterWorker]]:
+    return (yield from work(PLAN_WORKER, state, runtime, deps))
+
+
+def task_worker(
+    state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
+) -> Generator[Any, Any, Command[AfterWorker]]:
+    return (yield from work(TASK_WORKER, state, runtime, deps))
+
+
+def work(
+    spec: WorkerSpec, state: DeliveryState, runtime: Runtime[DeliveryContext], deps: DeliveryDeps
+) -> Generator[Any, Any, Command[AfterWorker]]:
+    update = yield from produce(spec, state, runtime, deps)
+    return Command(update=update, goto=after_worker(update))
+
+
+def produce(
+    spec: WorkerSpec, state: DeliveryState, runtime: Runtime[DeliveryContext], deps: DeliveryDeps
+) -> Generator[Any, Any, DeliveryState]:
+    """The artifact, or the failure that ends the run."""
     label = spec.title.lower()
-
-    def worker(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, Command[AfterWorker]]:
-        update = yield from produce(state, runtime)
-        return Command(update=update, goto=after_worker(update))
-
-    def produce(state: DeliveryState, runtime: Runtime[DeliveryContext]) -> Generator[Any, Any, DeliveryState]:
-        """The artifact, or the failure that ends the run."""
-        with recorded_step(progress(state), spec.step, spec.title) as step:
-            messages = worker_messages(
-                definition, spec.kind, state["requirement_text"], state["context_blocks"],
-                note=pending_note(state, spec.tool), **spec.inputs(state),
-            )
-            outcome = yield from attempt(
-                Contract(spec.contract, spec.schema, messages, deps.models_for(runtime), mode=deps.mode_for(runtime))
-            )
-            if not outcome.ok:
-                step.status, step.summary = "failed", f"{label}: {outcome.code}"
-                produced = "was" if spec.kind == "plan" else "were"
-                message = f"The {label} failed; no {spec.kind} {produced} produced."
-                return {"delegated": [spec.tool], **call_failed(spec.step, outcome.code, message, outcome)}
-            value = clean(outcome.value.value.model_dump(mode="json"))
-            step.summary = f"{spec.kind} ready: {spec.counts(value)}"
-        record = artifact_record(artifact_id(spec.kind, state["run_id"]), 1, value,
-                                 tool_result(value, spec.counts(value), spec.artifact_title))
-        return {spec.kind: record, "delegated": [spec.tool], "contract_metrics": dict(outcome.metrics),
-                "trace": [step.trace()]}
-
-    worker.__name__ = f"{spec.kind}_worker"
-    return worker
-
-
-def make_plan_worker(deps: DeliveryDeps):
-    return make_worker(deps, PLAN_WORKER)
-
-
-def make_task_worker(deps: DeliveryDeps):
-    return make_worker(deps, TASK_WORKER)
+    with recorded_step(progress(state), spec.step, spec.title) as step:
+        messages = worker_messages(
+            deps.definition(spec.tool), spec.kind, state["requirement_text"], state["context_blocks"],
+            note=pending_note(state, spec.tool), **spec.inputs(state),
+        )
+        outcome = yield from attempt(
+            Contract(spec.contract, spec.schema, messages, deps.models_for(runtime), mode=deps.mode_for(runtime))
+        )
+        if not outcome.ok:
+            step.fail(f"{label}: {outcome.code}")
+            produced = "was" if spec.kind == "plan" else "were"
+            message = f"The {label} failed; no {spec.kind} {produced} produced."
+            return {"delegated": [spec.tool], **call_failed(spec.step, outcome.code, message, outcome)}
+        value = clean(outcome.value.model_dump(mode="json"))
+        step.summary = f"{spec.kind} ready: {spec.counts(value)}"
+    record = artifact_record(artifact_id(spec.kind, state["run_id"]), 1, value,
+                             tool_result(value, spec.counts(value), spec.artifact_title))
+    return {spec.kind: record, "delegated": [spec.tool], "trace": [step.trace()]}

@@ -99,20 +99,18 @@ def model_failed(step: RecordedStep, what: str, outcome: Attempt, *, stage: str 
     """End the run after a failed model call, the step marked failed: invalid output after the one
     repair stops it safely; a timeout or a provider failure (retries and fallbacks already spent)
     fails it with a named cause (``draft failed: connection refused``) — no provider error escapes."""
-    step.status = "failed"
     if outcome.code != CONTRACT_FAILURE:
         assert outcome.error is not None
         line = stage_failure(stage or step.step_id, outcome.error)
-        step.summary = line
+        step.fail(line)
         return {
             "status": "failed",
             "final_decision": "failed",
             "stop_kind": "timeout" if outcome.code == TIMEOUT else "provider",
             "artifact": None,
             "message": TIMEOUT_MESSAGE if outcome.code == TIMEOUT else f"The run failed: {line}.",
-            "metrics": dict(outcome.metrics),
             "trace": [trace_record(step.step_id, f"failed: {line}")],
         }
-    step.summary = f"invalid {what} after one repair"
+    step.fail(f"invalid {what} after one repair")
     message = CONTRACT_STOP_MESSAGE.format(what=what)
-    return {**stopped(step.step_id, str(outcome.error), kind="contract", message=message), "metrics": dict(outcome.metrics)}
+    return stopped(step.step_id, str(outcome.error), kind="contract", message=message)

@@ -31,9 +31,9 @@ def draft_v1(state: TasklistState, run: StepRun) -> TasklistState:
     outcome = yield from attempt(Text("tasklist.draft", prompts.draft_messages(state), run.models))
     if not outcome.ok:  # a contract failure here: a draft cut off twice
         return run.model_failed("draft", outcome)
-    markdown = _with_header(state, outcome.value.text)
+    markdown = _with_header(state, outcome.value)
     run.step.summary = f"draft v1 written ({len(markdown)} chars), header enforced"
-    return {"drafts": {"v1": markdown}, "metrics": dict(outcome.metrics)}
+    return {"drafts": {"v1": markdown}}
 
 
 def _validate(state: TasklistState, run: StepRun, version: str) -> TasklistState:
@@ -98,7 +98,7 @@ def revise_v2(state: TasklistState, run: StepRun) -> TasklistState:
     if not outcome.ok:  # a contract failure here: a draft cut off twice
         return run.model_failed("draft", outcome)
     run.step.summary = f"one automatic revision for: {', '.join(fix_now)}"
-    return {"drafts": {**state["drafts"], "v2": _with_header(state, outcome.value.text)}, "metrics": dict(outcome.metrics)}
+    return {"drafts": {**state["drafts"], "v2": _with_header(state, outcome.value)}}
 
 
 STEPS = (draft_v1, validate_v1, validate_v2, warning_disposition, review_revision, revise_v2)  # this stage's steps, listed for the graph (nodes.tasklist.stages)

@@ -70,7 +70,7 @@ def read_plan(state: TasklistState, run: StepRun) -> Generator[Any, Any, Tasklis
     try:
         resource = yield OffLoop(run.deps.resources().read, (uri,))  # off the event loop under ainvoke
     except ResourceError:
-        run.step.status, run.step.summary = "failed", "refused: unknown_plan"
+        run.step.fail("refused: unknown_plan")
         return _failed("unknown_plan")
     run.step.summary = f"read {uri} ({len(resource.text)} chars)"
     return {"plan_uri": uri, "user_goal": redact(state["user_goal"], 1000), "plan_text": resource.text}

@@ -24,15 +24,15 @@ def planning_decision(state: TasklistState, run: StepRun) -> TasklistState:
     ))
     if not outcome.ok:
         return run.model_failed("planning decision", outcome)
-    proposed = outcome.value.value  # the PlanningDecision, validated against its contract
+    proposed = outcome.value  # the PlanningDecision, validated against its contract
     chosen = proposed.decision.type
     refusal = run.refused_unless_allowed(choice=chosen)
     if refusal is not None:
-        return {**refusal, "metrics": dict(outcome.metrics)}
+        return refusal
     run.step.summary = f"chose {chosen} from {len(state['allowed_actions'])} allowed action(s)"
     # Stored redacted: the decision is shown to people, and a model may echo a secret from the plan.
     decision = redact_mapping(proposed.model_dump(mode="json"), 2000)
-    update: TasklistState = {"decision": decision, "metrics": dict(outcome.metrics)}
+    update: TasklistState = {"decision": decision}
     if chosen == "proceed_with_manual_review_items":
         items = decision["decision"]["review_items"]
         update["manual_review_items"] = [manual_item(i["title"], i["detail"], i["severity"]) for i in items]

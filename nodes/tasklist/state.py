@@ -2,7 +2,7 @@
 
 State holds plain JSON-like data only (pydantic outputs are dumped, policy results stored with
 ``as_dict``) so checkpoints deserialise strictly; the records below name their shapes.
-``trace`` and ``manual_review_items`` accumulate; ``metrics`` adds up per contract.
+``trace`` and ``manual_review_items`` accumulate; ``contract_metrics`` adds up per contract.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pydantic import Field
 # needs its TypedDict (and NotRequired with it).
 from typing_extensions import NotRequired, TypedDict
 
-from runtime.contracts import merge_metrics
+from runtime.steps import ContractMetrics
 from schemas.trace import TraceRecord
 
 
@@ -43,7 +43,7 @@ class TasklistOutput(TypedDict, total=False):
     trace: Annotated[list[TraceRecord], operator.add]  # safe step summaries
     summary: str
     message: str | None  # the question / boundary message when stopped
-    metrics: Annotated[dict[str, dict[str, int]], merge_metrics]
+    contract_metrics: ContractMetrics
 
 
 class TasklistState(TasklistInput, TasklistOutput, total=False):

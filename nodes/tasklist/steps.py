@@ -86,7 +86,7 @@ class StepRun:
         return None if verdict.allowed else self.refuse(verdict)
 
     def refuse(self, verdict: Verdict) -> TasklistState:
-        self.step.status, self.step.summary = "failed", verdict.reason
+        self.step.fail(verdict.reason)
         return refused(self.step_id, verdict)
 
 
@@ -131,7 +131,7 @@ class _Step:
 
     def _guarded(self, body: Body, run: StepRun, admission: Admission) -> Generator[Any, Any, TasklistState]:
         if admission.failure is not None:
-            run.step.status, run.step.summary = "failed", admission.reason
+            run.step.fail(admission.reason)
             return dict(admission.failure)
         machine = machine_of(run.state)
         verdict = guard(machine, self.proposal(run.state))

@@ -24,7 +24,7 @@ def decide_strategy(state: TasklistState, run: StepRun) -> TasklistState:
     regenerating = state["status"] == "strategy_decided"
     if state["status"] == "planning_decided":
         # A proceed decision carries its strategy; it was validated with the decision.
-        strategy, metrics, how = state["decision"]["strategy"], {}, "adopted from the planning decision"
+        strategy, how = state["decision"]["strategy"], "adopted from the planning decision"
     else:
         feedback = (state.get("strategy_review") or {}).get("feedback") if regenerating else None
         outcome = yield from attempt(Contract(
@@ -33,10 +33,10 @@ def decide_strategy(state: TasklistState, run: StepRun) -> TasklistState:
         ))
         if not outcome.ok:
             return run.model_failed("split strategy", outcome)
-        strategy, metrics = redact_mapping(outcome.value.value.model_dump(mode="json"), 500), dict(outcome.metrics)
+        strategy = redact_mapping(outcome.value.model_dump(mode="json"), 500)
         how = "regenerated for the reviewer's response" if regenerating else "generated with the optional context"
     run.step.summary = f"strategy {_describe(strategy)}; {how}"
-    return {"strategy": strategy, "strategy_review": {"approved": False, "feedback": None}, "metrics": metrics}
+    return {"strategy": strategy, "strategy_review": {"approved": False, "feedback": None}}
 
 
 @guarded("review_strategy", "Strategy review", step_id="strategy-review")

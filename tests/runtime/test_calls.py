@@ -11,7 +11,10 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from runtime.calls import Within, adrive, drive, node
+from runtime.calls import Within, adrive, drive, inline, node
+from runtime.contracts import Contracted
+from runtime.model_calls import merge_metrics
+from runtime.steps import ContractMetrics, attempt
 from runtime.deadline import DeadlineExceeded
 
 
@@ -128,3 +131,38 @@ def test_a_graph_node_gets_runtime_injection_and_runs_on_the_path_the_caller_cho
     graph = builder.compile()
     assert graph.invoke({"n": 1}) == {"n": 2, "path": "sync"}
     assert asyncio.run(graph.ainvoke({"n": 1})) == {"n": 2, "path": "async"}
+
+
+class _Metered(TypedDict, total=False):
+    n: int
+    bound: str
+    contract_metrics: ContractMetrics
+
+
+def test_dependencies_bind_by_keyword_and_what_the_calls_spent_reaches_state():
+    """node(fn, deps=...) and inline(fn, deps=...) bind a node's dependencies; each model call's
+    metrics are added to the node's update by the runtime, then to state by the key's reducer."""
+    spent = {"demo.count": {"business_calls": 1, "input_tokens": 5}}
+
+    def count(state: _Metered, runtime: Any, *, deps: str):
+        assert hasattr(runtime, "context")  # the binding keeps LangGraph's injection
+        outcome = yield from attempt(Echo(Contracted(value=state["n"] + 1, metrics=spent), []))
+        return {"n": outcome.value, "bound": deps}
+
+    def again(state: _Metered, *, deps: str):
+        return {"bound": state["bound"] + deps}
+
+    builder = StateGraph(_Metered)
+    builder.add_node("first", node(count, deps="a"))
+    builder.add_node("second", node(count, "second", deps="b"))
+    builder.add_node("third", inline(again, deps="c"))
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "second")
+    builder.add_edge("second", "third")
+    builder.add_edge("third", END)
+    graph = builder.compile()
+    twice = merge_metrics(merge_metrics({}, spent), spent)
+    expected = {"n": 3, "bound": "bc", "contract_metrics": twice}
+    assert twice["demo.count"]["business_calls"] == 2 and twice["demo.count"]["input_tokens"] == 10
+    assert graph.invoke({"n": 1}) == expected
+    assert asyncio.run(graph.ainvoke({"n": 1})) == expected

@@ -1,5 +1,6 @@
-"""runtime/steps.py: a request's outcome (value or failure code plus metrics) under both drivers,
-and a recorded step whose trace record is the summary its progress event shows."""
+"""runtime/steps.py: a request's outcome (unwrapped value or failure code plus metrics) under both
+drivers, the metrics merged into the node's update, and a recorded step whose trace record is the
+summary its progress event shows."""
 
 from __future__ import annotations
 
@@ -8,13 +9,26 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 from langgraph.errors import GraphInterrupt
+from langgraph.types import Command, Overwrite
 
 from runtime.calls import adrive, drive
-from runtime.contracts import ContractError, ContractIssue, ContractTimeout, Contracted
+from runtime.contracts import ContractError, ContractIssue, ContractTimeout, Contracted, TextResult, ToolTurn
 from runtime.deadline import DeadlineExceeded
+from runtime.model_calls import merge_metrics
 from runtime.progress import SUMMARY_LIMIT, Progress
-from runtime.steps import Attempt, attempt, failure_code, failure_label, recorded_step, trace_record
+from runtime.steps import (
+    METRICS_KEY,
+    Attempt,
+    attempt,
+    failure_code,
+    failure_label,
+    metered,
+    recorded_step,
+    trace_record,
+    unwrapped,
+)
 
 METRICS = {"assistant.answer": {"business_calls": 1, "repair_calls": 1}}
 
@@ -70,7 +84,7 @@ def test_an_attempt_is_the_value_or_the_failure_with_its_code_and_metrics(outcom
         assert isinstance(result, Attempt)
         assert (result.ok, result.code, dict(result.metrics)) == (ok, code, metrics)
         if ok:
-            assert result.value is outcome and result.error is None and result.reason() == ""
+            assert result.value is unwrapped(outcome) and result.error is None and result.reason() == ""
         else:
             assert result.value is None and result.error is outcome
             assert failure_code(outcome) == code and failure_label(outcome) == label
@@ -98,7 +112,7 @@ def test_a_node_continues_after_a_failed_attempt():
     def steps():
         first = yield from attempt(Fixed(INVALID))
         second = yield from attempt(Fixed(CONTRACTED))
-        return (first.code, second.value.value["verdict"])
+        return (first.code, second.value["verdict"])
 
     assert run_both(steps) == [("contract_failure", "success")] * 2
 
@@ -155,14 +169,17 @@ def test_a_recorded_step_inside_a_node_generator_under_both_drivers():
         progress = Progress("assistant", "run-1", emit=events.append)
         with recorded_step(progress, "answer", "Write the answer") as step:
             outcome = yield from attempt(Fixed(LATE))
-            step.status, step.summary = ("completed", "drafted") if outcome.ok else ("failed", f"fallback ({outcome.code})")
-        return {"trace": [step.trace()], "metrics": outcome.metrics}
+            if outcome.ok:
+                step.summary = "drafted"
+            else:
+                step.fail(f"fallback ({outcome.code})")
+        return {"trace": [step.trace()]}
 
     sync_events: list[dict] = []
     async_events: list[dict] = []
-    expected = {"trace": [{"step": "answer", "summary": "fallback (timeout)"}], "metrics": METRICS}
-    assert drive(steps(sync_events)) == expected
-    assert asyncio.run(adrive(steps(async_events))) == expected
+    expected = {"trace": [{"step": "answer", "summary": "fallback (timeout)"}], METRICS_KEY: merge_metrics({}, METRICS)}
+    assert drive(metered(steps(sync_events))) == expected
+    assert asyncio.run(adrive(metered(steps(async_events)))) == expected
     for events in (sync_events, async_events):
         assert [(e["status"], e["summary"]) for e in events] == [("running", ""), ("failed", "fallback (timeout)")]
 
@@ -177,3 +194,79 @@ def test_a_recorded_step_inside_a_node_generator_under_both_drivers():
 )
 def test_trace_record_redacts_and_cuts(summary, limit, expected):
     assert trace_record("step", summary, limit=limit) == {"step": "step", "summary": expected}
+
+
+MESSAGE = AIMessage(content="", tool_calls=[{"name": "calculator", "args": {}, "id": "c1"}])
+
+
+@pytest.mark.parametrize(
+    ("result", "value"),
+    [
+        (Contracted(value={"verdict": "success"}, metrics=METRICS), {"verdict": "success"}),
+        (TextResult(text="# Tasks", metrics=METRICS), "# Tasks"),
+        (ToolTurn(message=MESSAGE, metrics=METRICS), MESSAGE),
+        ({"status": "pass"}, {"status": "pass"}),  # a subgraph's output is the value itself
+        ([], []),  # store items too
+    ],
+    ids=["contract", "text", "tool-turn", "subgraph", "store"],
+)
+def test_an_attempt_returns_the_unwrapped_value(result, value):
+    for outcome in run_both(attempting(result)):
+        assert outcome.value == value
+
+
+OTHER = {"assistant.intent": {"business_calls": 1}}
+SUM = merge_metrics(merge_metrics({}, METRICS), OTHER)  # every counter of both contracts, zeros included
+
+
+def spending(update: Any):
+    """A node that handles a failed call, makes a good one and a store read, then returns ``update``."""
+    def steps():
+        yield from attempt(Fixed(INVALID))  # a failure the node handled spent its calls too
+        yield from attempt(Fixed(Contracted(value={}, metrics=OTHER)))
+        yield from attempt(Fixed({"status": "pass"}))  # no metrics
+        return update
+
+    return lambda: metered(steps())
+
+
+@pytest.mark.parametrize(
+    ("update", "expected"),
+    [
+        ({"draft": "x"}, {"draft": "x", METRICS_KEY: SUM}),
+        (None, {METRICS_KEY: SUM}),
+        ({METRICS_KEY: OTHER}, {METRICS_KEY: merge_metrics(SUM, OTHER)}),
+    ],
+    ids=["update", "no-update", "already-there"],
+)
+def test_metered_merges_what_every_request_spent_into_the_update(update, expected):
+    assert run_both(spending(update)) == [expected] * 2
+
+
+def test_metered_merges_into_a_commands_update_and_keeps_its_route():
+    for command in run_both(spending(Command(update={"draft": "x"}, goto="check_and_reply"))):
+        assert isinstance(command, Command) and command.goto == "check_and_reply"
+        assert command.update == {"draft": "x", METRICS_KEY: SUM}
+
+
+def test_a_reset_of_the_metrics_stays_a_reset_holding_what_the_node_spent():
+    for update in run_both(spending({"trace": [], METRICS_KEY: Overwrite({})})):
+        assert update["trace"] == [] and isinstance(update[METRICS_KEY], Overwrite)
+        assert update[METRICS_KEY].value == SUM
+
+
+def test_a_node_that_spends_nothing_returns_its_update_unchanged():
+    def steps():
+        yield from attempt(Fixed({"status": "pass"}))
+        return {"draft": "x"}
+
+    assert run_both(lambda: metered(steps())) == [{"draft": "x"}] * 2
+
+
+@pytest.mark.parametrize(("mark", "status"), [("fail", "failed"), ("skip", "skipped")])
+def test_a_step_is_marked_failed_or_skipped_with_its_summary(mark, status):
+    progress, events = recorder()
+    with recorded_step(progress, "answer", "Write the answer") as step:
+        getattr(step, mark)("no answer (timeout)")
+    assert (step.status, step.trace()) == (status, {"step": "answer", "summary": "no answer (timeout)"})
+    assert (events[-1]["status"], events[-1]["summary"]) == (status, "no answer (timeout)")

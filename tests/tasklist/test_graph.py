@@ -35,7 +35,7 @@ from tests.tasklist.builders import (
 
 PUBLIC_KEYS = {
     "status", "final_decision", "decision", "strategy", "artifact", "validation", "warning_disposition",
-    "revision_effect", "manual_review_items", "trace", "summary", "message", "metrics", "run_id",
+    "revision_effect", "manual_review_items", "trace", "summary", "message", "contract_metrics", "run_id",
 }
 
 
@@ -90,7 +90,7 @@ def test_pass_on_v1():
     assert "Status: draft, awaiting human confirmation" in artifact["markdown"]
     assert result["strategy"] == STRATEGY and result["decision"]["decision"]["type"] == "proceed_to_tasklist_strategy"
     assert result["revision_effect"]["final_decision"] == "final" and result["message"] is None
-    assert result["metrics"]["tasklist.planning_decision"]["business_calls"] == 1
+    assert result["contract_metrics"]["tasklist.planning_decision"]["business_calls"] == 1
     # the strategy reaches the draft prompt as explicit constraints
     draft_prompt = "\n".join(str(m.content) for m in model.calls[1].messages)
     assert "Keep the number of steps between 2 and 4" in draft_prompt and "Filtering; Export" in draft_prompt
@@ -219,7 +219,7 @@ def test_invalid_planning_output_stops_safely_after_one_repair(bad):
     result = run(model)
     assert (result["status"], result["final_decision"]) == ("stopped", "stopped")
     assert model.count("tasklist.planning_decision") == 2  # the call and its single repair
-    assert result["metrics"]["tasklist.planning_decision"]["repair_calls"] == 1
+    assert result["contract_metrics"]["tasklist.planning_decision"]["repair_calls"] == 1
     assert "did not satisfy its contract" in result["message"]
     assert not result.get("decision") and model.count("tasklist.draft") == 0
 
@@ -369,7 +369,7 @@ def test_two_step_contract_mode_uses_the_encoder():
     })
     result = graph_for(model).invoke({"request": f"/tasklist {READY}"}, context={"contract_mode": "two_step"})
     assert result["final_decision"] == "final"
-    assert result["metrics"]["tasklist.planning_decision"]["encoder_calls"] == 1
+    assert result["contract_metrics"]["tasklist.planning_decision"]["encoder_calls"] == 1
     assert [c.role for c in model.calls][:2] == ["tasklist", "encoder"]
 
 

@@ -96,7 +96,7 @@ def test_respond_triggers_exactly_one_regeneration_then_only_approve_edit_reject
     assert model.count("tasklist.strategy") == 1
     result = _resume(graph, config, {"type": "approve"})
     assert result["final_decision"] == "final" and result["strategy"] == regenerated
-    assert result["metrics"]["tasklist.strategy"]["business_calls"] == 1
+    assert result["contract_metrics"]["tasklist.strategy"]["business_calls"] == 1
 
 
 @pytest.mark.parametrize(
@@ -209,6 +209,6 @@ def test_a_paused_run_survives_a_process_restart(tmp_path):
     steps = [t["step"] for t in result["trace"]]
     assert steps.count("read-plan") == 1 and steps.count("planning-decision") == 1
     assert steps.count("strategy-review") == 1 and steps.count("revision-review") == 1
-    assert result["metrics"]["tasklist.planning_decision"]["business_calls"] == 1
+    assert result["contract_metrics"]["tasklist.planning_decision"]["business_calls"] == 1
     # the new process continued at the revision: it never re-ran the earlier steps
     assert "Revise to v2" in done.stderr and "Read the version plan" not in done.stderr

@@ -74,4 +74,4 @@ def test_needs_review_plan_lists_its_weak_sections_for_a_person(offline_graph):
 def test_two_step_mode_reaches_the_same_decision(offline_graph):
     result = offline_graph.invoke({"plan_uri": "docs://versions/v0.2.0-ready.md"}, context={"contract_mode": "two_step"})
     assert result["final_decision"] == "final"
-    assert result["metrics"]["tasklist.planning_decision"]["encoder_calls"] == 1
+    assert result["contract_metrics"]["tasklist.planning_decision"]["encoder_calls"] == 1

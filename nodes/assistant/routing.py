@@ -1,0 +1,74 @@
+"""The assistant's routing: every node that decides where the turn goes routes with ``Command``.
+
+``routed(node, route)`` is that node: its update, and ``Command(goto=route(...))`` read on the state
+as the update leaves it, so no edge reads state again after the node wrote it. The graph declares
+each node's ``destinations`` (the tuples below) and Studio draws its branches from them. The routes
+are pure functions of state; they read plain keys only (none kept by a reducer), so the state as
+the update leaves it is the state with the update's keys replaced.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from functools import wraps
+from typing import Any
+
+from langgraph.graph import END
+from langgraph.types import Command, Send
+
+from nodes.assistant.pipeline import node_name
+from nodes.assistant.slash import is_slash
+from nodes.assistant.state import AssistantState
+from policies.slash_commands import pipeline_to_run
+
+Route = Callable[[AssistantState], "str | list[Send]"]
+
+# Where each deciding node may send the turn (besides the pipelines of ``after_turn_start``).
+AFTER_INTENT = ("draft_answer", "propose_step")
+AFTER_PROPOSAL = ("execute_tool", "draft_answer")
+AFTER_OBSERVATION = ("propose_step", "revise_plan", "draft_answer")
+AFTER_CHECK = ("reflect", "propose_step", END)
+AFTER_REFLECTION = ("draft_skill", END)
+AFTER_SKILL_DRAFT = ("review_skill_draft", END)
+
+
+def after_turn_start(pipelines: Mapping[str, Any]) -> tuple[str, ...]:
+    """Where a turn may go once it has started: the pipelines are the installed ones."""
+    return ("empty_request", "run_slash_command", *(node_name(command) for command in pipelines), "classify_intent")
+
+
+def route_input(state: AssistantState, *, pipelines: Mapping[str, Any]) -> str:
+    """An empty request, a pipeline's slash command, another slash command, or chat."""
+    if not state.get("request"):
+        return "empty_request"
+    if not is_slash(state):
+        return "classify_intent"
+    command = pipeline_to_run(state["request"], pipelines)
+    return node_name(command) if command else "run_slash_command"
+
+
+def route_intent(state: AssistantState) -> str:
+    return "draft_answer" if state.get("intent") == "QA" else "propose_step"
+
+
+def routed(node: Callable[..., Any], route: Route) -> Callable[..., Any]:
+    """``node`` (a plain function or a generator of requests, as ``runtime.calls`` runs it) routing
+    with ``Command``: its update, and where ``route`` sends the turn from there."""
+
+    def command(state: AssistantState, update: Any) -> Command:
+        return Command(update=update, goto=route({**state, **(update or {})}))  # type: ignore[typeddict-item]
+
+    if inspect.isgeneratorfunction(node):
+
+        @wraps(node)
+        def routed_steps(state: AssistantState, *args: Any, **kwargs: Any) -> Any:
+            return command(state, (yield from node(state, *args, **kwargs)))
+
+        return routed_steps
+
+    @wraps(node)
+    def routed_node(state: AssistantState, *args: Any, **kwargs: Any) -> Command:
+        return command(state, node(state, *args, **kwargs))
+
+    return routed_node
