@@ -2,7 +2,7 @@
 
 ```
 START → prepare_turn ─┬─ empty ───────────────────────────────────────────────► empty_request → END
-                      ├─ /tasklist <plan> ────────────────────────────────────► tasklist (subgraph) → END
+                      ├─ /tasklist <plan> ─────────────────────► tasklist (subgraph) ⟲ review pause → END
                       ├─ /delivery-chain <requirement> ───────────────────────► delivery_chain (subgraph) → END
                       ├─ other /command ──────────────────────────────────────► run_slash_command → END
                       └─ chat → classify_intent ─┬─ QA ─────────────────────────► draft_answer
@@ -95,6 +95,7 @@ def default_pipelines() -> dict[str, PipelineRoute]:
             make_input=lambda argument, text: {"request": text},
             read_outcome=tasklist_outcome,
             make_context=_tasklist_context,
+            pauses=True,
         ),
         DELIVERY_CHAIN: PipelineRoute(
             build=_build_delivery,
@@ -172,7 +173,8 @@ def build_graph(
     # The pipelines are subgraphs: drawn by Studio, streamed with subgraphs=True, paused and resumed
     # on the assistant's thread.
     for command, subgraph in subgraphs.items():
-        builder.add_node(node_name(command), make_pipeline_node(command, routes[command], subgraph))
+        name = node_name(command)  # a review pause is announced, then waited for, in the node's next step
+        builder.add_node(name, make_pipeline_node(command, routes[command], subgraph), destinations=(name, END))
     builder.add_node("classify_intent", node(partial(classify_intent, deps=deps), "classify_intent"))
     builder.add_node("propose_step", node(partial(propose_step, deps=deps), "propose_step"))
     builder.add_node("execute_tool", node(partial(execute_tool, deps=deps), "execute_tool"))

@@ -33,7 +33,8 @@ def test_studio_draws_both_pipelines_inside_the_assistant():
     plain = graph.get_graph()
     assert {"tasklist", "delivery_chain", "run_slash_command"} <= set(plain.nodes)
     drawn = set(graph.get_graph(xray=True).nodes)
-    assert {"tasklist:read_plan", "tasklist:review_strategy", "tasklist:final"} <= drawn
+    # The tasklist is drawn inside its holder (it keeps a review pause across the assistant's steps).
+    assert {"tasklist:tasklist:read_plan", "tasklist:tasklist:review_strategy", "tasklist:tasklist:final"} <= drawn
     assert {"delivery_chain:manager", "delivery_chain:reviewer", "delivery_chain:render_report"} <= drawn
     assert dict(graph.get_subgraphs()).keys() == {"tasklist", "delivery_chain"}
 
@@ -48,7 +49,8 @@ def test_tasklist_with_human_review_pauses_and_resumes_through_the_assistant_thr
     assert pause.value["kind"] == "strategy_review" and "approve" in pause.value["allowed_decisions"]
     state = graph.get_state(config, subgraphs=True)
     assert state.next == ("tasklist",)  # the assistant waits in its tasklist node
-    assert state.tasks[0].state.next == ("review_strategy",)  # ... which waits at the strategy review
+    holder = state.tasks[0].state  # ... whose holder keeps the pipeline across the assistant's steps
+    assert holder.tasks[0].state.next == ("review_strategy",)  # ... which waits at the strategy review
     assert not first.get("reply")  # nothing is answered before the person decides
     drafted_before = model.apis.count("sync")
 
