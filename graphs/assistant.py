@@ -174,7 +174,8 @@ def build_graph(
     # on the assistant's thread.
     for command, subgraph in subgraphs.items():
         name = node_name(command)  # a review pause is announced, then waited for, in the node's next step
-        builder.add_node(name, make_pipeline_node(command, routes[command], subgraph), destinations=(name, END))
+        again = (name, END) if routes[command].pauses else None
+        builder.add_node(name, make_pipeline_node(command, routes[command], subgraph), destinations=again)
     builder.add_node("classify_intent", node(partial(classify_intent, deps=deps), "classify_intent"))
     builder.add_node("propose_step", node(partial(propose_step, deps=deps), "propose_step"))
     builder.add_node("execute_tool", node(partial(execute_tool, deps=deps), "execute_tool"))
