@@ -53,7 +53,8 @@ def run_pipeline(state: AssistantState, runtime: Runtime[AssistantContext], *, c
                 raise
             waiting = pause.args[0][0]
             step.summary = f"paused for {redact(str(_kind(waiting.value)), 40)}"
-            announced: PipelineReview = {"value": waiting.value, "response_schema": waiting.response_schema}
+            schema = waiting.response_schema if isinstance(waiting.response_schema, dict) else None  # plain data only
+            announced: PipelineReview = {"value": waiting.value, "response_schema": schema}
             return Command(
                 update={"messages": [review_message(waiting.value)], "pipeline_review": announced,
                         "trace": traced(state, step.trace())},

@@ -60,6 +60,7 @@ def review_message(payload: Mapping[str, Any]) -> AIMessage:
     """What a person reads in the chat while the pipeline waits: the question, what is under
     review, why the last answer was refused, and each decision allowed now with what it does
     (redacted and printable: the strategy and the reasons can carry model-written text)."""
+    payload = payload if isinstance(payload, Mapping) else {}
     lines = [redact(str(payload.get("question") or "The pipeline waits for your review."), QUESTION_LIMIT)]
     if payload.get("error"):
         lines.append(f"Your last answer was refused: {redact(str(payload['error']), QUESTION_LIMIT)}")
