@@ -10,7 +10,8 @@ decision it is resumed with goes on into the pipeline (``Command(resume=...)``).
 The pipeline must then survive the step in between: it runs inside ``held(graph)``, a one-node
 graph compiled with ``checkpointer=True``, whose checkpoints live under the node's name instead
 of one LangGraph task, so the next step finds the pipeline paused where it stopped. Each new
-command starts the holder afresh (a new run, so a new task and a fresh pipeline).
+command starts the holder afresh (a new run, so a new task and a fresh pipeline). The holder is
+drawn as the pipeline; ``get_state(subgraphs=True)`` shows it, with the pipeline's state inside.
 """
 
 from __future__ import annotations
@@ -53,7 +54,10 @@ def held(graph: Any, name: str) -> Any:
     builder.add_node(name, node(_run, name, subgraph=graph))
     builder.add_edge(START, name)
     builder.add_edge(name, END)
-    return builder.compile(checkpointer=True, name=name)
+    holder = builder.compile(checkpointer=True, name=name)
+    # Drawn as the pipeline it holds (Studio, xray, Mermaid): the holder adds no step of its own.
+    holder.get_graph, holder.aget_graph = graph.get_graph, graph.aget_graph
+    return holder
 
 
 def review_message(payload: Mapping[str, Any]) -> AIMessage:

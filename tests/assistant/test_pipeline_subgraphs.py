@@ -33,8 +33,7 @@ def test_studio_draws_both_pipelines_inside_the_assistant():
     plain = graph.get_graph()
     assert {"tasklist", "delivery_chain", "run_slash_command"} <= set(plain.nodes)
     drawn = set(graph.get_graph(xray=True).nodes)
-    # The tasklist is drawn inside its holder (it keeps a review pause across the assistant's steps).
-    assert {"tasklist:tasklist:read_plan", "tasklist:tasklist:review_strategy", "tasklist:tasklist:final"} <= drawn
+    assert {"tasklist:read_plan", "tasklist:review_strategy", "tasklist:final"} <= drawn
     assert {"delivery_chain:manager", "delivery_chain:reviewer", "delivery_chain:render_report"} <= drawn
     assert dict(graph.get_subgraphs()).keys() == {"tasklist", "delivery_chain"}
 
