@@ -2,7 +2,7 @@
 
 ```
 START → prepare_turn ─┬─ empty ───────────────────────────────────────────────► empty_request → END
-                      ├─ /tasklist <plan> ────────────────────────────────────► tasklist (subgraph) → END
+                      ├─ /tasklist <plan> ─────────────────────► tasklist (subgraph) ⟲ review pause → END
                       ├─ /delivery-chain <requirement> ───────────────────────► delivery_chain (subgraph) → END
                       ├─ other /command ──────────────────────────────────────► run_slash_command → END
                       └─ chat → classify_intent ─┬─ QA ─────────────────────────► draft_answer
@@ -97,6 +97,7 @@ def default_pipelines() -> dict[str, PipelineRoute]:
             make_input=lambda argument, text: {"request": text},
             read_outcome=tasklist_outcome,
             make_context=_tasklist_context,
+            pauses=True,
         ),
         DELIVERY_CHAIN: PipelineRoute(
             build=_build_delivery,
@@ -158,7 +159,9 @@ def build_graph(
     # The pipelines are subgraphs: drawn by Studio, streamed with subgraphs=True, paused and resumed
     # on the assistant's thread.
     for command, subgraph in subgraphs.items():
-        builder.add_node(node_name(command), make_pipeline_node(command, routes[command], subgraph))
+        name = node_name(command)  # a review pause is announced, then waited for, in the node's next step
+        again = (name, END) if routes[command].pauses else None
+        builder.add_node(name, make_pipeline_node(command, routes[command], subgraph), destinations=again)
     builder.add_node("classify_intent", node(routed(classify_intent, routing.route_intent), "classify_intent", deps=deps),
                      destinations=routing.AFTER_INTENT)
     builder.add_node("propose_step", node(routed(propose_step, dispatch), "propose_step", deps=deps),

@@ -31,13 +31,15 @@ class PipelineRoute:
     ``build(models)`` returns a compiled graph (once, when the assistant is built; ``None`` models
     are resolved per run from the context); ``make_input(argument, text)`` its input;
     ``read_outcome(result)`` returns ``(status, summary)`` from its output; ``make_context``
-    derives its run context from the assistant's.
+    derives its run context from the assistant's; ``pauses``: it may pause for a person's review
+    (then it runs held, and its question is the chat's last message while it waits).
     """
 
     build: Callable[[ModelSet | None], Any]
     make_input: Callable[[str, str], dict[str, Any]]
     read_outcome: Callable[[Mapping[str, Any]], tuple[str, str]]
     make_context: Callable[[AssistantContext | None], dict[str, Any]] = pipeline_context
+    pauses: bool = False
 
 
 @dataclass(frozen=True)

@@ -113,6 +113,14 @@ class PipelineOutcome(TypedDict):
     summary: NotRequired[str]
 
 
+class PipelineReview(TypedDict):
+    """A pipeline's review pause, announced in the chat and waited for in the pipeline's next step:
+    its interrupt payload and the JSON schema of an answer."""
+
+    value: Any
+    response_schema: dict[str, Any] | None
+
+
 class Turn(TypedDict):
     role: str
     text: str
@@ -153,6 +161,7 @@ class AssistantState(AssistantOutput, total=False):
     revisit: bool  # the check sends the turn back to the tool loop
     draft_topic: list[str]  # a successful COMPLEX turn's topic, to weigh a skill draft (review runs only)
     skill_draft: SkillDraftRecord | None  # the draft waiting for a person's review
+    pipeline_review: PipelineReview | None  # a pipeline's review pause, announced and waited for next
 
 
 # A node's state update (any subset of the state), and a model-calling node's generator of it.
@@ -195,4 +204,5 @@ def fresh_turn() -> Update:
         "revisit": False,
         "draft_topic": [],
         "skill_draft": None,
+        "pipeline_review": None,
     }

@@ -48,7 +48,8 @@ def test_tasklist_with_human_review_pauses_and_resumes_through_the_assistant_thr
     assert pause.value["kind"] == "strategy_review" and "approve" in pause.value["allowed_decisions"]
     state = graph.get_state(config, subgraphs=True)
     assert state.next == ("tasklist",)  # the assistant waits in its tasklist node
-    assert state.tasks[0].state.next == ("review_strategy",)  # ... which waits at the strategy review
+    holder = state.tasks[0].state  # ... whose holder keeps the pipeline across the assistant's steps
+    assert holder.tasks[0].state.next == ("review_strategy",)  # ... which waits at the strategy review
     assert not first.get("reply")  # nothing is answered before the person decides
     drafted_before = model.apis.count("sync")
 

@@ -210,3 +210,23 @@ def test_no_secret_reaches_the_stream_or_the_thread_state(client):
     assert typed not in seen and SERVER_KEY not in seen
     assert state["values"]["requirement"].count("[redacted]") == 2
     assert "A secret in the requirement was replaced" in state["values"]["report"]
+
+
+def test_a_chat_thread_paused_at_a_tasklist_review_shows_the_question_as_its_last_message(client):
+    thread_id = client.threads.create()["thread_id"]
+    request = "/tasklist docs://versions/v0.3.0-needs-review.md"
+    client.runs.wait(thread_id, "assistant", input={"messages": [{"role": "user", "content": request}]},
+                     context={"human_review": True})
+    assert client.threads.get(thread_id)["status"] == "interrupted"
+    state = client.threads.get_state(thread_id)
+    (pending,) = state["interrupts"]
+    assert pending["value"]["kind"] == "strategy_review"
+    last = state["values"]["messages"][-1]
+    assert last["type"] == "ai" and last["content"].startswith(pending["value"]["question"] + "\n")
+    assert all(f"\n- {decision}: " in last["content"] for decision in pending["value"]["allowed_decisions"])
+
+    final = client.runs.wait(thread_id, "assistant", command={"resume": {"type": "approve"}}, context={"human_review": True})
+    assert final["reply"].startswith("/tasklist finished with status ")
+    messages = client.threads.get_state(thread_id)["values"]["messages"]
+    assert [m["type"] for m in messages] == ["human", "ai", "ai"]
+    assert messages[1]["content"] == last["content"] and messages[2]["content"] == final["reply"]
