@@ -233,7 +233,7 @@ DECLARED_IN_STATE = {
     "nodes.tasklist.state": {"TasklistInput", "TasklistOutput", "TasklistState", "StrategyReview", "ReviewSubject",
                              "ReviewRequest", "RevisionReview", "ArtifactMetadata", "Artifact", "WeakFinding",
                              "ContextDoc"},
-    "nodes.assistant.state": {"PendingCall", "ToolRecord", "Observed", "RemovedClaim", "CheckReport",
+    "nodes.assistant.state": {"PendingCall", "PipelineReview", "ToolRecord", "Observed", "RemovedClaim", "CheckReport",
                               "PipelineOutcome", "Turn", "AssistantInput", "AssistantOutput", "AssistantState"},
 }
 

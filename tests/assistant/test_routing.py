@@ -37,6 +37,7 @@ def test_no_conditional_edge_is_left_and_each_deciding_node_draws_its_destinatio
         "check_and_reply": set(AFTER_CHECK),
         "reflect": set(AFTER_REFLECTION),
         "draft_skill": set(AFTER_SKILL_DRAFT),
+        "tasklist": {"tasklist", "__end__"},  # a review pause is announced, then waited for, in its next step
     }
 
 
