@@ -53,3 +53,31 @@ def test_no_other_module_uses_the_private_wrapper():
     }
     assert set(users) == {HOME}, users
     assert f"{PRIVATE_MODULE}.RunnableCallable" in users[HOME]
+
+
+# Every private LangGraph name the project reads, and the one module allowed to read it.
+PRIVATE_NAMES = {
+    ("langgraph._internal._runnable", "RunnableCallable"): "runtime/calls.py",
+    ("langgraph._internal._constants", "CONFIG_KEY_CHECKPOINTER"): "runtime/user_input.py",
+}
+
+
+def _private_imports(path: Path) -> list[tuple[str, str]]:
+    return [
+        (item.module, alias.name)
+        for item in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        if isinstance(item, ast.ImportFrom) and (item.module or "").startswith("langgraph._internal")
+        for alias in item.names
+    ]
+
+
+def test_every_private_langgraph_name_still_resolves_and_is_read_in_its_one_module():
+    for (module, name), home in PRIVATE_NAMES.items():
+        assert hasattr(importlib.import_module(module), name), f"LangGraph moved {module}.{name} (read by {home})"
+    found = {
+        (module, name, str(path.relative_to(ROOT)))
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for module, name in _private_imports(path)
+    }
+    assert found == {(module, name, home) for (module, name), home in PRIVATE_NAMES.items()}
