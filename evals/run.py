@@ -1,9 +1,11 @@
 """``run_evaluation``: scenarios × baselines × repeats on one ModelSet, optionally perturbed.
 
 Every run gets fresh wrappers: the reviewer faults a scenario prescribes (``PerturbedModel`` at rate
-1.0 on those contracts) inside, the random perturbation at ``rate`` outside. Repeat ``r`` uses the
-same derived seed in every baseline and scenario, so a rerun with the same arguments reproduces the
-same injections. ``models=None`` uses the configured models (``REINS_MODEL`` …), else the offline one.
+1.0 on those contracts) inside, the random perturbation at ``rate`` outside. Each (repeat, scenario)
+derives its own seed, shared by every baseline: the baselines meet the same draws (a paired
+comparison), while two scenarios whose calls send the same prompt (the same requirement, or a manager
+turn that reads no requirement) still draw independently, as two runs against a real provider do.
+A rerun with the same arguments reproduces the same injections. ``models=None`` uses the configured models (``REINS_MODEL`` …), else the offline one.
 ``kinds`` narrows the random perturbation to some kinds or families (``evals/perturbed.py``), e.g.
 to see what a pipeline reaches when only the faults it may legitimately recover from occur.
 """
@@ -45,8 +47,10 @@ class EvaluationResults:
                 "records": [r.as_dict() for r in self.records]}
 
 
-def run_seed(seed: int, repeat: int) -> int:
-    return int(hashlib.sha256(f"{seed}:{repeat}".encode()).hexdigest()[:12], 16)
+def run_seed(seed: int, repeat: int, scenario: str) -> int:
+    """One run's seed. The scenario is part of it: the perturbation draws from the prompt, and without
+    it every scenario sharing a prompt would share that call's fault, counting one draw many times."""
+    return int(hashlib.sha256(f"{seed}:{repeat}:{scenario}".encode()).hexdigest()[:12], 16)
 
 
 def fallback_seed(seed: int) -> int:
@@ -119,7 +123,7 @@ def run_evaluation(
             for baseline in baselines:
                 if not scenario.applies_to(baseline):
                     continue
-                run_models, perturbers = wrap_models(models, rate=rate, seed=run_seed(seed, repeat),
+                run_models, perturbers = wrap_models(models, rate=rate, seed=run_seed(seed, repeat, scenario.id),
                                                      scenario=scenario, baseline=baseline, kinds=kinds)
                 options = {"review_timeout_s": review_timeout_s} if baseline in CHAIN_BASELINES else {}
                 outcome = run_baseline(baseline, scenario.payload(), run_models, resolver, **options)

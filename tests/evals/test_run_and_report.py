@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -66,6 +67,26 @@ def test_perturbed_runs_repeat_exactly_for_a_seed():
     assert strip(first) == strip(again)
     assert sum(sum(r.injected.values()) for r in first.records) > 0
     assert first.summary["controlled_chain"]["violations"] == 0
+
+
+def test_scenarios_sharing_a_prompt_draw_independently_while_baselines_share_their_draws():
+    # Two scenarios on one requirement send the same prompts: each run must still draw its own faults,
+    # or one draw is counted once per scenario. The baselines of one run meet the same draws.
+    twin = dataclasses.replace(scenario_by_id("direct-pass"), id="direct-pass-twin")
+    results = run_evaluation(4, 0.5, 5, MODELS, scenarios=[scenario_by_id("direct-pass"), twin],
+                             baselines=["controlled_chain", "controlled_chain_fallback"])
+    runs = {(r.baseline, r.scenario, r.repeat): r for r in results.records}
+    first_call = "delivery.supervisor_pre"
+    twins_differ = [runs["controlled_chain", "direct-pass", k].injected_on
+                    != runs["controlled_chain", "direct-pass-twin", k].injected_on for k in range(4)]
+    assert any(twins_differ)
+    for scenario in ("direct-pass", "direct-pass-twin"):
+        for k in range(4):
+            plain = runs["controlled_chain", scenario, k].injected_on.get(first_call, ())
+            with_fallback = runs["controlled_chain_fallback", scenario, k].injected_on.get(first_call, ())
+            assert plain[:1] == with_fallback[:1]  # the primary's first draw is the same in both rows
+    assert any(runs["controlled_chain", s, k].injected_on.get(first_call)
+               for s in ("direct-pass", "direct-pass-twin") for k in range(4))
 
 
 def test_run_evaluation_refuses_bad_arguments():
