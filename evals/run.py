@@ -5,7 +5,8 @@ Every run gets fresh wrappers: the reviewer faults a scenario prescribes (``Pert
 derives its own seed, shared by every baseline: the baselines meet the same draws (a paired
 comparison), while two scenarios whose calls send the same prompt (the same requirement, or a manager
 turn that reads no requirement) still draw independently, as two runs against a real provider do.
-A rerun with the same arguments reproduces the same injections. ``models=None`` uses the configured models (``REINS_MODEL`` …), else the offline one.
+A rerun with the same arguments reproduces the same injections. ``models=None`` uses the configured
+models (``REINS_MODEL`` …), else the offline one.
 ``kinds`` narrows the random perturbation to some kinds or families (``evals/perturbed.py``), e.g.
 to see what a pipeline reaches when only the faults it may legitimately recover from occur.
 """
