@@ -238,6 +238,9 @@ def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
         chat_toolset()  # REINS_MCP_CONFIG checked (and its servers started) before the first message
     except McpConfigError as error:  # a broken file: bad configuration
         raise UserError(str(error)) from None
+    from cli.doctor_audit import refuse_over_caps
+
+    refuse_over_caps("assistant")
     return build_graph(checkpointer=checkpointer, store=store)
 
 

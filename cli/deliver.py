@@ -102,7 +102,9 @@ def resume_check(args: argparse.Namespace) -> None:
 def _graph(saver: Any) -> Any:
     # The CLI is the application edge: it sits above the graphs and wires one to the runtime.
     from graphs.delivery_chain import build_graph
+    from cli.doctor_audit import refuse_over_caps
 
+    refuse_over_caps("delivery_chain")
     return build_graph(checkpointer=saver)
 
 
@@ -157,4 +159,7 @@ def show(values: Mapping[str, Any], thread_id: str, as_json: bool) -> None:
     if status == "failed" and failure:  # why, in one line: the stage and the cause class (or the rule)
         why = failure.get("cause") or failure.get("code") or "unknown"
         print(f"reins: failed at {redact(str(failure.get('stage')), 80)}: {redact(str(why), 200)}", file=sys.stderr)
+    budget = (values.get("metrics") or {}).get("budget")
+    if budget:  # what the run used beside the most its configuration allows
+        print(f"budget (used/worst case): {budget['line']}", file=sys.stderr)
     print(colour(f"status: {status}", status, sys.stderr) + f"  (thread {redact(thread_id, 80)})", file=sys.stderr)

@@ -21,6 +21,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--check", action="store_true",
                         help="make tiny requests per configured model (reachable, key, model, tool calling in each "
                              "tool-choice style, JSON output) and recommend the settings to export")
+    parser.add_argument("--budget", action="store_true",
+                        help="print each graph's worst case (model requests, output tokens, tool calls, seconds) "
+                             "and check it against REINS_MAX_CALLS, REINS_MAX_OUTPUT_TOKENS, REINS_MAX_TOOL_CALLS, "
+                             "REINS_MAX_SECONDS")
     parser.set_defaults(handler=run)
 
 
@@ -113,6 +117,10 @@ TOOL_CHOICE_HELP = {
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "budget", False):
+        from cli.doctor_audit import run_budget
+
+        return run_budget(args.json)
     settings = Settings.from_env()
     report = {**describe(settings), **describe_tools(settings)}
     checks = None

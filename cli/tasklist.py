@@ -66,7 +66,9 @@ def exit_code_for(values: Mapping[str, Any], paused: bool) -> int:
 def _graph(saver: Any, review: bool) -> Any:
     # The CLI is the application edge: it sits above the graphs and wires one to the runtime.
     from graphs.tasklist_agent import build_graph
+    from cli.doctor_audit import refuse_over_caps
 
+    refuse_over_caps("tasklist_agent", human_review=review)
     return build_graph(checkpointer=saver, human_review=review)
 
 

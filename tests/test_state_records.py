@@ -228,7 +228,7 @@ def test_the_checks_fail_on_a_drifted_record():
 DECLARED_IN_STATE = {
     "nodes.delivery.state": {"Failure", "DelegationVerdict", "Governance", "ProposedToolCall", "ManagerRefusal",
                              "ArtifactRecord", "ReviewFailure", "ReviewOutcome", "RevisionOutcome", "Tokens",
-                             "RunMetrics", "RevisionSummary", "ReviewerTask", "DeliveryInput", "DeliveryOutput",
+                             "RunMetrics", "RunBudget", "RevisionSummary", "ReviewerTask", "DeliveryInput", "DeliveryOutput",
                              "DeliveryState"},
     "nodes.tasklist.state": {"TasklistInput", "TasklistOutput", "TasklistState", "StrategyReview", "ReviewSubject",
                              "ReviewRequest", "RevisionReview", "ArtifactMetadata", "Artifact", "WeakFinding",

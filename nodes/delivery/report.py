@@ -13,6 +13,7 @@ from policies.delivery_report import narrative, render_delivery_report
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from policies.revision import status_after_revision
 from runtime.calls import Contract
+from runtime.budget import budget_line, used, worst_case
 from runtime.models import served_by_stand_in
 from runtime.contracts import CONTRACT_ROLES, fallbacks_per_role, merge_metrics, metrics_totals, models_served
 from runtime.steps import attempt, recorded_step
@@ -21,7 +22,7 @@ from schemas.trace import TraceRecord
 from nodes.delivery.common import DeliveryDeps, artifact_id, progress, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import polish_messages
-from nodes.delivery.state import ArtifactRecord, DeliveryState, RevisionSummary, RunMetrics
+from nodes.delivery.state import ArtifactRecord, DeliveryState, RevisionSummary, RunBudget, RunMetrics
 
 def fail_closed(state: DeliveryState) -> DeliveryState:
     """Every route here records why first: a failed step, or the rule a policy found broken."""
@@ -94,6 +95,17 @@ def public_metrics(state: DeliveryState) -> RunMetrics:
     }
 
 
+def run_budget(state: DeliveryState, runtime: Runtime[DeliveryContext] | None, deps: DeliveryDeps) -> RunBudget:
+    """What the run used beside the most its configuration allows (``runtime.budget``)."""
+    models = deps.models_for(runtime)
+    worst = worst_case("delivery_chain", models, contract_mode=deps.mode_for(runtime), policy=deps.policy,
+                       reviewers=deps.reviewers, polish=deps.polish_enabled(runtime),
+                       review_timeout_s=deps.review_timeout(runtime, models))
+    seconds = time.time() - (state.get("started_at") or time.time())
+    spent = used(state.get("contract_metrics") or {}, len(state.get("delegated") or []), seconds)
+    return RunBudget(used=spent, worst_case=worst.as_dict(), line=budget_line(spent, worst))
+
+
 def render_report(
     state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
 ) -> Generator[Any, Any, DeliveryState]:
@@ -145,7 +157,7 @@ def render_report(
         "revision": RevisionSummary(requests=(decision or {}).get("requests", []), outcomes=outcomes),
         "policy_violation": state.get("policy_violation"),
         "failure": state.get("failure"),
-        "metrics": public_metrics(final_state),
+        "metrics": {**public_metrics(final_state), "budget": run_budget(final_state, runtime, deps)},
         "trace": entries,
     }
 

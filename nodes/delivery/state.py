@@ -155,6 +155,14 @@ class Tokens(TypedDict):
     output: int
 
 
+class RunBudget(TypedDict):
+    """What a run used (model requests, output tokens, tool calls, seconds) beside its worst case."""
+
+    used: dict[str, float]
+    worst_case: dict[str, float]
+    line: str
+
+
 class RunMetrics(TypedDict):
     """What the run spent: model calls per contract and role, refusals, retries, tokens, time."""
 
@@ -172,6 +180,7 @@ class RunMetrics(TypedDict):
     tokens: Tokens
     elapsed_ms: int
     per_contract: dict[str, dict[str, int]]
+    budget: NotRequired[RunBudget]
 
 
 class RevisionSummary(TypedDict):

@@ -1,0 +1,64 @@
+"""``reins doctor --budget``: each graph's worst case under the current configuration, and whether it
+fits the user's caps (``REINS_MAX_CALLS`` …)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from cli.errors import EXIT_BAD_INPUT
+from policies.budget import over_caps
+from runtime.budget import CAP_VARIABLES, GRAPHS, BudgetExceeded, caps_from_env, check_caps, worst_case
+from runtime.models import model_set_from_settings
+from runtime.settings import Settings
+
+UNITS = {"calls": "model requests", "output_tokens": "output tokens", "tool_calls": "tool calls",
+         "seconds": "seconds (waiting for a person not counted)"}
+
+
+def budget_report(settings: Settings) -> dict:
+    models = model_set_from_settings(settings)
+    caps = caps_from_env(os.environ)
+    graphs = {}
+    for graph in GRAPHS:
+        worst = worst_case(graph, models, contract_mode=settings.contract_mode)
+        graphs[graph] = {"worst_case": worst.as_dict(), "over_caps": over_caps(worst, caps)}
+    return {"graphs": graphs, "caps": {CAP_VARIABLES[name]: value for name, value in caps.items()}}
+
+
+def run_budget(as_json: bool) -> int:
+    try:
+        report = budget_report(Settings.from_env())
+    except BudgetExceeded as error:
+        print(f"error: {error}")
+        return EXIT_BAD_INPUT
+    code = EXIT_BAD_INPUT if any(g["over_caps"] for g in report["graphs"].values()) else 0
+    if as_json:
+        print(json.dumps(report, indent=2))
+        return code
+    print("Worst case per run, from the configuration alone (retries, fallbacks, re-asks, repairs, bounds)")
+    for graph, entry in report["graphs"].items():
+        print(f"  {graph}")
+        for name, value in entry["worst_case"].items():
+            print(f"    {value:>10g} {UNITS[name]}")
+        for line in entry["over_caps"]:
+            print(f"    over your cap: {line}")
+    caps = ", ".join(f"{key}={value:g}" for key, value in report["caps"].items()) or "none set"
+    print(f"  caps: {caps}")
+    return code
+
+
+def refuse_over_caps(graph: str, **options: object) -> None:
+    """Before a run starts: a configuration whose worst case does not fit the user's caps is bad
+    input (exit 2), so a run that starts can never pass a cap."""
+    from cli.errors import UserError
+
+    try:
+        caps = caps_from_env(os.environ)
+        if caps:
+            settings = Settings.from_env()
+            worst = worst_case(graph, model_set_from_settings(settings), contract_mode=settings.contract_mode,
+                               **options)  # type: ignore[arg-type]
+            check_caps(worst, caps, graph)
+    except BudgetExceeded as error:
+        raise UserError(str(error)) from None

@@ -1,0 +1,130 @@
+"""A run's worst case, computed from its configuration alone (pure).
+
+Every limit a run lives under is a number in its configuration: the one repair of a contract, the
+manager's re-ask budget, the reviewer count, the assistant's step budget and check round, each role's
+retries, fallbacks, output bound and per-call timeout. Multiplied out along the graph's longest path
+they give the most model requests, output tokens, tool calls and seconds any run can take — whatever
+the model answers. ``reins doctor --budget`` prints it, each report sets what a run used beside it,
+and a user may cap it (``REINS_MAX_CALLS`` …): a configuration whose worst case exceeds a cap is
+refused before the run starts, and a run that reaches a cap fails closed.
+
+A graph's worst case is a list of ``Stage`` rows (what its nodes may ask, in order); each role's
+``CallLimits`` say what one request may cost. ``budget`` multiplies them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from policies.deadlines import backoff_budget_s
+from policies.second_attempt import repair_output_bound
+
+# How a stage asks its model: a contract (one call and its one repair), a free-text draft (one call
+# and one repair with more room after a cut-off) or one tool-calling turn.
+StageKind = Literal["contract", "text", "turn"]
+STAGE_KINDS: tuple[str, ...] = get_args(StageKind)
+CapName = Literal["calls", "output_tokens", "tool_calls", "seconds"]
+CAP_NAMES: tuple[str, ...] = get_args(CapName)
+
+
+@dataclass(frozen=True)
+class CallLimits:
+    """What one request of a role may cost: ``attempts`` per model of its chain (``1 + retries``), the
+    number of ``models`` (the role's model, its fallbacks and an escalation model), the output bound
+    and the bound of a repair after a cut-off, the per-attempt timeout and the first backoff."""
+
+    models: int
+    attempts: int
+    max_tokens: int
+    max_tokens_limit: int
+    timeout_s: float
+    backoff_initial_s: float = 1.0
+
+    def requests(self) -> int:
+        return self.models * self.attempts
+
+    def tokens(self, more_room: bool) -> int:
+        bound = repair_output_bound(self.max_tokens, self.max_tokens_limit) if more_room else self.max_tokens
+        return self.requests() * bound
+
+    def seconds(self) -> float:
+        per_model = self.attempts * self.timeout_s + backoff_budget_s(self.attempts - 1, self.backoff_initial_s)
+        return self.models * per_model
+
+
+@dataclass(frozen=True)
+class Stage:
+    """``count`` asks of one kind by one role. ``parallel``: they run side by side (wall time counts
+    one); ``deadline_s``: a wall-clock limit on each (a reviewer's); ``more_room``: how many of the
+    plain asks may be re-asks with the doubled output bound (a manager turn after a cut-off)."""
+
+    name: str
+    role: str
+    kind: StageKind
+    count: int = 1
+    parallel: bool = False
+    deadline_s: float | None = None
+    more_room: int = 0
+
+
+@dataclass(frozen=True)
+class Budget:
+    calls: int
+    output_tokens: int
+    tool_calls: int
+    seconds: float
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {"calls": self.calls, "output_tokens": self.output_tokens, "tool_calls": self.tool_calls,
+                "seconds": round(self.seconds, 1)}
+
+
+def stage_budget(stage: Stage, limits: CallLimits) -> Budget:
+    """One stage's worst case: a contract or a draft asks twice (the call and its one repair, which
+    may ask for more room), a turn once (``more_room`` of them with the doubled bound)."""
+    per_ask = 1 if stage.kind == "turn" else 2
+    total = stage.count * per_ask
+    roomy = min(total, stage.more_room if stage.kind == "turn" else stage.count + stage.more_room)
+    tokens = (total - roomy) * limits.tokens(False) + roomy * limits.tokens(True)
+    one = per_ask * limits.seconds()
+    if stage.deadline_s is not None:
+        one = min(one, stage.deadline_s)
+    return Budget(total * limits.requests(), tokens, 0, one if stage.parallel else one * stage.count)
+
+
+def budget(stages: Sequence[Stage], limits: Mapping[str, CallLimits], tool_calls: int = 0,
+           tool_seconds: float = 0.0) -> Budget:
+    """The worst case of a run made of ``stages`` (in order) under each role's ``limits``, plus its
+    tool calls and the time they may take."""
+    unknown = sorted({s.role for s in stages} - set(limits))
+    if unknown:
+        raise ValueError(f"no call limits for role {unknown[0]!r}")
+    parts = [stage_budget(stage, limits[stage.role]) for stage in stages]
+    return Budget(
+        calls=sum(p.calls for p in parts),
+        output_tokens=sum(p.output_tokens for p in parts),
+        tool_calls=tool_calls,
+        seconds=sum(p.seconds for p in parts) + tool_seconds,
+    )
+
+
+def over_caps(worst: Budget, caps: Mapping[str, float]) -> list[str]:
+    """The caps the worst case does not fit, as ``name: worst > cap`` (empty: it fits)."""
+    values = worst.as_dict()
+    return [f"{name}: {values[name]} > {cap:g}" for name, cap in caps.items() if values[name] > cap]
+
+
+def cap_reached(used: Mapping[str, float], caps: Mapping[str, float]) -> str | None:
+    """The first cap a run has reached (it may not make another request), or None."""
+    for name, cap in caps.items():
+        if used.get(name, 0) >= cap:
+            return name
+    return None
+
+
+def tightness(observed: Mapping[str, float], worst: Budget) -> dict[str, float]:
+    """Observed maximum / bound per measure (1.0: the bound was reached; never above 1 if it holds)."""
+    bound = worst.as_dict()
+    return {name: round(observed[name] / bound[name], 3) for name in observed if bound.get(name)}
