@@ -25,6 +25,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="print each graph's worst case (model requests, output tokens, tool calls, seconds) "
                              "and check it against REINS_MAX_CALLS, REINS_MAX_OUTPUT_TOKENS, REINS_MAX_TOOL_CALLS, "
                              "REINS_MAX_SECONDS")
+    parser.add_argument("--guards", action="store_true",
+                        help="prove every path from a model's output to an action passes a policy decision "
+                             "(the three graphs, subgraphs included) and print the paths checked")
     parser.set_defaults(handler=run)
 
 
@@ -121,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
         from cli.doctor_audit import run_budget
 
         return run_budget(args.json)
+    if getattr(args, "guards", False):
+        from cli.doctor_audit import run_guards
+
+        return run_guards(args.json)
     settings = Settings.from_env()
     report = {**describe(settings), **describe_tools(settings)}
     checks = None

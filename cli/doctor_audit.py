@@ -62,3 +62,26 @@ def refuse_over_caps(graph: str, **options: object) -> None:
             check_caps(worst, caps, graph)
     except BudgetExceeded as error:
         raise UserError(str(error)) from None
+
+
+def run_guards(as_json: bool) -> int:
+    """``reins doctor --guards``: every path from a model's output to an action in the three graphs
+    (subgraphs included) and the policy that decides it; exit 4 when one is unguarded."""
+    from cli.errors import EXIT_FAILED
+    from graphs import assistant, delivery_chain, tasklist_agent
+    from runtime.graph_shape import guard_coverage
+
+    results = {module.graph.name: guard_coverage(module.graph) for module in (tasklist_agent, delivery_chain, assistant)}
+    findings = [line for coverage in results.values() for line in coverage.findings]
+    if as_json:
+        print(json.dumps({name: {"paths": [p.line() for p in c.paths], "findings": c.findings}
+                          for name, c in results.items()}, indent=2))
+    else:
+        for name, coverage in results.items():
+            print(f"{name}: {len(coverage.paths)} path(s) from a model's output to an action")
+            for path in coverage.paths:
+                print(f"  {path.line()}")
+        print(f"{len(findings)} unguarded path(s) or undeclared node(s)" if findings else "every path is guarded")
+        for line in findings:
+            print(f"  {line}")
+    return EXIT_FAILED if findings else 0

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
 
 from policies.redaction import truncate
+from policies.verdict import ALLOWED, Verdict
 
 MAX_TURNS = 8
 MAX_MESSAGE_CHARS = 2000
@@ -135,3 +136,27 @@ def notes_namespace(user_id: str | None, scope: str | None, thread_id: str | Non
     if scope == "user":
         return user_namespace(user_id)
     return (MEMORY_ROOT, store_label(user_id or "local"), "thread", store_label(thread_id or "default"))
+
+
+# ------------------------------------------------------------------------------ lessons a model wrote
+
+# A lesson is recalled into later turns' prompts, so a model-written one must not carry a value that
+# could steer a later tool call (memory poisoning): a URL, an e-mail address, a filesystem path or a
+# long number (an account, a phone). Lessons are about how to work, never about where to send things.
+_STEERING = {
+    "url": re.compile(r"\b(?:https?|ftp)://|\bwww\.[a-z0-9-]+\.[a-z]", re.I),
+    "email": re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+"),
+    "path": re.compile(r"(?:^|\s)(?:/[\w.-]+){2,}|\b[a-z]:\\", re.I),
+    "number": re.compile(r"(?:\d[ \-]?){8,}"),
+}
+_NAMED = {"url": "a URL", "email": "an e-mail address", "path": "a file path", "number": "a long number"}
+LESSON_REFUSALS = {code: f"the lesson names {_NAMED[code]}, which could steer a later tool call; not stored"
+                   for code in _STEERING}
+
+
+def check_lesson(text: str) -> Verdict:
+    """Whether a model-written lesson may go into long-term memory."""
+    for code, pattern in _STEERING.items():
+        if pattern.search(text):
+            return Verdict.refuse(code, LESSON_REFUSALS)
+    return ALLOWED

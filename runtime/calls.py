@@ -37,6 +37,7 @@ from typing import Any
 # Private API, imported here only (tests/runtime/test_langgraph_private_api.py fails the day it moves).
 from langgraph._internal._runnable import RunnableCallable
 
+from policies.guard_coverage import carry_declaration
 from runtime.contracts import (
     ainvoke_contract,
     ainvoke_text,
@@ -270,6 +271,7 @@ def node(fn: Callable[..., Any], name: str | None = None, *, subgraph: Any = Non
     for wrapper in (run_sync, run_async):
         wrapper.__signature__ = signature  # type: ignore[attr-defined]  # runtime / config injection
         wrapper.__name__ = label
+        carry_declaration(fn, wrapper)  # not __wrapped__: LangGraph finds a subgraph in the wrapper's closure
     return RunnableCallable(run_sync, run_async, name=label, trace=False)
 
 

@@ -4,6 +4,8 @@ verdict and replies."""
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
@@ -44,6 +46,7 @@ def stop_message(stop_reason: str | None) -> str:
     return STOP_MESSAGES.get(stop_reason or "", "")
 
 
+@declare(model=True)
 def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     records = state.get("records", [])
     with recorded_step(progress_for(runtime), "answer", "Write the answer") as step:
@@ -89,6 +92,7 @@ def _notices(state: AssistantState, unfinished: tuple[int, ...]) -> list[str]:
     return notices
 
 
+@declare(guards=("answer_check",))
 def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> Update:
     records = state.get("records", [])
     draft = state.get("draft") or NO_DRAFT

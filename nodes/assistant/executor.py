@@ -10,6 +10,8 @@ in order, once they all finished.
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 import json
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
@@ -82,6 +84,7 @@ def tool_label(name: object) -> str:
     return name if isinstance(name, str) and OFFERED_NAME.fullmatch(name) else "invalid tool name"
 
 
+@declare(model=True, guards=("loop_guards",))
 def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     steps_taken = state.get("steps_taken", 0)
     number = steps_taken + 1
@@ -169,6 +172,7 @@ def dispatch(state: AssistantState) -> list[Send] | str:
     return [Send("execute_tool", {"call": call, "plan": plan, "records": state.get("records", [])}) for call in pending]
 
 
+@declare(guards=("loop_guards",))
 def observe(state: AssistantState) -> Update:
     """Record the step's observations in call order; stop when the results stall."""
     observed = sorted(state.get("observed") or [], key=lambda o: o["record"]["n"])

@@ -4,6 +4,8 @@ scope are dropped by the runtime and reported."""
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from langgraph.runtime import Runtime
 
 from nodes.assistant.context import AssistantContext
@@ -28,6 +30,7 @@ def available_plan(plan: AssistantPlan, tools: ScopedTools) -> Plan:
     }
 
 
+@declare(model=True)
 def classify_intent(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     tools = deps.tools_for(runtime)
     with recorded_step(progress_for(runtime), "classify-intent", "Classify the request") as step:

@@ -3,6 +3,8 @@ task ends with a reflection note in the long-term store."""
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 import uuid
 from collections.abc import Generator, Iterable
 from datetime import datetime, timezone
@@ -22,6 +24,7 @@ from policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
     MAX_KEYWORDS,
     MAX_RECOLLECTIONS,
     MEMORY_ROOT,
+    check_lesson,
     cut_message,
     keywords,
     merge_recall,
@@ -91,6 +94,7 @@ def _scored_notes(items: Iterable[Any]) -> list[tuple[dict[str, Any], float | No
     return scored
 
 
+@declare(model=True, acts=("file_read",), guards=("slash_commands", "skills"))
 def prepare_turn(
     state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps
 ) -> Generator[Any, Any, Update]:
@@ -132,6 +136,7 @@ def prepare_turn(
             "trace": [step.trace()]}
 
 
+@declare()
 def empty_request(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:
     reply = "Please type a message, or /help to see the commands."
     progress = progress_for(runtime)
@@ -153,6 +158,7 @@ def _note_text(reflection: AssistantReflection) -> str:
     return redact(text, 600)
 
 
+@declare(model=True, acts=("memory_write",), guards=("memory",))
 def reflect(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     """After a COMPLEX task: one reflection note into the long-term store (failure is not fatal)."""
     answer = state.get("answer")
@@ -172,7 +178,10 @@ def reflect(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: 
                     mode=deps.mode_for(runtime),
                 )
             )
-            if reflection.ok:
+            lesson = check_lesson(_note_text(reflection.value)) if reflection.ok else None
+            if lesson is not None and not lesson.allowed:  # the memory rules decide what a model may store
+                step.skip(f"skipped ({lesson.code}: {lesson.reason})")
+            elif reflection.ok:
                 note = _note(reflection.value, state.get("request", ""), outcome["verdict"])
                 yield StorePut(runtime.store, memory_namespace(runtime.context, thread_id_of(runtime)), uuid.uuid4().hex, note)
                 step.summary = f"note stored ({len(note['keywords'])} keywords)"

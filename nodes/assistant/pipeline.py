@@ -10,6 +10,8 @@ task list, or the report's conclusion, blockers and findings — bounded and red
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +35,7 @@ def node_name(command: str) -> str:
     return command.replace("-", "_")
 
 
+@declare(acts=("pipeline",))
 def run_pipeline(state: AssistantState, runtime: Runtime[AssistantContext], *, command_name: str, route: PipelineRoute,
                  graph: Any) -> NodeSteps:
     command = parse_slash(state.get("request", ""))

@@ -4,6 +4,8 @@ next failure skips the step. The rules are ``policies.replanning``."""
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from langgraph.runtime import Runtime
 
 from nodes.assistant.context import AssistantContext
@@ -34,6 +36,7 @@ def route_after_tool(state: AssistantState) -> str:
     return "revise_plan" if revision_due(state).action != CONTINUE else route_after_observation(state)
 
 
+@declare(model=True, guards=("replanning",))
 def revise_plan(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     decision = revision_due(state)
     plan: Plan = dict(state["plan"])  # type: ignore[assignment]  # revision_due saw a plan

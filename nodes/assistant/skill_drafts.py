@@ -6,6 +6,8 @@ in the bundled folder."""
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from datetime import datetime, timezone
 from typing import Any
 
@@ -40,6 +42,7 @@ def _history(items: list[Any]) -> list[tuple[MemoryNote, str]]:
     return notes
 
 
+@declare(model=True, guards=("skill_drafts",))
 def draft_skill(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     topic = list(state.get("draft_topic") or [])
     progress = progress_for(runtime)
@@ -76,6 +79,7 @@ def _stored(draft: SkillDraftRecord, status: str, reason: str = "") -> dict[str,
             "reviewed_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
+@declare(acts=("memory_write",), guards=("skill_drafts",))
 def review_skill_draft(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:
     """Pause until a person approves, edits or rejects the draft; an invalid answer asks again."""
     draft: SkillDraftRecord = state["skill_draft"]  # type: ignore[assignment]  # routed here only with a draft

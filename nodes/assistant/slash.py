@@ -3,6 +3,8 @@ installed. The pipelines themselves run as subgraph nodes (``nodes/assistant/pip
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
@@ -62,6 +64,7 @@ def _by_rule(command: SlashCommand, tools: ScopedTools) -> tuple[str, Verdict, P
     return unavailable_message(command.name), "failure", outcome, "pipeline not available"
 
 
+@declare(guards=("slash_commands",))
 def run_slash_command(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> Update:
     command = parse_slash(state.get("request", ""))
     assert command is not None  # routed here only for slash input

@@ -11,6 +11,8 @@ say so, then run it through ``runtime.tool_runner`` and hand the observation to 
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from collections.abc import Mapping
 from typing import Any
 
@@ -92,6 +94,7 @@ def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, cal
     return result, dispatches
 
 
+@declare(acts=("tool",), guards=("tool_calls",))
 def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runtime[AssistantContext], *,
                  deps: AssistantDeps) -> NodeSteps:
     call: PendingCall = task["call"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 import time
 import uuid
 from collections.abc import Generator
@@ -30,6 +32,7 @@ def _run_id(runtime: Runtime[DeliveryContext]) -> str:
     return redact(str(thread), 64) if thread else uuid.uuid4().hex
 
 
+@declare(acts=("file_read",), guards=("delivery_input",))
 def load_context(
     state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
 ) -> Generator[Any, Any, Command[AfterLoad]]:

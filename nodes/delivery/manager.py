@@ -13,6 +13,8 @@ twice the output bound once). A model that cannot call tools fails closed.
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from collections.abc import Generator
 from typing import Any
 
@@ -76,6 +78,7 @@ def reask_options(state: DeliveryState, models: ModelSet) -> tuple[dict[str, Any
     return hotter, state["manager_refusals"][-1]["code"] == TRUNCATED
 
 
+@declare(model=True, guards=("delegation",))
 def manager(
     state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
 ) -> Generator[Any, Any, Command[AfterManager]]:

@@ -9,6 +9,8 @@ refused call itself never runs. Whether the turn is asked again is the policy's 
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from langgraph.types import Command
 
 from policies.delegation import reask_allowed
@@ -17,6 +19,7 @@ from nodes.delivery.routing import refusals_in_turn, stopped_by_policy
 from nodes.delivery.state import AfterRefusal, DeliveryState
 
 
+@declare(guards=("delegation",))
 def manager_refused(state: DeliveryState, *, deps: DeliveryDeps) -> Command[AfterRefusal]:
     violation = state["delegation"]["violation"]  # the manager routes here only with one
     code = violation["code"]

@@ -3,6 +3,8 @@ outputs; an optional polish may reword only the narrative summary and falls back
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 import time
 from collections.abc import Generator
 from typing import Any
@@ -24,6 +26,7 @@ from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import polish_messages
 from nodes.delivery.state import ArtifactRecord, DeliveryState, RevisionSummary, RunBudget, RunMetrics
 
+@declare()
 def fail_closed(state: DeliveryState) -> DeliveryState:
     """Every route here records why first: a failed step, or the rule a policy found broken."""
     failure = state["failure"]
@@ -106,6 +109,7 @@ def run_budget(state: DeliveryState, runtime: Runtime[DeliveryContext] | None, d
     return RunBudget(used=spent, worst_case=worst.as_dict(), line=budget_line(spent, worst))
 
 
+@declare(model=True)
 def render_report(
     state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
 ) -> Generator[Any, Any, DeliveryState]:

@@ -7,6 +7,8 @@ the outcomes join through the ``review_outcomes`` reducer.
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 import time
 from collections.abc import Generator
 from typing import Any
@@ -31,6 +33,7 @@ def review_failure(error: BaseException) -> ReviewFailure:
     return failure
 
 
+@declare(model=True, acts=("subagent",))
 def reviewer(
     task: ReviewerTask, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
 ) -> Generator[Any, Any, DeliveryState]:

@@ -7,6 +7,8 @@ revision keeps revision 1 and adds a warning.
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from collections.abc import Generator
 from typing import Any
 
@@ -35,6 +37,7 @@ def _request(state: DeliveryState, target: str) -> dict[str, Any]:
     return next(r for r in state["post_review_decision"]["requests"] if r["targets"] == [target])
 
 
+@declare(model=True)
 def revise_plan(
     state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
 ) -> Generator[Any, Any, Command[AfterPlanRevision]]:
@@ -43,6 +46,7 @@ def revise_plan(
     return Command(update=update, goto=after_plan_revision(state["post_review_decision"]))
 
 
+@declare(model=True)
 def revise_tasks(
     state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
 ) -> Generator[Any, Any, DeliveryState]:

@@ -4,6 +4,8 @@ post-review decision, whose revision targets say where the run goes)."""
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from collections.abc import Generator
 from typing import Any
 
@@ -26,6 +28,7 @@ STAGE_PRE = "supervisor-pre-decision"
 PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "blocked"}
 
 
+@declare(model=True, guards=("reviewer_roles",))
 def supervisor_pre(
     state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
 ) -> Generator[Any, Any, Command[AfterPre]]:
@@ -54,6 +57,7 @@ def supervisor_pre(
     return Command(update=update, goto="manager")
 
 
+@declare(model=True, guards=("revision",))
 def supervisor_post(
     state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
 ) -> Generator[Any, Any, Command[AfterPost]]:

@@ -3,6 +3,8 @@ go on to the post-review decision or straight to the report."""
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from langgraph.types import Command
 
 from policies.review_bundle import build_review_bundle
@@ -13,6 +15,7 @@ from nodes.delivery.routing import after_synthesis
 from nodes.delivery.state import AfterSynthesis, DeliveryState, Failure
 
 
+@declare(guards=("review_bundle",))
 def synthesize(state: DeliveryState, *, deps: DeliveryDeps) -> Command[AfterSynthesis]:
     reviewers = deps.reviewers
     outcomes = state.get("review_outcomes", [])

@@ -6,6 +6,8 @@ never drafted without a plan, and reviews never run without both.
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
@@ -81,12 +83,14 @@ TASK_WORKER = WorkerSpec(
 )
 
 
+@declare(model=True, acts=("subagent",))
 def plan_worker(
     state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
 ) -> Generator[Any, Any, Command[AfterWorker]]:
     return (yield from work(PLAN_WORKER, state, runtime, deps))
 
 
+@declare(model=True, acts=("subagent",))
 def task_worker(
     state: DeliveryState, runtime: Runtime[DeliveryContext], *, deps: DeliveryDeps
 ) -> Generator[Any, Any, Command[AfterWorker]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from policies.redaction import redact
 from policies.tasklist_review import decide_warning_disposition, revision_review_options
 from policies.tasklist_structure import (
@@ -27,6 +29,7 @@ def _with_header(state: TasklistState, markdown: str) -> str:
 
 
 @guarded("draft_v1", "Draft task list v1", acts_on=the_plan)
+@declare(model=True)
 def draft_v1(state: TasklistState, run: StepRun) -> TasklistState:
     outcome = yield from attempt(Text("tasklist.draft", prompts.draft_messages(state), run.models))
     if not outcome.ok:  # a contract failure here: a draft cut off twice
@@ -92,6 +95,7 @@ def review_revision(state: TasklistState, run: StepRun) -> TasklistState:
 
 
 @guarded("revise_v2", "Revise to v2")
+@declare(model=True)
 def revise_v2(state: TasklistState, run: StepRun) -> TasklistState:
     fix_now = state["warning_disposition"]["fix_now"]
     outcome = yield from attempt(Text("tasklist.revision", prompts.revision_messages(state, fix_now), run.models))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from collections.abc import Generator
 from typing import Any
 
@@ -65,6 +67,7 @@ def the_plan(state: TasklistState) -> str | None:
 
 
 @guarded("read_plan", "Read the version plan", acts_on=the_plan, admits=open_run)
+@declare(acts=("file_read",))
 def read_plan(state: TasklistState, run: StepRun) -> Generator[Any, Any, TasklistState]:
     uri = state["plan_uri"]
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from collections.abc import Generator
 from typing import Any
 
@@ -18,6 +20,7 @@ from nodes.tasklist.state import TasklistState
 
 
 @guarded("planning_decision", "Choose the next action")
+@declare(model=True)
 def planning_decision(state: TasklistState, run: StepRun) -> TasklistState:
     outcome = yield from attempt(Contract(
         "tasklist.planning_decision", PlanningDecision, prompts.planning_messages(state), run.models, mode=run.contract_mode
@@ -60,6 +63,7 @@ def the_decided_resource(state: TasklistState) -> str | None:
 
 
 @guarded("read_optional_context", "Read optional context", acts_on=the_decided_resource)
+@declare(acts=("file_read",))
 def read_optional_context(state: TasklistState, run: StepRun) -> Generator[Any, Any, TasklistState]:
     uri = the_decided_resource(state)
     try:

@@ -22,6 +22,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from policies.guard_coverage import NodeDeclaration, declaration_of, declare
 from policies.tasklist_machine import (
     ACTIONS,
     TRANSITIONS,
@@ -152,6 +153,9 @@ class _Step:
         return {"status": status, "counters": counters_after(machine, self.action, status).as_dict(), **update}
 
 
+MACHINE_GUARD = "tasklist_machine"
+
+
 def guarded(
     action: str,
     title: str = "",
@@ -189,7 +193,10 @@ def guarded(
         node.__doc__ = body.__doc__
         node.__module__ = body.__module__
         node.action = action  # type: ignore[attr-defined]
-        return node
+        # The machine's guard decides before every step acts: what the body declares, guarded by it.
+        body_declares = declaration_of(body) or NodeDeclaration()
+        return declare(model=body_declares.model, acts=body_declares.acts,
+                       guards={*body_declares.guards, MACHINE_GUARD})(node)
 
     return decorate
 

@@ -3,6 +3,8 @@ reviewer) and the optional human strategy review."""
 
 from __future__ import annotations
 
+from policies.guard_coverage import declare
+
 from policies.redaction import redact, redact_mapping
 from policies.tasklist_review import strategy_review_options
 from runtime.calls import Contract
@@ -20,6 +22,7 @@ def _describe(strategy: Strategy) -> str:
 
 
 @guarded("decide_strategy", "Decide the split strategy")
+@declare(model=True)
 def decide_strategy(state: TasklistState, run: StepRun) -> TasklistState:
     regenerating = state["status"] == "strategy_decided"
     if state["status"] == "planning_decided":
