@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "cli.tasklist",
     "cli.resume",
     "cli.runs",
+    "cli.replay",
     "cli.chat",
     "cli.eval",
     "cli.bench",

@@ -226,7 +226,7 @@ def test_the_checks_fail_on_a_drifted_record():
 # none but the run), so there is nothing else for them to drift from. (WeakFinding is checked inside
 # Validation, which holds it.)
 DECLARED_IN_STATE = {
-    "nodes.delivery.state": {"Failure", "DelegationVerdict", "Governance", "ProposedToolCall", "ManagerRefusal",
+    "nodes.delivery.state": {"Failure", "DelegationVerdict", "Governance", "ProposedToolCall", "ManagerRefusal", "ManagerProposal",
                              "ArtifactRecord", "ReviewFailure", "ReviewOutcome", "RevisionOutcome", "Tokens",
                              "RunMetrics", "RunBudget", "RevisionSummary", "ReviewerTask", "DeliveryInput", "DeliveryOutput",
                              "DeliveryState"},

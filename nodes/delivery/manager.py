@@ -34,7 +34,7 @@ from nodes.delivery.common import DeliveryDeps, call_failed, fail, progress
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import manager_messages
 from nodes.delivery.routing import delegation_verdict, ledger, refusals_in_turn, reviewer_sends
-from nodes.delivery.state import AfterManager, DeliveryState, ProposedToolCall
+from nodes.delivery.state import AfterManager, DeliveryState, ManagerProposal, ProposedToolCall
 
 NO_TOOL_CALLING = "The manager model cannot call tools; the delivery chain needs native tool calling."
 INVALID_ARGS = {"__invalid_arguments__": True}  # makes the policy reject a call whose JSON did not parse
@@ -66,6 +66,14 @@ def calls_from_text(message: Any, offered: tuple[str, ...]) -> list[ProposedTool
     """The calls a turn without a native call wrote as text (none when its text is anything else)."""
     found = recover_text_tool_calls(message_text(message), offered) or ()
     return [ProposedToolCall(id=f"text-{n}", name=call.name, args=dict(call.args)) for n, call in enumerate(found, 1)]
+
+
+def proposal_record(turn: int, state: DeliveryState, calls: list[ProposedToolCall], cut_off: bool,
+                    verdict: Any) -> ManagerProposal:
+    """The turn as the policy saw it, kept so a replay can re-decide it without the model."""
+    before = ledger(state)
+    return ManagerProposal(turn=turn, executed=list(before.executed), artifacts=sorted(before.artifacts),
+                           calls=calls, cut_off=cut_off, verdict=verdict)
 
 
 def reask_options(state: DeliveryState, models: ModelSet) -> tuple[dict[str, Any], bool]:
@@ -115,13 +123,15 @@ def manager(
             step.summary += f" and {unknown} unregistered call(s)"
         if recovered:
             step.summary += " (written as text)"
-        verdict = delegation_verdict(calls, state, deps.policy, cut_off=is_truncated(message.response_metadata))
+        cut_off = is_truncated(message.response_metadata)
+        verdict = delegation_verdict(calls, state, deps.policy, cut_off=cut_off)
         if verdict["violation"]:
             step.summary += f"; refused: {verdict['violation']['code']}"
     update: DeliveryState = {
         "manager_turns": turn_number,
         "pending_calls": calls,
         "delegation": verdict,
+        "manager_proposals": [proposal_record(turn_number, state, calls, cut_off, verdict)],
         "trace": [step.trace(recovered_from_text=True if recovered else None)],
     }
     if verdict["next"] != "reviewer":

@@ -91,6 +91,18 @@ class ProposedToolCall(TypedDict):
     args: dict[str, Any]  # checked by the policy: ``{note?}`` and nothing else
 
 
+class ManagerProposal(TypedDict):
+    """One manager turn as the policy saw it — what had run, which artifacts existed, what the model
+    proposed — and the verdict: what a replay re-decides under another policy (``runtime.replay``)."""
+
+    turn: int
+    executed: list[str]  # sub-agent tools executed before this turn, in order
+    artifacts: list[str]  # work artifacts present before this turn
+    calls: list[ProposedToolCall]
+    cut_off: bool
+    verdict: DelegationVerdict
+
+
 class ManagerRefusal(TypedDict):
     turn: int  # the manager turn refused
     executed: int  # sub-agents run before it: identifies the turn across its re-asks
@@ -221,6 +233,7 @@ class DeliveryState(DeliveryInput, DeliveryOutput, total=False):
     delegation: DelegationVerdict  # the policy's verdict on that turn
     manager_turns: int
     manager_refusals: Annotated[list[ManagerRefusal], operator.add]
+    manager_proposals: Annotated[list[ManagerProposal], operator.add]
     delegated: Annotated[list[str], operator.add]  # sub-agent tools executed, in order
     plan: ArtifactRecord | None
     tasks: ArtifactRecord | None

@@ -1,0 +1,117 @@
+"""Counterfactual replay: recorded delivery runs re-decided without a model. The unchanged policy
+flips nothing; each seeded rule change flips exactly the decisions it should, and no others."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from cli import main
+from evals.run import run_seed, wrap_models
+from evals.scenarios import SCENARIOS
+from graphs.delivery_chain import build_graph
+from policies.delegation import DEFAULT_POLICY
+from policies.reviewers import DEFAULT_REVIEWERS
+from runtime.models import ModelSet
+from runtime.offline import OfflineModel
+from runtime.replay import replay_delivery
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    """Every scenario on the stand-in, and the same scenarios under the evaluation's faults (manager
+    turns refused and re-asked, reviews lost), each on its own thread."""
+    saver = InMemorySaver()
+    models = ModelSet.uniform(OfflineModel())
+    threads = {}
+    for seed in range(3):
+        for scenario in SCENARIOS:
+            rate = 0.0 if seed == 0 else 0.4
+            faulty, _ = wrap_models(models, rate=rate, seed=run_seed(seed, 0, scenario.id), scenario=scenario,
+                                    baseline="controlled_chain")
+            graph = build_graph(faulty, checkpointer=saver)
+            thread = f"{scenario.id}-{seed}"
+            graph.invoke(dict(scenario.payload()), {"configurable": {"thread_id": thread}})
+            threads[thread] = graph.get_state({"configurable": {"thread_id": thread}}).values
+    return build_graph(models, checkpointer=saver), threads
+
+
+def test_the_unchanged_policy_flips_nothing(recorded):
+    graph, threads = recorded
+    replays = [replay_delivery(graph, thread) for thread in threads]
+    assert [r.thread_id for r in replays if r.first_flip] == []
+    assert all(r.replayed_status == r.recorded_status for r in replays)
+    refused = [t for t, v in threads.items() if v.get("manager_refusals")]
+    assert refused, "the faulty runs include refused manager turns"  # so the re-ask decisions were replayed
+    for replay in replays:  # every recorded decision was re-decided: turns, re-asks, the bundle, the revision
+        values = threads[replay.thread_id]
+        expected = len(values.get("manager_proposals") or []) + len(values.get("manager_refusals") or [])
+        expected += bool(values.get("review_bundle")) + bool(values.get("review_bundle") and values.get("post_review_decision"))
+        assert len(replay.decisions) == expected, replay.thread_id
+
+
+MUTATIONS = {
+    # one sub-agent call fewer: every run that reached the review group is refused there
+    "lower the call budget": dict(policy=replace(DEFAULT_POLICY, max_tool_calls=4)),
+    # no re-ask: every run whose turn was refused and asked again now fails closed
+    "no re-ask": dict(policy=replace(DEFAULT_POLICY, max_manager_reasks=0)),
+    # a two-reviewer table: the recorded three-reviewer groups no longer fit
+    "two reviewers": dict(reviewers=tuple(spec for spec in DEFAULT_REVIEWERS if spec.role != "boundary")),
+}
+
+
+def test_a_lower_call_budget_flips_the_review_group_of_every_run_that_reached_it(recorded):
+    graph, threads = recorded
+    for thread, values in threads.items():
+        result = replay_delivery(graph, thread, **MUTATIONS["lower the call budget"])
+        reached = any(p["verdict"]["next"] == "reviewer" for p in values.get("manager_proposals") or [])
+        flip = result.first_flip
+        assert (flip is not None) == reached, thread
+        if flip:
+            assert (flip.kind, flip.recorded, flip.replayed) == ("delegation", "reviewer",
+                                                                 "manager_refused (too_many_calls)")
+            review_turn = next(p for p in values["manager_proposals"] if p["verdict"]["next"] == "reviewer")
+            spent = any(r["executed"] == len(review_turn["executed"]) for r in values.get("manager_refusals") or [])
+            # a turn already asked again fails closed; otherwise the re-ask would need the model
+            assert result.replayed_status == ("failed" if spent else None), thread
+            assert ("fails closed" if spent else "new model call") in result.stopped
+
+
+def test_no_re_ask_fails_closed_exactly_the_runs_that_were_asked_again(recorded):
+    graph, threads = recorded
+    for thread, values in threads.items():
+        result = replay_delivery(graph, thread, **MUTATIONS["no re-ask"])
+        reasked = any(r["reasked"] for r in values.get("manager_refusals") or [])
+        flip = result.first_flip
+        assert (flip is not None) == reasked, thread
+        if flip:
+            assert (flip.kind, flip.recorded, flip.replayed) == ("reask", "manager", "fail_closed")
+            assert result.replayed_status == "failed"
+
+
+def test_a_smaller_reviewer_table_flips_the_recorded_review_groups(recorded):
+    graph, threads = recorded
+    for thread, values in threads.items():
+        result = replay_delivery(graph, thread, **MUTATIONS["two reviewers"])
+        # exactly the turns that named the dropped reviewer's tool are decided differently
+        named = any(call["name"] == "boundary-subagent" for p in values.get("manager_proposals") or []
+                    for call in p["calls"])
+        assert (result.first_flip is not None) == named, thread
+        if named:
+            assert result.first_flip.replayed.startswith("manager_refused")
+
+
+def test_reins_replay_over_the_cli(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("REINS_HOME", str(tmp_path))
+    assert main(["deliver", "--scenario", "request-limit-banner"]) == 0
+    capsys.readouterr()
+    assert main(["replay", "--all", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["flipped"] == 0
+    assert main(["replay", "--all", "--set", "max_tool_calls=4", "--set", "max_manager_reasks=0"]) == 4
+    out = capsys.readouterr().out
+    assert "reviewer → manager_refused (too_many_calls); status pass → failed" in out
+    assert main(["replay", "--set", "bogus=1", "--all"]) == 2
+    assert main(["replay", "no-such-thread"]) == 2
