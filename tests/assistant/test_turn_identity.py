@@ -35,6 +35,16 @@ def _script(*steps) -> dict:
     }
 
 
+def test_the_turn_identity_is_the_context_fields_it_copies():
+    from nodes.assistant.context import AssistantContext
+    from nodes.assistant.identity import identity_of
+    from nodes.assistant.state import TurnIdentity
+
+    assert set(TurnIdentity.__annotations__) <= set(AssistantContext.__dataclass_fields__)
+    assert identity_of(AssistantContext(user_id="ann", memory_scope="user")) == {"user_id": "ann", "memory_scope": "user"}
+    assert identity_of(None) == {"user_id": "local", "memory_scope": "thread"}  # the context's defaults
+
+
 def _texts(run, user: str) -> list[str]:
     return [item.value["text"] for item in run.store.search(user_namespace(user))]
 
