@@ -120,7 +120,8 @@ SCOPES: tuple[str, ...] = get_args(MemoryScope)
 # characters become %XX (UTF-8 bytes), everything else stays as written, whole. Distinct ids give
 # distinct labels (``label_value`` reads an id back), and an id made only of other characters —
 # "local", "alice", "chat-1a2b" — has the label it always had. A missing id is the bare "%", which
-# no id encodes to.
+# no id encodes to. Notes stored under a label an earlier version merged (dots replaced by "_", cut
+# at 120 characters) are left there: that label cannot say whose they were.
 _ENCODED_IN_LABELS = re.compile(r"[%.\x00-\x1f\x7f-\x9f\ud800-\udfff]|[^\S ]")
 NO_ID_LABEL = "%"
 
