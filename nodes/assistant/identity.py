@@ -3,9 +3,9 @@
 A turn can pause (a tool approval, a skill draft review) and be resumed from another process, by
 ``reins resume``, the Python API or LangGraph Server, each with a context of its own (often none).
 What the turn does after the pause is still done for the user who started it: ``prepare_turn``
-stores the identity in the state, and every node that can run after a pause gets a runtime whose
-context carries it (and so do the tools it runs, through the config). A new turn starts with the
-identity of its own context.
+stores the identity in the state, and every node that reads the user (its memory, its skills, its
+tools) gets a runtime whose context carries it — and so do the tools it runs, through the config.
+A new turn starts with the identity of its own context.
 """
 
 from __future__ import annotations
