@@ -263,10 +263,12 @@ def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
     return values
 
 
-def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any, *, as_json: bool) -> int | None:
+def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any, *, as_json: bool,
+                     user: str | None = None) -> int | None:
     """``reins resume`` for an assistant thread paused at a tool approval or a question; None when
     the thread has no such pause (then it is another graph's). A decision that does not fit is
-    refused before anything runs: the call stays paused."""
+    refused before anything runs: the call stays paused. The turn goes on as the user it started
+    with; ``user`` (``--user``), when given, must be that user."""
     from langgraph.types import Command
 
     from graphs.assistant import build_graph
@@ -283,8 +285,20 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
         problem = check(chat_toolset(), waiting[0], decision)
         if problem:
             raise UserError(f"resume refused: {problem}", EXIT_BAD_INPUT)
-        values = _send(graph, Command(resume=decision), thread, "local")
+        started = started_identity(graph, thread)
+        if user is not None and user.strip() != started["user_id"]:
+            raise UserError(f"resume refused: the turn was started by user {redact(started['user_id'], 80)}; "
+                            "resume it as that user (or without --user)", EXIT_BAD_INPUT)
+        values = _send(graph, Command(resume=decision), thread, started["user_id"], scope=started["memory_scope"])
         return _report_turn(graph, values, thread, as_json=as_json)
+
+
+def started_identity(graph: Any, thread: str) -> Mapping[str, str]:
+    """The user id and memory scope the thread's current turn started with."""
+    from nodes.assistant.identity import identity_of
+
+    values = graph.get_state({"configurable": {"thread_id": thread}}).values or {}
+    return values.get("identity") or identity_of(None)
 
 
 def _report_turn(graph: Any, values: dict[str, Any], thread: str, *, as_json: bool,

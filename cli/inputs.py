@@ -25,9 +25,9 @@ def read_text(source: str, stdin: TextIO | None = None) -> str:
         text = stream.read(MAX_INPUT_BYTES + 1)
         name = "standard input"
     else:
-        path = Path(source).expanduser()
+        path = _path(source)
         name = path.name or source
-        if not path.is_file():
+        if not _is_file(path):
             raise UserError(f"{name}: no such file")
         if path.stat().st_size > MAX_INPUT_BYTES:
             raise UserError(f"{name} is larger than {MAX_INPUT_BYTES // 1024} KiB")
@@ -53,8 +53,24 @@ def text_argument(words: list[str], file: str | None, what: str, stdin: TextIO |
         return read_text(file, stdin)
     if words == ["-"]:
         return read_text("-", stdin)
-    if len(words) == 1 and "://" not in words[0] and "\n" not in words[0] and Path(words[0]).expanduser().is_file():
+    if len(words) == 1 and "://" not in words[0] and "\n" not in words[0] and _is_file(_path(words[0])):
         print(f"reins: note: reading the {what} from the file {words[0]} (quote text to use it as written)",
               file=sys.stderr)
         return read_text(words[0], stdin)
     return " ".join(words).strip()
+
+
+def _path(source: str) -> Path:
+    try:
+        return Path(source).expanduser()
+    except RuntimeError:  # ~name of no known user: the text as written
+        return Path(source)
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` names a readable regular file; text that cannot be a file name (longer than
+    the system allows, a NUL byte) is not one."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from policies.retention import durability_for, graph_of
 from cli.chat import resume_assistant
@@ -30,6 +31,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("thread_id", help="the thread id a paused run printed")
     parser.add_argument("--decision", help='JSON, e.g. \'{"type": "approve"}\' (needed when the run waits for a review)')
     parser.add_argument("--review", action="store_true", help="answer any further review in the terminal")
+    parser.add_argument("--user", help="a chat turn goes on as the user who started it; if given, it must be that user")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.add_argument("--allow-model-change", action="store_true",
                         help="finish the run on the current models even if it started on others")
@@ -56,14 +58,17 @@ def run(args: argparse.Namespace) -> int:
     decision = None if args.decision is None else read_decision(args.decision)
     settings = Settings.from_env()
     with checkpointer_from_settings(settings) as saver:
-        answered = resume_assistant(saver, settings, args.thread_id, decision, as_json=args.json)
+        if saver.get_tuple({"configurable": {"thread_id": args.thread_id, "checkpoint_ns": ""}}) is None:
+            # Refused before anything else is opened or written (the memory store included).
+            raise UserError("resume refused: no run is stored under this thread id", EXIT_BAD_INPUT)
+        answered = resume_assistant(saver, settings, args.thread_id, decision, as_json=args.json, user=args.user)
         if answered is not None:
             return answered
         graph = _graph(saver, review=False)
         config = stamped(run_config(GRAPH_NAME, thread_id=args.thread_id), settings)
         snapshot = graph.get_state(config)
         if snapshot.values and graph_of(args.thread_id, (snapshot.metadata or {}).get("reins_graph")) != GRAPH_NAME:
-            raise UserError("resume refused: that thread is not a tasklist run (a delivery run resumes with reins deliver --resume)")
+            raise UserError(f"resume refused: {_what_thread(saver, args.thread_id, snapshot.metadata)}")
         if snapshot.values:
             check_models_unchanged(snapshot.metadata, settings, args.allow_model_change)
         if snapshot.values and snapshot.next and not snapshot.interrupts:
@@ -83,3 +88,13 @@ def run(args: argparse.Namespace) -> int:
         if not args.keep_history:
             keep_latest_checkpoints(saver, args.thread_id)
         return code
+
+
+def _what_thread(saver: Any, thread: str, metadata: Any) -> str:
+    """Why a thread that is not a tasklist run cannot be resumed here, saying what it is."""
+    checkpoint = saver.get_tuple({"configurable": {"thread_id": thread, "checkpoint_ns": ""}})
+    channels = (checkpoint.checkpoint.get("channel_values") or {}) if checkpoint else {}
+    if "messages" in channels or graph_of(thread, (metadata or {}).get("reins_graph")) == "assistant":
+        return (f"thread {thread} is a chat conversation with no question or approval waiting; "
+                f"continue it with reins chat --thread {thread}")
+    return "that thread is not a tasklist run (a delivery run resumes with reins deliver --resume)"

@@ -46,6 +46,7 @@ from nodes.assistant.answer import check_and_reply, draft_answer, route_after_ch
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, PipelineRoute, pipeline_context
 from nodes.assistant.executor import dispatch, observe, propose_step
+from nodes.assistant.identity import as_turn_user
 from nodes.assistant.intent import classify_intent
 from nodes.assistant.memory import empty_request, prepare_turn, reflect
 from nodes.assistant.pipeline import make_pipeline_node, node_name
@@ -166,18 +167,20 @@ def build_graph(
                      destinations=routing.AFTER_INTENT)
     builder.add_node("propose_step", node(routed(propose_step, dispatch), "propose_step", deps=deps),
                      destinations=routing.AFTER_PROPOSAL)
-    builder.add_node("execute_tool", node(execute_tool, deps=deps))
+    # The nodes that read the user (their memory, their tools) act for the one the turn started
+    # with, also when a pause is answered from another process or context.
+    builder.add_node("execute_tool", node(as_turn_user(execute_tool), deps=deps))
     builder.add_node("observe", inline(routed(observe, route_after_tool), "observe"),
                      destinations=routing.AFTER_OBSERVATION)
     builder.add_node("revise_plan", node(revise_plan, deps=deps))
     builder.add_node("draft_answer", node(draft_answer, deps=deps))
     builder.add_node("check_and_reply", inline(routed(check_and_reply, route_after_check), "check_and_reply", deps=deps),
                      destinations=routing.AFTER_CHECK)
-    builder.add_node("reflect", node(routed(reflect, route_after_reflect), "reflect", deps=deps),
+    builder.add_node("reflect", node(routed(as_turn_user(reflect), route_after_reflect), "reflect", deps=deps),
                      destinations=routing.AFTER_REFLECTION)
-    builder.add_node("draft_skill", node(routed(draft_skill, route_after_draft), "draft_skill", deps=deps),
+    builder.add_node("draft_skill", node(routed(as_turn_user(draft_skill), route_after_draft), "draft_skill", deps=deps),
                      destinations=routing.AFTER_SKILL_DRAFT)
-    builder.add_node("review_skill_draft", review_skill_draft)
+    builder.add_node("review_skill_draft", as_turn_user(review_skill_draft))
 
     builder.add_edge(START, "prepare_turn")
     builder.add_edge("empty_request", END)

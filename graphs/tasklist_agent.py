@@ -101,6 +101,9 @@ class ResumeError(ValueError):
 
 def pending_review(compiled: Any, config: Mapping[str, Any]) -> ReviewRequest:
     """The review a paused run waits for (its interrupt payload), or ResumeError."""
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    if not isinstance(configurable, Mapping) or not configurable.get("thread_id"):
+        raise ResumeError('name the run to resume: config {"configurable": {"thread_id": "<thread id>"}}')
     snapshot = compiled.get_state(dict(config))
     if not snapshot.values:
         raise ResumeError("no tasklist run is stored under this thread id")

@@ -117,10 +117,32 @@ MemoryScope = Literal["thread", "user"]  # a dropdown in Studio (the assistant's
 SCOPES: tuple[str, ...] = get_args(MemoryScope)
 
 
+# A namespace label holds an id percent-encoded: "%", "." (the store's separator) and unprintable
+# characters become %XX (UTF-8 bytes), everything else stays as written, whole. Distinct ids give
+# distinct labels (``label_value`` reads an id back), and an id made only of other characters —
+# "local", "alice", "chat-1a2b" — has the label it always had. A missing id is the bare "%", which
+# no id encodes to. Notes stored under a label an earlier version merged (dots replaced by "_", cut
+# at 120 characters) are left there: that label cannot say whose they were.
+_ENCODED_IN_LABELS = re.compile(r"[%.\x00-\x1f\x7f-\x9f\ud800-\udfff]|[^\S ]")
+NO_ID_LABEL = "%"
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return "".join(f"%{byte:02X}" for byte in match.group().encode("utf-8", "surrogatepass"))
+
+
 def store_label(value: str | None) -> str:
-    """A store namespace label: no dots, not empty, bounded."""
-    cleaned = re.sub(r"[.\x00]", "_", value or "").strip()
-    return cleaned[:120] or "default"
+    """A store namespace label for an id: reversible, never empty, never merges two ids."""
+    if not value:
+        return NO_ID_LABEL
+    return _ENCODED_IN_LABELS.sub(_escaped, value)
+
+
+def label_value(label: str) -> str | None:
+    """The id a label was made from (``store_label``'s inverse); None for the missing id."""
+    from urllib.parse import unquote
+
+    return None if label == NO_ID_LABEL else unquote(label, errors="surrogatepass")
 
 
 def user_namespace(user_id: str | None, area: str = "shared") -> tuple[str, ...]:
@@ -135,7 +157,7 @@ def notes_namespace(user_id: str | None, scope: str | None, thread_id: str | Non
     notes (scope ``user``) or this thread's (scope ``thread``, the default)."""
     if scope == "user":
         return user_namespace(user_id)
-    return (MEMORY_ROOT, store_label(user_id or "local"), "thread", store_label(thread_id or "default"))
+    return (MEMORY_ROOT, store_label(user_id or "local"), "thread", store_label(thread_id))
 
 
 # ------------------------------------------------------------------------------ lessons a model wrote

@@ -3,14 +3,16 @@
 Pure and deterministic: patterns and secret values in, placeholders out. Applied to every
 user-visible string and every error message, so a secret planted in a requirement or an exception
 never leaves the run. Secrets are found by shape (``sk-…``, ``Bearer …``) and by value: the values
-of the secret environment variables (``secret_values`` says which), which the runtime snapshots
-and installs with ``use_secret_values`` (this module never reads the environment).
+of the secret environment variables (``secret_values`` says which), which the runtime reads and
+installs with ``use_secret_values`` — and, through ``keep_secret_values_current``, checks again
+before every use, so a key set at any time is redacted from then on (this module never reads the
+environment).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 REDACTED = "[redacted]"
 DEFAULT_LIMIT = 2000
@@ -133,6 +135,7 @@ class SecretValues:
 
 
 _installed = SecretValues()
+_before_use: Callable[[], object] | None = None
 
 
 def use_secret_values(values: Iterable[str]) -> SecretValues:
@@ -142,7 +145,16 @@ def use_secret_values(values: Iterable[str]) -> SecretValues:
     return _installed
 
 
+def keep_secret_values_current(check: Callable[[], object] | None) -> None:
+    """Run ``check`` before the installed values are used (the runtime's: it installs new values
+    when the environment changed); None stops it."""
+    global _before_use
+    _before_use = check
+
+
 def installed_secret_values() -> SecretValues:
+    if _before_use is not None:
+        _before_use()
     return _installed
 
 
@@ -168,7 +180,7 @@ def redact(text: object, limit: int = DEFAULT_LIMIT, secrets: SecretValues | Non
     ``secrets``: the secret values to remove (default: the installed ones); they go first, so no
     pattern can cut a value in two and leave part of it.
     """
-    value = (secrets or _installed).redact("" if text is None else str(text))
+    value = (secrets or installed_secret_values()).redact("" if text is None else str(text))
     folded = _fold(value)
     if not _ANY_NEEDLE.search(folded):
         return truncate(value, limit)
@@ -194,7 +206,7 @@ _SECRET_PATTERNS = tuple(entry for entry in _PATTERNS if entry[0] in SECRET_SHAP
 def redact_secrets(text: str, secrets: SecretValues | None = None) -> str:
     """``text`` with its secrets (by value and by shape) replaced and nothing else changed or cut:
     for what a user types, whose paths and length are the input rules' business."""
-    value = (secrets or _installed).redact(text)
+    value = (secrets or installed_secret_values()).redact(text)
     folded = _fold(value)
     for name, pattern, replacement in _SECRET_PATTERNS:
         if any(needle in folded for needle in _NEEDLES[name]):

@@ -41,7 +41,12 @@ REFERENCE_MESSAGES: Mapping[str, str] = {
     "unknown_plan": "The referenced version plan was not found; reference an existing docs://versions/<plan>.md",
 }
 
-_URI_TOKEN = re.compile(r"[a-z][a-z0-9+.\-]*://\S+", re.I)
+# A URI: a scheme ("docs"), "://", the rest of the word. A match may start only where a run of
+# scheme characters starts (the lookbehind), and the runs are taken whole (possessive): each
+# character is looked at a bounded number of times, so a request's reading is linear in its length
+# even when one unbroken word is a megabyte long. ``lead``: the digits or signs a run may start
+# with before its first letter, which are not part of the scheme.
+_URI_TOKEN = re.compile(r"(?<![a-z0-9+.\-])(?P<lead>[0-9+.\-]*+)(?P<uri>[a-z][a-z0-9+.\-]*+://\S+)", re.I)
 _PLAN_PATH = re.compile(r"^[\w.\-]+(?:/[\w.\-]+)*\.md$")
 
 
@@ -58,14 +63,26 @@ class PlanReference:
         return REFERENCE_MESSAGES.get(self.error or "", "")
 
 
+def _uris_and_rest(text: str) -> tuple[list[str], str]:
+    """The URIs in ``text`` (trailing punctuation dropped) and the text without them, in one scan."""
+    if "://" not in text:
+        return [], text
+    uris, rest, end = [], [], 0
+    for match in _URI_TOKEN.finditer(text):
+        uris.append(match["uri"].rstrip(".,;:!?)\"'"))
+        rest += [text[end : match.start("uri")], " "]
+        end = match.end()
+    rest.append(text[end:])
+    return uris, "".join(rest)
+
+
 def plan_reference(request: str | None = None, plan_uri: str | None = None) -> PlanReference:
     """Exactly one ``docs://versions/*.md`` reference, from ``plan_uri`` or from the request text."""
     if plan_uri is not None and str(plan_uri).strip():
         uris, goal = [str(plan_uri).strip()], (request or "")
     else:
         text = (request or "").strip()
-        uris = [u.rstrip(".,;:!?)\"'") for u in _URI_TOKEN.findall(text)]
-        goal = _URI_TOKEN.sub(" ", text)
+        uris, goal = _uris_and_rest(text)
     goal = re.sub(rf"^\s*{re.escape(COMMAND)}\b", " ", goal.strip(), flags=re.I)
     goal = re.sub(r"\s+", " ", goal).strip()
     if not uris:

@@ -8,7 +8,9 @@
 - ``project://latest-context``: a pluggable provider (default: ``latest-context.md`` in the docs root)
 
 Every read stays under its root: no absolute paths, no ``..``, no symlink escapes, at most 128 KiB.
-Errors are ``ResourceError`` with a message that is safe to show (no filesystem paths).
+Errors are ``ResourceError`` with a message that is safe to show (no filesystem paths). A secret
+written in a document (a key, a password in a database URL) is replaced as it is read, so it is
+never stored in a checkpoint or sent to a model.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from policies.redaction import redact, truncate
+from policies.redaction import redact, redact_secrets, truncate
 from runtime.paths import BUNDLED_DOCS, RESOURCES
 
 MAX_FILE_BYTES = 128 * 1024
@@ -104,7 +106,7 @@ def read_under(root: Path, relative: PurePosixPath, uri: str) -> str:
         raise ResourceError(f"{uri} is too large ({status.st_size} bytes; the limit is {MAX_FILE_BYTES})")
     try:
         with open(resolved, encoding="utf-8") as file:
-            return file.read()
+            return redact_secrets(file.read())
     except UnicodeDecodeError:
         raise ResourceError(f"{uri} is not UTF-8 text") from None
 
@@ -186,6 +188,6 @@ class ResourceResolver:
                 text = self._latest_context()
                 if len(text.encode("utf-8")) > MAX_FILE_BYTES:
                     raise ResourceError(f"{uri} is too large")
-                return Resource(uri, text)
+                return Resource(uri, redact_secrets(text))
             return Resource(uri, read_under(self.docs_root, PurePosixPath("latest-context.md"), uri))
         raise ResourceError(f"unsupported resource scheme {scheme}://; use docs://, demo:// or project://")

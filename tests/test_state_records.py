@@ -234,7 +234,8 @@ DECLARED_IN_STATE = {
                              "ReviewRequest", "RevisionReview", "ArtifactMetadata", "Artifact", "WeakFinding",
                              "ContextDoc"},
     "nodes.assistant.state": {"PendingCall", "PipelineReview", "ToolRecord", "Observed", "RemovedClaim", "CheckReport",
-                              "PipelineOutcome", "Turn", "AssistantInput", "AssistantOutput", "AssistantState"},
+                              "PipelineOutcome", "Turn", "AssistantInput", "AssistantOutput", "AssistantState",
+                              "TurnIdentity"},  # its keys are AssistantContext fields (tests/assistant/test_turn_identity.py)
 }
 
 

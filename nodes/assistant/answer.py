@@ -25,7 +25,7 @@ from policies.answer_check import (
 )
 from policies.loop_guards import STOP_MESSAGES
 from policies.replanning import active_steps
-from policies.redaction import redact, truncate
+from policies.redaction import redact, redact_secrets, truncate
 from runtime.calls import Contract, Streamed
 from runtime.failures import stage_failure
 from runtime.steps import EXECUTION_FAILED, attempt, recorded_step
@@ -63,6 +63,9 @@ def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         if outcome.ok:
             step.summary = f"drafted, proposed verdict {outcome.value.verdict}"
             draft: Answer = outcome.value.model_dump(mode="json")
+            # Stored in the checkpoint before the check: a secret the model echoed is not kept.
+            draft = {**draft, "summary": redact_secrets(draft["summary"]),
+                     "evidence": [redact_secrets(item) for item in draft["evidence"]]}
         else:  # no valid answer: a deterministic one from the execution record
             step.fail(f"fallback from the execution record ({outcome.reason()})")
             verdict = "partial" if any(r.get("ok") for r in records) else "failure"

@@ -169,7 +169,9 @@ def dispatch(state: AssistantState) -> list[Send] | str:
     if not pending:
         return "draft_answer"
     plan = state.get("plan")
-    return [Send("execute_tool", {"call": call, "plan": plan, "records": state.get("records", [])}) for call in pending]
+    # The turn's identity goes along: the call may pause and be resumed under another context.
+    return [Send("execute_tool", {"call": call, "plan": plan, "records": state.get("records", []),
+                                  "identity": state.get("identity")}) for call in pending]
 
 
 @declare(guards=("loop_guards",))

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
+from nodes.assistant.identity import identity_of
 from nodes.assistant.prompts import reflection_messages
 from nodes.assistant.skills import skills_index
 from nodes.assistant.summary import fold_dropped
@@ -131,7 +132,8 @@ def prepare_turn(
             step.summary += f"; {len(skills)} skill(s) listed" + (f" ({skills_note})" if skills_note else "")
         if summary_note:
             step.summary += f"; {summary_note}"
-    return {**fresh_turn(), "messages": removed, "request": request, "conversation": conversation,
+    return {**fresh_turn(), "identity": identity_of(runtime.context), "messages": removed, "request": request,
+            "conversation": conversation,
             "conversation_summary": summary, "recollections": recollections, "skills": skills,
             "trace": [step.trace()]}
 

@@ -121,6 +121,13 @@ class PipelineReview(TypedDict):
     response_schema: dict[str, Any] | None
 
 
+class TurnIdentity(TypedDict):
+    """Who a turn acts for: the user id and memory scope its context gave when it started."""
+
+    user_id: str
+    memory_scope: str
+
+
 class Turn(TypedDict):
     role: str
     text: str
@@ -154,6 +161,7 @@ class AssistantState(AssistantOutput, total=False):
     skills: list[str]  # level 0: "name: description" of every usable skill
     steps_taken: int  # tool calls dispatched this turn (the loop budget counts every call)
     pending_calls: list[PendingCall]
+    identity: TurnIdentity  # who the turn acts for, kept across a pause (nodes/assistant/identity.py)
     observed: Annotated[list[Observed], gather]
     draft: Answer | None
     check_findings: list[dict[str, str]]  # {code, where} of the check that sent the turn back

@@ -104,11 +104,69 @@ def test_merge_recall(semantic, ranked, expected):
     [
         ("ann", "user", "t1", ("assistant-memory", "ann", "shared")),
         ("ann", "thread", "t1", ("assistant-memory", "ann", "thread", "t1")),
-        (None, None, None, ("assistant-memory", "local", "thread", "default")),
-        ("a.b", "user", None, ("assistant-memory", "a_b", "shared")),  # no dots in a label
+        (None, None, None, ("assistant-memory", "local", "thread", "%")),  # no thread: a label no id has
+        ("a.b", "user", None, ("assistant-memory", "a%2Eb", "shared")),  # no dots in a label: encoded, not replaced
     ],
 )
 def test_notes_namespace(user, scope, thread, namespace):
     from policies.memory import notes_namespace
 
     assert notes_namespace(user, scope, thread) == namespace
+
+
+# Ids that collided before their labels were encoded: a dot replaced by "_", cut at 120 characters,
+# surrounding spaces stripped.
+COLLIDING_BEFORE = [
+    ("team.lead", "team_lead"),
+    ("x" * 120 + "a", "x" * 120 + "b"),
+    ("alice", " alice"),
+    ("a\x00b", "a_b"),
+    ("a%2Eb", "a.b"),  # an id that looks like an encoded one
+    ("", "%"),
+]
+
+
+@pytest.mark.parametrize(
+    ("value", "label"),
+    [
+        ("local", "local"),  # the ids people use keep the label they always had
+        ("alice", "alice"),
+        ("chat-1a2b", "chat-1a2b"),
+        ("team_lead", "team_lead"),
+        ("用户", "用户"),
+        ("Ada Lovelace", "Ada Lovelace"),
+        ("team.lead", "team%2Elead"),
+        ("100%", "100%25"),
+        ("a\nb", "a%0Ab"),
+        ("a\x00b", "a%00b"),
+        ("\udcff", "%ED%B3%BF"),  # a lone surrogate (a mis-decoded argument) is bytes too
+        ("x" * 300, "x" * 300),  # never cut
+        (None, "%"),
+        ("", "%"),
+    ],
+)
+def test_store_label_encodes_reversibly(value, label):
+    from policies.memory import label_value, store_label
+
+    assert store_label(value) == label
+    assert label_value(label) == (value or None)
+    assert "." not in label and label  # what the store accepts as a namespace label
+
+
+@pytest.mark.parametrize(("first", "second"), COLLIDING_BEFORE)
+def test_distinct_ids_have_distinct_namespaces(first, second):
+    from policies.memory import notes_namespace, store_label, user_namespace
+
+    if first and second:
+        assert store_label(first) != store_label(second)
+        assert user_namespace(first) != user_namespace(second)
+    assert notes_namespace("u", "thread", first) != notes_namespace("u", "thread", second)
+
+
+def test_every_label_reads_back_as_its_id():
+    from policies.memory import label_value, store_label
+
+    ids = ["", "%", "%%", "%25", ".", "..", "a.b.c", "\t", " ", "é", "é.", "\x7f", "\u2028", "a/b:c", "~"]
+    labels = [store_label(value) for value in ids]
+    assert len(set(labels)) == len(set(ids) - {""}) + 1  # "" is the missing id
+    assert [label_value(label) for label in labels] == [value or None for value in ids]

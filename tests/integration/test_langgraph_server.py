@@ -230,3 +230,21 @@ def test_a_chat_thread_paused_at_a_tasklist_review_shows_the_question_as_its_las
     messages = client.threads.get_state(thread_id)["values"]["messages"]
     assert [m["type"] for m in messages] == ["human", "ai", "ai"]
     assert messages[1]["content"] == last["content"] and messages[2]["content"] == final["reply"]
+
+
+def test_a_chat_turn_paused_for_alice_resumes_as_alice_through_the_server(client):
+    note = "I deploy on Fridays"
+    ask = lambda thread, text, **context: client.runs.wait(  # noqa: E731
+        thread, "assistant", input={"messages": [{"role": "user", "content": text}]}, context=context or None)
+    ask(client.threads.create()["thread_id"], f"remember that {note}", user_id="alice")
+    ask(client.threads.create()["thread_id"], f"remember that {note}")  # user local has the same note
+    thread_id = client.threads.create()["thread_id"]
+    ask(thread_id, "forget the deploy day", user_id="alice")
+    (pending,) = client.threads.get_state(thread_id)["interrupts"]
+    assert pending["value"]["tool"] == "forget"
+
+    # Answered with no context (a client that does not know who started the turn): it is alice's.
+    client.runs.wait(thread_id, "assistant", command={"resume": {"type": "approve"}})
+    notes = lambda user: [item["value"]["text"] for item in  # noqa: E731
+                          client.store.search_items(["assistant-memory", user, "shared"])["items"]]
+    assert (notes("alice"), notes("local")) == ([], [note])

@@ -76,3 +76,22 @@ def test_chat_reads_its_message_from_a_file(offline, capsys, monkeypatch):
     assert json.loads(capsys.readouterr().out)["records"][0]["output"] == "42"
     assert main(["chat", "--file", "question.txt", "--once", "hi", "--json"]) == 2
     assert "either --once or --file" in json.loads(capsys.readouterr().out)["error"]["message"]
+
+
+@pytest.mark.parametrize("words", [
+    "Show a banner when a user hits the request limit " * 8,  # one line of 400 bytes: longer than a file name may be
+    "Banner-" + "x" * 300,  # one unbroken word of 307 bytes
+    "~nosuchuser-reins/requirement",  # a home no user has
+])
+def test_a_long_one_line_requirement_is_text_not_a_file_probe(offline, capsys, words):
+    assert len(words.encode()) > 255 or words.startswith("~")
+    code = main(["deliver", words, "--json"])
+    payload, err = _requirement_seen(capsys)
+    assert (code, payload["run_status"]) in ((0, "pass"), (1, "clarification_required"))  # planned, not refused
+    assert f"inline requirement: {len(words.strip())} characters" in err
+    assert "reading the requirement from the file" not in err
+
+
+def test_a_file_name_longer_than_the_system_allows_is_no_such_file(offline, capsys):
+    assert main(["deliver", "--file", "r" * 300 + ".md"]) == 2
+    assert capsys.readouterr().err.strip() == f"reins: error: {'r' * 300}.md: no such file"
