@@ -26,7 +26,7 @@ def notes(request, tmp_path):
         yield config(notes=stdio_server(record)), record
         return
     with http_server(record) as url:
-        yield config(notes={"url": url}), record
+        yield config(notes={"url": url, "trust_annotations": True}), record
 
 
 def _runner(mcp, steps, answers=("Done.",), intent=None):
@@ -207,7 +207,7 @@ def test_a_run_brings_its_own_servers_through_the_context(tmp_path):
     plain = run.ask("/help", thread="t2")  # another run without them: not offered
     assert "notes__word_count" not in plain["reply"] and "ask_user" in plain["reply"]
     listed = run.ask("/help", thread="t3", mcp_config=mcp)["reply"]
-    assert "notes__add_note  Store a note (changes the notebook). (asks before it runs)" in listed
+    assert "notes__add_note  Store a note (changes the notebook). (asks first)" in listed
 
 
 def test_under_ainvoke_a_read_only_call_runs_and_a_side_effect_pauses(notes):
