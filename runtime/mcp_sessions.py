@@ -35,6 +35,7 @@ from policies.mcp_config import ServerSpec
 from runtime.deadline import DeadlineExceeded
 
 IDLE_S = 600.0  # a chat's session idle this long is closed (the next call opens a new one)
+MAX_SESSIONS = 16  # past this many open sessions, the least recently used is closed
 CLOSE_WAIT_S = 5.0
 NO_THREAD = ""  # the scope of calls made outside a thread (a graph without a checkpointer)
 T = TypeVar("T")
@@ -145,6 +146,9 @@ class McpSessions:
                 del self._opening[key]
             self._held[key] = held
             self.opened += 1
+            for stale, old in sorted(self._held.items(), key=lambda item: item[1].last_used)[:-MAX_SESSIONS]:
+                self._held.pop(stale, None)
+                old.closed.set()
             self._start_reaper()
             return held
         return await asyncio.shield(self._opening[key])
