@@ -104,3 +104,37 @@ def test_chat_help_lists_the_tools_from_their_declarations(mcp_env, capsys):
     out = capsys.readouterr().out
     assert "  calculator  arithmetic, e.g. (17+25)*3" in out and "  ask_user" in out
     assert "notes__add_note  Store a note (changes the notebook). (asks first)" in out
+
+
+def test_a_claude_desktop_or_cline_style_file_starts_the_chat(mcp_env, monkeypatch, capsys):
+    cwd, record = mcp_env
+    notes = stdio_server(record, trust_annotations=False)
+    host_file = {
+        "globalShortcut": "Ctrl+Space",
+        "mcpServers": {
+            "notes": {**notes, "autoApprove": ["add_note"], "disabled": False, "timeout": 60, "transportType": "stdio"},
+            "off": {**stdio_server(record, "crash"), "disabled": True},
+        },
+    }
+    (cwd / "claude_desktop_config.json").write_text(json.dumps(host_file))
+    monkeypatch.setenv("REINS_MCP_CONFIG", str(cwd / "claude_desktop_config.json"))
+    assert main(["chat", "--once", 'use notes__add_note on "from cline"', "--thread", "c1"]) == EXIT_OK
+    out, err = capsys.readouterr()
+    # autoApprove widened what runs unasked: said in one line, never silently.
+    assert "MCP server 'notes': autoApprove read as trust: add_note run(s) without asking first" in err
+    assert "field(s) timeout, transportType ignored" in err and "globalShortcut ignored" in err
+    assert "off" not in err and "cannot start" not in err  # the disabled server is never started
+    assert executions(record) == [json.dumps({"tool": "add_note", "text": "from cline"})]
+    assert main(["doctor"]) == EXIT_OK  # the only broken server is disabled
+    assert "mcp off           disabled in the configuration (not started)" in capsys.readouterr().out
+
+
+def test_chat_names_a_server_that_cannot_start_with_its_command_and_log(mcp_env, capsys):
+    assert main(["chat", "--once", "what is 2+2?"]) == EXIT_OK  # the broken server is left out
+    err = capsys.readouterr().err
+    line = next(line for line in err.splitlines() if "'broken'" in line)
+    assert line.startswith("reins: MCP server 'broken' cannot start (left out): McpError: Connection closed; command: ")
+    assert f"{sys.executable} -m tests.assistant.mcp.notes_server stdio crash" in line
+    assert line.endswith("mcp-servers.log") and "sk-do-not-show" not in err
+    log = Path(line.rsplit("its output: ", 1)[1])
+    assert "notes server: cannot open the notebook" in log.read_text()  # the server's own words are there
