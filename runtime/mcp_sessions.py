@@ -84,7 +84,7 @@ class SessionHost:
             return future.result(timeout_s)
         except FutureTimeout:
             future.cancel()
-            raise DeadlineExceeded(f"no answer within {timeout_s:g} s") from None
+            raise DeadlineExceeded(timeout_s) from None
 
 
 @dataclass
