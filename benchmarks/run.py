@@ -27,6 +27,8 @@ absolute thresholds; compare the ratios).
    langgraph-sdk: 20 runs started together against one alone through the same server. Goal ≤ 2.
 9. cli_start: ``reins deliver`` with a bad argument and ``reins doctor`` (no ``--check``), each
    against ``python -c pass`` (``benchmarks/cli_start.py``). Goals: under 0.5 s and 1 s.
+10. mcp_session_overhead: an MCP call on a chat's warm session against one that starts the server
+   for itself (``benchmarks/mcp_sessions.py``), stdio on this machine. Goal: warm ≤ 50 ms per call.
 
 Run: ``make bench`` (or ``.venv/bin/python -m benchmarks.run``).
 """
@@ -259,6 +261,12 @@ def cli_start() -> dict[str, float]:
     return measure()
 
 
+def mcp_session_overhead() -> dict[str, float]:
+    from benchmarks.mcp_sessions import mcp_session_overhead as measure
+
+    return measure()
+
+
 def _time(fn) -> float:
     started = time.perf_counter()
     fn()
@@ -275,6 +283,7 @@ def main() -> None:
     concurrent_ainvoke()
     concurrent_server()
     cli_start()
+    mcp_session_overhead()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from cli.errors import EXIT_FAILED, UserError
 from cli.render import progress_bar
 
 BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead", "checkpoint_cost",
-              "concurrent_ainvoke", "concurrent_server", "cli_start")
+              "concurrent_ainvoke", "concurrent_server", "cli_start", "mcp_session_overhead")
 
 
 def bench_failure(name: str, error: BaseException) -> str:

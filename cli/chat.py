@@ -232,12 +232,17 @@ def _streamer(out: TextIO) -> StreamedReply | None:
 def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
     from policies.mcp_config import McpConfigError
 
-    from runtime.toolbox import chat_toolset
+    from runtime.toolbox import chat_servers
 
     try:
-        chat_toolset()  # REINS_MCP_CONFIG checked (and its servers started) before the first message
+        _, servers = chat_servers()  # REINS_MCP_CONFIG checked (and its servers started) before the first message
     except McpConfigError as error:  # a broken file: bad configuration
         raise UserError(str(error)) from None
+    for notice in servers.notices:  # another host's fields: what was read differently, or ignored
+        sys.stderr.write(f"reins: {redact(notice, 300)}\n")
+    for server in servers.servers:
+        if server.problem:
+            sys.stderr.write(f"reins: MCP server {server.name!r} cannot start (left out): {server.problem_line()}\n")
     from cli.doctor_audit import refuse_over_caps
 
     refuse_over_caps("assistant")

@@ -1,7 +1,8 @@
 """``reins doctor``: which provider serves each role, contract mode, tool-choice style, docs root,
 checkpointer, the home for runs (``REINS_HOME``), the assistant's tools (its MCP servers with theirs,
-each read-only or not; a server that cannot start in one line); ``--check`` also makes tiny requests
-to every configured model (see ``runtime.probe``)."""
+each with whether it asks first; a server that cannot start in one line with its command and log,
+and then a non-zero exit); ``--check`` also makes tiny requests to every configured model (see
+``runtime.probe``)."""
 
 from __future__ import annotations
 
@@ -61,14 +62,14 @@ def describe(settings: Settings) -> dict:
 
 
 def describe_tools(settings: Settings) -> dict:
-    """The chat tools as their declarations say, and each MCP server with its tools or its problem."""
+    """The chat tools with their approval traits, and each MCP server with its tools or its problem."""
     from policies.mcp_config import McpConfigError
     from runtime.chat_tools import CHAT_SCOPE
     from runtime.mcp_tools import load_mcp_tools
     from runtime.toolbox import default_registry
 
     builtins = default_registry().for_scope(CHAT_SCOPE)
-    report: dict = {"chat_tools": [{"name": t.name, "read_only": t.read_only} for t in builtins], "mcp_servers": []}
+    report: dict = {"chat_tools": [{"name": t.name, "approval": t.trait} for t in builtins], "mcp_servers": []}
     try:  # the same load the assistant makes (cached): doctor shows what chat gets
         toolset = load_mcp_tools(settings.mcp_config, scope=CHAT_SCOPE, reserved=builtins.names)
     except McpConfigError as error:
@@ -76,22 +77,33 @@ def describe_tools(settings: Settings) -> dict:
         return report
     report["mcp_servers"] = [
         {"name": s.name, "transport": s.transport, "problem": s.problem or None, "notes": list(s.notes),
-         "tools": [{"name": name, "read_only": read_only} for name, read_only in s.tools]}
+         "command": s.command or None, "log": s.log or None,
+         "tools": [{"name": name, "approval": approval} for name, approval in s.tools]}
         for s in toolset.servers
     ]
+    report["mcp_disabled"] = list(toolset.disabled)
+    report["mcp_notices"] = [redact(notice, 300) for notice in toolset.notices]
     return report
 
 
 def _print_tools(report: dict) -> None:
-    tools = ", ".join(t["name"] + ("" if t["read_only"] else " (asks first)") for t in report["chat_tools"])
+    from policies.tool_approval import approval_note
+
+    tools = ", ".join(t["name"] + approval_note(t["approval"]) for t in report["chat_tools"])
     print(f"  chat_tools        {tools}")
     if report.get("mcp_error"):
         print(f"  mcp               configuration error: {report['mcp_error']}")
+    for notice in report.get("mcp_notices", []):
+        print(f"  mcp notice        {notice}")
+    for name in report.get("mcp_disabled", []):
+        print(f"  mcp {name:<13} disabled in the configuration (not started)")
     for server in report["mcp_servers"]:
         if server["problem"]:
-            print(f"  mcp {server['name']:<13} cannot start: {server['problem']}")
+            where = f"; command: {server['command']}" if server["command"] else ""
+            where += f"; its output: {server['log']}" if server["log"] else ""
+            print(f"  mcp {server['name']:<13} cannot start: {server['problem']}{where}")
             continue
-        listed = ", ".join(t["name"] + (" (read-only)" if t["read_only"] else " (asks first)") for t in server["tools"])
+        listed = ", ".join(t["name"] + approval_note(t["approval"]) for t in server["tools"])
         print(f"  mcp {server['name']:<13} {server['transport']}: {listed or '(no tools)'}")
         for note in server["notes"]:
             print(f"      {redact(note, 200)}")
@@ -136,6 +148,8 @@ def run(args: argparse.Namespace) -> int:
 
         checks = [probe_model(name, settings, role) for name, role in configured_models(settings)]
     code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0
+    if any(server["problem"] for server in report["mcp_servers"]):  # a configured server cannot start
+        code = code or EXIT_FAILED
     code = EXIT_BAD_INPUT if report.get("mcp_error") else code
     if checks is not None:
         report["checks"] = [{**asdict(check), "model": redact(check.model, 120)} for check in checks]

@@ -1,10 +1,15 @@
 """The user's MCP configuration, checked (pure): the ``{"mcpServers": {...}}`` format MCP hosts share.
 
 A server is stdio (``command``, ``args``, ``env``, ``cwd``) or streamable HTTP (``url``, ``headers``);
-optional ``tools`` (only these are offered), ``timeout_s`` (a call's deadline, default 30) and
-``trust`` (tools that run without approval although not marked read-only). Each tool is offered as
-``<server>__<tool>``; a name a provider would refuse or that clashes is a configuration error naming
-the server. A server is untrusted input: its descriptions are neutralised and capped here.
+optional ``tools`` (only these are offered), ``timeout_s`` (a call's deadline, default 30), ``trust``
+(tools that run without approval) and ``trust_annotations`` (believe the server's ``readOnlyHint``;
+off by default: every tool of the server asks first). Each tool is offered as ``<server>__<tool>``;
+a name a provider would refuse or that clashes is a configuration error naming the server. A server
+is untrusted input: its descriptions are neutralised and capped here.
+
+Files written for other hosts are read too: ``disabled: true`` (or ``enabled: false``) leaves the
+server out, ``autoApprove`` / ``alwaysAllow`` (Cline, Roo Code) join the ``trust`` list with a
+one-line notice, and any other field is ignored with a notice instead of refusing to start.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ MAX_DESCRIPTION_CHARS = 300
 SEPARATOR = "__"
 OFFERED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _SERVER_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "tools", "timeout_s", "trust",
-                          "transport", "type"})
+                          "trust_annotations", "transport", "type", "disabled", "enabled"})
+# Other hosts' per-tool "run without asking" lists: read as ``trust``, always said out loud.
+_AUTO_APPROVE_KEYS = ("autoApprove", "alwaysAllow")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")  # incl. bidi overrides
 
 
@@ -35,6 +42,14 @@ class ServerSpec:
     tools: tuple[str, ...] | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     trust: frozenset[str] = frozenset()
+    trust_annotations: bool = False
+    notices: tuple[str, ...] = ()  # one line each: what was read differently from how it was written
+
+    @property
+    def startup_s(self) -> float:
+        """How long the server may take to start and list its tools: a short call deadline does
+        not make a slow start-up (a cold interpreter, a busy machine) a failure."""
+        return max(self.timeout_s, DEFAULT_TIMEOUT_S)
 
     @property
     def transport(self) -> str:
@@ -58,9 +73,11 @@ def _server(name: Any, raw: Any) -> ServerSpec:
         raise McpConfigError(f"MCP server name {str(name)[:40]!r} must be 1-30 letters, digits, _ or - (no '__')")
     if not isinstance(raw, Mapping):
         raise McpConfigError(f"MCP server {name!r}: its entry must be an object")
-    unknown = sorted(set(raw) - _SERVER_KEYS)
+    notices = []
+    unknown = sorted(set(raw) - _SERVER_KEYS - set(_AUTO_APPROVE_KEYS), key=str)
     if unknown:
-        raise McpConfigError(f"MCP server {name!r}: unknown field(s) {', '.join(map(str, unknown))}")
+        notices.append(f"MCP server {name!r}: field(s) {neutral(', '.join(map(str, unknown)), 120)} ignored "
+                       "(not used by Reins)")
     if ("command" in raw) == ("url" in raw):
         raise McpConfigError(f"MCP server {name!r}: give either command (stdio) or url (streamable HTTP)")
     if "command" in raw:
@@ -83,18 +100,60 @@ def _server(name: Any, raw: Any) -> ServerSpec:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT_S:
         raise McpConfigError(f"MCP server {name!r}: timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S:g}]")
     tools = _strings(raw["tools"], "tools", name) if "tools" in raw else None
-    trust = frozenset(_strings(raw.get("trust", []), "trust", name))
-    return ServerSpec(name, connection, tools, float(timeout), trust)
+    trust = set(_strings(raw.get("trust", []), "trust", name))
+    for key in _AUTO_APPROVE_KEYS:
+        if key in raw:
+            approved = _strings(raw[key], key, name)
+            if set(approved) - trust:
+                shown = neutral(", ".join(sorted(set(approved) - trust)), 120)
+                notices.append(f"MCP server {name!r}: {key} read as trust: {shown} run(s) without asking first")
+            trust.update(approved)
+    trust_annotations = raw.get("trust_annotations", False)
+    if not isinstance(trust_annotations, bool):
+        raise McpConfigError(f"MCP server {name!r}: trust_annotations must be true or false")
+    return ServerSpec(name, connection, tools, float(timeout), frozenset(trust), trust_annotations, tuple(notices))
+
+
+def _disabled(name: Any, raw: Any) -> bool:
+    """Whether another host's switch leaves the server out (``disabled: true`` / ``enabled: false``)."""
+    if not isinstance(raw, Mapping):
+        return False
+    for key, off in (("disabled", True), ("enabled", False)):
+        if key in raw and not isinstance(raw[key], bool):
+            raise McpConfigError(f"MCP server {str(name)[:40]!r}: {key} must be true or false")
+        if key in raw and raw[key] is off:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class McpServers:
+    """The configuration as read: the servers to start, the ones left out (disabled), and the
+    notices about fields read differently or ignored (one line each)."""
+
+    servers: tuple[ServerSpec, ...]
+    disabled: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
+
+
+def read_servers(config: Any) -> McpServers:
+    """``{"mcpServers": {...}}`` checked; ``McpConfigError`` names what is wrong."""
+    if not isinstance(config, Mapping) or not isinstance(config.get("mcpServers"), Mapping):
+        raise McpConfigError('the MCP configuration must be a JSON object {"mcpServers": {"<name>": {...}}}')
+    notices = []
+    extra = sorted(set(config) - {"mcpServers"}, key=str)
+    if extra:
+        notices.append(f"the MCP configuration's field(s) {neutral(', '.join(map(str, extra)), 120)} ignored "
+                       "(not used by Reins)")
+    disabled = tuple(str(name) for name, raw in config["mcpServers"].items() if _disabled(name, raw))
+    servers = tuple(_server(name, raw) for name, raw in config["mcpServers"].items() if name not in disabled)
+    notices += [notice for spec in servers for notice in spec.notices]
+    return McpServers(servers, disabled, tuple(notices))
 
 
 def parse_config(config: Any) -> tuple[ServerSpec, ...]:
-    """The servers of ``{"mcpServers": {...}}``, checked; ``McpConfigError`` names what is wrong."""
-    if not isinstance(config, Mapping) or not isinstance(config.get("mcpServers"), Mapping):
-        raise McpConfigError('the MCP configuration must be a JSON object {"mcpServers": {"<name>": {...}}}')
-    extra = sorted(set(config) - {"mcpServers"})
-    if extra:
-        raise McpConfigError(f"the MCP configuration has unknown field(s) {', '.join(map(str, extra))}")
-    return tuple(_server(name, raw) for name, raw in config["mcpServers"].items())
+    """The servers to start of ``{"mcpServers": {...}}``, checked; ``McpConfigError`` names what is wrong."""
+    return read_servers(config).servers
 
 
 def offered_name(server: str, tool: str) -> str:
@@ -147,7 +206,3 @@ def shown_description(server: str, description: str, limit: int = MAX_DESCRIPTIO
     """A server's tool description as the model sees it: marked as the server's words, inert, capped."""
     return f"[MCP server {server!r}, untrusted description] {neutral(description, limit) or '(none)'}"
 
-
-def is_read_only(annotations: Mapping[str, Any] | None) -> bool:
-    """Only an explicit ``readOnlyHint: true`` makes an MCP tool read-only."""
-    return bool(annotations) and annotations.get("readOnlyHint") is True

@@ -1,7 +1,7 @@
 """Which proposed tool calls run, and how (pure rules of the assistant's tool loop).
 
-- A call runs at once when its tool is read-only or trusted; any other call pauses for a person's
-  approval *before* it runs; ``ask_user`` pauses to ask.
+- A call runs at once when its tool's approval trait is ``run`` (``policies.tool_approval``); a
+  tool that asks pauses for a person's approval *before* it runs; a question pauses to ask.
 - One step runs up to ``MAX_PARALLEL_CALLS`` independent read-only calls together; a call that
   pauses (a side effect, a question) is never batched: it runs alone, the others wait a step.
 - At most ``MAX_QUESTIONS_PER_TURN`` questions to the user per turn.
@@ -14,14 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
+
+from policies.tool_approval import Approval
 
 MAX_PARALLEL_CALLS = 3
 MAX_QUESTIONS_PER_TURN = 2
 MAX_DISPATCHES = 2  # the first try and one more for a retryable failure
 MAX_REASON_CHARS = 500
 
-Execution = Literal["run", "approve", "ask"]
 APPROVAL_DECISIONS: tuple[Mapping[str, Any], ...] = (
     {"type": "approve"},
     {"type": "reject", "reason": "..."},
@@ -35,23 +36,7 @@ TOOL_ERROR = "tool_error"
 RETRYABLE_FAILURES = frozenset({CONNECTION})
 
 
-@dataclass(frozen=True)
-class ToolTraits:
-    """What the rules need to know about a tool: from its declaration."""
-
-    read_only: bool
-    trusted: bool = False
-    pauses: bool = False
-
-
-def execution_for(traits: ToolTraits) -> Execution:
-    """run (read-only or trusted), ask (a question to the user) or approve (pause before it runs)."""
-    if traits.pauses:
-        return "ask"
-    return "run" if traits.read_only or traits.trusted else "approve"
-
-
-def batch(executions: Sequence[Execution], limit: int = MAX_PARALLEL_CALLS) -> int:
+def batch(executions: Sequence[Approval], limit: int = MAX_PARALLEL_CALLS) -> int:
     """How many of the step's proposed calls (in order) run now: up to ``limit`` that run at once,
     or the first alone when it pauses; 0 for none."""
     if not executions:

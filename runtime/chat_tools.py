@@ -243,8 +243,8 @@ def register(
             args_schema=AskUserArgs,
             scopes=scopes,
             read_only=True,
-            pauses=True,
+            approval="question",
             aliases=("ask_user", "asked you", "asked the user"),
-            help="ask_user    asks you a question when the request is ambiguous (the turn pauses)",
+            help="ask_user    a question when the request is ambiguous; the turn pauses",
         )
     )

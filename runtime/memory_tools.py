@@ -2,7 +2,7 @@
 LangGraph store (``policies.memory.user_namespace``: shared by the user's threads; recalled in a
 turn whose ``memory_scope`` is ``user``).
 
-Neither is read-only. ``remember`` needs no approval (``trusted``): it writes only the user's own
+Neither is read-only. ``remember`` runs without approval (approval ``run``): it writes only the user's own
 memory. ``forget`` deletes, so it pauses for approval like any side effect, and the notes it
 deleted are named in its result and in the trace (``trace_result``).
 """
@@ -77,13 +77,13 @@ def forget(about: str) -> str:
 
 def register(registry: ToolRegistry) -> None:
     scopes = frozenset({CHAT_SCOPE})
-    # remember writes only the user's own notes: trusted to run without approval (not read-only);
+    # remember writes only the user's own notes: it runs without approval (not read-only);
     # forget deletes, so it asks first like any side effect.
     registry.register(RegisteredTool(
         name="remember",
         description="Keep a fact the user asks you to remember (argument text, in their words) in their "
         "long-term notes, shared by their conversations.",
-        args_schema=RememberArgs, scopes=scopes, func=remember, trusted=True,
+        args_schema=RememberArgs, scopes=scopes, func=remember, approval="run",
         aliases=("remember", "noted", "i will remember", "记住"),
         help="remember    keeps a note in your long-term memory",
     ))
@@ -93,5 +93,5 @@ def register(registry: ToolRegistry) -> None:
         "deleted.",
         args_schema=ForgetArgs, scopes=scopes, func=forget, trace_result=True,
         aliases=("forget", "forgot", "deleted the note", "忘记"),
-        help="forget      deletes your notes about something (asks first; the trace names what)",
+        help="forget      deletes your notes about something (the trace names what)",
     ))

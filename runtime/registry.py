@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from policies.tool_approval import Approval, approval_for, approval_note
+
 if TYPE_CHECKING:  # LangChain loads only when a tool is bound or run: `reins chat --help` stays fast
     from langchain_core.tools import BaseTool
 
@@ -43,10 +45,12 @@ class SubagentToolDefinition:
 class RegisteredTool:
     """One tool, declared once: everything that offers, documents, checks or runs it reads this.
 
-    ``read_only``: the call changes nothing (a call that is not read-only pauses for approval
-    unless ``trusted``); ``aliases``: how prose refers to it (the answer check); ``help``: its
-    line in ``/help`` and ``reins chat --help``; ``pauses``: the graph answers it by asking the
-    user (no ``func``); ``tool``: a ready LangChain tool (an MCP tool) used instead of ``func``,
+    ``read_only``: the call changes nothing (a lost connection may be retried); ``approval``: its
+    one approval trait (``policies.tool_approval``: ``run`` / ``ask`` / ``question``), derived from
+    ``read_only`` when not declared — the only thing that decides whether a call pauses;
+    ``aliases``: how prose refers to it (the answer check); ``help``: its line in ``/help`` and
+    ``reins chat --help`` (the approval note is added from the trait); ``tool``: a ready LangChain
+    tool (an MCP tool) used instead of ``func``,
     whose ``args_schema`` is then a JSON schema; ``server``: the MCP server it comes from;
     ``timeout_s``: the deadline of one call; ``trace_result``: the trace names what the call returned
     (e.g. the notes ``forget`` deleted), for tools whose result is the user's own data.
@@ -62,12 +66,25 @@ class RegisteredTool:
     read_only: bool = False
     aliases: tuple[str, ...] = ()
     help: str = ""
-    pauses: bool = False
+    approval: Approval | None = None
     tool: BaseTool | None = None
     server: str | None = None
-    trusted: bool = False
     timeout_s: float = 30.0
     trace_result: bool = False
+
+    def __post_init__(self) -> None:
+        if self.approval is None:
+            object.__setattr__(self, "approval", approval_for(read_only=self.read_only))
+
+    @property
+    def trait(self) -> Approval:
+        """The approval trait (declared or derived): what the executor, /help and doctor read."""
+        return self.approval or approval_for(read_only=self.read_only)
+
+    @property
+    def asks_user(self) -> bool:
+        """A question to the user: the graph answers it, nothing executes."""
+        return self.trait == "question"
 
     @property
     def runnable(self) -> bool:
@@ -122,7 +139,8 @@ class ScopedTools:
     def help_lines(self) -> tuple[str, ...]:
         """One line per tool for ``/help`` and ``reins chat --help``: its declared help, or its
         name and the first sentence of its description."""
-        return tuple(tool.help or f"{tool.name}  {tool.description.split('. ')[0][:100]}" for tool in self.tools)
+        return tuple((tool.help or f"{tool.name}  {tool.description.split('. ')[0][:100]}") + approval_note(tool.trait)
+                     for tool in self.tools)
 
     def langchain_tools(self) -> list[BaseTool]:
         return [tool.as_langchain_tool() for tool in self.tools]

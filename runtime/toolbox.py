@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from runtime import chat_tools, memory_tools, skill_tools, subagents
-from runtime.mcp_tools import McpSource, load_mcp_tools
+from runtime.mcp_tools import McpSource, McpToolset, load_mcp_tools
 from runtime.registry import ScopedTools, ToolRegistry
 from runtime.settings import Settings
 
@@ -21,12 +21,18 @@ def default_registry(reviewers: Reviewers = DEFAULT_REVIEWERS) -> ToolRegistry:
     return registry
 
 
-def chat_toolset(registry: ToolRegistry | None = None, mcp_config: McpSource = None, *, from_env: bool = True
-                 ) -> ScopedTools:
-    """The assistant's tools: the registry's chat scope, plus the user's MCP tools (``mcp_config``,
-    else ``REINS_MCP_CONFIG`` unless ``from_env`` is false). Nothing else ever loads MCP tools:
-    they exist in chat only."""
+def chat_servers(registry: ToolRegistry | None = None, mcp_config: McpSource = None, *, from_env: bool = True
+                 ) -> tuple[ScopedTools, McpToolset]:
+    """The registry's chat scope and the user's MCP servers as loaded (``mcp_config``, else
+    ``REINS_MCP_CONFIG`` unless ``from_env`` is false): their tools, problems and notices."""
     tools = (registry or default_registry()).for_scope(chat_tools.CHAT_SCOPE)
     source = mcp_config if mcp_config is not None or not from_env else Settings.from_env().mcp_config
-    extra = load_mcp_tools(source, scope=chat_tools.CHAT_SCOPE, reserved=tools.names)
+    return tools, load_mcp_tools(source, scope=chat_tools.CHAT_SCOPE, reserved=tools.names)
+
+
+def chat_toolset(registry: ToolRegistry | None = None, mcp_config: McpSource = None, *, from_env: bool = True
+                 ) -> ScopedTools:
+    """The assistant's tools: the registry's chat scope, plus the user's MCP tools (``chat_servers``).
+    Nothing else ever loads MCP tools: they exist in chat only."""
+    tools, extra = chat_servers(registry, mcp_config, from_env=from_env)
     return ScopedTools(tools.scope, (*tools.tools, *extra.tools))

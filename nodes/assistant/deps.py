@@ -9,6 +9,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.assistant.context import AssistantContext
+from runtime.calls import OffLoop
 from runtime.context import resolve_contract_mode, resolve_models
 from runtime.models import ModelSet
 from runtime.progress import Progress
@@ -59,6 +60,11 @@ class AssistantDeps:
                 extra = load_mcp_tools(source, scope=tools.scope, reserved=tools.names)
                 tools = ScopedTools(tools.scope, (*tools.tools, *extra.tools))
         return tools
+
+    def load_tools(self, runtime: Runtime[AssistantContext]) -> Any:
+        """``tools_for`` as a node's request (``yield from``): its first call in a process reads the
+        MCP configuration and starts the servers, so under ``ainvoke`` it runs off the event loop."""
+        return (yield OffLoop(self.tools_for, (runtime,)))
 
     def models_for(self, runtime: Runtime[AssistantContext]) -> ModelSet:
         return resolve_models(runtime.context, self.models)

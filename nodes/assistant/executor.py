@@ -33,7 +33,8 @@ from policies.loop_guards import (
     detect_stall,
 )
 from policies.redaction import redact
-from policies.tool_calls import ToolTraits, batch, execution_for, question_allowed
+from policies.tool_approval import Approval
+from policies.tool_calls import batch, question_allowed
 from runtime.calls import ToolTurn
 from runtime.chat_tools import ASK_USER
 from runtime.registry import OFFERED_NAME, ScopedTools
@@ -56,10 +57,10 @@ def parse_step(message: AIMessage) -> AssistantStep:
     return AssistantStep.model_validate({"calls": calls, "note": redact(content, 1000)})
 
 
-def traits_of(tools: ScopedTools, name: str) -> ToolTraits:
+def approval_of(tools: ScopedTools, name: str) -> Approval:
+    """The tool's approval trait; an unknown tool asks (it never runs unasked)."""
     tool = tools.get(name)
-    return ToolTraits(read_only=bool(tool and tool.read_only), trusted=bool(tool and tool.trusted),
-                      pauses=bool(tool and tool.pauses))
+    return tool.trait if tool is not None else "ask"
 
 
 def malformed_issues(message: AIMessage, tools: ScopedTools) -> list[dict[str, str]]:
@@ -72,7 +73,7 @@ def malformed_issues(message: AIMessage, tools: ScopedTools) -> list[dict[str, s
         return issues + _issues(error)
     for index, call in enumerate(proposed.calls):
         tool = tools.get(call.tool)
-        if tool is None or not (tool.runnable or tool.pauses):
+        if tool is None or not (tool.runnable or tool.asks_user):
             issues.append({"path": f"calls.{index}.tool", "code": "unknown_tool"})
             continue
         issues += [{"path": f"calls.{index}.{i['path']}", "code": i["code"]} for i in arg_issues(tool, call.args)]
@@ -114,7 +115,7 @@ def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> 
     issues = malformed_issues(message, tools)
     if issues:  # one observation for the model, within the budget
         names = [str(c.get("name", ""))[:64] for c in [*message.tool_calls, *(message.invalid_tool_calls or [])]]
-        available = ", ".join(t.name for t in tools if t.runnable or t.pauses)
+        available = ", ".join(t.name for t in tools if t.runnable or t.asks_user)
         error = f"{MALFORMED}: {json.dumps(issues, ensure_ascii=False)}; available tools: {available}"
         call: PendingCall = {"tool": names[0] if names else "", "args": {}, "error": error, "n": first}
         return {"pending_calls": [call], "steps_taken": steps_taken + 1}, f"{MALFORMED}: {len(issues)} issue(s)"
@@ -123,7 +124,7 @@ def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> 
         return {"pending_calls": []}, "the model made no tool call (done)"
     calls = list(proposed.calls)
     remaining = max_steps(state) - steps_taken
-    count = min(batch([execution_for(traits_of(tools, c.tool)) for c in calls]), remaining)
+    count = min(batch([approval_of(tools, c.tool) for c in calls]), remaining)
     chosen, summary = calls[:count], f"proposed {', '.join(c.tool for c in calls[:count])}"
     if len(calls) > count:
         summary += f"; {len(calls) - count} more call(s) left for later steps"
@@ -152,12 +153,12 @@ def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> 
 def pause_message(call: PendingCall, tools: ScopedTools) -> str:
     """What a paused thread shows a person: ask_user's question, or the call waiting for approval;
     "" for a call that runs without asking."""
-    execution = execution_for(traits_of(tools, call["tool"]))
-    if execution == "ask":
+    approval = approval_of(tools, call["tool"])
+    if approval == "question":
         options = call["args"].get("options") or []
         listed = "".join(f"\n{number}. {option}" for number, option in enumerate(options, 1))
         return f"{call['args'].get('question', '')}{listed}"
-    if execution == "approve":
+    if approval == "ask":
         arguments = json.dumps(call["args"], ensure_ascii=False)
         return f"Before I run {call['tool']} with {arguments}, I need your approval: approve, reject or edit."
     return ""

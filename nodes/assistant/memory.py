@@ -108,6 +108,7 @@ def prepare_turn(
     request = text if parse_slash(text) else cut_message(text)
     progress = progress_for(runtime)
     progress.start("Assistant turn")
+    yield from deps.load_tools(runtime)  # the MCP servers start here, off the event loop
     with recorded_step(progress, "memory", "Recall the conversation and related notes") as step:
         start = window_start([_role(m) for m in messages])
         removed = [RemoveMessage(id=m.id) for m in messages[:start] if m.id]

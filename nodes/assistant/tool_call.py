@@ -22,13 +22,12 @@ from langgraph.types import interrupt
 
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for
-from nodes.assistant.executor import tool_label, traits_of
+from nodes.assistant.executor import approval_of, tool_label
 from nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
 from policies.answer_check import assign_plan_step
 from policies.replanning import active_steps
 from policies.tool_calls import (
     APPROVAL_DECISIONS,
-    execution_for,
     read_answer,
     read_decision,
     rejection_observation,
@@ -100,7 +99,7 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
     call: PendingCall = task["call"]
     number = call.get("n", 1)
     label = tool_label(call["tool"])
-    tools = deps.tools_for(runtime)
+    tools = yield from deps.load_tools(runtime)  # a resume in a new process starts the servers here
     tool = tools.get(call["tool"])
     args = dict(call.get("args") or {})
     with recorded_step(progress_for(runtime), f"tool-{number}", f"Tool step {number}: {label}") as step:
@@ -108,15 +107,15 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
         result = CallResult(False, call.get("error") or f"{label} is not available any more")
         dispatches, note = 0, ""
         if not call.get("error") and tool is not None:
-            execution = execution_for(traits_of(tools, tool.name))
-            if execution == "ask":
+            approval = approval_of(tools, tool.name)
+            if approval == "question":
                 result, note = CallResult(True, ask(args)), "answered by the user"
             else:
-                run_args, rejection = approve(tool, args) if execution == "approve" else (args, "")
+                run_args, rejection = approve(tool, args) if approval == "ask" else (args, "")
                 if run_args is None:
                     result, note = CallResult(False, rejection, "rejected"), "rejected by the user"
                 else:
-                    note = "approved" if execution == "approve" else ""
+                    note = "approved" if approval == "ask" else ""
                     args = run_args
                     result, dispatches = yield from _run(tool, run_args, config, f"call_{number}")
         plan = task.get("plan")

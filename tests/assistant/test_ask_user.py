@@ -80,7 +80,7 @@ def test_a_side_effecting_builtin_pauses_and_a_trusted_one_does_not():
     ran: list[str] = []
     registry = chat_registry()
     registry.register(RegisteredTool("save_note", "saves", _Note, frozenset({"chat"}), func=lambda text: ran.append(text) or "saved"))
-    registry.register(RegisteredTool("log_note", "logs", _Note, frozenset({"chat"}), trusted=True,
+    registry.register(RegisteredTool("log_note", "logs", _Note, frozenset({"chat"}), approval="run",
                                      func=lambda text: ran.append(f"log:{text}") or "logged"))
     run = _runner([tool_call("log_note", text="a"), tool_call("save_note", text="b"), tool_call("calculator", expression="1+1")],
                   registry)

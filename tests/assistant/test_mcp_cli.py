@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cli import main
-from cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_PAUSED
+from cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, EXIT_PAUSED
 from tests.assistant.mcp.servers import ROOT, config, executions, stdio_server
 
 
@@ -67,18 +67,26 @@ def test_interactive_chat_asks_and_a_refused_decision_asks_again(mcp_env, monkey
     assert "rejected by the user: not now" in out and "stored: two" in out
 
 
-def test_doctor_lists_servers_tools_and_a_broken_server_in_one_line(mcp_env, capsys):
-    assert main(["doctor", "--json"]) == 0
+def test_doctor_lists_servers_tools_and_a_broken_server_in_one_line_and_fails(mcp_env, capsys):
+    assert main(["doctor", "--json"]) == EXIT_FAILED  # a configured server cannot start
     report = json.loads(capsys.readouterr().out)
     servers = {s["name"]: s for s in report["mcp_servers"]}
-    assert {t["name"]: t["read_only"] for t in servers["notes"]["tools"]} == {
-        "notes__word_count": True, "notes__wait_ms": True, "notes__crash_now": True, "notes__add_note": False}
-    assert servers["broken"]["tools"] == [] and servers["broken"]["problem"] == "McpError: Connection closed"
-    assert {"name": "ask_user", "read_only": True} in report["chat_tools"]
-    assert main(["doctor"]) == 0
+    assert {t["name"]: t["approval"] for t in servers["notes"]["tools"]} == {
+        "notes__word_count": "run", "notes__wait_ms": "run", "notes__crash_now": "run", "notes__add_note": "ask",
+        "notes__tally": "ask"}
+    broken = servers["broken"]
+    assert broken["tools"] == [] and broken["problem"] == "McpError: Connection closed"
+    # Its command as typed (the path kept, a secret never) and the log holding its own output.
+    assert broken["command"] == f"{sys.executable} -m tests.assistant.mcp.notes_server stdio crash"
+    assert broken["log"].endswith("mcp-servers.log")
+    assert {"name": "ask_user", "approval": "question"} in report["chat_tools"]
+    assert {"name": "remember", "approval": "run"} in report["chat_tools"]  # not "(asks first)" any more
+    assert main(["doctor"]) == EXIT_FAILED
     out = capsys.readouterr().out
-    assert "mcp broken        cannot start: McpError: Connection closed" in out
+    assert (f"mcp broken        cannot start: McpError: Connection closed; command: {sys.executable} -m "
+            f"tests.assistant.mcp.notes_server stdio crash; its output: {broken['log']}") in out
     assert "notes__add_note (asks first)" in out and "sk-do-not-show" not in out and "Traceback" not in out
+    assert "remember (asks first)" not in out and "forget (asks first)" in out and "ask_user (asks you)" in out
 
 
 def test_a_broken_configuration_is_bad_input(mcp_env, monkeypatch, capsys):
@@ -96,4 +104,38 @@ def test_chat_help_lists_the_tools_from_their_declarations(mcp_env, capsys):
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert "  calculator  arithmetic, e.g. (17+25)*3" in out and "  ask_user" in out
-    assert "notes__add_note  Store a note (changes the notebook). (asks before it runs)" in out
+    assert "notes__add_note  Store a note (changes the notebook). (asks first)" in out
+
+
+def test_a_claude_desktop_or_cline_style_file_starts_the_chat(mcp_env, monkeypatch, capsys):
+    cwd, record = mcp_env
+    notes = stdio_server(record, trust_annotations=False)
+    host_file = {
+        "globalShortcut": "Ctrl+Space",
+        "mcpServers": {
+            "notes": {**notes, "autoApprove": ["add_note"], "disabled": False, "timeout": 60, "transportType": "stdio"},
+            "off": {**stdio_server(record, "crash"), "disabled": True},
+        },
+    }
+    (cwd / "claude_desktop_config.json").write_text(json.dumps(host_file))
+    monkeypatch.setenv("REINS_MCP_CONFIG", str(cwd / "claude_desktop_config.json"))
+    assert main(["chat", "--once", 'use notes__add_note on "from cline"', "--thread", "c1"]) == EXIT_OK
+    out, err = capsys.readouterr()
+    # autoApprove widened what runs unasked: said in one line, never silently.
+    assert "MCP server 'notes': autoApprove read as trust: add_note run(s) without asking first" in err
+    assert "field(s) timeout, transportType ignored" in err and "globalShortcut ignored" in err
+    assert "off" not in err and "cannot start" not in err  # the disabled server is never started
+    assert executions(record) == [json.dumps({"tool": "add_note", "text": "from cline"})]
+    assert main(["doctor"]) == EXIT_OK  # the only broken server is disabled
+    assert "mcp off           disabled in the configuration (not started)" in capsys.readouterr().out
+
+
+def test_chat_names_a_server_that_cannot_start_with_its_command_and_log(mcp_env, capsys):
+    assert main(["chat", "--once", "what is 2+2?"]) == EXIT_OK  # the broken server is left out
+    err = capsys.readouterr().err
+    line = next(line for line in err.splitlines() if "'broken'" in line)
+    assert line.startswith("reins: MCP server 'broken' cannot start (left out): McpError: Connection closed; command: ")
+    assert f"{sys.executable} -m tests.assistant.mcp.notes_server stdio crash" in line
+    assert line.endswith("mcp-servers.log") and "sk-do-not-show" not in err
+    log = Path(line.rsplit("its output: ", 1)[1])
+    assert "notes server: cannot open the notebook" in log.read_text()  # the server's own words are there

@@ -26,7 +26,7 @@ def notes(request, tmp_path):
         yield config(notes=stdio_server(record)), record
         return
     with http_server(record) as url:
-        yield config(notes={"url": url}), record
+        yield config(notes={"url": url, "trust_annotations": True}), record
 
 
 def _runner(mcp, steps, answers=("Done.",), intent=None):
@@ -207,7 +207,7 @@ def test_a_run_brings_its_own_servers_through_the_context(tmp_path):
     plain = run.ask("/help", thread="t2")  # another run without them: not offered
     assert "notes__word_count" not in plain["reply"] and "ask_user" in plain["reply"]
     listed = run.ask("/help", thread="t3", mcp_config=mcp)["reply"]
-    assert "notes__add_note  Store a note (changes the notebook). (asks before it runs)" in listed
+    assert "notes__add_note  Store a note (changes the notebook). (asks first)" in listed
 
 
 def test_under_ainvoke_a_read_only_call_runs_and_a_side_effect_pauses(notes):
@@ -229,3 +229,45 @@ async def _under_ainvoke(notes):
     result = await run.graph.ainvoke(Command(resume={"type": "approve"}), THREAD)
     assert executions(record) == [json.dumps({"tool": "add_note", "text": "async"})]
     assert [r["ok"] for r in result["records"]] == [True, True]
+
+
+# ------------------------------------------------------------------------------------ sessions
+
+
+def test_a_stateful_server_keeps_its_session_across_the_calls_and_turns_of_one_chat(notes):
+    from runtime.mcp_tools import SESSIONS
+
+    mcp, _ = notes
+    mcp["mcpServers"]["notes"]["trust"] = ["tally"]
+    turns = 3
+    model = ScriptedModel({"assistant.intent": [simple()] * turns, "assistant.step": [tool_call("notes__tally")] * turns,
+                           "assistant.answer": [answer("Counted.")] * turns})
+    run = Runner(model, chat_registry(), mcp_config=mcp)
+    opened = SESSIONS.opened
+    first = run.ask("tally", thread="chat-a")["records"][-1]["output"]
+    second = run.ask("tally again", thread="chat-a")["records"][-1]["output"]
+    other = run.ask("tally", thread="chat-b")["records"][-1]["output"]
+    assert (first, second, other) == ("call 1 of this session", "call 2 of this session", "call 1 of this session")
+    assert SESSIONS.opened - opened == 2  # one session per chat, reused by its second call
+    open_now = SESSIONS.open_sessions()
+    assert open_now[("chat-a", "notes")] == 2 and open_now[("chat-b", "notes")] == 1
+    assert SESSIONS.close_scope("chat-a") == 1 and ("chat-a", "notes") not in SESSIONS.open_sessions()
+    model = ScriptedModel({"assistant.intent": [simple()], "assistant.step": [tool_call("notes__tally")],
+                           "assistant.answer": [answer("Counted.")]})
+    again = Runner(model, chat_registry(), mcp_config=mcp).ask("tally", thread="chat-a")["records"][-1]["output"]
+    assert again == "call 1 of this session"  # a closed chat's next call starts a new session
+    SESSIONS.close_scope("chat-a"), SESSIONS.close_scope("chat-b")
+
+
+def test_a_tool_an_unvouched_server_marks_read_only_still_asks_and_never_runs_unasked(tmp_path):
+    record = tmp_path / "r"
+    mcp = config(evil=stdio_server(record, "hostile", trust_annotations=False))  # the default: no trust
+    run = _runner(mcp, [tool_call("evil__sneaky_write", text="x")], ["Not run."])
+    run.ask("look up x")
+    (payload,) = _pending(run)
+    assert payload["kind"] == "tool_approval" and payload["tool"] == "evil__sneaky_write"
+    assert payload["read_only"] is False and executions(record) == []  # the claim is not believed
+    result = run.graph.invoke(Command(resume={"type": "reject", "reason": "no"}), THREAD)
+    assert executions(record) == [] and result["records"][0]["output"] == "rejected by the user: no"
+    listed = run.ask("/help", thread="t9")["reply"]
+    assert "evil__sneaky_write  Look something up (it writes). (asks first)" in listed

@@ -7,10 +7,10 @@ import pytest
 from policies.mcp_config import (
     McpConfigError,
     ServerSpec,
-    is_read_only,
     neutral,
     offer,
     parse_config,
+    read_servers,
     shown_description,
 )
 
@@ -33,7 +33,6 @@ def test_stdio_and_http_servers_with_their_options():
     [
         ([], "the MCP configuration must be a JSON object"),
         ({"servers": {}}, "the MCP configuration must be a JSON object"),
-        ({"mcpServers": {}, "x": 1}, "unknown field(s) x"),
         ({"mcpServers": {"a/b": {"command": "x"}}}, "MCP server name 'a/b' must be"),
         ({"mcpServers": {"a__b": {"command": "x"}}}, "MCP server name 'a__b' must be"),
         ({"mcpServers": {"a": "x"}}, "MCP server 'a': its entry must be an object"),
@@ -45,7 +44,9 @@ def test_stdio_and_http_servers_with_their_options():
         ({"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}, "MCP server 'a': env must map names to strings"),
         ({"mcpServers": {"a": {"command": "x", "timeout_s": 0}}}, "MCP server 'a': timeout_s must be"),
         ({"mcpServers": {"a": {"command": "x", "timeout_s": True}}}, "MCP server 'a': timeout_s must be"),
-        ({"mcpServers": {"a": {"command": "x", "secret": 1}}}, "MCP server 'a': unknown field(s) secret"),
+        ({"mcpServers": {"a": {"command": "x", "disabled": "yes"}}}, "MCP server 'a': disabled must be true or false"),
+        ({"mcpServers": {"a": {"command": "x", "autoApprove": "all"}}}, "MCP server 'a': autoApprove must be a list"),
+        ({"mcpServers": {"a": {"command": "x", "trust_annotations": 1}}}, "MCP server 'a': trust_annotations must"),
     ],
 )
 def test_invalid_configurations_name_the_server(config, message):
@@ -86,10 +87,30 @@ def test_description_is_marked_capped_and_inert():
     assert "<" not in shown and len(shown) < 360
 
 
-@pytest.mark.parametrize(
-    ("annotations", "read_only"),
-    [(None, False), ({}, False), ({"readOnlyHint": None}, False), ({"readOnlyHint": "yes"}, False),
-     ({"readOnlyHint": True}, True)],
-)
-def test_only_an_explicit_read_only_hint_counts(annotations, read_only):
-    assert is_read_only(annotations) is read_only
+def test_another_hosts_file_starts_with_disabled_servers_left_out_and_unknown_fields_noticed():
+    read = read_servers({
+        "globalShortcut": "Ctrl+Space",  # Claude Desktop's own setting
+        "mcpServers": {
+            "fs": {"command": "npx", "args": ["fs"], "disabled": False, "autoApprove": ["read_file"],
+                   "timeout": 60, "type": "stdio"},
+            "off": {"command": "x", "disabled": True, "secret": 1},
+            "also_off": {"url": "http://127.0.0.1:9/mcp", "enabled": False},
+            "roo": {"command": "y", "alwaysAllow": [], "trust": ["a"]},
+        },
+    })
+    assert [s.name for s in read.servers] == ["fs", "roo"] and read.disabled == ("off", "also_off")
+    fs, roo = read.servers
+    assert fs.trust == frozenset({"read_file"}) and not fs.trust_annotations
+    assert roo.trust == frozenset({"a"})
+    assert read.notices == (
+        "the MCP configuration's field(s) globalShortcut ignored (not used by Reins)",
+        "MCP server 'fs': field(s) timeout ignored (not used by Reins)",
+        "MCP server 'fs': autoApprove read as trust: read_file run(s) without asking first",
+    )  # an empty alwaysAllow widens nothing, so it says nothing; a disabled server's fields are not read
+
+
+def test_trust_annotations_is_read_per_server():
+    (spec,) = parse_config({"mcpServers": {"a": {"command": "x", "trust_annotations": True}}})
+    assert spec.trust_annotations is True and spec.notices == ()
+
+

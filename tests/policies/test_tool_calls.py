@@ -6,9 +6,7 @@ import pytest
 
 from policies.tool_calls import (
     Decision,
-    ToolTraits,
     batch,
-    execution_for,
     question_allowed,
     read_answer,
     read_decision,
@@ -18,29 +16,16 @@ from policies.tool_calls import (
 
 
 @pytest.mark.parametrize(
-    ("traits", "execution"),
-    [
-        (ToolTraits(read_only=True), "run"),
-        (ToolTraits(read_only=False), "approve"),
-        (ToolTraits(read_only=False, trusted=True), "run"),
-        (ToolTraits(read_only=True, pauses=True), "ask"),
-    ],
-)
-def test_execution_for(traits, execution):
-    assert execution_for(traits) == execution
-
-
-@pytest.mark.parametrize(
     ("executions", "count"),
     [
         ((), 0),
         (("run",), 1),
         (("run", "run", "run"), 3),
         (("run", "run", "run", "run"), 3),  # at most three together
-        (("run", "approve", "run"), 1),  # a side effect is never batched
-        (("approve", "run"), 1),
-        (("ask", "ask"), 1),
-        (("run", "ask"), 1),
+        (("run", "ask", "run"), 1),  # a side effect is never batched
+        (("ask", "run"), 1),
+        (("question", "question"), 1),
+        (("run", "question"), 1),
     ],
 )
 def test_batch(executions, count):

@@ -77,3 +77,43 @@ def test_every_graph_runs_under_ainvoke_without_blocking_the_loop(blocking_detec
     assert resumed["final_decision"] == "final"
     assert delivered["run_status"] in ("pass", "needs_review") and delivered["failure"] is None
     assert "126" in chat["reply"]
+
+
+def test_the_assistant_with_stdio_and_http_mcp_servers_never_blocks_the_loop(blocking_detector, tmp_path,
+                                                                              monkeypatch):
+    """What ``langgraph dev`` runs: the servers named by REINS_MCP_CONFIG (a file, read at run time)
+    and by the run's context, a read-only call, then an approval round trip of a side effect."""
+    import json
+
+    from langgraph.types import Command
+
+    from runtime.scripted import ScriptedModel
+    from tests.assistant.helpers import answer, tool_call
+    from tests.assistant.mcp.servers import config, executions, http_server, stdio_server
+
+    record = tmp_path / "executions.jsonl"
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(config(local=stdio_server(record))))
+    monkeypatch.setenv("REINS_MCP_CONFIG", str(path))
+    monkeypatch.setenv("REINS_HOME", str(tmp_path / "home"))
+    plan = {"intent": "COMPLEX", "reason": "two", "plan": {"goal": "count, store", "steps": [
+        {"id": 1, "tool": "remote__word_count", "purpose": "count"}, {"id": 2, "tool": "local__add_note", "purpose": "store"}]}}
+    model = ScriptedModel({"assistant.intent": [plan], "assistant.answer": [answer("Counted and stored.")],
+                           "assistant.step": [tool_call("remote__word_count", text="a b c"),
+                                              tool_call("local__add_note", text="from the server")]})
+    assistant = build_assistant(models=model, checkpointer=InMemorySaver())
+    with http_server(record) as url:
+        remote = config(remote={"url": url, "trust_annotations": True})
+        thread = {"configurable": {"thread_id": "mcp-chat"}}
+
+        async def main():
+            paused = await assistant.ainvoke({"messages": [HumanMessage(content="count and store")]}, thread,
+                                             context={"mcp_config": remote})
+            before = list(executions(record))
+            done = await assistant.ainvoke(Command(resume={"type": "approve"}), thread, context={"mcp_config": remote})
+            return paused, before, done
+
+        paused, before, done = asyncio.run(main())
+    assert paused["__interrupt__"][0].value["tool"] == "local__add_note" and before == []
+    assert [r["output"] for r in done["records"]] == ["3 words", "stored: from the server"]
+    assert executions(record) == [json.dumps({"tool": "add_note", "text": "from the server"})]

@@ -16,8 +16,10 @@ MODULE = "tests.assistant.mcp.notes_server"
 
 
 def stdio_server(record: Path, kind: str = "normal", **options: Any) -> dict[str, Any]:
+    """The server over stdio; its ``readOnlyHint`` believed (``trust_annotations``) unless
+    ``trust_annotations=False`` is given (a server the user does not vouch for)."""
     return {"command": sys.executable, "args": ["-m", MODULE, "stdio", kind], "env": {"NOTES_RECORD": str(record)},
-            "cwd": str(ROOT), **options}
+            "cwd": str(ROOT), "trust_annotations": True, **options}
 
 
 def config(**servers: dict[str, Any]) -> dict[str, Any]:
