@@ -28,7 +28,7 @@ NOTES: Mapping[str, str] = {
 # What the plan phase's note really was: the tool's description, longer than a note may be.
 LONG_NOTE = ("Understand the requirement and write an implementation plan: scope, assumptions, delivery phases "
              "with acyclic dependencies, and acceptance criteria that cover every requirement. Needs: the "
-             "requirement only. Produces: plan.")
+             "requirement only. Produces: plan. Pass at most a short note; the runtime supplies the inputs.")
 PADDING = "." + "0" * 300  # doctor-check-required: '{"name": "ping", "arguments": {"ok": true}}.0000…'
 CONTEXT_400 = HttpError(
     400, "request (636 tokens) exceeds the available context size (512 tokens), try increasing it",
