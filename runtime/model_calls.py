@@ -28,9 +28,11 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel
 
+from policies.provider_schema import provider_schema
 from policies.retry import backoff_s, retry_after_s, retry_wait_s
 from policies.second_attempt import repair_output_bound
 from policies.tool_choice import structured_tool_choice
@@ -138,6 +140,22 @@ def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema of a contract's schema class, generated once per class (treat as read-only)."""
     spec = schema.model_json_schema()
     spec.setdefault("title", schema.__name__)
+    return spec
+
+
+@lru_cache(maxsize=None)
+def sent_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The schema a provider is sent for a contract: the strict one without what grammar builders
+    refuse (``policies.provider_schema``); answers are still validated against the strict one."""
+    return provider_schema(_json_schema(schema))
+
+
+def sent_tool(tool: Any) -> dict[str, Any]:
+    """A tool as a provider is sent it: its OpenAI definition with compilable parameters."""
+    spec = convert_to_openai_tool(tool)
+    function = spec.get("function")
+    if isinstance(function, dict) and "parameters" in function:
+        spec = {**spec, "function": {**function, "parameters": provider_schema(function["parameters"])}}
     return spec
 
 
@@ -277,10 +295,10 @@ class _Caller:
             model, policy_options = with_role_policy(chosen, policy)
             bound = {**policy_options, **options}
             if tools is not None:
-                runnable: Runnable = model.bind_tools(list(tools), **bound)
+                runnable: Runnable = model.bind_tools([sent_tool(tool) for tool in tools], **bound)
             elif schema is not None:
                 # A copy: a provider integration may adjust the schema it is given (the cached one stays intact).
-                spec = copy.deepcopy(_json_schema(schema))
+                spec = copy.deepcopy(sent_schema(schema))
                 extra = {**structured_options(method, self.models.tool_choice), **bound}
                 runnable = model.with_structured_output(spec, method=method, include_raw=True, **extra)
             else:
