@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if args.check:  # only the probes need the provider libraries
         from runtime.probe import configured_models, probe_model
 
-        checks = [probe_model(name, settings, role) for name, role in configured_models(settings)]
+        checks = [probe_model(name, settings, roles) for name, roles in configured_models(settings)]
     code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0
     code = EXIT_BAD_INPUT if report.get("mcp_error") else code
     if checks is not None:
@@ -151,6 +151,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"  check {redact(check.model, 80)}: {'ok' if check.ok else 'FAILED'} - {redact(check.result, 200)}")
             for probe in check.probes:
                 print(f"    {probe.line()}")
+            if check.verdict:
+                print(f"    tool calls: {check.verdict}")
+            for line in check.schemas:
+                print(f"    {redact(line, 300)}")
             if check.recommended:
                 print("    recommended:")
                 for line in check.recommended:

@@ -43,3 +43,12 @@ def test_every_tool_sent_compiles():
         sent = sent_tool(tool)
         assert sent["function"]["name"] == tool.name
         assert repetition_overruns(sent["function"]["parameters"]) == [], tool.name
+
+
+def test_doctor_probes_every_structured_contract_with_its_schema():
+    from runtime.probe import PROBED_SCHEMAS
+
+    assert all(dict(STRUCTURED)[name] is schema for name, schema in PROBED_SCHEMAS.items())
+    # revisions send the plan's and the tasks' schemas again: nothing of their own to probe
+    assert {name for name, _ in STRUCTURED} - set(PROBED_SCHEMAS) == {"delivery.plan_revision",
+                                                                     "delivery.task_revision"}
