@@ -26,7 +26,9 @@ from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATT
 from cli.inputs import read_text
 from cli.model_config import models_of
 from cli.render import ProgressView, colour, print_json, stream_run, write
+from runtime.contracts import safe_error
 from runtime.settings import Settings
+
 MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
@@ -344,7 +346,7 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: 
             values = _send(graph, message, thread, user, streamed=streamed, scope=scope)
             values = answer_pauses(graph, values, thread, user)
         except Exception as error:  # one failed message does not end the session
-            sys.stderr.write(f"reins: failed: {printable(redact(f'{type(error).__name__}: {error}', 300))}\n")
+            sys.stderr.write(f"reins: failed: {printable(safe_error(error, 300))}\n")  # a provider's: its cause
             continue
         if values is None:  # input ended while a call waited: it stays paused on the thread
             sys.stderr.write(f"reins: paused; resume with: reins resume {thread} --decision '<json>'\n")

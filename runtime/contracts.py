@@ -51,6 +51,7 @@ from runtime.contract_roles import (  # noqa: F401 - the contracts' roles, named
     role_for,
 )
 from runtime.driving import Steps, adrive, drive
+from runtime.failures import failure_cause, is_provider_failure
 from runtime.messages import message_text
 from runtime.model_calls import (  # noqa: F401 - the errors and metrics of contract calls, named here too
     METRIC_FIELDS,
@@ -226,7 +227,11 @@ async def ainvoke_tool_turn(contract: str, messages: Sequence[BaseMessage], mode
 
 
 def safe_error(error: BaseException, limit: int = 500) -> str:
-    """A redacted, bounded one-line description of an error, fit for traces and users."""
+    """A redacted, bounded one-line description of an error, fit for traces and users. A provider's
+    failure is named by its cause class (``HTTP 400``, ``connection refused`` …), never by the
+    provider's message, which can carry request details, paths or keys."""
     if isinstance(error, (ContractError, ContractTimeout)):
         return redact(str(error), limit)
+    if is_provider_failure(error):
+        return failure_cause(error)
     return redact(f"{type(error).__name__}: {error}", limit)
