@@ -51,7 +51,7 @@ from runtime.contract_roles import (  # noqa: F401 - the contracts' roles, named
     role_for,
 )
 from runtime.driving import Steps, adrive, drive
-from runtime.failures import failure_cause, is_provider_failure
+from runtime.failures import failure_cause, provider_failure
 from runtime.messages import message_text
 from runtime.model_calls import (  # noqa: F401 - the errors and metrics of contract calls, named here too
     METRIC_FIELDS,
@@ -232,6 +232,7 @@ def safe_error(error: BaseException, limit: int = 500) -> str:
     provider's message, which can carry request details, paths or keys."""
     if isinstance(error, (ContractError, ContractTimeout)):
         return redact(str(error), limit)
-    if is_provider_failure(error):
-        return failure_cause(error)
+    provider = provider_failure(error)
+    if provider is not None:
+        return failure_cause(provider)
     return redact(f"{type(error).__name__}: {error}", limit)

@@ -133,17 +133,18 @@ def failure_label(error: BaseException) -> str:
         return f"{code} ({', '.join(f'{i.path}: {i.code}' for i in error.issues)})"
     if code == TIMEOUT:
         return code
-    return f"{code} ({failure_cause(error) if is_provider_failure(error) else type(error).__name__})"
+    provider = provider_failure(error)
+    return f"{code} ({failure_cause(provider) if provider is not None else type(error).__name__})"
 
 
 # What a model provider's client raises (any provider: LangChain classifies them as ModelError).
 PROVIDER_ERRORS: tuple[type[BaseException], ...] = (openai.APIError, openai.OpenAIError, httpx.HTTPError, ModelError)
 
 
-def is_provider_failure(error: BaseException) -> bool:
-    """A failure a model provider's client raised (its message is the provider's): the error or
-    anything it was raised from."""
-    return any(isinstance(link, PROVIDER_ERRORS) for link in _chain(error))
+def provider_failure(error: BaseException) -> BaseException | None:
+    """The failure a model provider's client raised (its message is the provider's): the error
+    itself or what it was raised from; None when no provider is involved."""
+    return next((link for link in _chain(error) if isinstance(link, PROVIDER_ERRORS)), None)
 
 
 # ------------------------------------------------------------------------------ tool calls
