@@ -55,6 +55,7 @@ from runtime.failures import failure_cause, provider_failure
 from runtime.messages import message_text
 from runtime.model_calls import (  # noqa: F401 - the errors and metrics of contract calls, named here too
     METRIC_FIELDS,
+    RUNAWAY_KEY,
     SERVED_PREFIX,
     ContractTimeout,
     _Caller,
@@ -116,12 +117,14 @@ def _metered(caller: _Caller, steps: Steps) -> Steps:
 
 
 def _draft(caller: _Caller, messages: Sequence[BaseMessage]) -> Steps:
-    """A free-text answer of the role's model. A draft cut off at the token limit is never returned
-    as a draft: it gets the one repair (asked again, shorter); a second cut-off raises
+    """A free-text answer of the role's model. A draft cut off at the token limit — or stopped early
+    because it ran away in a loop (``policies.runaway_text``) — is never returned as a draft: it gets
+    the one repair (asked again, shorter, with more room, told why); a second cut-off raises
     ``ContractError`` with the code ``truncated``."""
     message = yield from caller.steps("business_calls", caller.role, list(messages))
     if truncated(message):
-        repair = [*messages, draft_repair_message(caller.contract)]
+        looped = bool(getattr(message, "response_metadata", {}).get(RUNAWAY_KEY))
+        repair = [*messages, draft_repair_message(caller.contract, looped)]
         message = yield from caller.steps("repair_calls", caller.role, repair, more_room=True)
         if truncated(message):
             raise ContractError(caller.contract, [TRUNCATED_ISSUE])
