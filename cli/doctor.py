@@ -27,11 +27,12 @@ def register(commands: argparse._SubParsersAction) -> None:
 def describe(settings: Settings) -> dict:
     from cli.env_file import env_file_status
     from runtime.home import reins_home
-    from runtime.labels import describe_model, model_label
+    from runtime.labels import model_label
+    from runtime.models import fallback_label
 
     return {
         "roles": {role: model_label(settings, role) for role in ROLES},
-        "fallbacks": {role: [describe_model(n) for n in settings.fallbacks_for(role) if n != settings.model_for(role)]
+        "fallbacks": {role: [fallback_label(n) for n in settings.fallbacks_for(role) if n != settings.model_for(role)]
                       for role in ROLES if settings.model_for(role) and settings.fallbacks_for(role)},
         "endpoint": "custom (OPENAI_BASE_URL)" if settings.base_url else "default OpenAI endpoint",
         "api_key": "set" if settings.api_key else "not set",

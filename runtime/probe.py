@@ -40,7 +40,7 @@ from runtime.contract_roles import CONTRACT_ROLES
 from runtime.model_calls import sent_schema, structured_options
 from runtime.failures import TIMEOUT_ERRORS, failure_cause
 from runtime.messages import message_text
-from runtime.models import configured_policies, create_chat_model
+from runtime.models import configured_policies, entry_model
 from runtime.settings import ROLES, Settings, SettingsError
 from schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection, AssistantReplan, AssistantSummary
 from schemas.delivery import (
@@ -220,7 +220,7 @@ def probe_schemas(name: str, settings: Settings, roles: Sequence[str]) -> list[s
         if role not in roles or schema in seen:
             continue
         seen.add(schema)
-        model = create_chat_model(name, role, settings, max_tokens=SCHEMA_PROBE_MAX_TOKENS)
+        model = entry_model(name, role, settings, max_tokens=SCHEMA_PROBE_MAX_TOKENS)
         ask = model.with_structured_output(copy.deepcopy(sent_schema(schema)), method=settings.structured_method,
                                            include_raw=True,
                                            **structured_options(settings.structured_method, settings.tool_choice))
@@ -247,7 +247,7 @@ def probe_model(name: str, settings: Settings, roles: str | Sequence[str] = "man
     roles = (roles,) if isinstance(roles, str) else tuple(roles)
     role = "manager" if "manager" in roles else roles[0]
     try:
-        model = create_chat_model(name, role, settings, max_tokens=PROBE_MAX_TOKENS)
+        model = entry_model(name, role, settings, max_tokens=PROBE_MAX_TOKENS)
     except SettingsError as error:  # e.g. the provider's package is not installed
         return ProbeResult(name, False, str(error))
     probes, stopped = _probe_styles(model, dict.fromkeys((settings.tool_choice, *PROBE_STYLES)))

@@ -67,7 +67,7 @@ def hanging(body: dict[str, Any]) -> Any:
     ("name", "answer", "requests_per_call"),
     [
         ("400", lambda body: HttpError(400, f"bad request for key {KEY}"), 1),
-        ("404", lambda body: HttpError(404, "model not found", "not_found_error"), 1),
+        ("404", lambda body: HttpError(404, "model not found", "not_found_error"), 0),  # then skipped: see below
         ("500x3", lambda body: HttpError(500, "boom", "server_error"), 2),  # the call and its one retry
         ("hang", hanging, 2),
     ],
@@ -81,9 +81,15 @@ def test_a_final_provider_failure_sends_the_same_request_to_the_fallback(stub, c
     )
     assert out["run_status"] == "pass"
     assert len(fallback.bodies()) == 10  # every call answered by the fallback
-    assert len(primary.bodies()) == 10 * requests_per_call
     asked = sorted(json.dumps(b["messages"]) for b in primary.bodies())
-    assert sorted(json.dumps(b["messages"]) for b in fallback.bodies()) == asked[::requests_per_call]  # the same requests
+    if requests_per_call:
+        assert len(primary.bodies()) == 10 * requests_per_call
+        assert sorted(json.dumps(b["messages"]) for b in fallback.bodies()) == asked[::requests_per_call]  # the same requests
+    else:
+        # a model that is not there is asked once per role (the parallel reviewers may race), then skipped
+        # for the rest of the run; every request it got went to the fallback too
+        assert 4 <= len(primary.bodies()) <= 6
+        assert set(asked) <= {json.dumps(b["messages"]) for b in fallback.bodies()}
     assert set(handler.answered) == {"ChatOpenAI:backup-model"} and len(handler.answered) == 10
     assert set(handler.failed) == {"openai-compatible:stub-model"}
     metrics = out["metrics"]
