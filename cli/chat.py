@@ -24,7 +24,7 @@ from policies.terminal_text import printable
 from cli.chat_pauses import ask_pause, check, describe, hint, pending
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
 from cli.inputs import read_text
-from cli.model_config import models_of
+from cli.model_config import fallbacks_of, models_of
 from cli.render import ProgressView, colour, print_json, stream_run, write
 from runtime.contracts import safe_error
 from runtime.settings import Settings
@@ -160,6 +160,8 @@ def _print_answer(values: Mapping[str, Any], out: TextIO, streamed: StreamedRepl
         out.write(reply + "\n")
     for item in answer.get("evidence", []):
         out.write(f"  · {printable(redact(item, 300))}\n")
+    for warning in fallbacks_of(values):
+        out.write(f"  note: {printable(redact(warning, 300))}\n")
     status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")
     out.write(colour(f"[{verdict}]", status, out) + "\n")
 
@@ -175,6 +177,7 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
         "records": redact_mapping(values.get("records", []), 4000),  # arguments are the user's raw input
         "trace": values.get("trace", []),
         "models": models_of(values),
+        "fallbacks": fallbacks_of(values),
     }
 
 
