@@ -5,6 +5,9 @@ repetition of 2000 or more (``tests/wire/llama_server.py``). With the settings `
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.store.memory import InMemoryStore
@@ -18,8 +21,25 @@ from tests.wire.llama_server import GRAMMAR_400, grammar_limited, qwen
 from tests.wire.provider_stub import HttpError
 
 SCENARIO = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
-# What `reins doctor --check` advises for a server whose model writes its calls as text.
-RECIPE = {"REINS_TOOL_CHOICE": "auto", "REINS_TEXT_TOOL_CALLS": "recover"}
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_recipe() -> dict[str, str]:
+    """The README's local-server recipe (what `reins doctor --check` prints for such a server), minus
+    the endpoint and model, which the stub stands for."""
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"<!-- local-recipe -->\n```bash\n(.*?)```\n<!-- /local-recipe -->", text, re.S)
+    assert block, "README.md has no <!-- local-recipe --> block"
+    pairs = dict(re.findall(r"\b([A-Z_]+)=(\S+)", block.group(1)))
+    return {k: v for k, v in pairs.items() if k not in ("OPENAI_BASE_URL", "REINS_MODEL")}
+
+
+RECIPE = readme_recipe()
+
+
+def test_the_recipe_sets_what_doctor_advises_for_text_calls():
+    assert RECIPE["REINS_TOOL_CHOICE"] == "auto" and RECIPE["REINS_TEXT_TOOL_CALLS"] == "recover"
+    assert {"REINS_MAX_TOKENS_MANAGER", "REINS_MAX_TOKENS_TASKLIST", "REINS_TIMEOUT_TASKLIST"} <= set(RECIPE)
 
 
 
