@@ -32,16 +32,16 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel
 
+from policies.fallback import skips_rest_of_run
 from policies.provider_schema import provider_schema
-from policies.runaway_text import runaway
 from policies.retry import backoff_s, retry_after_s, retry_wait_s
+from policies.runaway_text import runaway
 from policies.second_attempt import repair_output_bound
 from policies.tool_choice import structured_tool_choice
 from runtime.deadline import remaining_s
 from runtime.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY
-from policies.fallback import skips_rest_of_run
-from policies.redaction import redact
 from runtime.failures import TIMEOUT_ERRORS, ContractTimeout, failure_cause, falls_back_after, is_retryable
+from runtime.fallback_notes import MISSING_MODELS, announce_fallback
 from runtime.messages import message_text
 from runtime.models import ModelSet
 from runtime.prompt_inputs import HeldInputs
@@ -312,53 +312,6 @@ class _Wait:
         await asyncio.sleep(self.seconds)
 
 
-class _MissingModels:
-    """Models found not there (connection refused, model not found), per model set and run (its
-    thread; without one, for ``UNTHREADED_FOR_S``): later calls of the run skip them."""
-
-    UNTHREADED_FOR_S = 600.0
-    MAX_RUNS = 256
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._runs: OrderedDict[tuple[int, str | None], dict[tuple[str, str], float]] = OrderedDict()
-
-    @staticmethod
-    def _run() -> str | None:
-        config = var_child_runnable_config.get() or {}
-        thread = (config.get("configurable") or {}).get("thread_id")
-        return None if thread is None else str(thread)
-
-    def mark(self, models: ModelSet, role: str, label: str) -> None:
-        with self._lock:
-            self._runs.setdefault((id(models), self._run()), {})[(role, label)] = time.monotonic()
-            while len(self._runs) > self.MAX_RUNS:
-                self._runs.popitem(last=False)
-
-    def missing(self, models: ModelSet, role: str, label: str) -> bool:
-        run = self._run()
-        with self._lock:
-            marked = self._runs.get((id(models), run), {}).get((role, label))
-        return marked is not None and (run is not None or time.monotonic() - marked < self.UNTHREADED_FOR_S)
-
-
-MISSING_MODELS = _MissingModels()
-FALLBACK_STEP = "model-fallback"  # the live progress event a fallback shows as
-
-
-def _announce_fallback(role: str, failed: str, cause: str, next_label: str) -> None:
-    """A progress event for the live view (the CLI's, chat's): which model failed, why, which answers."""
-    try:
-        from langgraph.config import get_stream_writer
-
-        writer = get_stream_writer()
-    except (RuntimeError, KeyError):  # not inside a graph run: nobody is watching
-        return
-    writer({"type": "workflow-progress", "workflow": "", "run_id": "", "step": FALLBACK_STEP, "status": "skipped",
-            "title": f"Fallback model for {role}",
-            "summary": redact(f"{failed} failed ({cause}); using {next_label}", 200), "duration_ms": 0})
-
-
 class _Caller:
     """Shared mechanics of one contract run: labelling, retries, fallbacks, timeouts and metering.
 
@@ -487,7 +440,7 @@ class _Caller:
                     cause = failure_cause(failure)
                     if skips_rest_of_run(cause):
                         MISSING_MODELS.mark(self.models, role, label)
-                    _announce_fallback(role, label, cause, chain[index + 1][0])
+                    announce_fallback(role, label, cause, chain[index + 1][0])
                     continue
                 if isinstance(failure, TIMEOUT_ERRORS):
                     self.meter.count(kind, None, started)
