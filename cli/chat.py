@@ -24,9 +24,11 @@ from policies.terminal_text import printable
 from cli.chat_pauses import ask_pause, check, describe, hint, pending
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
 from cli.inputs import read_text
-from cli.model_config import models_of
+from cli.model_config import fallbacks_of, models_of
 from cli.render import ProgressView, colour, print_json, stream_run, write
+from runtime.contracts import safe_error
 from runtime.settings import Settings
+
 MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
@@ -158,6 +160,8 @@ def _print_answer(values: Mapping[str, Any], out: TextIO, streamed: StreamedRepl
         out.write(reply + "\n")
     for item in answer.get("evidence", []):
         out.write(f"  · {printable(redact(item, 300))}\n")
+    for warning in fallbacks_of(values):
+        out.write(f"  note: {printable(redact(warning, 300))}\n")
     status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")
     out.write(colour(f"[{verdict}]", status, out) + "\n")
 
@@ -173,6 +177,7 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
         "records": redact_mapping(values.get("records", []), 4000),  # arguments are the user's raw input
         "trace": values.get("trace", []),
         "models": models_of(values),
+        "fallbacks": fallbacks_of(values),
     }
 
 
@@ -366,7 +371,7 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: 
             values = _send(graph, message, thread, user, streamed=streamed, scope=scope)
             values = answer_pauses(graph, values, thread, user)
         except Exception as error:  # one failed message does not end the session
-            sys.stderr.write(f"reins: failed: {printable(redact(f'{type(error).__name__}: {error}', 300))}\n")
+            sys.stderr.write(f"reins: failed: {printable(safe_error(error, 300))}\n")  # a provider's: its cause
             continue
         if values is None:  # input ended while a call waited: it stays paused on the thread
             sys.stderr.write(f"reins: paused; resume with: reins resume {thread} --decision '<json>'\n")

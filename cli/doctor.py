@@ -35,11 +35,12 @@ def register(commands: argparse._SubParsersAction) -> None:
 def describe(settings: Settings) -> dict:
     from cli.env_file import env_file_status
     from runtime.home import reins_home
-    from runtime.labels import describe_model, model_label
+    from runtime.labels import model_label
+    from runtime.models import fallback_label
 
     return {
         "roles": {role: model_label(settings, role) for role in ROLES},
-        "fallbacks": {role: [describe_model(n) for n in settings.fallbacks_for(role) if n != settings.model_for(role)]
+        "fallbacks": {role: [fallback_label(n) for n in settings.fallbacks_for(role) if n != settings.model_for(role)]
                       for role in ROLES if settings.model_for(role) and settings.fallbacks_for(role)},
         "endpoint": "custom (OPENAI_BASE_URL)" if settings.base_url else "default OpenAI endpoint",
         "api_key": "set" if settings.api_key else "not set",
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     if args.check:  # only the probes need the provider libraries
         from runtime.probe import configured_models, probe_model
 
-        checks = [probe_model(name, settings, role) for name, role in configured_models(settings)]
+        checks = [probe_model(name, settings, roles) for name, roles in configured_models(settings)]
     code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0
     if any(server["problem"] for server in report["mcp_servers"]):  # a configured server cannot start
         code = code or EXIT_FAILED
@@ -180,6 +181,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"  check {redact(check.model, 80)}: {'ok' if check.ok else 'FAILED'} - {redact(check.result, 200)}")
             for probe in check.probes:
                 print(f"    {probe.line()}")
+            if check.verdict:
+                print(f"    tool calls: {check.verdict}")
+            for line in check.schemas:
+                print(f"    {redact(line, 300)}")
             if check.recommended:
                 print("    recommended:")
                 for line in check.recommended:

@@ -51,6 +51,15 @@ def models_of(values: Mapping[str, Any]) -> dict[str, list[str]]:
     return models_served(values.get(METRICS_KEY) or {})
 
 
+def fallbacks_of(values: Mapping[str, Any]) -> list[str]:
+    """One line per role whose calls in the run whose state is ``values`` moved to a fallback model."""
+    from policies.model_notice import fallback_warnings
+    from runtime.contracts import fallbacks_per_role
+    from runtime.steps import METRICS_KEY
+
+    return fallback_warnings(fallbacks_per_role(values.get(METRICS_KEY) or {}))
+
+
 def stand_in_notice(models: Mapping[str, list[str]]) -> str | None:
     from runtime.models import served_by_stand_in
 

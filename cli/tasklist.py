@@ -19,7 +19,7 @@ from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from policies.terminal_text import printable
 from cli.errors import UserError, exit_code
-from cli.model_config import models_of, stamped, stand_in_notice
+from cli.model_config import fallbacks_of, models_of, stamped, stand_in_notice
 from cli.render import ProgressView, RunOutcome, colour, print_json, stream_run, write
 from runtime.settings import Settings
 from runtime.tracing import new_run_id, run_config
@@ -246,6 +246,7 @@ def show(
         public["pending_review"] = dict(pending) if pending else None
         public["resumable"] = pending is not None and resumable
         public["models"] = models_of(values)
+        public["fallbacks"] = fallbacks_of(values)
         print_json(redact_mapping(public, OUTPUT_LIMIT))
         return
     out = sys.stdout

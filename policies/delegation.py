@@ -25,9 +25,10 @@ missing_input_artifact          a sub-agent's declared input artifacts must exis
 review_group_incomplete         the review group is exactly the configured review tools (three by default)
 ==============================  ===============================================================
 
-A refused turn may be asked again, unchanged, up to ``max_manager_reasks`` times (``reask_allowed``):
-the model is told nothing about the refusal (the prompt stays byte-identical; only the sampling
-temperature rises, see ``policies.second_attempt``), the refused call never runs, and the rules above still
+A refused turn may be asked again up to ``max_manager_reasks`` times (``reask_allowed``): the model
+is told the refusal's reason as ``{path, code}`` pairs, never its refused answer
+(``policies.manager_reask``), the sampling temperature rises (``policies.second_attempt``), the
+refused call never runs, and the rules above still
 bound the whole run (refused calls are never executed, so they never count toward
 ``max_tool_calls``). ``max_manager_reasks=0`` fails closed on the first refusal.
 
@@ -102,7 +103,7 @@ class DelegationPolicy:
     reject_unregistered_tools: bool = True
     reject_out_of_order_tool_calls: bool = True
     review_group: ReviewGroupPolicy = ReviewGroupPolicy()
-    # How often one refused manager turn is asked again with the identical prompt (0: never).
+    # How often one refused manager turn is asked again, told the refusal's reason (0: never).
     max_manager_reasks: int = 1
 
     def __post_init__(self) -> None:

@@ -173,7 +173,7 @@ def render_delivery_report(
         lines += [f"> {STAND_IN_NOTICE}", ""]
     lines += [f"Source: {_line(data.get('source_label', 'inline requirement'), 120)}"]
     if data.get("models"):
-        lines += [f"Models: {_line(models_line(data['models']), 600)}"]
+        lines += [f"Models: {_line(models_line(data['models'], primaries=data.get('primaries')), 600)}"]
     lines += [f"Governance and rubrics: {governance_line(data.get('governance'))}", ""]
     lines += ["## Summary", "", _line(summary, 1200) if summary else narrative(data, reviewers), ""]
     lines += ["## Conclusion", "", f"**Status: {status}** — {status_line(status, reviewers)}", ""]

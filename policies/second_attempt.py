@@ -1,8 +1,7 @@
 """What a second attempt at a model call may change, and by how much (pure).
 
-A refused manager turn is asked again with the byte-identical prompt (nothing of the refusal goes
-back to the model), so the only thing that can make a deterministic model answer differently is
-the sampling: the re-ask samples at the role's temperature plus a step, capped at 1.0.
+A refused manager turn is asked again with the refusal's reason (``policies.manager_reask``) and,
+since a peaked model may still answer the same, at the role's temperature plus a step, capped at 1.0.
 
 A response cut off at its output bound (``truncated``) gets its one repair with more room: twice the
 bound, once, never more than the role's maximum (and never less than the bound itself).

@@ -17,6 +17,11 @@ ran on to the bound (llama.cpp with ``required`` lets text through and pads to `
   to the bound the size is unknown and the role's default bound stays.
 
 No advice (None) when no style gave a call at all: the model cannot drive the delivery chain.
+
+``tool_call_verdict`` names what the model does: ``native`` (a style gives native calls), ``written
+as text`` (only calls written as text) or ``no tool calling``. ``speed_bound`` fits an output bound
+(the task-list draft's above all: 8192 tokens by default) to what the server generates within the
+role's timeout, so a slow local server cuts a long draft off (and repairs it) instead of timing out.
 """
 
 from __future__ import annotations
@@ -81,3 +86,29 @@ def advise(observations: Sequence[ToolCallObservation], default_manager_bound: i
     bound = default_manager_bound if best.cut_off else manager_bound(best.output_tokens)
     return ToolCallAdvice(tool_choice=best.style, text_tool_calls="recover", manager_max_tokens=bound,
                           native=best.native)
+
+
+NATIVE, WRITTEN_AS_TEXT, NO_TOOL_CALLING = "native", "written as text", "no tool calling"
+MIN_SPEED_BOUND = 1024  # below this a task-list draft is no draft: raise the timeout instead
+SPEED_MARGIN = 0.8  # of the role's timeout, left for the prompt and the answer's end
+
+
+def tool_call_verdict(observations: Sequence[ToolCallObservation]) -> str:
+    """native | written as text | no tool calling (see the module)."""
+    if any(o.native for o in observations):
+        return NATIVE
+    if any(o.text for o in observations):
+        return WRITTEN_AS_TEXT
+    return NO_TOOL_CALLING
+
+
+def speed_bound(tokens_per_s: float, timeout_s: float, bound: int) -> int | None:
+    """An output bound the server can generate within ``timeout_s`` at ``tokens_per_s`` (with a
+    margin), rounded down to 256 tokens and at least ``MIN_SPEED_BOUND``; None when ``bound``
+    already fits or the speed is unknown."""
+    if tokens_per_s <= 0 or timeout_s <= 0:
+        return None
+    fits = int(tokens_per_s * timeout_s * SPEED_MARGIN) // 256 * 256
+    if fits >= bound:
+        return None
+    return max(MIN_SPEED_BOUND, fits)

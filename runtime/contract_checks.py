@@ -80,9 +80,9 @@ def repair_message(contract: str, issues: Sequence[ContractIssue]) -> HumanMessa
     )
 
 
-def draft_repair_message(contract: str) -> HumanMessage:
-    """The one repair of a free-text draft that was cut off at the token limit."""
-    return HumanMessage(
-        content=f"Your previous answer for {contract} was cut off at the output token limit. "
-        "Answer again, complete and noticeably shorter."
-    )
+def draft_repair_message(contract: str, looped: bool = False) -> HumanMessage:
+    """The one repair of a free-text draft that was cut off at the token limit (``looped``: stopped
+    because it repeated itself)."""
+    why = ("was stopped because it repeated the same text over and over. Never repeat a line; "
+           if looped else "was cut off at the output token limit. ")
+    return HumanMessage(content=f"Your previous answer for {contract} {why}Answer again, complete and noticeably shorter.")

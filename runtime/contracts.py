@@ -51,9 +51,11 @@ from runtime.contract_roles import (  # noqa: F401 - the contracts' roles, named
     role_for,
 )
 from runtime.driving import Steps, adrive, drive
+from runtime.failures import failure_cause, provider_failure
 from runtime.messages import message_text
 from runtime.model_calls import (  # noqa: F401 - the errors and metrics of contract calls, named here too
     METRIC_FIELDS,
+    RUNAWAY_KEY,
     SERVED_PREFIX,
     ContractTimeout,
     _Caller,
@@ -115,12 +117,14 @@ def _metered(caller: _Caller, steps: Steps) -> Steps:
 
 
 def _draft(caller: _Caller, messages: Sequence[BaseMessage]) -> Steps:
-    """A free-text answer of the role's model. A draft cut off at the token limit is never returned
-    as a draft: it gets the one repair (asked again, shorter); a second cut-off raises
+    """A free-text answer of the role's model. A draft cut off at the token limit — or stopped early
+    because it ran away in a loop (``policies.runaway_text``) — is never returned as a draft: it gets
+    the one repair (asked again, shorter, with more room, told why); a second cut-off raises
     ``ContractError`` with the code ``truncated``."""
     message = yield from caller.steps("business_calls", caller.role, list(messages))
     if truncated(message):
-        repair = [*messages, draft_repair_message(caller.contract)]
+        looped = bool(getattr(message, "response_metadata", {}).get(RUNAWAY_KEY))
+        repair = [*messages, draft_repair_message(caller.contract, looped)]
         message = yield from caller.steps("repair_calls", caller.role, repair, more_room=True)
         if truncated(message):
             raise ContractError(caller.contract, [TRUNCATED_ISSUE])
@@ -226,7 +230,12 @@ async def ainvoke_tool_turn(contract: str, messages: Sequence[BaseMessage], mode
 
 
 def safe_error(error: BaseException, limit: int = 500) -> str:
-    """A redacted, bounded one-line description of an error, fit for traces and users."""
+    """A redacted, bounded one-line description of an error, fit for traces and users. A provider's
+    failure is named by its cause class (``HTTP 400``, ``connection refused`` …), never by the
+    provider's message, which can carry request details, paths or keys."""
     if isinstance(error, (ContractError, ContractTimeout)):
         return redact(str(error), limit)
+    provider = provider_failure(error)
+    if provider is not None:
+        return failure_cause(provider)
     return redact(f"{type(error).__name__}: {error}", limit)

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 import openai
+from langchain_core.exceptions import ModelError
 
 from policies.fallback import falls_back
 from policies.redaction import redact
@@ -124,12 +125,26 @@ def failure_code(error: BaseException) -> str:
 
 
 def failure_label(error: BaseException) -> str:
-    """What a trace may say about a failure: the code, issue codes for a contract, else the type.
-    Provider messages are never copied (they can carry request details)."""
+    """What a trace may say about a failure: the code, issue codes for a contract, the cause class of
+    a provider failure, else the type. Provider messages are never copied (they can carry request
+    details)."""
     code = failure_code(error)
     if isinstance(error, ContractError):
         return f"{code} ({', '.join(f'{i.path}: {i.code}' for i in error.issues)})"
-    return code if code == TIMEOUT else f"{code} ({type(error).__name__})"
+    if code == TIMEOUT:
+        return code
+    provider = provider_failure(error)
+    return f"{code} ({failure_cause(provider) if provider is not None else type(error).__name__})"
+
+
+# What a model provider's client raises (any provider: LangChain classifies them as ModelError).
+PROVIDER_ERRORS: tuple[type[BaseException], ...] = (openai.APIError, openai.OpenAIError, httpx.HTTPError, ModelError)
+
+
+def provider_failure(error: BaseException) -> BaseException | None:
+    """The failure a model provider's client raised (its message is the provider's): the error
+    itself or what it was raised from; None when no provider is involved."""
+    return next((link for link in _chain(error) if isinstance(link, PROVIDER_ERRORS)), None)
 
 
 # ------------------------------------------------------------------------------ tool calls

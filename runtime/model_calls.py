@@ -24,19 +24,25 @@ from functools import lru_cache
 from typing import Any
 
 import openai
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, message_chunk_to_message
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel
 
+from policies.fallback import skips_rest_of_run
+from policies.provider_schema import provider_schema
 from policies.retry import backoff_s, retry_after_s, retry_wait_s
+from policies.runaway_text import runaway
 from policies.second_attempt import repair_output_bound
 from policies.tool_choice import structured_tool_choice
 from runtime.deadline import remaining_s
 from runtime.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY
-from runtime.failures import TIMEOUT_ERRORS, ContractTimeout, falls_back_after, is_retryable
+from runtime.failures import TIMEOUT_ERRORS, ContractTimeout, failure_cause, falls_back_after, is_retryable
+from runtime.fallback_notes import MISSING_MODELS, announce_fallback
+from runtime.messages import message_text
 from runtime.models import ModelSet
 from runtime.prompt_inputs import HeldInputs
 from runtime.role_settings import with_role_policy
@@ -142,6 +148,22 @@ def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=None)
+def sent_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The schema a provider is sent for a contract: the strict one without what grammar builders
+    refuse (``policies.provider_schema``); answers are still validated against the strict one."""
+    return provider_schema(_json_schema(schema))
+
+
+def sent_tool(tool: Any) -> dict[str, Any]:
+    """A tool as a provider is sent it: its OpenAI definition with compilable parameters."""
+    spec = convert_to_openai_tool(tool)
+    function = spec.get("function")
+    if isinstance(function, dict) and "parameters" in function:
+        spec = {**spec, "function": {**function, "parameters": provider_schema(function["parameters"])}}
+    return spec
+
+
+@lru_cache(maxsize=None)
 def _schema_text(schema: type[BaseModel]) -> str:
     return json.dumps(_json_schema(schema))
 
@@ -209,19 +231,72 @@ class _BoundRunnables:
 BOUND_RUNNABLES = _BoundRunnables()
 
 
+RUNAWAY_KEY = "reins_runaway"  # in a stopped answer's response metadata: the loop that stopped it
+RUNAWAY_CHECK_CHARS = 200  # a streamed answer is checked for a loop each time it grew this much
+
+
+def _runaway_stop(text: str) -> AIMessage:
+    """A free-text answer stopped in a loop: cut off at that point, and it says why."""
+    return AIMessage(content=text, response_metadata={"finish_reason": "length", RUNAWAY_KEY: runaway(text)})
+
+
+class _LoopWatch:
+    """Adds up a streamed answer and says when it runs away in a loop (``policies.runaway_text``)."""
+
+    def __init__(self) -> None:
+        self.total: Any = None
+        self.checked = 0
+
+    def add(self, chunk: Any) -> bool:
+        self.total = chunk if self.total is None else self.total + chunk
+        text = message_text(self.total)
+        if len(text) - self.checked < RUNAWAY_CHECK_CHARS:
+            return False
+        self.checked = len(text)
+        return runaway(text) is not None
+
+    def result(self, stopped: bool) -> Any:
+        if stopped:
+            return _runaway_stop(message_text(self.total))
+        return message_chunk_to_message(self.total) if self.total is not None else AIMessage(content="")
+
+
 @dataclass(frozen=True)
 class _Invoke:
-    """One request of a call: these messages to this runnable, with this config."""
+    """One request of a call: these messages to this runnable, with this config. ``watch``: a free-text
+    answer, streamed and stopped as soon as it runs away in a loop (the server stops generating
+    when the stream is closed)."""
 
     runnable: Runnable
     messages: Sequence[BaseMessage]
     config: RunnableConfig
+    watch: bool = False
 
     def run(self) -> Any:
-        return self.runnable.invoke(list(self.messages), self.config)
+        if not self.watch:
+            return self.runnable.invoke(list(self.messages), self.config)
+        watch, chunks = _LoopWatch(), self.runnable.stream(list(self.messages), self.config)
+        try:
+            for chunk in chunks:
+                if watch.add(chunk):
+                    return watch.result(stopped=True)
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+        return watch.result(stopped=False)
 
     async def arun(self) -> Any:
-        return await self.runnable.ainvoke(list(self.messages), self.config)
+        if not self.watch:
+            return await self.runnable.ainvoke(list(self.messages), self.config)
+        watch, chunks = _LoopWatch(), self.runnable.astream(list(self.messages), self.config)
+        try:
+            async for chunk in chunks:
+                if watch.add(chunk):
+                    return watch.result(stopped=True)
+        finally:
+            await chunks.aclose()
+        return watch.result(stopped=False)
 
 
 @dataclass(frozen=True)
@@ -277,13 +352,15 @@ class _Caller:
             model, policy_options = with_role_policy(chosen, policy)
             bound = {**policy_options, **options}
             if tools is not None:
-                runnable: Runnable = model.bind_tools(list(tools), **bound)
+                runnable: Runnable = model.bind_tools([sent_tool(tool) for tool in tools], **bound)
             elif schema is not None:
                 # A copy: a provider integration may adjust the schema it is given (the cached one stays intact).
-                spec = copy.deepcopy(_json_schema(schema))
+                spec = copy.deepcopy(sent_schema(schema))
                 extra = {**structured_options(method, self.models.tool_choice), **bound}
                 runnable = model.with_structured_output(spec, method=method, include_raw=True, **extra)
             else:
+                if "stream_usage" in type(model).model_fields:  # a free-text call is streamed: keep its token counts
+                    bound["stream_usage"] = True
                 runnable = model.bind(**bound) if bound else model
             return runnable
 
@@ -332,15 +409,21 @@ class _Caller:
         result, or with its error thrown in) or a ``_Wait``; returns the result. Each model of the
         role's chain gets its retries; a final provider failure moves to the next model
         (``policies.fallback``).
-        ``more_room``: the repair after a cut-off, with twice the role's output bound once."""
+        ``more_room``: the repair after a cut-off, with twice the role's output bound once. A free-text
+        call (no schema, no tools) is streamed and stopped early when it loops."""
         started = time.perf_counter()
+        watch = schema is None and tools is None
         chain = self.models.chain(role)
         for index, (label, _) in enumerate(chain):
+            if index + 1 < len(chain) and MISSING_MODELS.missing(self.models, role, label):
+                self.meter.values["fallbacks"] += 1  # found not there earlier in the run
+                continue
             runnable = self._runnable(role, schema, method, tools, options, index, more_room)
             attempt, failure = 1, None
             while True:
                 try:
-                    result = yield _Invoke(runnable, messages, _config(self.contract, role, attempt, label, self.inputs))
+                    result = yield _Invoke(runnable, messages, _config(self.contract, role, attempt, label, self.inputs),
+                                           watch)
                     break
                 except openai.LengthFinishReasonError as error:
                     result = _cut_off(schema is not None, error)
@@ -354,6 +437,10 @@ class _Caller:
             if failure is not None:
                 if index + 1 < len(chain) and falls_back_after(failure):
                     self.meter.values["fallbacks"] += 1
+                    cause = failure_cause(failure)
+                    if skips_rest_of_run(cause):
+                        MISSING_MODELS.mark(self.models, role, label)
+                    announce_fallback(role, label, cause, chain[index + 1][0])
                     continue
                 if isinstance(failure, TIMEOUT_ERRORS):
                     self.meter.count(kind, None, started)

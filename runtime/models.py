@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from typing import Any
+
 from langchain_core.language_models import BaseChatModel
+
+from policies.fallback import parse_fallback
 
 from runtime.labels import OFFLINE_LABEL, describe_model, model_label as configured_label, provider_of
 from runtime.settings import ROLES, Settings, SettingsError
@@ -183,6 +187,27 @@ def create_chat_model(
     )
 
 
+def fallback_label(entry: str) -> str:
+    """A fallback entry's label: its model, and the host of its own endpoint when it has one."""
+    parsed = parse_fallback(entry)
+    if parsed.base_url is None:
+        return describe_model(parsed.name)
+    host = parsed.base_url.split("://", 1)[1].split("/", 1)[0].rpartition("@")[2]  # never userinfo
+    return f"{describe_model(parsed.name)}@{host}"
+
+
+def entry_model(entry: str, role: str, settings: Settings, **overrides: Any) -> BaseChatModel:
+    """The chat model a fallback entry (or a plain model name) names for ``role``: on the entry's own
+    endpoint with the key its variable holds — never the role's key, which belongs to another
+    server — else as ``create_chat_model`` makes it."""
+    parsed = parse_fallback(entry)
+    if parsed.base_url is not None:
+        key = settings.fallback_keys.get(parsed.key_variable or "") or "not-needed"
+        settings = replace(settings, role_base_urls={**settings.role_base_urls, role: parsed.base_url},
+                           role_api_keys={**settings.role_api_keys, role: key})
+    return create_chat_model(parsed.name, role, settings, **overrides)
+
+
 def model_set_from_settings(settings: Settings) -> ModelSet:
     """Configured roles use their configured models (and fallbacks); the rest use the offline model.
     Each role's policy carries its output bound (``REINS_MAX_TOKENS_<ROLE>`` over the default)."""
@@ -196,7 +221,7 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
         name = settings.model_for(role)
         if name:
             models[role] = create_chat_model(name, role, settings)
-            fallbacks[role] = tuple((describe_model(n), create_chat_model(n, role, settings))
+            fallbacks[role] = tuple((fallback_label(n), entry_model(n, role, settings))
                                     for n in settings.fallbacks_for(role) if n != name)
         else:
             models[role] = offline

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -11,6 +11,7 @@ from typing import Literal, get_args
 
 # REINS_TEXT_TOOL_CALLS: a tool call a model wrote as text is recovered (then checked like a native
 # one) or the turn is refused as having no tool call.
+from policies.fallback import parse_fallback
 from policies.text_tool_calls import TEXT_TOOL_CALL_MODES, TextToolCallMode
 
 # REINS_TOOL_CHOICE: how a tool call is asked for (manager turns and function_calling structured
@@ -118,6 +119,8 @@ class Settings:
     role_fallbacks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     role_timeouts: Mapping[str, int] = field(default_factory=dict)  # seconds per call, REINS_TIMEOUT_<ROLE>
     text_tool_calls: TextToolCallMode = "recover"
+    # The keys of fallback entries with their own endpoint, by the variable that holds each.
+    fallback_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -147,6 +150,8 @@ class Settings:
         if base_url:
             _http_url("OPENAI_BASE_URL", base_url)
         allowlist = tuple(h.strip().lower() for h in env.get("REINS_HTTP_ALLOWLIST", "").split(",") if h.strip())
+        fallbacks = _names(env.get("REINS_MODEL_FALLBACK", ""))
+        entries = [*fallbacks, *(n for names in per_role["role_fallbacks"].values() for n in names)]  # type: ignore[union-attr]
         return cls(
             model=env.get("REINS_MODEL", "").strip() or None,
             base_url=base_url,
@@ -161,8 +166,9 @@ class Settings:
             mcp_config=env.get("REINS_MCP_CONFIG", "").strip() or None,
             tool_choice=_choice(env, "REINS_TOOL_CHOICE", TOOL_CHOICE_STYLES, "required"),
             max_tokens_param=_choice(env, "REINS_MAX_TOKENS_PARAM", MAX_TOKENS_PARAMS, "max_tokens"),
-            fallbacks=_names(env.get("REINS_MODEL_FALLBACK", "")),
+            fallbacks=fallbacks,
             text_tool_calls=_choice(env, "REINS_TEXT_TOOL_CALLS", TEXT_TOOL_CALL_MODES, "recover"),
+            fallback_keys=_fallback_keys(entries, env),
             **per_role,  # type: ignore[arg-type]
         )
 
@@ -179,6 +185,24 @@ class Settings:
 
     def api_key_for(self, role: str) -> str | None:
         return self.role_api_keys.get(role) or self.api_key
+
+
+def _fallback_keys(entries: Iterable[str], env: Mapping[str, str]) -> dict[str, str]:
+    """The key of every fallback entry that names its own key variable (each entry checked)."""
+    keys: dict[str, str] = {}
+    for entry in entries:
+        try:
+            parsed = parse_fallback(entry)
+        except ValueError as error:
+            raise SettingsError(f"REINS_MODEL_FALLBACK: {error}") from None
+        if parsed.base_url:
+            _http_url("REINS_MODEL_FALLBACK", parsed.base_url)
+        if parsed.key_variable:
+            value = env.get(parsed.key_variable, "").strip()
+            if not value:
+                raise SettingsError(f"REINS_MODEL_FALLBACK names {parsed.key_variable}, which is not set")
+            keys[parsed.key_variable] = value
+    return keys
 
 
 def env_snapshot(env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:

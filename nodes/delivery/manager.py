@@ -7,8 +7,10 @@ manager_offer``). A turn without a native call whose text is exactly calls to th
 instead, and the trace says so. What the model proposed is then checked by the delegation policy
 against the full rules; the node records the proposal and the policy's verdict, and routes on that
 verdict: to the worker, to the review group (one ``Send`` per reviewer), or to ``manager_refused``.
-A re-ask of a refused turn sends the same prompt at a higher temperature (and, after a cut-off, with
-twice the output bound once). A model that cannot call tools fails closed.
+A note over its bound is cut to the bound first (it is advisory, ``policies.manager_reask``), and the
+trace says so. A re-ask of a refused turn tells the model the refusal's reason as ``{path, code}``
+pairs and samples at a higher temperature (and, after a cut-off, with twice the output bound once).
+A model that cannot call tools fails closed.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from policies.delegation import manager_offer
+from policies.manager_reask import UNPARSED_ARGS, fit_advisory_args
 from policies.second_attempt import reask_temperature
 from policies.text_tool_calls import recover_text_tool_calls
 from policies.truncation import TRUNCATED, is_truncated
@@ -37,7 +40,7 @@ from nodes.delivery.routing import delegation_verdict, ledger, refusals_in_turn,
 from nodes.delivery.state import AfterManager, DeliveryState, ManagerProposal, ProposedToolCall
 
 NO_TOOL_CALLING = "The manager model cannot call tools; the delivery chain needs native tool calling."
-INVALID_ARGS = {"__invalid_arguments__": True}  # makes the policy reject a call whose JSON did not parse
+INVALID_ARGS = dict(UNPARSED_ARGS)  # makes the policy reject a call whose JSON did not parse
 
 
 def artifact_lines(state: DeliveryState) -> list[str]:
@@ -76,6 +79,23 @@ def proposal_record(turn: int, state: DeliveryState, calls: list[ProposedToolCal
                            calls=calls, cut_off=cut_off, verdict=verdict)
 
 
+def fitted_calls(calls: list[ProposedToolCall]) -> tuple[list[ProposedToolCall], tuple[str, ...]]:
+    """The calls with their advisory arguments cut to their bounds, and the fields cut."""
+    fitted, cut = [], []
+    for call in calls:
+        args, names = fit_advisory_args(call["args"])
+        fitted.append(ProposedToolCall(id=call["id"], name=call["name"], args=args))
+        cut += [name for name in names if name not in cut]
+    return fitted, tuple(cut)
+
+
+def refused_issues(state: DeliveryState) -> list[dict[str, str]]:
+    """The issues of this turn's latest refusal, when the turn is being asked again."""
+    if not refusals_in_turn(state):
+        return []
+    return list(state["manager_refusals"][-1].get("issues") or [])
+
+
 def reask_options(state: DeliveryState, models: ModelSet) -> tuple[dict[str, Any], bool]:
     """Request options of a re-asked turn: a hotter temperature; and whether it gets more room (twice
     the output bound once, through the role policy every request carries) after a cut-off."""
@@ -92,7 +112,7 @@ def manager(
 ) -> Generator[Any, Any, Command[AfterManager]]:
     turn_number = state.get("manager_turns", 0) + 1
     messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []),
-                                deps.reviewers)
+                                deps.reviewers, refused=refused_issues(state))
     models = deps.models_for(runtime)
     offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
     hotter, more_room = reask_options(state, models)
@@ -116,6 +136,7 @@ def manager(
         if recovered:
             calls = calls_from_text(message, offer.tools)
             recovered = bool(calls)
+        calls, cut = fitted_calls(calls)
         known = [c["name"] for c in calls if c["name"] in deps.tools.names]
         unknown = len(calls) - len(known)
         step.summary = f"turn {turn_number}: proposed {', '.join(known) or 'no registered tool'}"
@@ -123,6 +144,8 @@ def manager(
             step.summary += f" and {unknown} unregistered call(s)"
         if recovered:
             step.summary += " (written as text)"
+        if cut:
+            step.summary += f"; {', '.join(cut)} cut to its bound"
         cut_off = is_truncated(message.response_metadata)
         verdict = delegation_verdict(calls, state, deps.policy, cut_off=cut_off)
         if verdict["violation"]:

@@ -137,12 +137,22 @@ together in one turn. One call per turn outside the review group. Every turn mus
 Calls outside these rules are refused and end the run."""
 
 
+MANAGER_REASK = (
+    "Your previous answer was refused by the delegation policy and did not run. "
+    "Problems as [{{path, code}}]: {issues}. "
+    "Call the offered sub-agent(s) again, fixing exactly these problems."
+)
+
+
 def manager_messages(
     pre_decision: Mapping[str, Any], artifacts: Sequence[str], executed: Sequence[str],
-    reviewers: Reviewers = DEFAULT_REVIEWERS,
+    reviewers: Reviewers = DEFAULT_REVIEWERS, refused: Sequence[Mapping[str, str]] = (),
 ) -> list[BaseMessage]:
+    """The manager's turn; ``refused``: the ``{path, code}`` issues of this turn's refused answer,
+    told to the model on the re-ask (never the refused answer itself)."""
     intents = {i["stage"]: i["objective"] for i in pre_decision.get("stage_intents", [])}
     inputs = {"stage_intents": intents, "artifacts": list(artifacts), "executed": list(executed)}
+    reask = [HumanMessage(content=MANAGER_REASK.format(issues=_json([dict(i) for i in refused])))] if refused else []
     return Prompt([
         SystemMessage(content=MANAGER_SYSTEM.format(review_tools=listed(reviewers.tools))),
         HumanMessage(
@@ -151,6 +161,7 @@ def manager_messages(
             f"<executed>\n{', '.join(executed) or 'none'}\n</executed>\n"
             "Call the next sub-agent(s)."
         ),
+        *reask,
     ], inputs)
 
 

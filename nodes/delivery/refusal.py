@@ -1,34 +1,54 @@
 """``manager_refused``: records a manager turn the delegation policy refused, then either asks the
 same turn again or fails closed.
 
-Nothing of the refusal goes back to the model: the record lives in state, the trace and the metrics
-only, and the next manager turn is built from exactly the same inputs as the refused one. The
-refused call itself never runs. Whether the turn is asked again is the policy's re-ask budget
-(``reask_allowed``); a spent budget stops the run with the violation the manager recorded.
+The record names the refusal's reason as ``{path, code}`` pairs (``policies.manager_reask``): the
+re-ask tells the model exactly these (never its refused answer), at a higher temperature and, after a
+cut-off, with more room; the trace says what changed. The refused call itself never runs. Whether the
+turn is asked again is the policy's re-ask budget (``reask_allowed``); a spent budget stops the run
+with the violation the manager recorded.
 """
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
-
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from policies.delegation import reask_allowed
+from policies.guard_coverage import declare
+from policies.manager_reask import describe_issues, refusal_issues
+from policies.second_attempt import reask_temperature, repair_output_bound
+from policies.truncation import TRUNCATED
+from runtime.models import RolePolicy
 from nodes.delivery.common import DeliveryDeps, trace
 from nodes.delivery.routing import refusals_in_turn, stopped_by_policy
+from nodes.delivery.context import DeliveryContext
 from nodes.delivery.state import AfterRefusal, DeliveryState
 
 
+def reask_change(code: str, issues: list[dict[str, str]], policy: RolePolicy) -> str:
+    """What the re-ask changes, for the trace: the reason told, the temperature and the output bound."""
+    temperature = reask_temperature(policy.temperature, policy.reask_temperature_step)
+    bound = policy.max_tokens
+    if code == TRUNCATED:
+        bound = repair_output_bound(policy.max_tokens, policy.max_tokens_limit)
+    return (f"asked again with the reason [{describe_issues(issues)}], temperature {policy.temperature:g} → "
+            f"{temperature:g}, output bound {policy.max_tokens} → {bound}")
+
+
 @declare(guards=("delegation",))
-def manager_refused(state: DeliveryState, *, deps: DeliveryDeps) -> Command[AfterRefusal]:
+def manager_refused(state: DeliveryState, runtime: Runtime[DeliveryContext], *,
+                    deps: DeliveryDeps) -> Command[AfterRefusal]:
     violation = state["delegation"]["violation"]  # the manager routes here only with one
     code = violation["code"]
     turn = state.get("manager_turns", 0)
     count = refusals_in_turn(state) + 1  # this refusal included
     reasked = reask_allowed(count, deps.policy)
-    record = {"turn": turn, "executed": len(state.get("delegated", [])), "code": code, "reasked": reasked}
+    issues = refusal_issues(code, state.get("pending_calls") or [])
+    record = {"turn": turn, "executed": len(state.get("delegated", [])), "code": code, "reasked": reasked,
+              "issues": issues}
     if reasked:
-        summary = f"turn {turn} refused ({code}); asked again unchanged ({count} of {deps.policy.max_manager_reasks})"
+        change = reask_change(code, issues, deps.models_for(runtime).policy("manager"))
+        summary = f"turn {turn} refused ({code}); {change} ({count} of {deps.policy.max_manager_reasks})"
         return Command(update={"manager_refusals": [record], "trace": trace("manager-refused", summary)},
                        goto="manager")
     summary = f"turn {turn} refused ({code}); re-ask budget spent"

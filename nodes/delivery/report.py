@@ -12,6 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from policies.delivery_report import narrative, render_delivery_report
+from policies.model_notice import fallback_warnings
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from policies.revision import status_after_revision
 from runtime.calls import Contract
@@ -120,6 +121,8 @@ def render_report(
     entries: list[TraceRecord] = []
     # The polish call's metrics, when it ran: counted here too, as the public metrics are final.
     polish_metrics: dict[str, dict[str, int]] = {}
+    models = deps.models_for(runtime)
+    primaries = {role: models.label(role) for role in models.models}
     with recorded_step(events, "render-report", "Render delivery report") as step:
         data = {
             "status": status,
@@ -129,10 +132,12 @@ def render_report(
             "tasks": _with_revision(state.get("tasks")),
             "review_bundle": state.get("review_bundle"),
             "revision": {"decision": decision, "outcomes": outcomes},
-            "warnings": state.get("warnings", []),
+            "warnings": [*state.get("warnings", []), *fallback_warnings(
+                fallbacks_per_role(state.get("contract_metrics") or {}), primaries)],
             "governance": state.get("governance"),
             "failure": state.get("failure"),
             "models": models_served(state.get("contract_metrics") or {}),
+            "primaries": primaries,
         }
         data["stand_in"] = served_by_stand_in(data["models"])
         summary = None

@@ -108,6 +108,7 @@ class ManagerRefusal(TypedDict):
     executed: int  # sub-agents run before it: identifies the turn across its re-asks
     code: str  # the violated rule
     reasked: bool
+    issues: NotRequired[list[dict[str, str]]]  # the reason as {path, code} pairs, told to the re-ask
 
 
 class ToolResultView(TypedDict):

@@ -237,10 +237,17 @@ def manager_calls(model: ScriptedModel) -> list:
     return [c for c in model.calls if c.contract == "delivery.manager"]
 
 
+def reask_of(first, second) -> str:
+    """The feedback a re-ask added: the re-asked prompt is the refused one plus exactly one message."""
+    assert messages_to_dict(second.messages[:-1]) == messages_to_dict(first.messages)
+    assert list(second.tool_names) == list(first.tool_names)
+    return second.messages[-1].content
+
+
 @HOSTILE_MANAGERS
-def test_a_refused_turn_is_asked_again_once_unchanged_and_never_runs(manager, code, never):
-    # The default budget: the refused turn is asked once more with the identical prompt; refused
-    # again, the run fails closed with the same violation. Neither refused call ever ran.
+def test_a_refused_turn_is_asked_again_once_with_its_reason_and_never_runs(manager, code, never):
+    # The default budget: the refused turn is asked once more, told the refusal's {path, code};
+    # refused again, the run fails closed with the same violation. Neither refused call ever ran.
     model = ScriptedModel(script(manager=[*manager, manager[-1]]))
     out = run(model)
     assert out["run_status"] == "failed"
@@ -249,11 +256,15 @@ def test_a_refused_turn_is_asked_again_once_unchanged_and_never_runs(manager, co
         assert model.count(contract) == 0, contract
     calls = manager_calls(model)
     assert len(calls) == len(manager) + 1
-    assert prompt_bytes(calls[-1]) == prompt_bytes(calls[-2])  # no feedback about the refusal
-    assert code not in prompt_bytes(calls[-1]).decode()
+    feedback = reask_of(calls[-2], calls[-1])
+    reason = code if code != "invalid_tool_arguments" else ("extra_forbidden" if "requirement" in str(manager)
+                                                             else "invalid_json")
+    assert reason in feedback and "refused" in feedback
+    assert "ignore rules" not in feedback and "not json" not in feedback  # the refused answer is never echoed
     refusals = [e["summary"] for e in out["trace"] if e["step"] == "manager-refused"]
     assert len(refusals) == 2 and all(code in r for r in refusals)
-    assert "asked again" in refusals[0] and "budget spent" in refusals[1]
+    assert "asked again with the reason" in refusals[0] and reason in refusals[0] and "budget spent" in refusals[1]
+    assert "temperature 0 → 0.4" in refusals[0]
     assert (out["metrics"]["manager_refusals"], out["metrics"]["manager_reasks"]) == (2, 1)
     assert code not in out["report"] and "Traceback" not in out["report"]
 
@@ -267,12 +278,13 @@ def test_a_refused_turn_is_asked_again_once_unchanged_and_never_runs(manager, co
                                                    "error": "bad json", "type": "invalid_tool_call"}]),
     ],
 )
-def test_a_refused_call_is_never_executed_and_the_reask_is_byte_identical(refused):
+def test_a_refused_call_is_never_executed_and_the_reask_adds_only_the_reason(refused):
     model = ScriptedModel(script(manager=[refused, *honest_manager()]))
     out = run(model)
     assert out["run_status"] == "pass"
     first, second = manager_calls(model)[:2]
-    assert prompt_bytes(first) == prompt_bytes(second)
+    assert "Problems as [{path, code}]" in reask_of(first, second)
+    assert "Problems" not in messages_to_dict(manager_calls(model)[2].messages)[-1]["data"]["content"]
     # the refused call never ran: the first sub-agent to run is the plan, after the re-ask
     assert called(model)[:4] == ["delivery.supervisor_pre", "delivery.manager", "delivery.manager", "delivery.plan"]
     assert called(model).index("delivery.tasks") > called(model).index("delivery.plan")
@@ -316,7 +328,8 @@ def test_the_reask_budget_is_never_exceeded(budget):
     assert model.count("delivery.manager") == 1 + budget
     assert model.count("delivery.plan") == 0
     assert (out["metrics"]["manager_refusals"], out["metrics"]["manager_reasks"]) == (1 + budget, budget)
-    assert len({prompt_bytes(c) for c in manager_calls(model)}) == 1
+    first, *reasks = manager_calls(model)
+    assert all(reask_of(first, again).count("no_tool_call") == 1 for again in reasks)
 
 
 def test_the_budget_is_per_turn_and_the_run_still_follows_the_phases():
@@ -331,8 +344,10 @@ def test_the_budget_is_per_turn_and_the_run_still_follows_the_phases():
     assert model.count("delivery.manager") == 6
     assert [model.count(c) for c in ("delivery.plan", "delivery.tasks", *REVIEWS)] == [1, 1, 1, 1, 1]
     assert (out["metrics"]["manager_refusals"], out["metrics"]["manager_reasks"]) == (3, 3)
-    prompts = [prompt_bytes(c) for c in manager_calls(model)]
-    assert prompts[0] == prompts[1] and prompts[2] == prompts[3] and prompts[4] == prompts[5]
+    calls = manager_calls(model)
+    reasons = [reask_of(calls[n], calls[n + 1]) for n in (0, 2, 4)]  # each re-ask: its own turn plus its reason
+    assert ["no_tool_call" in reasons[0], "out_of_order" in reasons[1], "no_tool_call" in reasons[2]] == [True] * 3
+    prompts = [prompt_bytes(c) for c in calls[::2]]
     assert len(set(prompts)) == 3  # each turn sees the artifacts made so far, and nothing else
 
 

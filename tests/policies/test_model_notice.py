@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.model_notice import model_changes, models_line
+from policies.model_notice import fallback_warnings, model_changes, models_line
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,31 @@ def test_models_line_names_every_role_that_answered(models, expected):
 )
 def test_model_changes_lists_the_roles_that_differ(started, now, expected):
     assert model_changes(started, now) == expected
+
+
+@pytest.mark.parametrize(
+    ("models", "primaries", "line"),
+    [
+        ({"planner": ["a"]}, None, "planner: a"),
+        ({"planner": ["a"]}, {"planner": "a"}, "planner: a"),
+        ({"planner": ["b"]}, {"planner": "a"}, "planner: b (fallback)"),  # only the fallback answered
+        ({"planner": ["a", "b"], "chat": ["a"]}, {"planner": "a", "chat": "a"}, "planner: a, b (fallback); chat: a"),
+        ({"reviewer": ["b"]}, {"planner": "a"}, "reviewer: b"),  # no primary known: nothing marked
+    ],
+)
+def test_the_models_line_marks_fallbacks(models, primaries, line):
+    assert models_line(models, primaries=primaries) == line
+
+
+@pytest.mark.parametrize(
+    ("fallbacks", "primaries", "warnings"),
+    [
+        ({}, None, []),
+        ({"planner": 0}, None, []),
+        ({"planner": 2}, {"planner": "openai-compatible:qwen"},
+         ["planner: 2 call(s) answered by a fallback model; the primary openai-compatible:qwen failed or was not there"]),
+        ({"chat": 1}, None, ["chat: 1 call(s) answered by a fallback model; the primary failed or was not there"]),
+    ],
+)
+def test_each_role_that_fell_back_gets_a_warning(fallbacks, primaries, warnings):
+    assert fallback_warnings(fallbacks, primaries) == warnings

@@ -2,7 +2,7 @@
 
 import pytest
 
-from policies.tool_call_advice import ToolCallObservation, advise, manager_bound
+from policies.tool_call_advice import ToolCallObservation, advise, manager_bound, speed_bound, tool_call_verdict
 
 
 def seen(style, native=False, text=False, tokens=15, cut_off=False):
@@ -49,3 +49,35 @@ def test_exports_name_the_three_variables():
     advice = advise(QWEN, 512)
     assert advice.exports() == ["export REINS_TOOL_CHOICE=auto", "export REINS_TEXT_TOOL_CALLS=recover",
                                 "export REINS_MAX_TOKENS_MANAGER=512"]
+
+
+def _seen(native: bool, text: bool) -> ToolCallObservation:
+    return ToolCallObservation("auto", native, text, 20, False)
+
+
+@pytest.mark.parametrize(
+    ("observations", "verdict"),
+    [
+        ([_seen(True, False), _seen(False, True)], "native"),
+        ([_seen(False, True), _seen(False, False)], "written as text"),
+        ([_seen(False, False), _seen(False, False)], "no tool calling"),
+        ([], "no tool calling"),  # every style failed or timed out
+    ],
+)
+def test_the_verdict_is_native_written_as_text_or_no_tool_calling(observations, verdict):
+    assert tool_call_verdict(observations) == verdict
+
+
+@pytest.mark.parametrize(
+    ("tokens_per_s", "timeout_s", "bound", "advised"),
+    [
+        (100.0, 180, 8192, None),  # 14,400 tokens fit: the default stays
+        (20.0, 180, 8192, 2816),  # 2,880 fit, rounded down to 256
+        (5.0, 180, 8192, 1024),  # 720 fit: no shorter than a draft can be
+        (0.0, 180, 8192, None),  # speed unknown
+        (50.0, 0, 8192, None),
+        (10.0, 600, 4096, None),  # a bound the user lowered already fits
+    ],
+)
+def test_a_bound_fits_what_the_server_generates_within_the_timeout(tokens_per_s, timeout_s, bound, advised):
+    assert speed_bound(tokens_per_s, timeout_s, bound) == advised

@@ -88,3 +88,30 @@ def test_the_failed_stage_comes_from_langgraphs_task_note():
     odd = RuntimeError("x")
     odd.add_note("During task with name 'a b; rm -rf' and id '1'")  # not a node name: not echoed
     assert failed_stage(odd) is None
+
+
+def _wrapped_by_langchain() -> Exception:
+    """A provider failure re-raised by an integration as another type, the original as its cause."""
+    error = RuntimeError("wrapped: Failed to initialize samplers: failed to parse grammar")
+    error.__cause__ = _status(400)
+    return error
+
+
+@pytest.mark.parametrize(
+    ("error", "label", "said"),
+    [
+        (_status(400), "execution_failed (HTTP 400)", "HTTP 400"),
+        (_status(404), "execution_failed (model not found)", "model not found"),
+        (_refused(), "execution_failed (connection refused)", "connection refused"),
+        (_wrapped_by_langchain(), "execution_failed (HTTP 400)", "HTTP 400"),
+        (RuntimeError("boom"), "execution_failed (RuntimeError)", "RuntimeError: boom"),  # not a provider's
+    ],
+)
+def test_a_provider_failure_is_named_by_its_cause_in_traces_and_reasons(error, label, said):
+    from runtime.contracts import safe_error
+    from runtime.failures import failure_label
+
+    assert failure_label(error) == label
+    assert safe_error(error) == said
+    assert KEY not in safe_error(error) and "Incorrect API key" not in safe_error(error)
+    assert "samplers" not in safe_error(error)

@@ -4,7 +4,9 @@ no native ``tool_calls`` — bare JSON in a single-tool phase, one ```json fence
 in the review phase. With ``tool_choice: "required"`` the server lets the text through and the
 answer runs on to ``max_tokens`` (padding after the JSON, ``finish_reason: "length"``); with
 ``"auto"`` it stops after the JSON. A prompt larger than the server's context is a 400 naming
-``exceed_context_size_error`` with the token counts.
+``exceed_context_size_error`` with the token counts. A response schema or tool parameters with a
+repetition of 2000 or more (a string ``maxLength: 2000``) is a 400 "failed to parse grammar"
+(``grammar_limited``), as llama.cpp build 9993 answered.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ NOTES: Mapping[str, str] = {
 # What the plan phase's note really was: the tool's description, longer than a note may be.
 LONG_NOTE = ("Understand the requirement and write an implementation plan: scope, assumptions, delivery phases "
              "with acyclic dependencies, and acceptance criteria that cover every requirement. Needs: the "
-             "requirement only. Produces: plan.")
+             "requirement only. Produces: plan. Pass at most a short note; the runtime supplies the inputs.")
 PADDING = "." + "0" * 300  # doctor-check-required: '{"name": "ping", "arguments": {"ok": true}}.0000…'
 CONTEXT_400 = HttpError(
     400, "request (636 tokens) exceeds the available context size (512 tokens), try increasing it",
@@ -76,3 +78,38 @@ def cut_off(body: Mapping[str, Any]) -> Reply:
     if not is_manager_turn(body):
         return cooperative(body)
     return Completion(content=text_calls(body)[:40], finish_reason="length")
+
+
+GRAMMAR_400 = HttpError(400, "Failed to initialize samplers: failed to parse grammar")
+REPETITIONS = ("maxLength", "minLength", "maxItems", "minItems")
+
+
+def _too_many_repetitions(schema: Any) -> bool:
+    if isinstance(schema, list):
+        return any(_too_many_repetitions(part) for part in schema)
+    if not isinstance(schema, Mapping):
+        return False
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, Mapping):
+            if any(_too_many_repetitions(part) for part in value.values()):
+                return True
+        elif key in REPETITIONS and isinstance(value, int) and value >= 2000:
+            return True
+        elif _too_many_repetitions(value):
+            return True
+    return False
+
+
+def grammar_limited(answer: Callable[[Mapping[str, Any]], Reply]) -> Callable[[Mapping[str, Any]], Reply]:
+    """``answer``, behind llama.cpp's grammar builder: a request whose response schema or tool
+    parameters repeat 2000 times or more is refused before any sampling."""
+
+    def limited(body: Mapping[str, Any]) -> Reply:
+        response_format = body.get("response_format") or {}
+        schemas = [(response_format.get("json_schema") or {}).get("schema")]
+        schemas += [tool["function"].get("parameters") for tool in body.get("tools") or []]
+        if any(_too_many_repetitions(schema) for schema in schemas if schema):
+            return GRAMMAR_400
+        return answer(body)
+
+    return limited

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +27,23 @@ class Completion:
     content: str | None = None
     tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()  # (function name, arguments)
     finish_reason: str | None = None  # default: "tool_calls" with calls, else "stop"
+    chunk_chars: int = 40  # a streamed answer's text per chunk
+    chunk_delay_s: float = 0.0  # a pause before each chunk (a server generating as it goes)
+
+    def chunks(self, model: str) -> list[dict[str, Any]]:
+        """The same completion as ``chat.completion.chunk`` events (``"stream": true``)."""
+        whole = self.body(model)
+        base = {key: whole[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+        message = whole["choices"][0]["message"]
+        text = message.get("content") or ""
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        deltas += [{"content": text[i:i + self.chunk_chars]} for i in range(0, len(text), self.chunk_chars)]
+        if message.get("tool_calls"):
+            deltas.append({"tool_calls": [{"index": n, **call} for n, call in enumerate(message["tool_calls"])]})
+        events = [{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
+        events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": whole["choices"][0]["finish_reason"]}]})
+        events.append({**base, "choices": [], "usage": whole["usage"]})
+        return events
 
     def body(self, model: str) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
@@ -68,6 +86,17 @@ class Drop:
 Reply = Completion | HttpError | Drop
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that gave up (its timeout) before a slow answer was written is no error of the stub's."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 @dataclass
 class StubProvider:
     """``with StubProvider(answer) as stub: ...`` serves ``stub.base_url`` until the block ends."""
@@ -75,6 +104,7 @@ class StubProvider:
     answer: Callable[[dict[str, Any]], Reply]
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    streamed: list[int] = field(default_factory=list)  # per streamed answer: the text chunks written
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -113,7 +143,29 @@ class StubProvider:
                     return None
                 if isinstance(reply, HttpError):
                     return self._send(reply.status, reply.body(), reply.headers)
+                if body.get("stream"):
+                    return self._stream(reply, str(body.get("model", "stub-model")))
                 return self._send(200, reply.body(str(body.get("model", "stub-model"))))
+
+            def _stream(self, reply: Completion, model: str) -> None:
+                """Server-sent events, one chunk at a time; a client that hangs up ends the stream."""
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                with stub._lock:
+                    stub.streamed.append(0)
+                    slot = len(stub.streamed) - 1
+                for event in reply.chunks(model):
+                    if reply.chunk_delay_s:
+                        time.sleep(reply.chunk_delay_s)
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                    with stub._lock:
+                        stub.streamed[slot] += 1
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
 
             def _send(self, status: int, payload: dict[str, Any], headers: tuple[tuple[str, str], ...] = ()) -> None:
                 data = json.dumps(payload).encode()
@@ -125,7 +177,7 @@ class StubProvider:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self

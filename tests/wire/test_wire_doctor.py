@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -30,10 +31,20 @@ def test_a_working_endpoint_passes_with_a_tool_call_per_style_and_one_structured
     assert "check stub-model: ok - reachable; tool calling and json_schema output work" in out
     assert "check stub-reviewer: ok" in out
     bodies = provider.bodies()
-    # per distinct model: the ping call in each style (the configured one first), then one structured answer
-    assert [kind_of(b) for b in bodies] == ["tools:ping", "tools:ping", "Ping"] * 2
+    # per distinct model: the ping call in each style (the configured one first), one structured
+    # answer, then every real contract schema of the roles it serves, as a run sends it
+    by_model = {name: [kind_of(b) for b in bodies if b["model"] == name] for name in ("stub-model", "stub-reviewer")}
+    assert by_model["stub-reviewer"] == ["tools:ping", "tools:ping", "Ping", "GeneralReview", "RiskReview",
+                                         "BoundaryReview"]
+    assert by_model["stub-model"][:3] == ["tools:ping", "tools:ping", "Ping"]
+    assert {"PlanningDecision", "DeliveryPlan", "AssistantAnswer", "SupervisorPostGuidance"} <= set(by_model["stub-model"])
+    assert "GeneralReview" not in by_model["stub-model"]  # the reviewer role has its own model
     assert [b.get("tool_choice") for b in bodies[:2]] == ["required", "auto"]
     assert bodies[0]["max_tokens"] == 256
+    answer = next(b for b in bodies if kind_of(b) == "AssistantAnswer")
+    assert answer["max_tokens"] == 16
+    assert "maxLength" not in answer["response_format"]["json_schema"]["schema"]["properties"]["summary"]
+    assert "tool calls: native" in out
     assert "tool_choice required: native tool call" in out and "tool_choice auto: native tool call" in out
     assert "export REINS_TOOL_CHOICE=required" in out
 
@@ -43,7 +54,7 @@ def test_a_working_endpoint_passes_with_a_tool_call_per_style_and_one_structured
     [
         (lambda body: HttpError(401, f"Incorrect API key provided: {KEY}"), "auth failed (HTTP 401)"),
         (lambda body: HttpError(404, "The model `stub-model` does not exist"), "model not found"),
-        (text_only, "no tool calling (REINS_TOOL_CHOICE=required)"),
+        (text_only, "no tool calling in any tool-choice style: point REINS_MODEL_MANAGER at a model that calls tools"),
         (lambda body: Completion(content="ok!") if body.get("response_format") else cooperative(body),
          "no JSON-schema output (REINS_STRUCTURED_METHOD=json_schema)"),
     ],
@@ -62,7 +73,7 @@ def test_an_unreachable_endpoint_is_reported_as_such(fast_cli, capsys):
     code, out = _doctor(capsys, "--json")
     assert code == 4
     assert json.loads(out)["checks"] == [{"model": "stub-model", "ok": False, "result": "unreachable (connection refused)",
-                                          "probes": [], "recommended": []}]
+                                          "probes": [], "recommended": [], "verdict": "", "schemas": []}]
 
 
 def test_without_a_model_there_is_nothing_to_check(capsys, monkeypatch):
@@ -135,5 +146,73 @@ def test_text_calls_fail_the_check_when_they_are_refused(stub, fast_cli, capsys,
     code, out = _doctor(capsys)
     assert code == 4
     assert "no tool calling (REINS_TOOL_CHOICE=required); calls written as text are refused" in out
+    assert "tool calls: written as text" in out
     assert "export REINS_TEXT_TOOL_CALLS=recover" in out
     assert "Ping" not in [kind_of(b) for b in provider.bodies()]  # stops before the structured check
+
+
+def test_a_schema_the_server_refuses_is_named_with_its_reason_in_one_line(stub, fast_cli, capsys):
+    refusal = HttpError(400, f"Failed to initialize samplers: failed to parse grammar\n(key {KEY})")
+    provider = stub(lambda body: refusal if kind_of(body) == "DeliveryPlan" else cooperative(body))
+    fast_cli(provider.base_url)
+
+    code, out = _doctor(capsys)
+
+    assert code == 4
+    assert "check stub-model: FAILED - 1 contract schema(s) not usable: see below" in out
+    line = next(line.strip() for line in out.splitlines() if "schema DeliveryPlan" in line)
+    assert line.startswith("schema DeliveryPlan (delivery.plan) refused: HTTP 400 - Failed to initialize samplers: "
+                           "failed to parse grammar (key ")
+    assert "\n" not in line  # one line, the key redacted (checked by _doctor)
+
+
+def test_a_tool_less_model_gets_the_no_tool_calling_verdict(stub, fast_cli, capsys):
+    provider = stub(text_only)  # Gemma 3 270M: its template has no tools, every answer is prose
+    fast_cli(provider.base_url)
+    code, out = _doctor(capsys, "--json")
+    (check,) = json.loads(out)["checks"]
+    assert code == 4 and check["verdict"] == "no tool calling"
+    assert not any("REINS_TOOL_CHOICE" in line for line in check["recommended"])
+    assert [(p["style"], p["call"]) for p in check["probes"]] == [("required", "none"), ("auto", "none")]
+
+
+def test_a_style_that_times_out_is_printed_and_the_others_are_still_tried(stub, fast_cli, capsys, monkeypatch):
+    # llama.cpp with "required" pads to the bound: slower than the manager's timeout here, "auto" is not.
+    def slow_required(body):
+        if tool_names(body) == ["ping"] and body.get("tool_choice") == "required":
+            time.sleep(2)
+        return llama_cpp_qwen(body)
+
+    provider = stub(slow_required)
+    fast_cli(provider.base_url)
+    monkeypatch.setenv("REINS_TIMEOUT_MANAGER", "1")
+
+    code, out = _doctor(capsys)
+
+    assert "tool_choice required: timed out after 1 s" in out
+    assert "tool_choice auto: tool call written as text" in out
+    assert "check stub-model: FAILED - timed out (REINS_TOOL_CHOICE=required); tool calls: written as text" in out
+    assert "export REINS_TOOL_CHOICE=auto" in out
+    assert code == 4
+    assert [b.get("tool_choice") for b in provider.bodies() if kind_of(b) == "tools:ping"] == ["required", "auto"]
+
+
+def test_a_server_too_slow_for_the_tasklist_draft_gets_a_bound_that_fits_its_timeout(stub, fast_cli, capsys,
+                                                                                      monkeypatch):
+    def slow(body):
+        if tool_names(body) == ["ping"] and body.get("tool_choice") == "required":
+            time.sleep(2)  # padded to the bound: about 250 tokens in 2 s at best, under 130 tokens/s
+        return llama_cpp_qwen(body)
+
+    provider = stub(slow)
+    fast_cli(provider.base_url)
+    monkeypatch.setenv("REINS_TIMEOUT_TASKLIST", "10")
+    code, out = _doctor(capsys)
+    assert code == 0
+    assert "export REINS_MAX_TOKENS_TASKLIST=1024" in out  # 8192 tokens would not fit in 10 s here
+
+    provider = stub(llama_cpp_qwen)  # as fast as the loopback goes: the draft's default bound fits
+    fast_cli(provider.base_url)
+    monkeypatch.setenv("REINS_TIMEOUT_TASKLIST", "600")
+    code, out = _doctor(capsys)
+    assert "REINS_MAX_TOKENS_TASKLIST" not in out

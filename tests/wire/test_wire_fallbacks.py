@@ -16,6 +16,7 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_openai import ChatOpenAI
 
+from cli import main
 from graphs.delivery_chain import build_graph
 from runtime.model_calls import MODEL_KEY
 from runtime.models import ModelSet, RolePolicy
@@ -67,7 +68,7 @@ def hanging(body: dict[str, Any]) -> Any:
     ("name", "answer", "requests_per_call"),
     [
         ("400", lambda body: HttpError(400, f"bad request for key {KEY}"), 1),
-        ("404", lambda body: HttpError(404, "model not found", "not_found_error"), 1),
+        ("404", lambda body: HttpError(404, "model not found", "not_found_error"), 0),  # then skipped: see below
         ("500x3", lambda body: HttpError(500, "boom", "server_error"), 2),  # the call and its one retry
         ("hang", hanging, 2),
     ],
@@ -81,9 +82,15 @@ def test_a_final_provider_failure_sends_the_same_request_to_the_fallback(stub, c
     )
     assert out["run_status"] == "pass"
     assert len(fallback.bodies()) == 10  # every call answered by the fallback
-    assert len(primary.bodies()) == 10 * requests_per_call
     asked = sorted(json.dumps(b["messages"]) for b in primary.bodies())
-    assert sorted(json.dumps(b["messages"]) for b in fallback.bodies()) == asked[::requests_per_call]  # the same requests
+    if requests_per_call:
+        assert len(primary.bodies()) == 10 * requests_per_call
+        assert sorted(json.dumps(b["messages"]) for b in fallback.bodies()) == asked[::requests_per_call]  # the same requests
+    else:
+        # a model that is not there is asked once per role (the parallel reviewers may race), then skipped
+        # for the rest of the run; every request it got went to the fallback too
+        assert 4 <= len(primary.bodies()) <= 6
+        assert set(asked) <= {json.dumps(b["messages"]) for b in fallback.bodies()}
     assert set(handler.answered) == {"ChatOpenAI:backup-model"} and len(handler.answered) == 10
     assert set(handler.failed) == {"openai-compatible:stub-model"}
     metrics = out["metrics"]
@@ -141,3 +148,53 @@ def test_retry_after_is_honoured(stub):
     build_graph(models=wire_models(provider.base_url)).invoke(REQUIREMENT)
     assert len(provider.bodies()) == 11
     assert seen[1] - seen[0] >= 0.6  # the backoff alone would be about a millisecond
+
+
+BACKUP_KEY = "sk-backup-SECOND-0123456789abcdef0123"
+
+
+def test_a_fallback_on_its_own_endpoint_says_so_everywhere_and_the_missing_primary_is_skipped(
+        stub, fast_cli, capsys, monkeypatch):
+    # "local server down → another server": the primary's endpoint answers 404 (no such model), the
+    # fallback entry names its own endpoint and the variable holding its key.
+    primary = stub(lambda body: HttpError(404, "model not found", "not_found_error"))
+    backup_server = stub(cooperative)
+    fast_cli(primary.base_url, REINS_MODEL_FALLBACK=f"backup@{backup_server.base_url}#REINS_BACKUP_KEY")
+    monkeypatch.setenv("REINS_BACKUP_KEY", BACKUP_KEY)
+
+    code = main(["deliver", "--scenario", "request-limit-banner", "--json"])
+    printed = capsys.readouterr()
+    out = json.loads(printed.out)
+
+    assert code == 0 and out["run_status"] == "pass"
+    # the backup got every call with its own key, never the primary's
+    assert len(backup_server.bodies()) == 10
+    assert {h["authorization"] for h in backup_server.headers} == {f"Bearer {BACKUP_KEY}"}
+    assert 4 <= len(primary.bodies()) <= 6  # asked once per role, then skipped for the rest of the run
+    host = backup_server.base_url.split("//")[1].split("/")[0]
+    models_line = next(line for line in out["report"].splitlines() if line.startswith("Models:"))
+    assert f"openai-compatible:backup@{host} (fallback)" in models_line
+    warnings = out["report"].split("## Warnings")[1].split("##")[0]
+    assert "planner: 2 call(s) answered by a fallback model" in warnings and "None." not in warnings
+    assert sum(out["metrics"]["fallbacks_per_role"].values()) == 10
+    assert KEY not in printed.out + printed.err and BACKUP_KEY not in printed.out + printed.err
+
+
+def test_a_fallback_shows_in_the_live_progress_and_in_chat(stub, fast_cli, capsys, monkeypatch):
+    primary = stub(lambda body: HttpError(404, "model not found", "not_found_error"))
+    backup_server = stub(cooperative)
+    fast_cli(primary.base_url, REINS_MODEL_FALLBACK=f"backup@{backup_server.base_url}")
+
+    graph = build_graph(models=wire_models(primary.base_url,
+                                           REINS_MODEL_FALLBACK=f"backup@{backup_server.base_url}"))
+    events = [chunk for chunk in graph.stream(REQUIREMENT, stream_mode="custom")]
+    shown = [e for e in events if e.get("step") == "model-fallback"]
+    assert shown and shown[0]["summary"].startswith("openai-compatible:stub-model failed (model not found); using "
+                                                    "openai-compatible:backup@")
+    assert {h.get("authorization") for h in backup_server.headers} == {"Bearer not-needed"}  # no key of another server
+
+    main(["chat", "--once", "what is (17+25)*3?"])
+    assert "note: chat: " in capsys.readouterr().out
+    main(["chat", "--once", "what is (17+25)*3?", "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["fallbacks"] and payload["fallbacks"][0].startswith("chat: ")

@@ -90,3 +90,36 @@ def test_chat_cli_exits_non_zero_when_the_endpoint_is_refused(stub, fast_cli, ca
     captured = capsys.readouterr()
     assert code != 0
     assert "Traceback" not in captured.err and KEY not in captured.err + captured.out
+
+
+LOOP_LINE = "- [ ] Add the request-limit banner to the settings page\n"
+
+
+def test_a_draft_that_loops_is_stopped_early_and_repaired_once_never_asked_again_unchanged(stub):
+    # The 1.5B model looped on one line of the draft until its timeout; here it streams 20,000
+    # copies of it, slowly: the stream is closed after the first few and the draft gets its one
+    # repair (told why, with more room).
+    loop = Completion(content="# v0.2.0 Tasklist\n\n## Goals\n" + LOOP_LINE * 20_000, finish_reason="length",
+                      chunk_delay_s=0.001)
+    provider = stub(failing(lambda body: kind_of(body) == "text", loop, times=1))
+    out = build_tasklist(models=wire_models(provider.base_url)).invoke({"request": READY})
+
+    texts = [b for b in provider.bodies() if kind_of(b) == "text"]
+    assert len(texts) == 2 and all(t["stream"] for t in texts)
+    assert texts[1]["messages"][:-1] == texts[0]["messages"]
+    assert "repeated the same text" in texts[1]["messages"][-1]["content"]
+    bound = ROLE_POLICIES["tasklist"]
+    assert [t["max_tokens"] for t in texts] == [bound.max_tokens, 2 * bound.max_tokens]
+    written = provider.streamed[0]
+    assert written < len(loop.chunks("m")) // 20  # stopped long before the end
+    assert out["status"] == "final"
+    assert LOOP_LINE * 3 not in out["artifact"]["markdown"]
+    assert texts[0]["stream_options"] == {"include_usage": True}  # streamed answers keep their token counts
+
+
+def test_a_draft_that_loops_again_after_its_repair_fails_as_cut_off(stub):
+    loop = Completion(content=LOOP_LINE * 5_000, finish_reason="length")
+    provider = stub(failing(lambda body: kind_of(body) == "text", loop))
+    out = build_tasklist(models=wire_models(provider.base_url)).invoke({"request": READY})
+    assert len([b for b in provider.bodies() if kind_of(b) == "text"]) == 2  # the draft and its one repair
+    assert out["status"] == "stopped" and not out.get("artifact")
