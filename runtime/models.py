@@ -86,6 +86,8 @@ class ModelSet:
     tool_choice: str = "required"
     # A tool call written as text: recover | refuse (REINS_TEXT_TOOL_CALLS).
     text_tool_calls: str = "recover"
+    # role → (label, model): where a request the role's model keeps failing goes once (runtime.escalation).
+    escalations: Mapping[str, tuple[str, BaseChatModel]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         missing = [role for role in ROLES if role not in self.models]
@@ -120,6 +122,15 @@ class ModelSet:
         chosen = {role: (value,) if isinstance(value, BaseChatModel) else tuple(value) for role, value in fallbacks.items()}
         labelled = {role: tuple((model_label(m), m) for m in models) for role, models in chosen.items()}
         return replace(self, fallbacks={**self.fallbacks, **labelled})
+
+    def with_escalations(self, escalations: Mapping[str, BaseChatModel | tuple[str, BaseChatModel]]) -> ModelSet:
+        """The same set with these escalation models per role (a model, or (label, model))."""
+        unknown = set(escalations) - set(ROLES)
+        if unknown:
+            raise ValueError(f"unknown model roles: {', '.join(sorted(unknown))}")
+        labelled = {role: value if isinstance(value, tuple) else (model_label(value), value)
+                    for role, value in escalations.items()}
+        return replace(self, escalations={**self.escalations, **labelled})
 
     def with_models(self, overrides: Mapping[str, BaseChatModel]) -> ModelSet:
         unknown = set(overrides) - set(ROLES)
@@ -204,8 +215,14 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
     return ModelSet(
         models=models, labels=labels, fallbacks=fallbacks, policies=configured_policies(settings),
         structured_method=settings.structured_method, tool_choice=settings.tool_choice,
-        text_tool_calls=settings.text_tool_calls,
+        text_tool_calls=settings.text_tool_calls, escalations=configured_escalations(settings),
     )
+
+
+def configured_escalations(settings: Settings) -> dict[str, tuple[str, BaseChatModel]]:
+    """Role → (label, model) of each configured role's escalation model (REINS_MODEL_ESCALATE[_<ROLE>])."""
+    return {role: (describe_model(name), create_chat_model(name, role, settings))
+            for role in ROLES if settings.model_for(role) and (name := settings.escalation_for(role))}
 
 
 def default_model_set() -> ModelSet:

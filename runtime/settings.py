@@ -77,6 +77,7 @@ def _names(value: str) -> tuple[str, ...]:
 # Per-role variables: prefix → the Settings field that maps each role to its value.
 _PER_ROLE = {
     "REINS_MODEL_FALLBACK_": "role_fallbacks",
+    "REINS_MODEL_ESCALATE_": "role_escalations",
     "REINS_MAX_TOKENS_": "role_max_tokens",
     "REINS_BASE_URL_": "role_base_urls",
     "REINS_API_KEY_": "role_api_keys",
@@ -90,7 +91,7 @@ _PER_ROLE_PARSERS = {
     "REINS_MODEL_FALLBACK_": lambda _key, value: _names(value),
 }
 # Variables whose names start with a per-role prefix but name no role.
-_NOT_PER_ROLE = frozenset({"REINS_MODEL_FALLBACK", "REINS_MAX_TOKENS_PARAM"})
+_NOT_PER_ROLE = frozenset({"REINS_MODEL_FALLBACK", "REINS_MODEL_ESCALATE", "REINS_MAX_TOKENS_PARAM"})
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,10 @@ class Settings:
     role_fallbacks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     role_timeouts: Mapping[str, int] = field(default_factory=dict)  # seconds per call, REINS_TIMEOUT_<ROLE>
     text_tool_calls: TextToolCallMode = "recover"
+    # The stronger model a request goes to once when the role's own keeps failing it
+    # (REINS_MODEL_ESCALATE[_<ROLE>]; policies.escalation).
+    escalation: str | None = None
+    role_escalations: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -163,6 +168,7 @@ class Settings:
             max_tokens_param=_choice(env, "REINS_MAX_TOKENS_PARAM", MAX_TOKENS_PARAMS, "max_tokens"),
             fallbacks=_names(env.get("REINS_MODEL_FALLBACK", "")),
             text_tool_calls=_choice(env, "REINS_TEXT_TOOL_CALLS", TEXT_TOOL_CALL_MODES, "recover"),
+            escalation=env.get("REINS_MODEL_ESCALATE", "").strip() or None,
             **per_role,  # type: ignore[arg-type]
         )
 
@@ -173,6 +179,10 @@ class Settings:
     def fallbacks_for(self, role: str) -> tuple[str, ...]:
         """The role's fallback models, in order (the role's own list replaces the shared one)."""
         return self.role_fallbacks.get(role) or self.fallbacks
+
+    def escalation_for(self, role: str) -> str | None:
+        """The role's escalation model (the role's own over the shared one), or None."""
+        return self.role_escalations.get(role) or self.escalation
 
     def base_url_for(self, role: str) -> str | None:
         return self.role_base_urls.get(role) or self.base_url

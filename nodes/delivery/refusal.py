@@ -9,15 +9,19 @@ refused call itself never runs. Whether the turn is asked again is the policy's 
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from policies.delegation import reask_allowed
 from nodes.delivery.common import DeliveryDeps, trace
+from nodes.delivery.context import DeliveryContext
+from nodes.delivery.escalation import escalate_refused_turn
 from nodes.delivery.routing import refusals_in_turn, stopped_by_policy
 from nodes.delivery.state import AfterRefusal, DeliveryState
 
 
-def manager_refused(state: DeliveryState, *, deps: DeliveryDeps) -> Command[AfterRefusal]:
+def manager_refused(state: DeliveryState, runtime: Runtime[DeliveryContext], *,
+                    deps: DeliveryDeps) -> Command[AfterRefusal]:
     violation = state["delegation"]["violation"]  # the manager routes here only with one
     code = violation["code"]
     turn = state.get("manager_turns", 0)
@@ -28,6 +32,9 @@ def manager_refused(state: DeliveryState, *, deps: DeliveryDeps) -> Command[Afte
         summary = f"turn {turn} refused ({code}); asked again unchanged ({count} of {deps.policy.max_manager_reasks})"
         return Command(update={"manager_refusals": [record], "trace": trace("manager-refused", summary)},
                        goto="manager")
+    escalation = escalate_refused_turn(state, record, deps.models_for(runtime), deps.policy.max_manager_reasks)
+    if escalation is not None:
+        return escalation
     summary = f"turn {turn} refused ({code}); re-ask budget spent"
     return Command(
         update={"manager_refusals": [record], "trace": trace("manager-refused", summary),

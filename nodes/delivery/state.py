@@ -96,6 +96,7 @@ class ManagerRefusal(TypedDict):
     executed: int  # sub-agents run before it: identifies the turn across its re-asks
     code: str  # the violated rule
     reasked: bool
+    escalated: NotRequired[bool]  # the turn goes once to the manager's escalation model (nodes.delivery.escalation)
 
 
 class ToolResultView(TypedDict):
@@ -167,6 +168,7 @@ class RunMetrics(TypedDict):
     repair_calls: int
     retries: int
     fallbacks_per_role: dict[str, int]  # calls moved to a role's fallback model
+    escalations: int  # requests sent once more to a role's escalation model (manager turns and contracts)
     models: dict[str, list[str]]  # per role: the models that answered its calls
     failed_calls: int  # calls that got no answer after their retries
     tokens: Tokens
