@@ -97,7 +97,9 @@ def wrap_models(models: ModelSet, *, rate: float, seed: int, scenario: Scenario,
         return wrap
 
     primary = wrapper(seed)
-    run_models = models.with_models({role: primary(model) for role, model in models.models.items()})
+    # The roles' own models keep their labels through the wrappers (the primary-served share reads them).
+    run_models = replace(models.with_models({role: primary(model) for role, model in models.models.items()}),
+                         labels={role: models.label(role) for role in models.models})
     if baseline in ("controlled_chain_fallback", "controlled_chain_escalation"):
         backup = wrapper(fallback_seed(seed))
         run_models = replace(run_models, fallbacks={
