@@ -157,7 +157,7 @@ def _escalated(caller: _Caller, role: str, ask: list[BaseMessage], schema: type[
     """A contract still invalid after its repair: the same request once on the role's escalation
     model, validated by the same schema (``policies.escalation``). Returns ``(value, issues)``; when
     no escalation is configured, or its model fails or answers invalidly too, value is None."""
-    if not escalation_allowed(configured=role in caller.models.escalations, failed_attempts=CONTRACT_ATTEMPTS,
+    if not escalation_allowed(configured=caller.models.escalation(role) is not None, failed_attempts=CONTRACT_ATTEMPTS,
                               allowed_attempts=CONTRACT_ATTEMPTS, escalated=False):
         return None, issues
     try:

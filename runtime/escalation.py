@@ -28,7 +28,7 @@ _ESCALATED: dict[int, dict[str, ModelSet]] = {}
 
 def escalation_label(models: ModelSet, role: str) -> str | None:
     """The label of the role's escalation model, or None when the role has none."""
-    chosen = models.escalations.get(role)
+    chosen = models.escalation(role)
     return chosen[0] if chosen else None
 
 
@@ -39,7 +39,7 @@ def escalated(models: ModelSet, role: str) -> ModelSet:
         weakref.finalize(models, _ESCALATED.pop, id(models), None)
     per_role = _ESCALATED.setdefault(id(models), {})
     if role not in per_role:
-        label, model = models.escalations[role]
+        label, model = models.escalation(role)
         per_role[role] = replace(
             models, models={**models.models, role: model}, labels={**models.labels, role: label},
             fallbacks={**models.fallbacks, role: ()},

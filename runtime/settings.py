@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 # REINS_TEXT_TOOL_CALLS: a tool call a model wrote as text is recovered (then checked like a native
 # one) or the turn is refused as having no tool call.
@@ -31,6 +31,14 @@ STRUCTURED_METHODS: tuple[str, ...] = get_args(StructuredMethod)
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 MAX_TOKENS_PARAMS: tuple[str, ...] = get_args(MaxTokensParam)
 ROLES = ("supervisor", "manager", "planner", "reviewer", "encoder", "tasklist", "polish", "chat")
+# The assistant's task roles: each is served by its parent role's model, endpoint, key, fallbacks,
+# escalation and policy until a REINS_*_<ROLE> variable of its own points it elsewhere.
+TASK_ROLES: Mapping[str, str] = {"classify": "chat", "step": "chat", "answer": "chat", "check": "chat"}
+# The role a turn with an image goes to: configured only by its own REINS_MODEL_VISION (a model that
+# reads images); its endpoint, key and policy default to the chat role's.
+VISION_ROLE = "vision"
+ROLE_PARENTS: Mapping[str, str] = {**TASK_ROLES, VISION_ROLE: "chat"}
+ALL_ROLES: tuple[str, ...] = (*ROLES, *ROLE_PARENTS)
 ENV_PREFIXES = ("REINS_", "OPENAI_")  # the only variables settings read
 
 
@@ -47,8 +55,8 @@ def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default
 
 def _role_of(key: str, prefix: str) -> str:
     role = key.removeprefix(prefix).lower()
-    if role not in ROLES:
-        raise SettingsError(f"{key} names an unknown role; allowed roles: {', '.join(ROLES)}")
+    if role not in ALL_ROLES:
+        raise SettingsError(f"{key} names an unknown role; allowed roles: {', '.join(ALL_ROLES)}")
     return role
 
 
@@ -173,22 +181,32 @@ class Settings:
         )
 
     def model_for(self, role: str) -> str | None:
-        """The configured model name for a role, or None when the offline model serves it."""
-        return self.role_models.get(role) or self.model
+        """The configured model name for a role, or None when the offline model serves it (a task role
+        defaults to its parent's; the vision role has only its own)."""
+        if role == VISION_ROLE:
+            return self.role_models.get(role)
+        return self.role_models.get(role) or (self.model_for(TASK_ROLES[role]) if role in TASK_ROLES else self.model)
+
+    def _own_or_parent(self, values: Mapping[str, Any], role: str) -> Any:
+        return values.get(role) or (values.get(ROLE_PARENTS[role]) if role in ROLE_PARENTS else None)
 
     def fallbacks_for(self, role: str) -> tuple[str, ...]:
         """The role's fallback models, in order (the role's own list replaces the shared one)."""
-        return self.role_fallbacks.get(role) or self.fallbacks
+        if role == VISION_ROLE:  # another role's fallback may not read images
+            return self.role_fallbacks.get(role, ())
+        return self._own_or_parent(self.role_fallbacks, role) or self.fallbacks
 
     def escalation_for(self, role: str) -> str | None:
         """The role's escalation model (the role's own over the shared one), or None."""
-        return self.role_escalations.get(role) or self.escalation
+        if role == VISION_ROLE:
+            return self.role_escalations.get(role)
+        return self._own_or_parent(self.role_escalations, role) or self.escalation
 
     def base_url_for(self, role: str) -> str | None:
-        return self.role_base_urls.get(role) or self.base_url
+        return self._own_or_parent(self.role_base_urls, role) or self.base_url
 
     def api_key_for(self, role: str) -> str | None:
-        return self.role_api_keys.get(role) or self.api_key
+        return self._own_or_parent(self.role_api_keys, role) or self.api_key
 
 
 def env_snapshot(env: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
