@@ -96,7 +96,7 @@ def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         if not budget.allowed:
             step.skip(f"loop stopped before call {number} (limit {MAX_STEPS} calls)")
             return {"pending_calls": [], "stop_reason": STEP_LIMIT, "trace": traced(state, step.trace())}
-        models, offered = deps.models_for(runtime), tools.langchain_tools()
+        models, offered = deps.models_for(runtime, state), tools.langchain_tools()
         outcome = yield from attempt(ToolTurn("assistant.step", step_messages(state, tools), models, offered))
         if not outcome.ok:  # a failing model ends the loop; what ran so far is still answered
             step.fail(f"loop stopped: model turn failed ({outcome.reason()})")
