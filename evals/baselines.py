@@ -14,11 +14,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from policies.redaction import redact
-from runtime.contracts import invoke_text, merge_metrics, metrics_totals, safe_error
+from runtime.contracts import SERVED_PREFIX, invoke_text, merge_metrics, metrics_totals, safe_error
 from runtime.models import ModelSet
 from runtime.resources import ResourceError, ResourceResolver
 from evals.markers import BLOCKING, fixed_status, read_marker, review_verdict, single_agent_reading
@@ -51,13 +51,18 @@ class RunOutcome:
     # at (code ``refused`` for a manager turn refused past the re-ask budget) and every review that
     # did not complete. Empty when every call the status depends on answered.
     stops: tuple[tuple[str, str], ...] = ()
+    served: Mapping[str, int] = field(default_factory=dict)  # model label → calls it answered
 
 
-def _cost(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
-    """Every request made to a model: business, encoder and repair calls and their retries."""
+def _cost(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+    """Every request made to a model: business, encoder, repair and escalated calls and their retries;
+    and which model answered how many."""
     totals = metrics_totals(metrics)
     return {
-        "calls": totals["business_calls"] + totals["encoder_calls"] + totals["repair_calls"] + totals["retries"],
+        "calls": totals["business_calls"] + totals["encoder_calls"] + totals["repair_calls"] + totals["retries"]
+        + totals.get("escalations", 0),
+        "served": {key.removeprefix(SERVED_PREFIX): count for key, count in totals.items()
+                   if key.startswith(SERVED_PREFIX) and count},
         "repair_calls": totals["repair_calls"],
         "tokens": totals["input_tokens"] + totals["output_tokens"],
         "retries": totals["retries"],
@@ -220,6 +225,7 @@ RUNNERS: Mapping[str, Runner] = {
     "fixed_multi_agent": run_fixed_multi_agent,
     "controlled_chain": run_controlled_chain,
     "controlled_chain_fallback": run_controlled_chain,  # its fallback models come with the ModelSet
+    "controlled_chain_escalation": run_controlled_chain,  # and its escalation models too
 }
 
 

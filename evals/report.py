@@ -16,8 +16,10 @@ NAMES: Mapping[str, str] = {
     "fixed_multi_agent": "fixed multi-agent",
     "controlled_chain": "controlled chain",
     "controlled_chain_fallback": "controlled chain + fallback",
+    "controlled_chain_escalation": "controlled chain + escalation",
 }
 CASES = {s.id: s.case for s in SCENARIOS}
+FALLBACK_BASELINES = frozenset({"controlled_chain_fallback", "controlled_chain_escalation"})
 
 NOTES = """\
 ## How to read this
@@ -58,6 +60,10 @@ NOTES = """\
 - **controlled chain + fallback** is the same graph with one fallback model per role, perturbed
   independently at the same rate: a final provider failure (a 400, a retryable failure whose retry
   failed too) moves the call to it; a deadline overrun does not.
+- **controlled chain + escalation** adds one escalation model per role, perturbed independently at
+  the same rate as well (so no stronger than the primary): a manager turn refused again after its
+  re-ask, or a contract still invalid after its repair, goes to it once, under the same policy and
+  checks. **primary served** is the share of answered calls the roles' own models answered.
 - **ceiling (fault model)**: the share of chain runs in which no call fails for good under the fault
   model alone (`evals/ceiling.py`); invalid output is left out, since the repair may still save it.
 """
@@ -97,7 +103,13 @@ def ceiling_cell(baseline: str, rate: float) -> str:
     """The ceiling the fault model allows a chain row (``evals/ceiling.py``); ``–`` for the others."""
     if baseline not in CHAIN_BASELINES:
         return "–"
-    return _pct(chain_ceiling(rate, fallback=baseline == "controlled_chain_fallback"))
+    return _pct(chain_ceiling(rate, fallback=baseline in FALLBACK_BASELINES))
+
+
+def primary_cell(summary: Mapping[str, Any]) -> str:
+    """The share of answered calls the roles' own models served (not a fallback or escalation model)."""
+    share = summary.get("primary_served")
+    return "–" if share is None else f"{100 * share:.1f}%"
 
 
 def rates_table(results: Sequence[Any]) -> str:
@@ -105,8 +117,8 @@ def rates_table(results: Sequence[Any]) -> str:
     status correct, the ceiling its fault model allows."""
     lines = [
         "| baseline | rate | runs | status correct | ceiling (fault model) | hard-rule violations | failed runs | "
-        "resampled manager turns | retries | calls/run median [range] | calls/pass run median |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "resampled manager turns | retries | calls/run median [range] | calls/pass run median | primary served |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     baselines = list(dict.fromkeys(b for result in results for b in result.summary))
     for baseline in baselines:
@@ -118,7 +130,8 @@ def rates_table(results: Sequence[Any]) -> str:
                 f"| {NAMES.get(baseline, baseline)} | {result.settings['rate']:g} | {s['runs']} | "
                 f"{s['correct']}/{s['runs']} ({_pct(s['correct_rate'])}) | "
                 f"{ceiling_cell(baseline, result.settings['rate'])} | {s['violations']} | {s['failed_runs']} | "
-                f"{s['reasks']} | {s['retries']} | {_range(s['calls'])} | {_median(s['calls_per_pass_run'])} |"
+                f"{s['reasks']} | {s['retries']} | {_range(s['calls'])} | {_median(s['calls_per_pass_run'])} | "
+                f"{primary_cell(s)} |"
             )
     return "\n".join(lines)
 

@@ -14,8 +14,8 @@ to see what a pipeline reaches when only the faults it may legitimately recover 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -59,11 +59,23 @@ def fallback_seed(seed: int) -> int:
     return int(hashlib.sha256(f"fallback:{seed}".encode()).hexdigest()[:12], 16)
 
 
+def escalation_seed(seed: int) -> int:
+    """The escalation models' seed: their draws are independent of the primary's and the fallbacks'."""
+    return int(hashlib.sha256(f"escalation:{seed}".encode()).hexdigest()[:12], 16)
+
+
+# How the evaluation labels the stand-ins beside a role's own model (the offline model serves all).
+FALLBACK_SUFFIX, ESCALATION_SUFFIX = "(fallback)", "(escalation)"
+
+
 def wrap_models(models: ModelSet, *, rate: float, seed: int, scenario: Scenario, baseline: str,
                 kinds: Sequence[str] = PERTURBATIONS):
     """The run's ModelSet and its random-perturbation wrappers (to read what they injected). For
     ``controlled_chain_fallback`` every role also gets one fallback: its model under the same faults
-    (the scenario's, and the random ones at the same rate, drawn independently)."""
+    (the scenario's, and the random ones at the same rate, drawn independently);
+    ``controlled_chain_escalation`` adds one escalation model per role under the same faults, drawn
+    independently again: the stand-in is no stronger than the primary, so what the row gains is the
+    mechanism's, not a better model's."""
     fault_contracts = scenario.fault_contracts(baseline)
     perturbers: list[PerturbedModel] = []
 
@@ -85,11 +97,24 @@ def wrap_models(models: ModelSet, *, rate: float, seed: int, scenario: Scenario,
         return wrap
 
     primary = wrapper(seed)
-    run_models = models.with_models({role: primary(model) for role, model in models.models.items()})
-    if baseline == "controlled_chain_fallback":
+    # The roles' own models keep their labels through the wrappers (the primary-served share reads them).
+    run_models = replace(models.with_models({role: primary(model) for role, model in models.models.items()}),
+                         labels={role: models.label(role) for role in models.models})
+    if baseline in ("controlled_chain_fallback", "controlled_chain_escalation"):
         backup = wrapper(fallback_seed(seed))
-        run_models = run_models.with_fallbacks({role: backup(model) for role, model in models.models.items()})
+        run_models = replace(run_models, fallbacks={
+            role: ((f"{models.label(role)} {FALLBACK_SUFFIX}", backup(model)),) for role, model in models.models.items()})
+    if baseline == "controlled_chain_escalation":
+        stronger = wrapper(escalation_seed(seed))
+        run_models = run_models.with_escalations({
+            role: (f"{models.label(role)} {ESCALATION_SUFFIX}", stronger(model)) for role, model in models.models.items()})
     return run_models, perturbers
+
+
+def primary_share(outcome_served: Mapping[str, int], primary_labels: Collection[str]) -> tuple[int, int]:
+    """(calls the roles' own models answered, calls any model answered) from ``model:<label>`` counts."""
+    served = sum(outcome_served.values())
+    return sum(count for label, count in outcome_served.items() if label in primary_labels), served
 
 
 def run_evaluation(
@@ -137,6 +162,7 @@ def run_evaluation(
                 # A review the scenario makes fail was meant to fail: it decides nothing by itself.
                 faulted = scenario.fault_contracts(baseline)
                 stops = tuple(stop for stop in outcome.stops if stop[0] not in faulted)
+                primary_calls, served_calls = primary_share(outcome.served, {models.label(r) for r in models.models})
                 record = RunRecord(
                     baseline=baseline, scenario=scenario.id, repeat=repeat, expected=scenario.expected,
                     acceptable=tuple(sorted(scenario.acceptable)), status=outcome.status,
@@ -144,7 +170,7 @@ def run_evaluation(
                     revised=outcome.revised, calls=outcome.calls, repair_calls=outcome.repair_calls,
                     tokens=outcome.tokens, elapsed_ms=outcome.elapsed_ms, injected=injected, error=outcome.error,
                     failure=outcome.failure, rate=rate, reasks=outcome.reasks, retries=outcome.retries,
-                    stops=stops, injected_on=injected_on,
+                    stops=stops, injected_on=injected_on, primary_calls=primary_calls, served_calls=served_calls,
                 )
                 results.records.append(record)
                 if on_run:

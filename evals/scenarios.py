@@ -22,13 +22,18 @@ from policies.reviewers import DEFAULT_REVIEWERS
 REQUIREMENTS_DIR = Path(__file__).resolve().parent / "requirements"
 # ``controlled_chain_fallback``: the same graph, every role with one fallback model (perturbed
 # independently at the same rate), as a deployment with a second provider runs it.
-BASELINES: tuple[str, ...] = ("single_agent", "fixed_multi_agent", "controlled_chain", "controlled_chain_fallback")
-CHAIN_BASELINES: frozenset[str] = frozenset({"controlled_chain", "controlled_chain_fallback"})
+# ``controlled_chain_escalation``: that, and every role with an escalation model (its own independent
+# draws at the same rate) for the requests the primary keeps failing (policies.escalation).
+BASELINES: tuple[str, ...] = ("single_agent", "fixed_multi_agent", "controlled_chain", "controlled_chain_fallback",
+                              "controlled_chain_escalation")
+CHAIN_BASELINES: frozenset[str] = frozenset({"controlled_chain", "controlled_chain_fallback",
+                                             "controlled_chain_escalation"})
 
 # Which contract is "the <role> reviewer" in each baseline that has reviewers.
 REVIEW_CONTRACTS: Mapping[str, Mapping[str, str]] = {
     "controlled_chain": {spec.role: spec.contract for spec in DEFAULT_REVIEWERS},
     "controlled_chain_fallback": {spec.role: spec.contract for spec in DEFAULT_REVIEWERS},
+    "controlled_chain_escalation": {spec.role: spec.contract for spec in DEFAULT_REVIEWERS},
     "fixed_multi_agent": {role: f"eval.fixed_{role}_review" for role in DEFAULT_REVIEWERS.roles},
 }
 # Reviewer faults as PerturbedModel kinds: execution_failed, timeout, contract_failure. The raising

@@ -78,6 +78,8 @@ class RunRecord:
     retries: int = 0  # model calls repeated after a transient provider failure
     stops: tuple[tuple[str, str], ...] = ()  # (contract, code) of the calls whose failure decided the run
     injected_on: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # contract → kinds, in order
+    primary_calls: int = 0  # calls the roles' own models answered (not a fallback or escalation model)
+    served_calls: int = 0  # calls any model answered
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "acceptable": list(self.acceptable), "injected": dict(self.injected),
@@ -179,6 +181,8 @@ def summarise(records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
             "reasks": sum(r.reasks for r in runs),
             "retries": sum(r.retries for r in runs),
             "repair_calls": sum(r.repair_calls for r in runs),
+            "primary_served": (sum(r.primary_calls for r in runs) / served) if (served := sum(r.served_calls for r in runs))
+            else None,
             "tokens": median_range([r.tokens for r in runs]),
             "latency_ms": median_range([r.elapsed_ms for r in runs]),
             "injected": dict(sorted(injected.items())),

@@ -41,6 +41,8 @@ class CallLimits:
     max_tokens_limit: int
     timeout_s: float
     backoff_initial_s: float = 1.0
+    # A contract still invalid after its repair goes once more to the role's escalation model.
+    escalation_attempts: int = 0
 
     def requests(self) -> int:
         return self.models * self.attempts
@@ -50,8 +52,13 @@ class CallLimits:
         return self.requests() * bound
 
     def seconds(self) -> float:
-        per_model = self.attempts * self.timeout_s + backoff_budget_s(self.attempts - 1, self.backoff_initial_s)
-        return self.models * per_model
+        return self.models * self._one_model_s(self.attempts)
+
+    def escalation_s(self) -> float:
+        return self._one_model_s(self.escalation_attempts) if self.escalation_attempts else 0.0
+
+    def _one_model_s(self, attempts: int) -> float:
+        return attempts * self.timeout_s + backoff_budget_s(attempts - 1, self.backoff_initial_s)
 
 
 @dataclass(frozen=True)
@@ -89,9 +96,14 @@ def stage_budget(stage: Stage, limits: CallLimits) -> Budget:
     roomy = min(total, stage.more_room if stage.kind == "turn" else stage.count + stage.more_room)
     tokens = (total - roomy) * limits.tokens(False) + roomy * limits.tokens(True)
     one = per_ask * limits.seconds()
+    requests = total * limits.requests()
+    if stage.kind == "contract" and limits.escalation_attempts:  # still invalid after the repair
+        requests += stage.count * limits.escalation_attempts
+        tokens += stage.count * limits.escalation_attempts * limits.max_tokens
+        one += limits.escalation_s()
     if stage.deadline_s is not None:
         one = min(one, stage.deadline_s)
-    return Budget(total * limits.requests(), tokens, 0, one if stage.parallel else one * stage.count)
+    return Budget(requests, tokens, 0, one if stage.parallel else one * stage.count)
 
 
 def budget(stages: Sequence[Stage], limits: Mapping[str, CallLimits], tool_calls: int = 0,

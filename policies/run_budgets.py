@@ -16,6 +16,7 @@ from policies.check_act import MAX_CHECK_ROUNDS
 from policies.loop_guards import MAX_STEPS
 from policies.replanning import MAX_REPLANS
 
+ESCALATION = "{role}:escalation"  # the call limits of a role's escalation model
 MANAGER_PHASES = 3  # plan, tasks, the review group: each one accepted manager turn
 ASSISTANT_DISPATCHES = 2  # a read-only call that failed for a retryable reason runs once more
 TASKLIST_READS = 2  # the plan, and at most one optional context document
@@ -35,6 +36,7 @@ def delivery_stages(
     two_step: bool = False,
     polish: bool = False,
     review_deadline_s: float | None = None,
+    manager_escalation: bool = False,
 ) -> list[Stage]:
     """The delivery chain: pre-decision, manager turns (each phase asked at most ``1 + reasks``
     times; a re-ask after a cut-off gets more room), plan, tasks, the parallel review group (one model
@@ -43,6 +45,9 @@ def delivery_stages(
     stages = [
         *_contract("supervisor_pre", "supervisor", two_step),
         Stage("manager", "manager", "turn", turns, more_room=MANAGER_PHASES * max_manager_reasks),
+        # a turn refused again after its re-ask goes once to the escalation model
+        *([Stage("manager:escalated", ESCALATION.format(role="manager"), "turn", MANAGER_PHASES)]
+          if manager_escalation else []),
         *_contract("plan", "planner", two_step),
         *_contract("tasks", "planner", two_step),
     ]

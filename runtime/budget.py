@@ -8,11 +8,13 @@ table, the contract mode — and the metrics a run recorded.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from policies.budget import CAP_NAMES, Budget, CallLimits, budget, over_caps
 from policies.deadlines import contract_deadline_s
 from policies.delegation import DEFAULT_POLICY, DelegationPolicy
 from policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
 from policies.run_budgets import (
+    ESCALATION,
     TASKLIST_READS,
     assistant_stages,
     assistant_tool_calls,
@@ -42,11 +44,15 @@ def call_limits(models: ModelSet) -> dict[str, CallLimits]:
     limits = {}
     for role in ROLES:
         policy = models.policy(role)
+        attempts = 1 + max(policy.retries, 0)
+        escalation = attempts if models.escalation(role) else 0
         limits[role] = CallLimits(
-            models=len(models.chain(role)), attempts=1 + max(policy.retries, 0), max_tokens=policy.max_tokens,
+            models=len(models.chain(role)), attempts=attempts, max_tokens=policy.max_tokens,
             max_tokens_limit=policy.max_tokens_limit, timeout_s=float(policy.timeout_s),
-            backoff_initial_s=policy.backoff_initial_s,
+            backoff_initial_s=policy.backoff_initial_s, escalation_attempts=escalation,
         )
+        if escalation:  # the escalation model alone: no fallbacks, the role's policy
+            limits[ESCALATION.format(role=role)] = replace(limits[role], models=1, escalation_attempts=0)
     return limits
 
 
@@ -78,7 +84,8 @@ def worst_case(
         table = reviewer_table(reviewers)
         stages = delivery_stages(["reviewer"] * len(table.roles), max_manager_reasks=policy.max_manager_reasks,
                                  two_step=two_step, polish=polish,
-                                 review_deadline_s=reviewer_deadline_s(models, review_timeout_s))
+                                 review_deadline_s=reviewer_deadline_s(models, review_timeout_s),
+                                 manager_escalation=models.escalation("manager") is not None)
         # Sub-agents are the manager's tools; their model calls are the stages above.
         return budget(stages, limits, tool_calls=policy.max_tool_calls)
     if graph == "tasklist_agent":
@@ -94,8 +101,8 @@ def worst_case(
 def used(metrics: Mapping[str, Mapping[str, int]], tool_calls: int = 0, seconds: float = 0.0) -> dict[str, float]:
     """What a run used, from its per-contract metrics: every request made (business, encoder and
     repair calls and their retries), output tokens, tool calls and wall time."""
-    calls = sum(int(v.get("business_calls", 0)) + int(v.get("encoder_calls", 0)) + int(v.get("repair_calls", 0))
-                + int(v.get("retries", 0)) + int(v.get("fallbacks", 0)) for v in metrics.values())
+    kinds = ("business_calls", "encoder_calls", "repair_calls", "escalations", "retries", "fallbacks")
+    calls = sum(int(v.get(kind, 0)) for v in metrics.values() for kind in kinds)
     tokens = sum(int(v.get("output_tokens", 0)) for v in metrics.values())
     return {"calls": calls, "output_tokens": tokens, "tool_calls": tool_calls, "seconds": round(seconds, 1)}
 

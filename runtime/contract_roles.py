@@ -26,13 +26,15 @@ CONTRACT_ROLES: dict[str, str] = {
     "delivery.plan_revision": "planner",
     "delivery.task_revision": "planner",
     "delivery.report_polish": "polish",
-    "assistant.intent": "chat",
-    "assistant.step": "chat",
-    "assistant.answer": "chat",
-    "assistant.reflection": "chat",
-    "assistant.replan": "chat",
-    "assistant.skill_draft": "chat",
-    "assistant.summary": "chat",
+    # The assistant's task roles (runtime.settings.TASK_ROLES): all served by the chat role's model
+    # until REINS_MODEL_<ROLE> points one elsewhere — a small model for classifying, a strong one to answer.
+    "assistant.intent": "classify",
+    "assistant.step": "step",
+    "assistant.replan": "step",
+    "assistant.answer": "answer",
+    "assistant.skill_draft": "answer",
+    "assistant.summary": "classify",
+    "assistant.reflection": "check",
 }
 
 

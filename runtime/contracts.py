@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
+from policies.escalation import CONTRACT_ATTEMPTS, escalation_allowed
 from policies.redaction import redact
 from runtime.contract_checks import (  # noqa: F401 - judging outputs and the repair, named here too
     MAX_REPAIR_ISSUES,
@@ -52,6 +53,7 @@ from runtime.contract_roles import (  # noqa: F401 - the contracts' roles, named
 )
 from runtime.driving import Steps, adrive, drive
 from runtime.failures import failure_cause, provider_failure
+from runtime.escalation import escalation_steps
 from runtime.messages import message_text
 from runtime.model_calls import (  # noqa: F401 - the errors and metrics of contract calls, named here too
     METRIC_FIELDS,
@@ -148,8 +150,25 @@ def _structured(caller: _Caller, schema: type[T], messages: Sequence[BaseMessage
                                       more_room=TRUNCATED_ISSUE in issues)
         value, issues = _validate(schema, raw)
         if value is None:
+            value, issues = yield from _escalated(caller, role, ask, schema, method, issues)
+        if value is None:
             raise ContractError(caller.contract, issues)
     return value
+
+
+def _escalated(caller: _Caller, role: str, ask: list[BaseMessage], schema: type[T], method: str,
+               issues: list[ContractIssue]) -> Steps:
+    """A contract still invalid after its repair: the same request once on the role's escalation
+    model, validated by the same schema (``policies.escalation``). Returns ``(value, issues)``; when
+    no escalation is configured, or its model fails or answers invalidly too, value is None."""
+    if not escalation_allowed(configured=caller.models.escalation(role) is not None, failed_attempts=CONTRACT_ATTEMPTS,
+                              allowed_attempts=CONTRACT_ATTEMPTS, escalated=False):
+        return None, issues
+    try:
+        raw = yield from escalation_steps(caller, role, ask, schema=schema, method=method)
+    except Exception:  # noqa: BLE001 - a provider failure of the escalation: the contract's failure stands
+        return None, issues
+    return _validate(schema, raw)
 
 
 def contract_steps(

@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from policies.fallback import parse_fallback
 
 from runtime.labels import OFFLINE_LABEL, describe_model, model_label as configured_label, provider_of
-from runtime.settings import ROLES, Settings, SettingsError
+from runtime.settings import ALL_ROLES, ROLE_PARENTS, ROLES, TASK_ROLES, Settings, SettingsError
 
 
 @dataclass(frozen=True)
@@ -50,11 +50,18 @@ ROLE_POLICIES: Mapping[str, RolePolicy] = {
 
 def configured_policies(settings: Settings) -> dict[str, RolePolicy]:
     """Every role's policy with the timeouts and output bounds the environment sets."""
-    return {
+    policies = {
         role: replace(policy, timeout_s=settings.role_timeouts.get(role, policy.timeout_s),
                       max_tokens=settings.role_max_tokens.get(role, policy.max_tokens))
         for role, policy in ROLE_POLICIES.items()
     }
+    for role, parent in ROLE_PARENTS.items():  # a task role keeps its parent's policy but what it sets itself
+        if role not in settings.role_timeouts and role not in settings.role_max_tokens:
+            continue
+        policy = policies[parent]
+        policies[role] = replace(policy, timeout_s=settings.role_timeouts.get(role, policy.timeout_s),
+                                 max_tokens=settings.role_max_tokens.get(role, policy.max_tokens))
+    return policies
 
 
 def output_bound_options(max_tokens: int, param: str = "max_tokens") -> dict[str, object]:
@@ -90,6 +97,8 @@ class ModelSet:
     tool_choice: str = "required"
     # A tool call written as text: recover | refuse (REINS_TEXT_TOOL_CALLS).
     text_tool_calls: str = "recover"
+    # role → (label, model): where a request the role's model keeps failing goes once (runtime.escalation).
+    escalations: Mapping[str, tuple[str, BaseChatModel]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         missing = [role for role in ROLES if role not in self.models]
@@ -101,32 +110,76 @@ class ModelSet:
         """Every role served by one model (typical for ScriptedModel in tests)."""
         return cls(models={role: model for role in ROLES}, **kwargs)  # type: ignore[arg-type]
 
+    def _inherits(self, role: str) -> bool:
+        """A task role without a model of its own is its parent role (model, label, fallbacks, escalation)."""
+        return role in TASK_ROLES and role not in self.models
+
+    def has_model(self, role: str) -> bool:
+        """Whether ``role`` is served: a role of its own, or a task role through its parent."""
+        return role in self.models or role in TASK_ROLES
+
     def get(self, role: str) -> BaseChatModel:
+        if self._inherits(role):
+            return self.get(TASK_ROLES[role])
         if role not in self.models:
             raise KeyError(f"unknown model role {role!r}")
         return self.models[role]
 
     def policy(self, role: str) -> RolePolicy:
-        return self.policies.get(role, ROLE_POLICIES["chat"])
+        if role in self.policies:
+            return self.policies[role]
+        return self.policy(ROLE_PARENTS[role]) if role in ROLE_PARENTS else ROLE_POLICIES["chat"]
 
     def label(self, role: str) -> str:
+        if self._inherits(role):
+            return self.label(TASK_ROLES[role])
         return self.labels.get(role) or model_label(self.models[role])
 
     def chain(self, role: str) -> tuple[tuple[str, BaseChatModel], ...]:
         """The role's model and then its fallbacks, as (label, model), in the order they are tried."""
+        if self._inherits(role):
+            return self.chain(TASK_ROLES[role])
         return ((self.label(role), self.get(role)), *self.fallbacks.get(role, ()))
+
+    def escalation(self, role: str) -> tuple[str, BaseChatModel] | None:
+        """The role's escalation model as (label, model), or None."""
+        if role in self.escalations:
+            return self.escalations[role]
+        return self.escalation(TASK_ROLES[role]) if self._inherits(role) else None
+
+    def routed(self, roles: Sequence[str], to: str) -> ModelSet:
+        """The same set with each of ``roles`` served as ``to`` is (its model, fallbacks, escalation)."""
+        chain = self.chain(to)
+        escalation = self.escalation(to)
+        return replace(
+            self, models={**self.models, **dict.fromkeys(roles, chain[0][1])},
+            labels={**self.labels, **dict.fromkeys(roles, chain[0][0])},
+            fallbacks={**self.fallbacks, **dict.fromkeys(roles, chain[1:])},
+            escalations={**{r: e for r, e in self.escalations.items() if r not in roles},
+                         **(dict.fromkeys(roles, escalation) if escalation else {})},
+            policies={**self.policies, **dict.fromkeys(roles, self.policy(to))},
+        )
 
     def with_fallbacks(self, fallbacks: Mapping[str, BaseChatModel | Sequence[BaseChatModel]]) -> ModelSet:
         """The same set with these fallbacks per role (a model or models in order; replacing the role's)."""
-        unknown = set(fallbacks) - set(ROLES)
+        unknown = set(fallbacks) - set(ALL_ROLES)
         if unknown:
             raise ValueError(f"unknown model roles: {', '.join(sorted(unknown))}")
         chosen = {role: (value,) if isinstance(value, BaseChatModel) else tuple(value) for role, value in fallbacks.items()}
         labelled = {role: tuple((model_label(m), m) for m in models) for role, models in chosen.items()}
         return replace(self, fallbacks={**self.fallbacks, **labelled})
 
+    def with_escalations(self, escalations: Mapping[str, BaseChatModel | tuple[str, BaseChatModel]]) -> ModelSet:
+        """The same set with these escalation models per role (a model, or (label, model))."""
+        unknown = set(escalations) - set(ALL_ROLES)
+        if unknown:
+            raise ValueError(f"unknown model roles: {', '.join(sorted(unknown))}")
+        labelled = {role: value if isinstance(value, tuple) else (model_label(value), value)
+                    for role, value in escalations.items()}
+        return replace(self, escalations={**self.escalations, **labelled})
+
     def with_models(self, overrides: Mapping[str, BaseChatModel]) -> ModelSet:
-        unknown = set(overrides) - set(ROLES)
+        unknown = set(overrides) - set(ALL_ROLES)
         if unknown:
             raise ValueError(f"unknown model roles: {', '.join(sorted(unknown))}")
         return replace(self, models={**self.models, **overrides})
@@ -144,7 +197,7 @@ _TIMEOUT_AND_RETRIES = frozenset({"openai", "azure_openai", "anthropic", "deepse
 def _provider_model(name: str, provider: str, role: str, settings: Settings, timeout_s: float) -> BaseChatModel:
     from langchain.chat_models import init_chat_model
 
-    options: dict[str, object] = {"temperature": ROLE_POLICIES[role].temperature}
+    options: dict[str, object] = {"temperature": ROLE_POLICIES[ROLE_PARENTS.get(role, role)].temperature}
     if provider in _TIMEOUT_AND_RETRIES:
         options.update(timeout=timeout_s, max_retries=0)
     # A role's own endpoint and key apply to any provider; the shared OPENAI_* ones to openai: only.
@@ -169,7 +222,8 @@ def create_chat_model(
     endpoint and key (``REINS_BASE_URL_<ROLE>``, ``REINS_API_KEY_<ROLE>``) win over the shared ones.
 
     ``timeout_s`` / ``max_tokens`` override the role's policy (``reins doctor --check`` probes small)."""
-    policy = configured_policies(settings)[role]
+    policies = configured_policies(settings)
+    policy = policies.get(role) or policies[ROLE_PARENTS[role]]
     provider = provider_of(name)
     if provider is not None:
         return _provider_model(name, provider, role, settings, timeout_s or policy.timeout_s)
@@ -226,11 +280,24 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
         else:
             models[role] = offline
         labels[role] = configured_label(settings, role)
+    for role in ROLE_PARENTS:  # a task role (or the vision role) with a model of its own
+        name = settings.role_models.get(role)
+        if name:
+            models[role], labels[role] = create_chat_model(name, role, settings), configured_label(settings, role)
+            fallbacks[role] = tuple((describe_model(n), create_chat_model(n, role, settings))
+                                    for n in settings.fallbacks_for(role) if n != name)
     return ModelSet(
         models=models, labels=labels, fallbacks=fallbacks, policies=configured_policies(settings),
         structured_method=settings.structured_method, tool_choice=settings.tool_choice,
-        text_tool_calls=settings.text_tool_calls,
+        text_tool_calls=settings.text_tool_calls, escalations=configured_escalations(settings),
     )
+
+
+def configured_escalations(settings: Settings) -> dict[str, tuple[str, BaseChatModel]]:
+    """Role → (label, model) of each configured role's escalation model (REINS_MODEL_ESCALATE[_<ROLE>])."""
+    return {role: (describe_model(name), create_chat_model(name, role, settings))
+            for role in ALL_ROLES if settings.model_for(role) and (name := settings.escalation_for(role))
+            and (role in ROLES or settings.role_models.get(role) or settings.role_escalations.get(role))}
 
 
 def default_model_set() -> ModelSet:

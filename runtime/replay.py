@@ -87,8 +87,10 @@ def replay_values(values: Mapping[str, Any], thread_id: str = "", *, policy: Del
         for refusal in (r for r in refusals if r["turn"] == proposal["turn"]):
             earlier = [r for r in refusals if r["executed"] == refusal["executed"] and r["turn"] <= refusal["turn"]]
             again = reask_allowed(len(earlier), policy)
-            decisions.append((Decision(refusal["turn"], "reask", "manager" if refusal["reasked"] else "fail_closed",
-                                       "manager" if again else "fail_closed"), {**state, "manager_refusals": earlier[:-1]}))
+            # a spent re-ask may go once to the escalation model: configuration, not the policy's call
+            spent = "manager (escalated)" if refusal.get("escalated") else "fail_closed"
+            decisions.append((Decision(refusal["turn"], "reask", "manager" if refusal["reasked"] else spent,
+                                       "manager" if again else spent), {**state, "manager_refusals": earlier[:-1]}))
     bundle = values.get("review_bundle")
     if bundle and values.get("review_outcomes") is not None:
         status = build_review_bundle(values["review_outcomes"], table)["status"]

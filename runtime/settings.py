@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 # REINS_TEXT_TOOL_CALLS: a tool call a model wrote as text is recovered (then checked like a native
 # one) or the turn is refused as having no tool call.
@@ -32,6 +32,14 @@ STRUCTURED_METHODS: tuple[str, ...] = get_args(StructuredMethod)
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 MAX_TOKENS_PARAMS: tuple[str, ...] = get_args(MaxTokensParam)
 ROLES = ("supervisor", "manager", "planner", "reviewer", "encoder", "tasklist", "polish", "chat")
+# The assistant's task roles: each is served by its parent role's model, endpoint, key, fallbacks,
+# escalation and policy until a REINS_*_<ROLE> variable of its own points it elsewhere.
+TASK_ROLES: Mapping[str, str] = {"classify": "chat", "step": "chat", "answer": "chat", "check": "chat"}
+# The role a turn with an image goes to: configured only by its own REINS_MODEL_VISION (a model that
+# reads images); its endpoint, key and policy default to the chat role's.
+VISION_ROLE = "vision"
+ROLE_PARENTS: Mapping[str, str] = {**TASK_ROLES, VISION_ROLE: "chat"}
+ALL_ROLES: tuple[str, ...] = (*ROLES, *ROLE_PARENTS)
 ENV_PREFIXES = ("REINS_", "OPENAI_")  # the only variables settings read
 
 
@@ -48,8 +56,8 @@ def _choice(env: Mapping[str, str], name: str, allowed: tuple[str, ...], default
 
 def _role_of(key: str, prefix: str) -> str:
     role = key.removeprefix(prefix).lower()
-    if role not in ROLES:
-        raise SettingsError(f"{key} names an unknown role; allowed roles: {', '.join(ROLES)}")
+    if role not in ALL_ROLES:
+        raise SettingsError(f"{key} names an unknown role; allowed roles: {', '.join(ALL_ROLES)}")
     return role
 
 
@@ -78,6 +86,7 @@ def _names(value: str) -> tuple[str, ...]:
 # Per-role variables: prefix → the Settings field that maps each role to its value.
 _PER_ROLE = {
     "REINS_MODEL_FALLBACK_": "role_fallbacks",
+    "REINS_MODEL_ESCALATE_": "role_escalations",
     "REINS_MAX_TOKENS_": "role_max_tokens",
     "REINS_BASE_URL_": "role_base_urls",
     "REINS_API_KEY_": "role_api_keys",
@@ -91,7 +100,7 @@ _PER_ROLE_PARSERS = {
     "REINS_MODEL_FALLBACK_": lambda _key, value: _names(value),
 }
 # Variables whose names start with a per-role prefix but name no role.
-_NOT_PER_ROLE = frozenset({"REINS_MODEL_FALLBACK", "REINS_MAX_TOKENS_PARAM"})
+_NOT_PER_ROLE = frozenset({"REINS_MODEL_FALLBACK", "REINS_MODEL_ESCALATE", "REINS_MAX_TOKENS_PARAM"})
 
 
 @dataclass(frozen=True)
@@ -121,6 +130,10 @@ class Settings:
     text_tool_calls: TextToolCallMode = "recover"
     # The keys of fallback entries with their own endpoint, by the variable that holds each.
     fallback_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # The stronger model a request goes to once when the role's own keeps failing it
+    # (REINS_MODEL_ESCALATE[_<ROLE>]; policies.escalation).
+    escalation: str | None = None
+    role_escalations: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -169,22 +182,37 @@ class Settings:
             fallbacks=fallbacks,
             text_tool_calls=_choice(env, "REINS_TEXT_TOOL_CALLS", TEXT_TOOL_CALL_MODES, "recover"),
             fallback_keys=_fallback_keys(entries, env),
+            escalation=env.get("REINS_MODEL_ESCALATE", "").strip() or None,
             **per_role,  # type: ignore[arg-type]
         )
 
     def model_for(self, role: str) -> str | None:
-        """The configured model name for a role, or None when the offline model serves it."""
-        return self.role_models.get(role) or self.model
+        """The configured model name for a role, or None when the offline model serves it (a task role
+        defaults to its parent's; the vision role has only its own)."""
+        if role == VISION_ROLE:
+            return self.role_models.get(role)
+        return self.role_models.get(role) or (self.model_for(TASK_ROLES[role]) if role in TASK_ROLES else self.model)
+
+    def _own_or_parent(self, values: Mapping[str, Any], role: str) -> Any:
+        return values.get(role) or (values.get(ROLE_PARENTS[role]) if role in ROLE_PARENTS else None)
 
     def fallbacks_for(self, role: str) -> tuple[str, ...]:
         """The role's fallback models, in order (the role's own list replaces the shared one)."""
-        return self.role_fallbacks.get(role) or self.fallbacks
+        if role == VISION_ROLE:  # another role's fallback may not read images
+            return self.role_fallbacks.get(role, ())
+        return self._own_or_parent(self.role_fallbacks, role) or self.fallbacks
+
+    def escalation_for(self, role: str) -> str | None:
+        """The role's escalation model (the role's own over the shared one), or None."""
+        if role == VISION_ROLE:
+            return self.role_escalations.get(role)
+        return self._own_or_parent(self.role_escalations, role) or self.escalation
 
     def base_url_for(self, role: str) -> str | None:
-        return self.role_base_urls.get(role) or self.base_url
+        return self._own_or_parent(self.role_base_urls, role) or self.base_url
 
     def api_key_for(self, role: str) -> str | None:
-        return self.role_api_keys.get(role) or self.api_key
+        return self._own_or_parent(self.role_api_keys, role) or self.api_key
 
 
 def _fallback_keys(entries: Iterable[str], env: Mapping[str, str]) -> dict[str, str]:

@@ -57,7 +57,7 @@ def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, d
             "assistant.answer",
             AssistantAnswer,
             answer_messages(state, deps.tools_for(runtime), stop_message(state.get("stop_reason"))),
-            deps.models_for(runtime),
+            deps.models_for(runtime, state),
             mode=deps.mode_for(runtime),
         )))
         if outcome.ok:

@@ -15,7 +15,7 @@ from runtime.models import ModelSet
 from runtime.progress import Progress
 from runtime.mcp_tools import load_mcp_tools
 from runtime.registry import ScopedTools
-from runtime.settings import Settings
+from runtime.settings import TASK_ROLES, VISION_ROLE, Settings
 
 WORKFLOW = "assistant"
 
@@ -66,8 +66,13 @@ class AssistantDeps:
         MCP configuration and starts the servers, so under ``ainvoke`` it runs off the event loop."""
         return (yield OffLoop(self.tools_for, (runtime,)))
 
-    def models_for(self, runtime: Runtime[AssistantContext]) -> ModelSet:
-        return resolve_models(runtime.context, self.models)
+    def models_for(self, runtime: Runtime[AssistantContext], state: Mapping[str, Any] | None = None) -> ModelSet:
+        """The run's models; for a turn with an image (``state["images"]``), its task roles are
+        served as the vision role is (policies.vision)."""
+        models = resolve_models(runtime.context, self.models)
+        if state and state.get("images") and models.has_model(VISION_ROLE):
+            return models.routed(tuple(TASK_ROLES), VISION_ROLE)
+        return models
 
     @staticmethod
     def mode_for(runtime: Runtime[AssistantContext]) -> str:

@@ -1,7 +1,9 @@
 """The bounded tool loop (D of PDCA): the model proposes tool calls, the rules decide which run and
 how, the runtime runs them and records the observations.
 
-``propose_step`` reads the model's turn: a malformed call (``invalid_tool_calls``, an unknown tool,
+``propose_step`` reads the model's turn (a turn without a native call whose text is exactly calls to
+the offered tools counts as those calls, as in the delivery manager; ``REINS_TEXT_TOOL_CALLS``): a
+malformed call (``invalid_tool_calls``, an unknown tool,
 arguments that break the tool's schema) comes back as one observation of ``{path, code}`` pairs; a
 valid one passes the loop guards (budget and repeat count every call) and the batching rule (up to
 three read-only calls together, a pausing call alone). ``observe`` records what the calls gave,
@@ -37,6 +39,7 @@ from policies.tool_approval import Approval
 from policies.tool_calls import batch, question_allowed
 from runtime.calls import ToolTurn
 from runtime.chat_tools import ASK_USER
+from runtime.messages import with_text_tool_calls
 from runtime.registry import OFFERED_NAME, ScopedTools
 from runtime.steps import attempt, recorded_step
 from runtime.tool_runner import arg_issues
@@ -97,14 +100,18 @@ def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         if not budget.allowed:
             step.skip(f"loop stopped before call {number} (limit {MAX_STEPS} calls)")
             return {"pending_calls": [], "stop_reason": STEP_LIMIT, "trace": traced(state, step.trace())}
-        outcome = yield from attempt(
-            ToolTurn("assistant.step", step_messages(state, tools), deps.models_for(runtime), tools.langchain_tools())
-        )
+        models, offered = deps.models_for(runtime, state), tools.langchain_tools()
+        outcome = yield from attempt(ToolTurn("assistant.step", step_messages(state, tools), models, offered))
         if not outcome.ok:  # a failing model ends the loop; what ran so far is still answered
             step.fail(f"loop stopped: model turn failed ({outcome.reason()})")
             return {"pending_calls": [], "stop_reason": MODEL_ERROR, "trace": traced(state, step.trace())}
-        update, step.summary = _proposal(state, outcome.value, tools)
-    return {**update, "trace": traced(state, step.trace())}
+        message, recovered = outcome.value, None
+        if models.text_tool_calls == "recover":
+            recovered = with_text_tool_calls(message, [tool.name for tool in offered])
+        update, step.summary = _proposal(state, recovered or message, tools)
+        if recovered:
+            step.summary += " (written as text)"
+    return {**update, "trace": traced(state, step.trace(recovered_from_text=True if recovered else None))}
 
 
 def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> tuple[Update, str]:

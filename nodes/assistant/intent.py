@@ -39,7 +39,7 @@ def classify_intent(state: AssistantState, runtime: Runtime[AssistantContext], *
                 "assistant.intent",
                 AssistantIntent,
                 intent_messages(state, tools),
-                deps.models_for(runtime),
+                deps.models_for(runtime, state),
                 mode=deps.mode_for(runtime),
             )
         )

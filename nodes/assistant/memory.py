@@ -36,8 +36,10 @@ from policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
 from policies.redaction import redact, was_redacted
 from policies.skill_drafts import topic_of
 from policies.slash_commands import parse_slash
+from policies.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
 from runtime.calls import Contract, StorePut, StoreSearch
 from runtime.messages import message_text
+from runtime.settings import VISION_ROLE
 from runtime.steps import attempt, recorded_step
 from schemas.assistant import AssistantReflection, MemoryNote
 
@@ -102,12 +104,15 @@ def prepare_turn(
     """Reset the turn, trim the conversation to its window and recall related notes."""
     messages = list(state.get("messages", []))
     current = messages[-1] if messages and isinstance(messages[-1], HumanMessage) else None
-    text = _text(current).strip() if current is not None else ""
+    images = [dict(block) for block in image_blocks(current.content)] if current is not None else []
+    text = (text_blocks(current.content) if images else _text(current)).strip() if current is not None else ""
     # Chat requests are cut like any message; a slash command goes whole to its pipeline, which
     # applies its own input rules.
     request = text if parse_slash(text) else cut_message(text)
     progress = progress_for(runtime)
     progress.start("Assistant turn")
+    if image_route(len(images), deps.models_for(runtime).has_model(VISION_ROLE)) == "refuse":
+        return {**fresh_turn(), "input_refusal": NO_VISION_MODEL}  # before any model call
     yield from deps.load_tools(runtime)  # the MCP servers start here, off the event loop
     with recorded_step(progress, "memory", "Recall the conversation and related notes") as step:
         start = window_start([_role(m) for m in messages])
@@ -134,18 +139,19 @@ def prepare_turn(
         if summary_note:
             step.summary += f"; {summary_note}"
     return {**fresh_turn(), "identity": identity_of(runtime.context), "messages": removed, "request": request,
-            "conversation": conversation,
+            "images": images, "conversation": conversation,
             "conversation_summary": summary, "recollections": recollections, "skills": skills,
             "trace": [step.trace()]}
 
 
 @declare()
 def empty_request(state: AssistantState, runtime: Runtime[AssistantContext]) -> Update:
-    reply = "Please type a message, or /help to see the commands."
+    refusal = state.get("input_refusal")
+    reply = refusal or "Please type a message, or /help to see the commands."
     progress = progress_for(runtime)
     with recorded_step(progress, "input", "Read the request") as step:
-        step.summary = "empty request"
-    progress.end("completed", "empty request")
+        step.summary = "refused: an image and no model that reads images" if refusal else "empty request"
+    progress.end("completed", step.summary)
     return {
         "reply": reply,
         "answer": {"summary": reply, "evidence": [], "verdict": "failure"},

@@ -153,6 +153,12 @@ def _system(*parts: str) -> SystemMessage:
     return SystemMessage(content="\n\n".join(part for part in parts if part))
 
 
+def _human(state: Mapping[str, Any], text: str) -> HumanMessage:
+    """The prompt's user message: its text, and the request's images after it when it has some."""
+    images = state.get("images") or []
+    return HumanMessage(content=[{"type": "text", "text": text}, *images] if images else text)
+
+
 def summary_blocks(state: Mapping[str, Any]) -> list[str]:
     """The rolling summary of turns no longer in the window, when there is one."""
     summary = state.get("conversation_summary") or ""
@@ -197,7 +203,7 @@ def intent_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMe
         ]
     )
     inputs = _inputs(state, tools, "tools", "skills", "summary", "conversation", "recollections", "request")
-    return Prompt([_system(IDENTITY, HARD_RULES, INTENT_TASK), HumanMessage(content=human)], inputs)
+    return Prompt([_system(IDENTITY, HARD_RULES, INTENT_TASK), _human(state, human)], inputs)
 
 
 def step_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMessage]:
@@ -216,7 +222,7 @@ def step_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMess
     )
     inputs = _inputs(state, tools, "tools", "skills", "recollections", "plan", "observations", "findings", "request",
                      mode=mode)
-    return Prompt([_system(IDENTITY, HARD_RULES, STEP_TASK), HumanMessage(content=human)], inputs)
+    return Prompt([_system(IDENTITY, HARD_RULES, STEP_TASK), _human(state, human)], inputs)
 
 
 def answer_messages(state: Mapping[str, Any], tools: ScopedTools, stop_message: str = "") -> list[BaseMessage]:
@@ -235,7 +241,7 @@ def answer_messages(state: Mapping[str, Any], tools: ScopedTools, stop_message: 
     parts.append(block("request", neutralise(state.get("request", ""))))
     inputs = _inputs(state, tools, "summary", "conversation", "recollections", "plan", "observations", "findings",
                      "request", mode=mode, stop=stop_message)
-    return Prompt([_system(IDENTITY, HARD_RULES, ANSWER_TASK), HumanMessage(content="\n".join(parts))], inputs)
+    return Prompt([_system(IDENTITY, HARD_RULES, ANSWER_TASK), _human(state, "\n".join(parts))], inputs)
 
 
 def replan_messages(state: Mapping[str, Any], tools: ScopedTools, step: int) -> list[BaseMessage]:

@@ -40,7 +40,7 @@ def after_turn_start(pipelines: Mapping[str, Any]) -> tuple[str, ...]:
 
 def route_input(state: AssistantState, *, pipelines: Mapping[str, Any]) -> str:
     """An empty request, a pipeline's slash command, another slash command, or chat."""
-    if not state.get("request"):
+    if not state.get("request") or state.get("input_refusal"):
         return "empty_request"
     if not is_slash(state):
         return "classify_intent"

@@ -155,6 +155,8 @@ class AssistantOutput(TypedDict, total=False):
 
 class AssistantState(AssistantOutput, total=False):
     request: str
+    images: list[dict[str, Any]]  # the request's image blocks: the turn goes to the vision role
+    input_refusal: str | None  # why the turn is refused before any model call (an image, no vision model)
     conversation: list[Turn]  # the window before the current request
     conversation_summary: str  # rolling summary of the turns the window dropped (kept across turns)
     recollections: list[str]
@@ -200,6 +202,8 @@ def fresh_turn() -> Update:
         "trace": [],
         METRICS_KEY: Overwrite({}),  # past the reducer, which would add this turn's calls to the thread's
         "request": "",
+        "images": [],
+        "input_refusal": None,
         "conversation": [],
         "recollections": [],
         "skills": [],

@@ -35,6 +35,7 @@ from runtime.steps import attempt, recorded_step
 from schemas.delivery import WORK_ARTIFACTS
 from nodes.delivery.common import DeliveryDeps, call_failed, fail, progress
 from nodes.delivery.context import DeliveryContext
+from nodes.delivery.escalation import escalating, turn_models
 from nodes.delivery.prompts import manager_messages
 from nodes.delivery.routing import delegation_verdict, ledger, refusals_in_turn, reviewer_sends
 from nodes.delivery.state import AfterManager, DeliveryState, ManagerProposal, ProposedToolCall
@@ -113,9 +114,9 @@ def manager(
     turn_number = state.get("manager_turns", 0) + 1
     messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []),
                                 deps.reviewers, refused=refused_issues(state))
-    models = deps.models_for(runtime)
+    models = turn_models(state, deps.models_for(runtime))
     offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
-    hotter, more_room = reask_options(state, models)
+    hotter, more_room = reask_options(state, models) if not escalating(state) else ({}, False)
     options = {**offer.options, **hotter}
     with recorded_step(progress(state), "manager", f"Manager turn {turn_number}") as step:
         outcome = yield from attempt(

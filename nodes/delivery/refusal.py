@@ -20,8 +20,9 @@ from policies.second_attempt import reask_temperature, repair_output_bound
 from policies.truncation import TRUNCATED
 from runtime.models import RolePolicy
 from nodes.delivery.common import DeliveryDeps, trace
-from nodes.delivery.routing import refusals_in_turn, stopped_by_policy
 from nodes.delivery.context import DeliveryContext
+from nodes.delivery.escalation import escalate_refused_turn
+from nodes.delivery.routing import refusals_in_turn, stopped_by_policy
 from nodes.delivery.state import AfterRefusal, DeliveryState
 
 
@@ -51,6 +52,9 @@ def manager_refused(state: DeliveryState, runtime: Runtime[DeliveryContext], *,
         summary = f"turn {turn} refused ({code}); {change} ({count} of {deps.policy.max_manager_reasks})"
         return Command(update={"manager_refusals": [record], "trace": trace("manager-refused", summary)},
                        goto="manager")
+    escalation = escalate_refused_turn(state, record, deps.models_for(runtime), deps.policy.max_manager_reasks)
+    if escalation is not None:
+        return escalation
     summary = f"turn {turn} refused ({code}); re-ask budget spent"
     return Command(
         update={"manager_refusals": [record], "trace": trace("manager-refused", summary),

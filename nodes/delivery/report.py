@@ -91,6 +91,7 @@ def public_metrics(state: DeliveryState) -> RunMetrics:
         "repair_calls": totals["repair_calls"],
         "retries": totals["retries"],
         "fallbacks_per_role": fallbacks_per_role(per_contract),
+        "escalations": totals.get("escalations", 0) + sum(1 for record in refusals if record.get("escalated")),
         "models": models_served(per_contract),
         "failed_calls": totals["failed_calls"],
         "tokens": {"input": totals["input_tokens"], "output": totals["output_tokens"]},

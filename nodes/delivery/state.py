@@ -109,6 +109,7 @@ class ManagerRefusal(TypedDict):
     code: str  # the violated rule
     reasked: bool
     issues: NotRequired[list[dict[str, str]]]  # the reason as {path, code} pairs, told to the re-ask
+    escalated: NotRequired[bool]  # the turn goes once to the manager's escalation model (nodes.delivery.escalation)
 
 
 class ToolResultView(TypedDict):
@@ -188,6 +189,7 @@ class RunMetrics(TypedDict):
     repair_calls: int
     retries: int
     fallbacks_per_role: dict[str, int]  # calls moved to a role's fallback model
+    escalations: int  # requests sent once more to a role's escalation model (manager turns and contracts)
     models: dict[str, list[str]]  # per role: the models that answered its calls
     failed_calls: int  # calls that got no answer after their retries
     tokens: Tokens

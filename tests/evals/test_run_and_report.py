@@ -89,6 +89,25 @@ def test_scenarios_sharing_a_prompt_draw_independently_while_baselines_share_the
                for s in ("direct-pass", "direct-pass-twin") for k in range(4))
 
 
+def test_the_escalation_row_meets_the_primary_draws_and_counts_who_served():
+    # The escalation row is the fallback row plus escalation models with their own draws: the primary's
+    # draws are the same in both, the escalation models serve what the primary kept failing.
+    scenarios = [scenario_by_id("direct-pass"), scenario_by_id("risk-blocker")]
+    results = run_evaluation(3, 0.5, 3, MODELS, scenarios=scenarios,
+                             baselines=["controlled_chain_fallback", "controlled_chain_escalation"])
+    runs = {(r.baseline, r.scenario, r.repeat): r for r in results.records}
+    for scenario in ("direct-pass", "risk-blocker"):
+        for k in range(3):
+            fallback = runs["controlled_chain_fallback", scenario, k].injected_on.get("delivery.supervisor_pre", ())
+            escalation = runs["controlled_chain_escalation", scenario, k].injected_on.get("delivery.supervisor_pre", ())
+            assert fallback[:1] == escalation[:1]
+    summary = results.summary["controlled_chain_escalation"]
+    assert summary["violations"] == 0
+    assert 0 < summary["primary_served"] < 1  # at rate 0.5 others served some calls
+    assert all(r.primary_calls <= r.served_calls for r in results.records)
+    assert summary["correct"] >= results.summary["controlled_chain_fallback"]["correct"]
+
+
 def test_run_evaluation_refuses_bad_arguments():
     with pytest.raises(ValueError):
         run_evaluation(0, 0.0, 0, MODELS)
@@ -107,9 +126,12 @@ def test_reins_eval_writes_files_and_prints_the_table(tmp_path, capsys, monkeypa
     assert code == 0
     assert printed.out.startswith("| baseline | rate | runs | status correct | ceiling (fault model) | hard-rule violations | "
                                   "failed runs | resampled manager turns | retries | calls/run median [range] | "
-                                  "calls/pass run median |")
+                                  "calls/pass run median | primary served |")
     assert "| controlled chain | 0 | 2 | 2/2 (100%) | 100% | 0 | 0 | 0 | 0 |" in printed.out
     assert "| controlled chain + fallback | 0 | 2 | 2/2 (100%) | 100% | 0 | 0 | 0 | 0 |" in printed.out
+    escalation = next(line for line in printed.out.splitlines() if line.startswith("| controlled chain + escalation |"))
+    assert escalation.startswith("| controlled chain + escalation | 0 | 2 | 2/2 (100%) | 100% | 0 | 0 | 0 | 0 |")
+    assert escalation.endswith("| 100.0% |")  # nothing failed: the roles' own models served every call
     assert "| single agent | 0 | 1 | 1/1 (100%) | – |" in printed.out
     assert "controlled_chain" in printed.err and "one-reviewer-failure" in printed.err
     assert (out / "report.md").is_file() and (out / "plot.png").is_file()

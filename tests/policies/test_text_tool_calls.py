@@ -69,8 +69,11 @@ def test_recovered(text, offered, expected):
         ('{"name": "plan-subagent", "arguments": {}}\n{"name": "plan-sub', PLAN),  # a second call cut off
         ('{"name": "plan-subagent", "arguments": {}}\n[', PLAN),
         ('{"name": "plan-subagent"}', PLAN),
-        ('{"name": "plan-subagent", "arguments": "{}"}', PLAN),
-        ('{"name": "plan-subagent", "arguments": {}, "id": "1"}', PLAN),
+        ('{"name": "plan-subagent", "arguments": "[]"}', PLAN),  # a string that holds no object
+        ('{"name": "plan-subagent", "arguments": "{} and more"}', PLAN),
+        ('{"name": "plan-subagent", "arguments": {}, "type": "function"}', PLAN),
+        ('{"name": "plan-subagent", "arguments": {}, "id": 1}', PLAN),  # an id is a string or nothing
+        ('{"name": "plan-subagent", "arguments": {}, "parameters": {}}', PLAN),  # which one?
         ('{"name": "plan-subagent", "name": "plan-subagent", "arguments": {}}', PLAN),  # duplicate key
         ('{"tool": "plan-subagent", "arguments": {}}', PLAN),
         ("[]", PLAN),
@@ -82,7 +85,8 @@ def test_recovered(text, offered, expected):
     ],
     ids=["empty", "blank", "prose-naming-a-tool", "prose-before", "prose-after", "word-after", "not-offered",
          "unknown-tool", "cut-off", "cut-off-second-fence", "open-fence", "open-tag", "cut-off-second-call",
-         "opener-after", "no-arguments", "string-arguments", "extra-key", "duplicate-key", "wrong-key",
+         "opener-after", "no-arguments", "string-not-object", "string-with-text", "extra-key", "numeric-id",
+         "both-argument-keys", "duplicate-key", "wrong-key",
          "empty-list", "list-of-names", "text-in-fence", "gemma-tags", "nothing-offered", "padding-only"],
 )
 def test_not_recovered(text, offered):

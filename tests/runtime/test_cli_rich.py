@@ -126,7 +126,8 @@ def test_reins_eval_shows_its_progress_bar_on_a_terminal(terminal, ttys, tmp_pat
     ttys()
     assert main(["eval", "--repeats", "1", "--scenario", "direct-pass", "--out", str(tmp_path)]) == 0
     shown = terminal.export_text()
-    assert "4/4" in shown and "ETA" in shown  # four baselines (the chain with fallbacks too), one scenario, one repeat
-    table = shown[shown.index("━━ 4/4"):].split("\n", 1)[1]
+    # five baselines (the chain with fallbacks, and with escalation too), one scenario, one repeat
+    assert "5/5" in shown and "ETA" in shown
+    table = shown[shown.index("━━ 5/5"):].split("\n", 1)[1]
     assert "single" in table and "chain" in table and "|---" not in table  # the results, a rendered table
     assert all(len(line) <= 80 for line in table.splitlines())

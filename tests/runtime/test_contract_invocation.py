@@ -25,6 +25,7 @@ from runtime.contracts import (
     safe_error,
 )
 from runtime.scripted import ScriptedModel
+from runtime.settings import TASK_ROLES
 
 CONTRACT = "delivery.general_review"  # any real contract name works; its role is "reviewer"
 PLANTED = "ZEBRA-PLANTED-7731"  # a string only the rejected output contains
@@ -462,7 +463,10 @@ def test_contract_roles_cover_the_stable_contracts():
     assert {name for name, role in design.items() if name.startswith("assistant.")} == {
         "assistant.intent", "assistant.step", "assistant.answer", "assistant.reflection",
         "assistant.replan", "assistant.skill_draft", "assistant.summary",
-    } and {design[name] for name in design if name.startswith("assistant.")} == {"chat"}
+    }
+    # the assistant's task roles, every one served by the chat role until configured otherwise
+    assert {design[name] for name in design if name.startswith("assistant.")} == set(TASK_ROLES)
+    assert set(TASK_ROLES.values()) == {"chat"}
     assert {design[name] for name in ("delivery.plan", "delivery.tasks", "delivery.plan_revision")} == {"planner"}
     assert {name for name, role in design.items() if role == "reviewer"} == {
         "delivery.general_review",

@@ -106,7 +106,7 @@ def test_encoder_role_passes_a_json_draft_through(registry, offline):
     result = invoke_contract("assistant.intent", Intent, _ask("plan things"), offline, mode="two_step")
 
     assert result.value == Intent(intent="COMPLEX", words=2)
-    assert calls == [("chat", False)]  # the responder drafts; the encoder never reaches it
+    assert calls == [("classify", False)]  # the responder drafts; the encoder never reaches it
     counts = result.metrics["assistant.intent"]
     assert (counts["business_calls"], counts["encoder_calls"], counts["repair_calls"]) == (1, 1, 0)
 

@@ -122,7 +122,7 @@ def test_calls_record_contract_role_and_shape(fast_models):
     invoke_tool_turn("delivery.manager", ASK, models, [note])
 
     intent, manager = model.calls
-    assert (intent.contract, intent.role, intent.structured, intent.tool_names) == ("assistant.intent", "chat", False, ())
+    assert (intent.contract, intent.role, intent.structured, intent.tool_names) == ("assistant.intent", "classify", False, ())
     assert (manager.contract, manager.role, manager.tool_names) == ("delivery.manager", "manager", ("note",))
     assert intent.messages == tuple(ASK)
     assert model.contracts_called() == ["assistant.intent", "delivery.manager"]
