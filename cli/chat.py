@@ -247,6 +247,7 @@ def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
     from langgraph.types import Command
 
     from runtime.toolbox import chat_toolset
+    from runtime.user_input import ResumeRefused
 
     while waiting := pending(graph, thread):
         decision = ask_pause(waiting[0], ask or input)
@@ -256,7 +257,10 @@ def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
         if problem:
             sys.stderr.write(f"reins: {redact(problem, 300)}\n")
             continue
-        values = _send(graph, Command(resume=decision), thread, user)
+        try:
+            values = _send(graph, Command(resume=decision), thread, user)
+        except ResumeRefused as error:  # taken elsewhere meanwhile: show the thread as it is now
+            sys.stderr.write(f"reins: {redact(str(error), 300)}\n")
     return values
 
 
@@ -269,6 +273,7 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
     from graphs.assistant import build_graph
     from runtime.memory_store import open_store
     from runtime.toolbox import chat_toolset
+    from runtime.user_input import ResumeRefused
 
     with open_store(settings) as opened:
         graph = _build(build_graph, saver, opened.store)
@@ -280,7 +285,11 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
         problem = check(chat_toolset(), waiting[0], decision)
         if problem:
             raise UserError(f"resume refused: {problem}", EXIT_BAD_INPUT)
-        values = _send(graph, Command(resume=decision), thread, "local")
+        try:
+            values = _send(graph, Command(resume=decision), thread, "local")
+        except ResumeRefused as error:  # another resume took the decision first: this one ran nothing
+            raise UserError(str(error) if str(error).startswith("resume refused") else f"resume refused: {error}",
+                            EXIT_BAD_INPUT) from None
         return _report_turn(graph, values, thread, as_json=as_json)
 
 
