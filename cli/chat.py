@@ -281,7 +281,7 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
         if not waiting:
             return None
         if decision is None:
-            raise UserError(f"the thread waits for a decision: {hint(thread, waiting[0])}")
+            raise UserError(f"the thread waits for a decision. {describe(waiting[0])} {hint(thread, waiting[0])}")
         problem = check(chat_toolset(), waiting[0], decision)
         if problem:
             raise UserError(f"resume refused: {problem}", EXIT_BAD_INPUT)

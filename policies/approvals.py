@@ -70,28 +70,28 @@ def value_problem(value: Any, max_depth: int = MAX_DECISION_DEPTH, max_chars: in
     return ""
 
 
-def from_middleware_shape(value: Any, tool: str = "") -> Any:
-    """LangChain's ``{"decisions": [decision]}`` as Reins' decision; any other value unchanged.
-    ``edit`` carries ``edited_action: {name, args}`` (the name must be the paused tool's), ``reject``
-    an optional ``message``."""
+def from_middleware_shape(value: Any, tool: str = "") -> tuple[Any, str]:
+    """LangChain's ``{"decisions": [decision]}`` as Reins' decision (any other value unchanged), and
+    why it cannot be read ("" when it can). ``edit`` carries ``edited_action: {name, args}`` (the name
+    must be the paused tool's), ``reject`` an optional ``message``."""
     if not (isinstance(value, Mapping) and set(value) <= {"decisions", FINGERPRINT} and "decisions" in value):
-        return value
+        return value, ""
     decisions = value["decisions"]
     if not isinstance(decisions, Sequence) or isinstance(decisions, str) or len(decisions) != 1:
-        return {"type": "one decision per paused call"}
+        return value, "decisions must hold exactly one decision for the paused call"
     decision = decisions[0]
     if not isinstance(decision, Mapping):
-        return decision
+        return decision, ""
     bound = {FINGERPRINT: value[FINGERPRINT]} if FINGERPRINT in value else {}
     kind = decision.get("type")
     if kind == "reject" and set(decision) <= {"type", "message"}:
-        return {"type": "reject", "reason": decision.get("message") or "rejected", **bound}
+        return {"type": "reject", "reason": decision.get("message") or "rejected", **bound}, ""
     if kind == "edit" and set(decision) == {"type", "edited_action"} and isinstance(decision["edited_action"], Mapping):
         action = decision["edited_action"]
         if action.get("name", tool) != tool:
-            return {"type": "edit", "problem": "an edit may change the arguments, not the tool"}
-        return {"type": "edit", "args": action.get("args"), **bound}
-    return {**decision, **bound}
+            return value, "an edit may change the arguments, not the tool"
+        return {"type": "edit", "args": action.get("args"), **bound}, ""
+    return {**decision, **bound}, ""
 
 
 def stale_problem(value: Any, fingerprint: str) -> str:
@@ -112,7 +112,7 @@ def read_recovery(value: Any, fingerprint: str) -> Decision:
     problem = value_problem(value) or stale_problem(value, fingerprint)
     if problem:
         return Decision(problem=problem)
-    value = _unbound(from_middleware_shape(value))
+    value = _unbound(from_middleware_shape(value)[0])
     kinds = {d["type"] for d in RECOVERY_DECISIONS}
     kind = value.get("type") if isinstance(value, Mapping) else None
     if not isinstance(kind, str) or kind not in kinds or set(value) != {"type"}:
@@ -194,8 +194,8 @@ def read_any(value: Any, fingerprint: str, tool: str = "") -> Decision:
     problem = value_problem(value)
     if problem:
         return Decision(problem=problem)
-    value = from_middleware_shape(value, tool)
-    problem = stale_problem(value, fingerprint)
+    value, problem = from_middleware_shape(value, tool)
+    problem = problem or stale_problem(value, fingerprint)
     if problem:
         return Decision(problem=problem)
     value = _unbound(value)

@@ -72,7 +72,8 @@ def test_doctor_lists_servers_tools_and_a_broken_server_in_one_line(mcp_env, cap
     report = json.loads(capsys.readouterr().out)
     servers = {s["name"]: s for s in report["mcp_servers"]}
     assert {t["name"]: t["read_only"] for t in servers["notes"]["tools"]} == {
-        "notes__word_count": True, "notes__wait_ms": True, "notes__crash_now": True, "notes__add_note": False}
+        "notes__word_count": True, "notes__wait_ms": True, "notes__crash_now": True, "notes__add_note": False,
+        "notes__slow_note": False}
     assert servers["broken"]["tools"] == [] and servers["broken"]["problem"] == "McpError: Connection closed"
     assert {"name": "ask_user", "read_only": True} in report["chat_tools"]
     assert main(["doctor"]) == 0

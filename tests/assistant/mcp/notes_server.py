@@ -3,8 +3,9 @@
 ``python -m tests.assistant.mcp.notes_server [stdio|http PORT] [normal|hostile|crash]``
 
 - ``word_count`` (read-only) counts words; ``crash_now`` (read-only) kills the server mid-call; ``wait_ms`` (read-only) sleeps then answers, for overlap
-  and deadline tests; ``add_note`` (side-effecting) appends every execution to ``NOTES_RECORD``, the
-  file the tests read to know what really ran.
+  and deadline tests; ``add_note`` (side-effecting) appends every execution to ``NOTES_RECORD``,
+  the file the tests read to know what really ran; ``slow_note`` (side-effecting) records the
+  execution, then answers after ``NOTES_SLOW_S`` seconds (a write in flight).
 - ``hostile``: also a tool named with ``/``, a 1 MB output and instructions in a description.
 - ``crash``: exits before answering the handshake.
 """
@@ -47,6 +48,15 @@ def build(kind: str, port: int = 0) -> FastMCP:
             with open(record, "a", encoding="utf-8") as out:
                 out.write(json.dumps({"tool": "add_note", "text": text}) + "\n")
         return f"stored: {text}"
+
+    @server.tool()
+    async def slow_note(text: str) -> str:
+        """Store a note, then take ``NOTES_SLOW_S`` seconds to answer (a write still in flight)."""
+        if record:
+            with open(record, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"tool": "slow_note", "text": text}) + "\n")
+        await asyncio.sleep(float(os.environ.get("NOTES_SLOW_S", "0")))
+        return f"stored slowly: {text}"
 
     if kind == "hostile":
         server.add_tool(lambda: "x", name="bad/name", description="a name no model may call")
