@@ -43,7 +43,8 @@ def _described(payload: Mapping[str, Any]) -> str:
     args = redact(json.dumps(payload.get("args", {}), ensure_ascii=False), 600)
     call = f"[call {payload.get('fingerprint', '')}]"
     if payload.get("kind") == "possibly_ran":
-        return (f"{payload.get('tool')} with {args} was dispatched at {payload.get('dispatched_at') or 'an unknown time'} "
+        when = payload.get("dispatched_at") or "an unknown time"
+        return (f"{payload.get('tool')} with {args} was dispatched at {when} "
                 f"and may already have run (its result was not recorded) {call}. Run it again, mark it done, "
                 f"or skip it?{error}")
     return f"The assistant wants to run {payload.get('tool')} with {args} (it changes something) {call}.{error}"
@@ -61,7 +62,8 @@ def hint(thread: str, payload: Mapping[str, Any]) -> str:
     return f"resume with: reins resume {thread} --decision '{json.dumps(decision)}'{more}"
 
 
-_RECOVERY_WORDS = {"r": "run_again", "run": "run_again", "m": "mark_done", "mark": "mark_done", "s": "skip", "skip": "skip"}
+_RECOVERY_WORDS = {"r": "run_again", "run": "run_again", "m": "mark_done", "mark": "mark_done",
+                   "s": "skip", "skip": "skip"}
 
 
 def _decision(line: str, kind: str = "tool_approval") -> Any:

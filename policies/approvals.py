@@ -26,7 +26,6 @@ MAX_DECISION_DEPTH = 32
 MAX_DECISION_CHARS = 200_000
 FINGERPRINT = "fingerprint"
 
-Recovery = Literal["run_again", "mark_done", "skip"]
 RECOVERY_DECISIONS: tuple[Mapping[str, Any], ...] = ({"type": "run_again"}, {"type": "mark_done"}, {"type": "skip"})
 # What a claim records as the decision it consumed; only "run" executes the call.
 ClaimKind = Literal["run", "reject", "mark_done", "skip"]

@@ -83,7 +83,8 @@ def run_status(values: Mapping[str, object], paused: bool) -> str:
     return "incomplete"
 
 
-def resume_command(graph: str, thread_id: str, status: str, fingerprint: str = "", possibly_ran: bool = False) -> str | None:
+def resume_command(graph: str, thread_id: str, status: str, fingerprint: str = "",
+                   possibly_ran: bool = False) -> str | None:
     """How to continue a run from the command line, or None when there is nothing to continue. A
     paused call's ``fingerprint`` binds the decision to it; a call that ``possibly_ran`` (dispatched,
     no result recorded) is answered run_again, mark_done or skip, never approved again."""

@@ -11,7 +11,6 @@ again (``mark_done`` and ``skip`` do not).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +46,8 @@ _NOTES = {"approve": "approved", "edit": "approved with edited arguments", "run_
           "reject": "rejected by the user", "mark_done": "marked done by the user", "skip": "skipped by the user"}
 
 
-def approval_payload(tool: RegisteredTool, args: Mapping[str, Any], fingerprint: str, error: str = "") -> dict[str, Any]:
+def approval_payload(tool: RegisteredTool, args: Mapping[str, Any], fingerprint: str,
+                     error: str = "") -> dict[str, Any]:
     """What a person sees before a side-effecting call: the tool, its exact arguments, the
     fingerprint a decision may carry, the shapes of the decisions allowed (and why the last
     decision was refused)."""
@@ -194,7 +194,3 @@ def resume_problem(payload: Mapping[str, Any], value: Any, tools: Any) -> str:
         return refusal(decision.kind, [], str(payload.get("tool")))
     tool = tools.get(str(payload.get("tool", "")))
     return edit_problem(tool, decision.args or {}) if decision.kind == "edit" and tool is not None else ""
-
-
-def describe_args(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload.get("args", {}), ensure_ascii=False)
