@@ -260,6 +260,7 @@ def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
     from langgraph.types import Command
 
     from runtime.toolbox import chat_toolset
+    from runtime.user_input import ResumeRefused
 
     while waiting := pending(graph, thread):
         decision = ask_pause(waiting[0], ask or input)
@@ -269,7 +270,10 @@ def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
         if problem:
             sys.stderr.write(f"reins: {redact(problem, 300)}\n")
             continue
-        values = _send(graph, Command(resume=decision), thread, user)
+        try:
+            values = _send(graph, Command(resume=decision), thread, user)
+        except ResumeRefused as error:  # taken elsewhere meanwhile: show the thread as it is now
+            sys.stderr.write(f"reins: {redact(str(error), 300)}\n")
     return values
 
 
@@ -284,6 +288,7 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
     from graphs.assistant import build_graph
     from runtime.memory_store import open_store
     from runtime.toolbox import chat_toolset
+    from runtime.user_input import ResumeRefused
 
     with open_store(settings) as opened:
         graph = _build(build_graph, saver, opened.store)
@@ -291,7 +296,7 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
         if not waiting:
             return None
         if decision is None:
-            raise UserError(f"the thread waits for a decision: {hint(thread, waiting[0])}")
+            raise UserError(f"the thread waits for a decision. {describe(waiting[0])} {hint(thread, waiting[0])}")
         problem = check(chat_toolset(), waiting[0], decision)
         if problem:
             raise UserError(f"resume refused: {problem}", EXIT_BAD_INPUT)
@@ -299,7 +304,11 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
         if user is not None and user.strip() != started["user_id"]:
             raise UserError(f"resume refused: the turn was started by user {redact(started['user_id'], 80)}; "
                             "resume it as that user (or without --user)", EXIT_BAD_INPUT)
-        values = _send(graph, Command(resume=decision), thread, started["user_id"], scope=started["memory_scope"])
+        try:
+            values = _send(graph, Command(resume=decision), thread, started["user_id"], scope=started["memory_scope"])
+        except ResumeRefused as error:  # another resume took the decision first: this one ran nothing
+            raise UserError(str(error) if str(error).startswith("resume refused") else f"resume refused: {error}",
+                            EXIT_BAD_INPUT) from None
         return _report_turn(graph, values, thread, as_json=as_json)
 
 

@@ -12,17 +12,18 @@ from typing import Any
 from policies.redaction import redact
 from policies.terminal_text import printable
 
-PAUSE_KINDS = ("tool_approval", "question")
 
 
 def pending(graph: Any, thread: str) -> list[Mapping[str, Any]]:
-    """The assistant's open pauses on ``thread`` (approvals and questions only)."""
-    snapshot = graph.get_state({"configurable": {"thread_id": thread}})
-    return [i.value for i in snapshot.interrupts if isinstance(i.value, Mapping) and i.value.get("kind") in PAUSE_KINDS]
+    """The assistant's open pauses on ``thread``: approvals, questions, and approved calls that may
+    already have run (dispatched, no result recorded)."""
+    from nodes.assistant.approval import open_pauses
+
+    return open_pauses(graph, {"configurable": {"thread_id": thread}})
 
 
 def check(graph_tools: Any, payload: Mapping[str, Any], value: Any) -> str:
-    from nodes.assistant.tool_call import resume_problem
+    from nodes.assistant.approval import resume_problem
 
     return resume_problem(payload, value, graph_tools)
 
@@ -40,20 +41,40 @@ def _described(payload: Mapping[str, Any]) -> str:
         listed = "".join(f"\n  {i}. {redact(option, 120)}" for i, option in enumerate(options, start=1))
         return f"The assistant asks: {redact(payload.get('question', ''), 500)}{listed}{error}"
     args = redact(json.dumps(payload.get("args", {}), ensure_ascii=False), 600)
-    return f"The assistant wants to run {payload.get('tool')} with {args} (it changes something).{error}"
+    call = f"[call {payload.get('fingerprint', '')}]"
+    if payload.get("kind") == "possibly_ran":
+        when = payload.get("dispatched_at") or "an unknown time"
+        return (f"{payload.get('tool')} with {args} was dispatched at {when} "
+                f"and may already have run (its result was not recorded) {call}. Run it again, mark it done, "
+                f"or skip it?{error}")
+    return f"The assistant wants to run {payload.get('tool')} with {args} (it changes something) {call}.{error}"
 
 
 def hint(thread: str, payload: Mapping[str, Any]) -> str:
-    example = '"<your answer>"' if payload.get("kind") == "question" else '{"type": "approve"}'
-    return f"resume with: reins resume {thread} --decision '{example}'"
+    """How to answer later; an approval's example carries its fingerprint, so it answers this call only."""
+    kind = payload.get("kind")
+    if kind == "question":
+        return f"resume with: reins resume {thread} --decision '\"<your answer>\"'"
+    decision = {"type": "mark_done" if kind == "possibly_ran" else "approve"}
+    if payload.get("fingerprint"):
+        decision["fingerprint"] = str(payload["fingerprint"])
+    more = " (or run_again, skip)" if kind == "possibly_ran" else ""
+    return f"resume with: reins resume {thread} --decision '{json.dumps(decision)}'{more}"
 
 
-def _decision(line: str) -> Any:
-    """A typed answer to an approval: y / n <reason> / e <json args> / a JSON decision."""
+_RECOVERY_WORDS = {"r": "run_again", "run": "run_again", "m": "mark_done", "mark": "mark_done",
+                   "s": "skip", "skip": "skip"}
+
+
+def _decision(line: str, kind: str = "tool_approval") -> Any:
+    """A typed answer to an approval: y / n <reason> / e <json args> / a JSON decision; to a call that
+    may have run: r(un again) / m(ark done) / s(kip)."""
     text = line.strip()
     word, _, rest = text.partition(" ")
     if text.startswith("{"):
         return json.loads(text)
+    if kind == "possibly_ran":
+        return {"type": _RECOVERY_WORDS.get(word.lower(), text)}
     if word.lower() in ("y", "yes", "approve"):
         return {"type": "approve"}
     if word.lower() in ("n", "no", "reject"):
@@ -66,7 +87,8 @@ def _decision(line: str) -> Any:
 def ask_pause(payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
     """Ask one pause in the terminal; None when input ends."""
     sys.stderr.write(describe(payload) + "\n")
-    prompt = "answer> " if payload.get("kind") == "question" else "approve? [y]es / [n]o <reason> / [e]dit <json args>: "
+    prompt = {"question": "answer> ", "possibly_ran": "[r]un again / [m]ark done / [s]kip: "}.get(
+        str(payload.get("kind")), "approve? [y]es / [n]o <reason> / [e]dit <json args>: ")
     while True:
         try:
             line = ask(prompt)
@@ -75,6 +97,6 @@ def ask_pause(payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
         if payload.get("kind") == "question":
             return line.strip()
         try:
-            return _decision(line)
+            return _decision(line, str(payload.get("kind")))
         except ValueError:
             sys.stderr.write("reins: that is not valid JSON\n")

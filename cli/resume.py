@@ -29,7 +29,8 @@ MAX_DECISION_CHARS = 200_000
 def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("resume", help="resume a paused or interrupted tasklist run, or answer a paused chat turn")
     parser.add_argument("thread_id", help="the thread id a paused run printed")
-    parser.add_argument("--decision", help='JSON, e.g. \'{"type": "approve"}\' (needed when the run waits for a review)')
+    parser.add_argument("--decision", help='JSON, e.g. \'{"type": "approve"}\' (needed when the run waits for a review); '
+                        "- reads it from standard input")
     parser.add_argument("--review", action="store_true", help="answer any further review in the terminal")
     parser.add_argument("--user", help="a chat turn goes on as the user who started it; if given, it must be that user")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from runtime.checkpoint import checkpointer_from_settings
     from runtime.runs import keep_latest_checkpoints
 
-    decision = None if args.decision is None else read_decision(args.decision)
+    raw = sys.stdin.read(MAX_DECISION_CHARS + 1) if args.decision == "-" else args.decision
+    decision = None if raw is None else read_decision(raw)
     settings = Settings.from_env()
     with checkpointer_from_settings(settings) as saver:
         if saver.get_tuple({"configurable": {"thread_id": args.thread_id, "checkpoint_ns": ""}}) is None:

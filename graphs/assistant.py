@@ -43,6 +43,7 @@ from langgraph.store.memory import InMemoryStore
 
 from nodes.assistant import routing
 from nodes.assistant.answer import check_and_reply, draft_answer, route_after_check
+from nodes.assistant.approval import resume_refusal
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, PipelineRoute, pipeline_context
 from nodes.assistant.executor import dispatch, observe, propose_step
@@ -194,7 +195,9 @@ def build_graph(
 
     memory = InMemoryStore(index=memory_index()) if store is _DEFAULT_STORE else store
     compiled = builder.compile(checkpointer=checkpointer, store=memory, name="assistant")
-    return guard_input(compiled, messages_key="messages")  # the messages are redacted before LangGraph stores them
+    # The messages are redacted, and a resume value checked against the pending pause, before
+    # LangGraph stores them.
+    return guard_input(compiled, messages_key="messages", resume_check=resume_refusal)
 
 
 graph = build_graph(store=None)  # LangGraph Server supplies its own checkpointer and store

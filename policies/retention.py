@@ -83,10 +83,16 @@ def run_status(values: Mapping[str, object], paused: bool) -> str:
     return "incomplete"
 
 
-def resume_command(graph: str, thread_id: str, status: str) -> str | None:
-    """How to continue a run from the command line, or None when there is nothing to continue."""
+def resume_command(graph: str, thread_id: str, status: str, fingerprint: str = "",
+                   possibly_ran: bool = False) -> str | None:
+    """How to continue a run from the command line, or None when there is nothing to continue. A
+    paused call's ``fingerprint`` binds the decision to it; a call that ``possibly_ran`` (dispatched,
+    no result recorded) is answered run_again, mark_done or skip, never approved again."""
     if status == "paused":
-        return f"reins resume {thread_id} --decision '{{\"type\": \"approve\"}}'"
+        kind = "mark_done" if possibly_ran else "approve"
+        bound = f', "fingerprint": "{fingerprint}"' if fingerprint else ""
+        more = " (or run_again, skip)" if possibly_ran else ""
+        return f"reins resume {thread_id} --decision '{{\"type\": \"{kind}\"{bound}}}'{more}"
     if status == "incomplete" and graph == "delivery_chain":
         return f"reins deliver --resume {thread_id}"
     if status == "incomplete" and graph == "tasklist_agent":

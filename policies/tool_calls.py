@@ -75,7 +75,7 @@ def read_decision(value: Any) -> Decision:
         return Decision(problem='a decision is a JSON object such as {"type": "approve"}')
     kind = value.get("type")
     expected = {"approve": {"type"}, "reject": {"type", "reason"}, "edit": {"type", "args"}}
-    if kind not in expected:
+    if not isinstance(kind, str) or kind not in expected:
         return Decision(problem="decision type must be approve, reject or edit")
     extra = set(value) - expected[kind]
     if extra:

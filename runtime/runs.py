@@ -47,6 +47,21 @@ def _activity(saver: Any) -> Iterator[tuple[str, datetime]]:
         yield str(configurable.get("thread_id")), _when(item.checkpoint)
 
 
+def _paused_call(pending_writes: Any) -> tuple[str, bool]:
+    """The fingerprint of a call paused for approval, and whether it was dispatched without a result."""
+    from runtime.dispatch import claims_in
+
+    for write in pending_writes:
+        if write[1] != INTERRUPT:
+            continue
+        for pause in write[2] if isinstance(write[2], (list, tuple)) else [write[2]]:
+            value = getattr(pause, "value", pause)
+            if isinstance(value, dict) and value.get("fingerprint"):
+                fingerprint = str(value["fingerprint"])
+                return fingerprint, fingerprint in claims_in(pending_writes)
+    return "", False
+
+
 def summarise(saver: Any, thread_id: str, *, durable: bool = True) -> RunSummary | None:
     item = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
     if item is None:
@@ -55,7 +70,8 @@ def summarise(saver: Any, thread_id: str, *, durable: bool = True) -> RunSummary
     paused = any(write[1] == INTERRUPT for write in item.pending_writes or ())
     graph = graph_of(thread_id, (item.metadata or {}).get("reins_graph"))
     status = run_status(values, paused)
-    command = resume_command(graph, thread_id, status) if durable else None
+    fingerprint, possibly_ran = _paused_call(item.pending_writes or ())
+    command = resume_command(graph, thread_id, status, fingerprint, possibly_ran) if durable else None
     return RunSummary(
         thread_id=thread_id,
         graph=graph,

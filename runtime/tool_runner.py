@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import ToolException
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import DEFAULT_RUNTIME
+from langgraph.runtime import DEFAULT_RUNTIME, get_runtime
 from pydantic import ValidationError
 
 from policies.redaction import redact
@@ -32,7 +32,6 @@ from runtime.failures import tool_failure_kind
 from runtime.registry import RegisteredTool
 
 OBSERVATION_CHARS = 4000
-_RUNTIME_KEY = "__pregel_runtime"  # where LangGraph passes a node's runtime (ToolNode reads it)
 MAX_ISSUES = 8
 
 
@@ -131,22 +130,28 @@ class RunTool:
     args: Mapping[str, Any]
     config: Mapping[str, Any] = field(default_factory=dict)
     call_id: str = "call"
+    # The calling node's runtime (its context: whose memory a memory tool reads); else the running one.
+    runtime: Any = None
 
     def _node(self) -> ToolNode:
         return ToolNode([self.tool.as_langchain_tool()], handle_tool_errors=tool_error_text,
                         awrap_tool_call=redacting_wrapper(self.tool.timeout_s))
 
-    def _config(self) -> dict[str, Any]:
-        """The node's config (its runtime injected into ``ToolNode``); outside a graph, LangGraph's
-        default runtime."""
-        configurable = dict(self.config.get("configurable") or {})
-        configurable.setdefault(_RUNTIME_KEY, DEFAULT_RUNTIME)
-        return {**self.config, "configurable": configurable}
+    def _runtime(self) -> Any:
+        """The node's runtime, handed to ``ToolNode`` by argument: the one the node was given, else
+        the running node's (LangGraph's public ``get_runtime``); outside a graph, the default."""
+        if self.runtime is not None:
+            return self.runtime
+        try:
+            return get_runtime() or DEFAULT_RUNTIME
+        except RuntimeError:  # not inside a runnable context
+            return DEFAULT_RUNTIME
 
     async def arun(self) -> CallResult:
         started, clock = time.time(), time.perf_counter()
         call = {"name": self.tool.name, "args": dict(self.args), "id": self.call_id, "type": "tool_call"}
-        output = await self._node().ainvoke({"messages": [AIMessage(content="", tool_calls=[call])]}, self._config())
+        output = await self._node().ainvoke({"messages": [AIMessage(content="", tool_calls=[call])]}, dict(self.config),
+                                            runtime=self._runtime())
         message: ToolMessage = output["messages"][-1]
         ok = message.status != "error"
         failure = "" if ok else str(message.additional_kwargs.get("failure", TOOL_ERROR))

@@ -5,19 +5,20 @@ a server's thread state) before any node runs, so the check and the redaction ha
 the graph: ``guard_input`` makes a compiled graph's ``stream`` and ``astream`` (behind ``invoke``,
 ``ainvoke``, the event streams and LangGraph Server) read the input first. A wrong type is a
 ``TypeError`` naming the key, raised before any step runs or anything is saved; text keys are
-stored with their secrets replaced (``policies.redaction.redact_secrets``). A resume (a
-``Command`` or ``None``) passes unchanged.
+stored with their secrets replaced (``policies.redaction.redact_secrets``). A resume value (a
+``Command``'s ``resume``) is checked against the limits and the graph's pending pauses before
+LangGraph stores it as the answer: a refused one raises ``ResumeRefused`` and the pause stays.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.runnables.config import var_child_runnable_config
-from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
+from langgraph._internal._constants import CONFIG_KEY_CHECKPOINT_MAP, CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.message import add_messages
 
 from policies.redaction import redact_secrets
@@ -88,26 +89,110 @@ def check_can_pause(graph: Any, config: Any, context: Any, pause_key: str | None
     raise ValueError(f"{pause_key} needs a checkpointer: build the graph with checkpointer=... to resume a pause")
 
 
+def running_checkpoint(config: Any) -> tuple[Any, dict[str, Any]] | None:
+    """Inside a node: the thread's checkpointer and the config naming the checkpoint the node runs
+    from (what a write about this step is keyed by); None without a checkpointer."""
+    configurable = config.get("configurable") or {} if isinstance(config, Mapping) else {}
+    saver = configurable.get(CONFIG_KEY_CHECKPOINTER)
+    namespace = str(configurable.get("checkpoint_ns") or "")
+    parent = namespace.rsplit("|", 1)[0] if "|" in namespace else ""
+    checkpoint_id = (configurable.get(CONFIG_KEY_CHECKPOINT_MAP) or {}).get(parent)
+    if saver is None or not checkpoint_id or "thread_id" not in configurable:
+        return None
+    return saver, {"configurable": {"thread_id": configurable["thread_id"], "checkpoint_ns": parent,
+                                    "checkpoint_id": checkpoint_id}}
+
+
+class ResumeRefused(ValueError):
+    """A resume value refused before LangGraph stored it: the pause stays as it was, answerable."""
+
+
+class DecisionTaken(ResumeRefused):
+    """The decision on a pause was already taken by another resume (or its run ended before its
+    result was recorded): this one ran nothing."""
+
+
+# ``resume_check(interrupts, claims, value) -> problem``: a graph's own rules on a resume value, given
+# its pending interrupts and the claims on its latest checkpoint ("" when the value may be stored).
+ResumeCheck = Callable[[Sequence[Any], Mapping[str, Any], Any], str]
+
+
+def _resume_value(input: Any) -> tuple[bool, Any]:
+    if type(input).__name__ != "Command" or getattr(input, "resume", None) is None:
+        return False, None
+    return True, input.resume
+
+
+def _refuse(problem: str) -> None:
+    if problem:
+        raise ResumeRefused(f"resume refused: {problem}; the pause is unchanged")
+
+
+def _thread_config(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Mapping[str, Any] | None:
+    config = args[0] if args else kwargs.get("config")
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    return config if isinstance(configurable, Mapping) and configurable.get("thread_id") else None
+
+
+def check_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check: ResumeCheck | None) -> None:
+    """Refuse a resume value before LangGraph stores it: size and depth limits for every graph, then
+    the graph's own ``check`` against the thread's pending pauses."""
+    from policies.approvals import value_problem
+    from runtime.dispatch import thread_claims
+
+    resuming, value = _resume_value(input)
+    if not resuming:
+        return
+    _refuse(value_problem(value))
+    if check is not None and config is not None and graph.checkpointer not in (None, False, True):
+        snapshot = graph.get_state(config)
+        _refuse(check(snapshot.interrupts, thread_claims(graph.checkpointer, config), value))
+
+
+async def acheck_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check: ResumeCheck | None) -> None:
+    from policies.approvals import value_problem
+    from runtime.dispatch import athread_claims
+
+    resuming, value = _resume_value(input)
+    if not resuming:
+        return
+    _refuse(value_problem(value))
+    if check is not None and config is not None and graph.checkpointer not in (None, False, True):
+        snapshot = await graph.aget_state(config)
+        _refuse(check(snapshot.interrupts, await athread_claims(graph.checkpointer, config), value))
+
+
 @lru_cache(maxsize=None)
-def _guarded_class(base: type, text_keys: tuple[str, ...], messages_key: str | None, pause_key: str | None) -> type:
+def _guarded_class(
+    base: type, text_keys: tuple[str, ...], messages_key: str | None, pause_key: str | None,
+    resume_check: ResumeCheck | None,
+) -> type:
     def read(self: Any, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         check_can_pause(self, args[0] if args else kwargs.get("config"), kwargs.get("context"), pause_key)
         return read_input(input, text_keys, messages_key)
 
     def stream(self: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
-        return base.stream(self, read(self, input, args, kwargs), *args, **kwargs)
+        value = read(self, input, args, kwargs)
+        check_resume(self, value, _thread_config(args, kwargs), resume_check)
+        return base.stream(self, value, *args, **kwargs)
 
-    def astream(self: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
-        return base.astream(self, read(self, input, args, kwargs), *args, **kwargs)
+    async def astream(self: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+        value = read(self, input, args, kwargs)
+        await acheck_resume(self, value, _thread_config(args, kwargs), resume_check)
+        async for chunk in base.astream(self, value, *args, **kwargs):
+            yield chunk
 
     # The same name as the base: LangGraph Server and Studio show the class name in places.
     return type(base.__name__, (base,), {"stream": stream, "astream": astream, "__module__": base.__module__})
 
 
 def guard_input(
-    compiled: Any, text_keys: tuple[str, ...] = (), messages_key: str | None = None, pause_key: str | None = None
+    compiled: Any, text_keys: tuple[str, ...] = (), messages_key: str | None = None, pause_key: str | None = None,
+    resume_check: ResumeCheck | None = None,
 ) -> Any:
     """``compiled``, reading every input with ``read_input`` before LangGraph stores it (copies too).
-    ``pause_key``: the context field that makes a run pause for a person (``check_can_pause``)."""
-    compiled.__class__ = _guarded_class(type(compiled), tuple(text_keys), messages_key, pause_key)
+    ``pause_key``: the context field that makes a run pause for a person (``check_can_pause``).
+    ``resume_check``: the graph's rules on a resume value (every resume is held to the size and
+    depth limits); a refused value raises ``ResumeRefused`` and LangGraph stores nothing."""
+    compiled.__class__ = _guarded_class(type(compiled), tuple(text_keys), messages_key, pause_key, resume_check)
     return compiled

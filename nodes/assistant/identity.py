@@ -4,7 +4,7 @@ A turn can pause (a tool approval, a skill draft review) and be resumed from ano
 ``reins resume``, the Python API or LangGraph Server, each with a context of its own (often none).
 What the turn does after the pause is still done for the user who started it: ``prepare_turn``
 stores the identity in the state, and every node that reads the user (its memory, its skills, its
-tools) gets a runtime whose context carries it — and so do the tools it runs, through the config.
+tools) gets a runtime whose context carries it — and so do the tools it runs.
 A new turn starts with the identity of its own context.
 """
 
@@ -18,7 +18,6 @@ from typing import Any
 
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.state import TurnIdentity
-from runtime.tool_runner import _RUNTIME_KEY  # where a tool finds its node's runtime
 
 
 def identity_of(context: Any) -> TurnIdentity:
@@ -46,12 +45,8 @@ def _as_started(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]
     context = context_as_started(runtime.context, state.get("identity"))
     if context is runtime.context:
         return kwargs
-    runtime = runtime.override(context=context)
-    changed = {**kwargs, "runtime": runtime}
-    config = kwargs.get("config")
-    if isinstance(config, Mapping):  # the tools a node runs read the runtime from its config
-        changed["config"] = {**config, "configurable": {**(config.get("configurable") or {}), _RUNTIME_KEY: runtime}}
-    return changed
+    # The tools a node runs get this runtime too (``runtime.tool_runner.RunTool``).
+    return {**kwargs, "runtime": runtime.override(context=context)}
 
 
 def as_turn_user(fn: Callable[..., Any]) -> Callable[..., Any]:

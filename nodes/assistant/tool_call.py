@@ -1,10 +1,10 @@
 """One tool call of a step (``execute_tool``, one ``Send`` per call): pause first when the rules
 say so, then run it through ``runtime.tool_runner`` and hand the observation to ``observe``.
 
-- A side-effecting call pauses the thread with ``interrupt`` *before* it runs: the payload names
-  the tool, its exact arguments and the decisions allowed. An approval covers this call with
-  these arguments only; a rejection never runs it; an edit runs the edited arguments once they fit
-  the tool's schema. A decision that does not fit keeps the call paused, with a one-line error.
+- A side-effecting call pauses the thread with ``interrupt`` *before* it runs
+  (``nodes.assistant.approval``): an approval covers this call with these arguments only and is
+  taken once; a rejection never runs it; an edit runs the edited arguments once they fit the
+  tool's schema. A decision that does not fit keeps the call paused, with a one-line error.
 - ``ask_user`` pauses with the question; the answer is the observation.
 - A read-only call that failed for a retryable reason is dispatched once more.
 """
@@ -18,73 +18,22 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 
+from nodes.assistant.approval import approve, ask
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.executor import approval_of, tool_label
 from nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
 from policies.answer_check import assign_plan_step
 from policies.replanning import active_steps
-from policies.tool_calls import (
-    APPROVAL_DECISIONS,
-    read_answer,
-    read_decision,
-    rejection_observation,
-    should_dispatch_again,
-)
+from policies.tool_calls import should_dispatch_again
 from runtime.registry import RegisteredTool
 from runtime.steps import recorded_step
-from runtime.tool_runner import CallResult, RunTool, arg_issues, digest
-
-APPROVAL = "tool_approval"
-QUESTION = "question"
+from runtime.tool_runner import CallResult, RunTool, digest
 
 
-def approval_payload(tool: RegisteredTool, args: Mapping[str, Any], error: str = "") -> dict[str, Any]:
-    """What a person sees before a side-effecting call: the tool, its exact arguments, the shapes
-    of the decisions allowed (and why the last decision was refused)."""
-    payload = {"kind": APPROVAL, "tool": tool.name, "args": dict(args), "read_only": tool.read_only,
-               "description": tool.description, "allowed_decisions": [dict(d) for d in APPROVAL_DECISIONS]}
-    return {**payload, "error": error} if error else payload
-
-
-def _edit_problem(tool: RegisteredTool, args: Mapping[str, Any]) -> str:
-    issues = arg_issues(tool, args)
-    return ("edited args do not fit the tool's schema: " + ", ".join(f"{i['path']} {i['code']}" for i in issues)
-            if issues else "")
-
-
-def approve(tool: RegisteredTool, args: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    """Pause until a valid decision: (arguments to run, "") or (None, the rejection observation)."""
-    error = ""
-    while True:
-        decision = read_decision(interrupt(approval_payload(tool, args, error)))
-        if not decision.valid:
-            error = decision.problem
-        elif decision.kind == "reject":
-            return None, rejection_observation(decision.reason)
-        elif decision.kind == "approve":
-            return args, ""
-        else:
-            error = _edit_problem(tool, decision.args or {})
-            if not error:
-                return dict(decision.args or {}), ""
-
-
-def ask(args: Mapping[str, Any]) -> str:
-    """Pause with the question until a valid answer; the answer is the observation."""
-    options = args.get("options") or None
-    error = ""
-    while True:
-        payload = {"kind": QUESTION, "question": args.get("question", ""), "options": options}
-        answer, error = read_answer(interrupt({**payload, "error": error} if error else payload), options)
-        if not error:
-            return answer
-
-
-def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, call_id: str):
-    request = RunTool(tool, args, config, call_id)
+def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, call_id: str, runtime: Any):
+    request = RunTool(tool, args, config, call_id, runtime)
     result: CallResult = yield request
     dispatches = 1
     while not result.ok and should_dispatch_again(tool.read_only, result.failure, dispatches):
@@ -111,13 +60,13 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
             if approval == "question":
                 result, note = CallResult(True, ask(args)), "answered by the user"
             else:
-                run_args, rejection = approve(tool, args) if approval == "ask" else (args, "")
-                if run_args is None:
-                    result, note = CallResult(False, rejection, "rejected"), "rejected by the user"
+                taken = (yield from approve(tool, args, config)) if approval == "ask" else None
+                note = taken.note if taken else ""
+                if taken is not None and taken.args is None:
+                    result = CallResult(taken.ok, taken.observation, taken.failure)
                 else:
-                    note = "approved" if approval == "ask" else ""
-                    args = run_args
-                    result, dispatches = yield from _run(tool, run_args, config, f"call_{number}")
+                    args = taken.args if taken is not None else args
+                    result, dispatches = yield from _run(tool, args, config, f"call_{number}", runtime)
         plan = task.get("plan")
         records = task.get("records") or []
         record: ToolRecord = {
@@ -144,15 +93,3 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
                        duration_ms=result.duration_ms, outcome=outcome)
     observed: Observed = {"record": record, "trace": trace}
     return {"observed": [observed]}
-
-
-def resume_problem(payload: Mapping[str, Any], value: Any, tools: Any) -> str:
-    """Why ``value`` cannot answer the pause ``payload`` (an approval or a question), "" when it can:
-    the same rules the node applies, so a caller can refuse a decision before resuming."""
-    if payload.get("kind") == QUESTION:
-        return read_answer(value, payload.get("options"))[1]
-    decision = read_decision(value)
-    if not decision.valid:
-        return decision.problem
-    tool = tools.get(str(payload.get("tool", "")))
-    return _edit_problem(tool, decision.args or {}) if decision.kind == "edit" and tool is not None else ""

@@ -3,11 +3,13 @@ questions per turn; side-effecting built-ins pause for approval like MCP tools."
 
 from __future__ import annotations
 
+import pytest
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 
 from runtime.registry import RegisteredTool
 from runtime.scripted import ScriptedModel
+from runtime.user_input import ResumeRefused
 from tests.assistant.helpers import Runner, answer, chat_registry, complex_, tool_call
 
 THREAD = {"configurable": {"thread_id": "t1"}}
@@ -30,8 +32,9 @@ def test_the_question_pauses_and_the_answer_is_the_observation():
     run.ask("weather for my city")
     (payload,) = _pending(run)
     assert payload == {"kind": "question", "question": "Which city?", "options": ["Paris", "Tokyo"]}
-    run.graph.invoke(Command(resume="Berlin"), THREAD)  # not an option: still paused, with why
-    assert _pending(run)[0]["error"] == "answer with one of the options: Paris, Tokyo"
+    with pytest.raises(ResumeRefused, match="answer with one of the options: Paris, Tokyo"):
+        run.graph.invoke(Command(resume="Berlin"), THREAD)  # not an option: refused before it is stored
+    assert _pending(run) == [payload]  # still paused, exactly as it was
     result = run.graph.invoke(Command(resume="2"), THREAD)  # an option's number counts
     assert result["records"][0] == {"n": 1, "step": 1, "tool": "ask_user",
                                     "args": {"question": "Which city?", "options": ["Paris", "Tokyo"]},

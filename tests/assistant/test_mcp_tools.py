@@ -12,6 +12,7 @@ import pytest
 from langgraph.types import Command
 
 from runtime.scripted import ScriptedModel
+from runtime.user_input import ResumeRefused
 from tests.assistant.helpers import Runner, answer, chat_registry, simple, tool_call
 from tests.assistant.mcp.servers import config, executions, http_server, stdio_server
 
@@ -85,8 +86,9 @@ def test_an_edit_with_bad_arguments_stays_paused_and_a_good_edit_runs_the_edited
     run.graph.invoke(Command(resume={"type": "edit", "args": {"txt": "x"}}), THREAD)
     (payload,) = _pending(run)
     assert payload["error"].startswith("edited args do not fit the tool's schema: args.text missing")
-    run.graph.invoke(Command(resume={"type": "maybe"}), THREAD)
-    assert _pending(run)[0]["error"] == "decision type must be approve, reject or edit"
+    with pytest.raises(ResumeRefused, match="decision type must be approve, reject or edit"):
+        run.graph.invoke(Command(resume={"type": "maybe"}), THREAD)  # refused before it is stored
+    assert _pending(run)[0]["error"].startswith("edited args do not fit")  # the pause is as it was
     assert executions(record) == []
     result = run.graph.invoke(Command(resume={"type": "edit", "args": {"text": "final"}}), THREAD)
     assert executions(record) == [json.dumps({"tool": "add_note", "text": "final"})]

@@ -79,8 +79,10 @@ def running_postgres(workdir: Path) -> Iterator[str]:
 
 
 @contextmanager
-def running_langgraph_dev(project_root: Path, env: dict[str, str] | None = None, timeout_s: float = 90) -> Iterator[str]:
-    """Start ``langgraph dev`` headless on a free loopback port; yield its URL; stop it."""
+def running_langgraph_dev(project_root: Path, env: dict[str, str] | None = None, timeout_s: float = 90,
+                          extra_args: tuple[str, ...] = ()) -> Iterator[str]:
+    """Start ``langgraph dev`` headless on a free loopback port; yield its URL; stop it.
+    ``extra_args``: more ``langgraph dev`` options (e.g. ``--allow-blocking``)."""
     import httpx
 
     port = free_port()
@@ -89,7 +91,7 @@ def running_langgraph_dev(project_root: Path, env: dict[str, str] | None = None,
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [str(exe), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
+            [str(exe), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port), *extra_args],
             cwd=project_root,
             env={**os.environ, **(env or {})},
             stdout=log,

@@ -108,3 +108,16 @@ def test_resume_command(graph, status, command):
 )
 def test_graph_of(thread, meta, graph):
     assert graph_of(thread, meta) == graph
+
+
+@pytest.mark.parametrize(
+    ("fingerprint", "possibly_ran", "command"),
+    [
+        ("ab12", False, "reins resume t --decision '{\"type\": \"approve\", \"fingerprint\": \"ab12\"}'"),
+        ("ab12", True, "reins resume t --decision '{\"type\": \"mark_done\", \"fingerprint\": \"ab12\"}' "
+                       "(or run_again, skip)"),
+        ("", False, "reins resume t --decision '{\"type\": \"approve\"}'"),
+    ],
+)
+def test_a_paused_call_is_resumed_with_its_fingerprint(fingerprint, possibly_ran, command):
+    assert resume_command("assistant", "t", "paused", fingerprint, possibly_ran) == command

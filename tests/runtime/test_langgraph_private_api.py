@@ -59,6 +59,7 @@ def test_no_other_module_uses_the_private_wrapper():
 PRIVATE_NAMES = {
     ("langgraph._internal._runnable", "RunnableCallable"): "runtime/calls.py",
     ("langgraph._internal._constants", "CONFIG_KEY_CHECKPOINTER"): "runtime/user_input.py",
+    ("langgraph._internal._constants", "CONFIG_KEY_CHECKPOINT_MAP"): "runtime/user_input.py",
 }
 
 

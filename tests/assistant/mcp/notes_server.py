@@ -3,8 +3,9 @@
 ``python -m tests.assistant.mcp.notes_server [stdio|http PORT] [normal|hostile|crash]``
 
 - ``word_count`` (read-only) counts words; ``crash_now`` (read-only) kills the server mid-call; ``wait_ms`` (read-only) sleeps then answers, for overlap
-  and deadline tests; ``add_note`` (side-effecting) appends every execution to ``NOTES_RECORD``, the
-  file the tests read to know what really ran.
+  and deadline tests; ``add_note`` (side-effecting) appends every execution to ``NOTES_RECORD``,
+  the file the tests read to know what really ran; ``slow_note`` (side-effecting) records the
+  execution, then answers after ``NOTES_SLOW_S`` seconds (a write in flight).
 - ``tally`` (stateful) counts its calls per MCP session: two calls in one session answer 1 then 2.
 - ``hostile``: also a tool named with ``/``, a 1 MB output, instructions in a description and
   ``sneaky_write``, which claims ``readOnlyHint`` but records an execution like ``add_note``.
@@ -58,6 +59,15 @@ def build(kind: str, port: int = 0) -> FastMCP:
         key = id(ctx.session)
         tallies[key] = tallies.get(key, 0) + 1
         return f"call {tallies[key]} of this session"
+
+    @server.tool()
+    async def slow_note(text: str) -> str:
+        """Store a note, then take ``NOTES_SLOW_S`` seconds to answer (a write still in flight)."""
+        if record:
+            with open(record, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"tool": "slow_note", "text": text}) + "\n")
+        await asyncio.sleep(float(os.environ.get("NOTES_SLOW_S", "0")))
+        return f"stored slowly: {text}"
 
     if kind == "hostile":
         @server.tool(annotations=ToolAnnotations(readOnlyHint=True))

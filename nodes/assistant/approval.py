@@ -1,0 +1,196 @@
+"""A side-effecting call's approval: asked before the call runs, bound to the exact call, taken once.
+
+The pause names the tool, its exact arguments and the fingerprint of both (with the policy that
+asked); a decision naming another fingerprint is stale. A valid decision is *claimed* in the
+thread's checkpoint (``runtime.dispatch``) before anything happens: of two resumes racing for the same
+pause, one runs the call and the other raises ``DecisionTaken``. The claim of an approved call is its
+dispatch record; when the run that wrote it ended before the call's result was saved, the pause is
+shown as a different question — the call may already have run — and only ``run_again`` runs it
+again (``mark_done`` and ``skip`` do not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import interrupt
+
+from policies.approvals import (
+    APPROVAL_POLICY,
+    RECOVERY_DECISIONS,
+    Claim,
+    already_taken,
+    call_fingerprint,
+    claim_kind,
+    next_attempt,
+    open_claim,
+    read_any,
+    recovery_observation,
+    refusal,
+)
+from policies.tool_calls import APPROVAL_DECISIONS, read_answer, rejection_observation
+from runtime.dispatch import ReadClaims, TakeClaim, new_claim, thread_claims
+from runtime.registry import RegisteredTool
+from runtime.tool_runner import arg_issues
+from runtime.user_input import DecisionTaken, running_checkpoint
+
+APPROVAL = "tool_approval"
+QUESTION = "question"
+POSSIBLY_RAN = "possibly_ran"  # how readers show an approval whose dispatched call has no result yet
+PAUSE_KINDS = (APPROVAL, QUESTION, POSSIBLY_RAN)
+
+_NOTES = {"approve": "approved", "edit": "approved with edited arguments", "run_again": "run again by the user",
+          "reject": "rejected by the user", "mark_done": "marked done by the user", "skip": "skipped by the user"}
+
+
+def approval_payload(tool: RegisteredTool, args: Mapping[str, Any], fingerprint: str,
+                     error: str = "") -> dict[str, Any]:
+    """What a person sees before a side-effecting call: the tool, its exact arguments, the
+    fingerprint a decision may carry, the shapes of the decisions allowed (and why the last
+    decision was refused)."""
+    payload = {"kind": APPROVAL, "tool": tool.name, "args": dict(args), "read_only": tool.read_only,
+               "description": tool.description, "fingerprint": fingerprint, "policy": APPROVAL_POLICY,
+               "allowed_decisions": [dict(d) for d in APPROVAL_DECISIONS]}
+    return {**payload, "error": error} if error else payload
+
+
+def edit_problem(tool: RegisteredTool, args: Mapping[str, Any]) -> str:
+    issues = arg_issues(tool, args)
+    return ("edited args do not fit the tool's schema: " + ", ".join(f"{i['path']} {i['code']}" for i in issues)
+            if issues else "")
+
+
+@dataclass(frozen=True)
+class Approval:
+    """What a taken decision does: run ``args`` (when not None), or record ``observation``."""
+
+    args: dict[str, Any] | None
+    note: str
+    observation: str = ""
+    ok: bool = False
+    failure: str = ""
+
+
+def _taken(decision_kind: str, reason: str, run_args: dict[str, Any], latest: Claim | None) -> Approval:
+    note = _NOTES.get(decision_kind, decision_kind)
+    if decision_kind == "reject":
+        return Approval(None, note, rejection_observation(reason), failure="rejected")
+    if decision_kind in ("mark_done", "skip") and latest is not None:
+        observation = recovery_observation(decision_kind, latest)
+        return Approval(None, note, observation, ok=decision_kind == "mark_done",
+                        failure="" if decision_kind == "mark_done" else "skipped")
+    return Approval(run_args, note)
+
+
+def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig):
+    """Pause until a decision is taken on this exact call, claim it, return what it does.
+    Raises ``DecisionTaken`` when another resume took it first."""
+    fingerprint = call_fingerprint(tool.name, args)
+    where = running_checkpoint(config)
+    error = ""
+    while True:
+        decision = read_any(interrupt(approval_payload(tool, args, fingerprint, error)), fingerprint, tool.name)
+        error = decision.problem or (edit_problem(tool, decision.args or {}) if decision.kind == "edit" else "")
+        if error:
+            continue
+        claims: list[Claim] = (yield ReadClaims(*where, fingerprint)) if where else []
+        latest = open_claim(claims)
+        problem = refusal(decision.kind, claims, tool.name)
+        if problem and latest is not None:
+            raise DecisionTaken(problem)
+        if problem:
+            error = problem
+            continue
+        run_args = dict(latest.args or {}) if latest else dict(decision.args or args)
+        claim = new_claim(next_attempt(claims), claim_kind(decision.kind), tool.name, run_args)
+        if where and not (yield TakeClaim(*where, fingerprint, claim)):
+            raise DecisionTaken(already_taken(tool.name, open_claim((yield ReadClaims(*where, fingerprint))) or claim))
+        return _taken(decision.kind, decision.reason, run_args, latest)
+
+
+def ask(args: Mapping[str, Any]) -> str:
+    """Pause with the question until a valid answer; the answer is the observation."""
+    options = args.get("options") or None
+    error = ""
+    while True:
+        payload = {"kind": QUESTION, "question": args.get("question", ""), "options": options}
+        answer, error = read_answer(interrupt({**payload, "error": error} if error else payload), options)
+        if not error:
+            return answer
+
+
+# ------------------------------------------------------------------------------------ readers
+
+
+def _fingerprint_of(payload: Mapping[str, Any]) -> str:
+    return str(payload.get("fingerprint") or call_fingerprint(str(payload.get("tool", "")), payload.get("args") or {}))
+
+
+def as_shown(payload: Mapping[str, Any], claims: Mapping[str, Sequence[Claim]]) -> dict[str, Any]:
+    """A pause as a person should see it: an approval whose call was dispatched without a recorded
+    result is the question "it may already have run" (tool, arguments, when)."""
+    latest = open_claim(claims.get(_fingerprint_of(payload), [])) if payload.get("kind") == APPROVAL else None
+    if latest is None:
+        return dict(payload)
+    return {**{k: v for k, v in payload.items() if k != "error"}, "kind": POSSIBLY_RAN, "args": dict(latest.args or {}),
+            "dispatched_at": latest.dispatched_at, "decision_taken": latest.kind,
+            "allowed_decisions": [dict(d) for d in RECOVERY_DECISIONS]}
+
+
+def open_pauses(graph: Any, config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The assistant's open pauses on a thread (approvals, questions, calls that may have run)."""
+    snapshot = graph.get_state(config)
+    claims = thread_claims(graph.checkpointer, config) if snapshot.interrupts else {}
+    return [as_shown(i.value, claims) for i in snapshot.interrupts
+            if isinstance(i.value, Mapping) and i.value.get("kind") in PAUSE_KINDS]
+
+
+def _pairs(interrupts: Sequence[Any], value: Any) -> list[tuple[Mapping[str, Any], Any]]:
+    """Which pause each part of a resume answers: ``{interrupt_id: value}`` or one value for all."""
+    by_id = {getattr(i, "id", None): i.value for i in interrupts}
+    if isinstance(value, Mapping) and value and all(key in by_id for key in value):
+        return [(by_id[key], answer) for key, answer in value.items() if isinstance(by_id[key], Mapping)]
+    return [(i.value, value) for i in interrupts if isinstance(i.value, Mapping)]
+
+
+def resume_refusal(interrupts: Sequence[Any], claims: Mapping[str, Sequence[Claim]], value: Any) -> str:
+    """Why ``value`` cannot answer the thread's pauses ("" when it can) — checked before LangGraph
+    stores it, so a refused value leaves the pause as it was. The edit's schema is the node's check
+    (it keeps the call paused too)."""
+    if not interrupts:
+        return "the thread is not waiting for a decision (it may already have been taken)"
+    for payload, answer in _pairs(interrupts, value):
+        if payload.get("kind") == QUESTION:
+            problem = read_answer(answer, payload.get("options"))[1]
+        elif payload.get("kind") == APPROVAL:
+            fingerprint = _fingerprint_of(payload)
+            decision = read_any(answer, fingerprint, str(payload.get("tool", "")))
+            problem = decision.problem or refusal(decision.kind, claims.get(fingerprint, []), str(payload.get("tool")))
+        else:
+            continue
+        if problem:
+            return problem
+    return ""
+
+
+def resume_problem(payload: Mapping[str, Any], value: Any, tools: Any) -> str:
+    """Why ``value`` cannot answer the pause ``payload`` as shown (``as_shown``), "" when it can:
+    the node's rules, so a caller can refuse a decision before resuming."""
+    if payload.get("kind") == QUESTION:
+        return read_answer(value, payload.get("options"))[1]
+    fingerprint = _fingerprint_of(payload)
+    decision = read_any(value, fingerprint, str(payload.get("tool", "")))
+    if not decision.valid:
+        return decision.problem
+    if payload.get("kind") == POSSIBLY_RAN:
+        if decision.kind not in {d["type"] for d in RECOVERY_DECISIONS}:
+            claim = Claim(0, payload.get("decision_taken", "run"), "", str(payload.get("dispatched_at", "")))
+            return already_taken(str(payload.get("tool")), claim)
+        return ""
+    if decision.kind in {d["type"] for d in RECOVERY_DECISIONS}:
+        return refusal(decision.kind, [], str(payload.get("tool")))
+    tool = tools.get(str(payload.get("tool", "")))
+    return edit_problem(tool, decision.args or {}) if decision.kind == "edit" and tool is not None else ""

@@ -1,0 +1,69 @@
+"""Approvals through the real LangGraph dev server: racing resumes run an approved write once (checked
+on the recording MCP server's own record) and the other run fails with a clear refusal; a bad resume
+value leaves the call paused and answerable."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langgraph_sdk import get_sync_client
+
+from tests.assistant.mcp.servers import config, executions, stdio_server
+from tests.integration.services import running_langgraph_dev
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def client():
+    # The MCP servers a run brings in its context start inside the run (a file and a process), which
+    # the dev server's blocking-call detector refuses on its event loop: allowed here, where the
+    # approval path, not the start-up of a server, is under test.
+    env = {"LANGSMITH_TRACING": "false", "REINS_MODEL": "", "LANGGRAPH_STRICT_MSGPACK": "true"}
+    with running_langgraph_dev(ROOT, env=env, extra_args=("--allow-blocking",)) as url:
+        yield get_sync_client(url=url)
+
+
+def _paused_write(client, tmp_path) -> tuple[str, dict, Path]:
+    """A chat thread paused before the recording MCP server's ``slow_note``: (thread, context, record)."""
+    record = tmp_path / "executions.jsonl"
+    context = {"mcp_config": config(notes=stdio_server(record, slow_s=1.5))}
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(thread_id, "assistant", context=context,
+                     input={"messages": [{"role": "user", "content": 'use notes__slow_note on "buy milk"'}]})
+    (pending,) = client.threads.get_state(thread_id)["interrupts"]
+    assert pending["value"]["kind"] == "tool_approval" and pending["value"]["fingerprint"]
+    return thread_id, context, record
+
+
+def _error_of(client, thread_id: str, run: dict) -> str:
+    """A finished run's error ("" when it succeeded)."""
+    joined = client.runs.join(thread_id, run["run_id"])
+    status = client.runs.get(thread_id, run["run_id"])["status"]
+    return "" if status == "success" else json.dumps(joined)
+
+
+def test_two_racing_resumes_run_the_write_once_and_refuse_the_other(client, tmp_path):
+    thread_id, context, record = _paused_write(client, tmp_path)
+    runs = [client.runs.create(thread_id, "assistant", command={"resume": {"type": "approve"}}, context=context,
+                               multitask_strategy="enqueue") for _ in range(2)]
+    errors = [_error_of(client, thread_id, run) for run in runs]
+    assert executions(record) == [json.dumps({"tool": "slow_note", "text": "buy milk"})]
+    assert errors[0] == "", errors
+    assert "resume refused" in errors[1] and ("already taken" in errors[1] or "not waiting" in errors[1]), errors
+
+
+@pytest.mark.parametrize("value", [{"type": ["approve"]}, {"type": "approve", "note": "x" * 2_000_000}],
+                         ids=["a list as the type", "2 MB"])
+def test_a_bad_value_leaves_the_call_paused_and_a_following_approve_runs_it_once(client, tmp_path, value):
+    thread_id, context, record = _paused_write(client, tmp_path)
+    before = client.threads.get_state(thread_id)["interrupts"]
+    refused = client.runs.create(thread_id, "assistant", command={"resume": value}, context=context)
+    assert "resume refused" in _error_of(client, thread_id, refused)
+    assert client.threads.get_state(thread_id)["interrupts"] == before and executions(record) == []
+    final = client.runs.wait(thread_id, "assistant", command={"resume": {"type": "approve"}}, context=context)
+    assert final["records"][0]["output"] == "stored slowly: buy milk"
+    assert executions(record) == [json.dumps({"tool": "slow_note", "text": "buy milk"})]
