@@ -65,11 +65,11 @@ class FlowDecision:
 
 @dataclass(frozen=True)
 class TurnRecord:
-    """The turn so far: the provenance record and the calls already made (tool names)."""
+    """The turn so far: the provenance record and the calls already made ((tool, read-only) pairs)."""
 
     sources: tuple[Source, ...]
     request: str
-    calls: tuple[str, ...] = ()
+    calls: tuple[tuple[str, bool], ...] = ()
     rules: tuple[FlowRule, ...] = field(default_factory=tuple)
 
 
@@ -117,7 +117,8 @@ def rule_fires(rule: FlowRule, tool: FlowTool, args: Mapping[str, Any], turn: Tu
                         return f"rule {rule.name}: {origin.argument} is not a value you gave"
         return ""
     if isinstance(rule, MaxPerTurnRule):
-        done = sum(1 for name in turn.calls if any(fnmatchcase(name, p) for p in rule.tools))
+        done = sum(1 for name, read_only in turn.calls
+                   if any(fnmatchcase(name, p) for p in rule.tools) and not (rule.side_effects_only and read_only))
         return f"rule {rule.name}: at most {rule.limit} such call(s) per turn" if done >= rule.limit else ""
     if isinstance(rule, ArgsMatchRule):
         for name, pattern in rule.patterns.items():
@@ -159,11 +160,10 @@ def decide(base: Execution, tool: FlowTool, args: Mapping[str, Any], turn: TurnR
 
 
 def provenance_lines(origins: Sequence[Origin]) -> list[str]:
-    """One line per sink value for a person: ``recipient = 'X' — from tool result #2 (...): "…"``."""
+    """One line per sink value for a person: ``recipient = 'X' comes from tool result #2 (...): "…"``."""
     lines = []
     for origin in origins:
-        where = origin.source or ("your message" if origin.trusted else "not found in anything seen")
-        line = f"{origin.argument} = {origin.value[:80]!r} — from {where}"
+        line = f"{origin.argument} = {origin.value[:80]!r} comes from {origin.where}"
         lines.append(f"{line}: \"{origin.excerpt}\"" if origin.excerpt else line)
     return lines
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -69,8 +69,11 @@ class Origin:
 
     def as_payload(self) -> dict[str, Any]:
         return {"argument": self.argument, "value": self.value, "trusted": self.trusted,
-                "source": self.source or ("your message" if self.trusted else "not found in anything seen"),
-                "excerpt": self.excerpt}
+                "source": self.where, "excerpt": self.excerpt}
+
+    @property
+    def where(self) -> str:
+        return self.source or ("your message" if self.trusted else "the model (not in anything read this turn)")
 
 
 # ------------------------------------------------------------------------------------ normalising
@@ -228,16 +231,20 @@ def sources_of(
     records: Sequence[Mapping[str, Any]] = (),
     recollections: Sequence[str] = (),
     replies: Sequence[str] = (),
+    user_tools: Collection[str] = (),
 ) -> tuple[Source, ...]:
     """The provenance record of a turn: the user's words first, then every untrusted text in the
-    order the assistant saw it. A record's arguments are not a source (they came from the others)."""
+    order the assistant saw it. A record's arguments are not a source (they came from the others);
+    the result of a ``user_tools`` call (a question the user answered) is the user's words."""
     sources = [Source("user", "your message", text) for text in (request, *user_turns) if text]
     sources += [Source("memory", "a recalled note", text) for text in recollections if text]
     sources += [Source("reply", "an earlier reply of the assistant", text) for text in replies if text]
     for record in records:
         output = record.get("output", "")
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
-        if text:
+        if text and record.get("tool") in user_tools and record.get("ok"):
+            sources.insert(0, Source("user", "your answer", text))
+        elif text:
             sources.append(Source("tool", f"tool result #{record.get('n', '?')} ({record.get('tool', '?')})", text))
     return tuple(sources)
 

@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from nodes.assistant.context import AssistantContext
+from nodes.assistant.data_flow import execution_of, pause_details
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.executor import tool_label, traits_of
 from nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
@@ -40,11 +41,14 @@ APPROVAL = "tool_approval"
 QUESTION = "question"
 
 
-def approval_payload(tool: RegisteredTool, args: Mapping[str, Any], error: str = "") -> dict[str, Any]:
+def approval_payload(tool: RegisteredTool, args: Mapping[str, Any], error: str = "",
+                     details: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What a person sees before a side-effecting call: the tool, its exact arguments, the shapes
-    of the decisions allowed (and why the last decision was refused)."""
+    of the decisions allowed (and why the last decision was refused); ``details``: where each sink
+    value came from and why the call pauses (the data-flow hook)."""
     payload = {"kind": APPROVAL, "tool": tool.name, "args": dict(args), "read_only": tool.read_only,
-               "description": tool.description, "allowed_decisions": [dict(d) for d in APPROVAL_DECISIONS]}
+               "description": tool.description, "allowed_decisions": [dict(d) for d in APPROVAL_DECISIONS],
+               **(details or {})}
     return {**payload, "error": error} if error else payload
 
 
@@ -54,11 +58,12 @@ def _edit_problem(tool: RegisteredTool, args: Mapping[str, Any]) -> str:
             if issues else "")
 
 
-def approve(tool: RegisteredTool, args: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+def approve(tool: RegisteredTool, args: dict[str, Any], details: Mapping[str, Any] | None = None
+            ) -> tuple[dict[str, Any] | None, str]:
     """Pause until a valid decision: (arguments to run, "") or (None, the rejection observation)."""
     error = ""
     while True:
-        decision = read_decision(interrupt(approval_payload(tool, args, error)))
+        decision = read_decision(interrupt(approval_payload(tool, args, error, details)))
         if not decision.valid:
             error = decision.problem
         elif decision.kind == "reject":
@@ -105,11 +110,11 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
         result = CallResult(False, call.get("error") or f"{label} is not available any more")
         dispatches, note = 0, ""
         if not call.get("error") and tool is not None:
-            execution = execution_for(traits_of(tools, tool.name))
+            execution = execution_of(call, execution_for(traits_of(tools, tool.name)))  # the data-flow hook
             if execution == "ask":
                 result, note = CallResult(True, ask(args)), "answered by the user"
             else:
-                run_args, rejection = approve(tool, args) if execution == "approve" else (args, "")
+                run_args, rejection = approve(tool, args, pause_details(call)) if execution == "approve" else (args, "")
                 if run_args is None:
                     result, note = CallResult(False, rejection, "rejected"), "rejected by the user"
                 else:

@@ -104,9 +104,16 @@ def test_the_decision_names_each_sink_values_source_for_the_prompt():
     (recipient, amount) = decision.payload()["provenance"]
     assert recipient["argument"] == "recipient" and recipient["source"] == "tool result #1 (fetch_page)"
     assert IBAN in recipient["excerpt"] and recipient["trusted"] is False
-    assert amount["source"] == "not found in anything seen"
+    assert amount["source"] == "the model (not in anything read this turn)"
     line = provenance_lines(decision.origins)[0]
-    assert line.startswith("recipient = ") and "tool result #1 (fetch_page)" in line and IBAN in line
+    assert line.startswith("recipient = ") and "comes from tool result #1 (fetch_page)" in line and IBAN in line
+
+
+def test_a_question_the_user_answered_is_the_users_word():
+    records = [{"n": 1, "tool": "fetch_page", "ok": True, "output": PAGE},
+               {"n": 2, "tool": "ask_user", "ok": True, "output": IBAN}]
+    assert origin_of("recipient", IBAN, sources_of("pay my rent", records=records, user_tools={"ask_user"})).trusted
+    assert origin_of("recipient", IBAN, sources_of("pay my rent", records=records)).tainted
 
 
 RULES = FlowRules.model_validate({"rules": [
@@ -126,8 +133,8 @@ RULES = FlowRules.model_validate({"rules": [
     ("the same rule waits for untrusted content", TRANSFER, {"recipient": "Carol", "amount": 1},
      "pay the usual", [], (), "run", ""),
     ("a per-turn limit pauses the third delete", DELETE, {"file_id": "7"}, "delete files 5, 6 and 7", [],
-     ("delete_file", "delete_file"), "approve", "rule:two-deletes"),
-    ("under the limit it runs", DELETE, {"file_id": "6"}, "delete files 5 and 6", [], ("delete_file",), "run", ""),
+     (("delete_file", False), ("delete_file", False)), "approve", "rule:two-deletes"),
+    ("under the limit it runs", DELETE, {"file_id": "6"}, "delete files 5 and 6", [], (("delete_file", False),), "run", ""),
     ("an argument pattern refuses", FETCH, {"url": "http://example.net"}, "read http://example.net", [], (),
      "refuse", "rule:https-only"),
 ])
