@@ -40,7 +40,21 @@ def _described(payload: Mapping[str, Any]) -> str:
         listed = "".join(f"\n  {i}. {redact(option, 120)}" for i, option in enumerate(options, start=1))
         return f"The assistant asks: {redact(payload.get('question', ''), 500)}{listed}{error}"
     args = redact(json.dumps(payload.get("args", {}), ensure_ascii=False), 600)
-    return f"The assistant wants to run {payload.get('tool')} with {args} (it changes something).{error}"
+    kind = "it only reads" if payload.get("read_only") else "it changes something"
+    return f"The assistant wants to run {payload.get('tool')} with {args} ({kind}).{_sources(payload)}{error}"
+
+
+def _sources(payload: Mapping[str, Any]) -> str:
+    """Why the call pauses and where each of its sink values came from (argument, source, excerpt)."""
+    lines = [f"\n  It asks because {redact(str(reason), 300)}." for reason in payload.get("pause_reasons") or []]
+    for origin in payload.get("provenance") or []:
+        if not isinstance(origin, Mapping):
+            continue
+        line = f"\n  - {origin.get('argument')} = {redact(str(origin.get('value', '')), 80)!r} comes from {origin.get('source')}"
+        if origin.get("excerpt"):
+            line += f': "{redact(str(origin["excerpt"]), 160)}"'
+        lines.append(line)
+    return "".join(lines)
 
 
 def hint(thread: str, payload: Mapping[str, Any]) -> str:

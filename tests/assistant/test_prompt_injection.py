@@ -106,3 +106,15 @@ def test_a_user_rule_refuses_the_injected_transfer_outright(bank):
     assert not _pending(run) and executed == []
     transfer = [r for r in result["records"] if r["tool"] == "transfer_money"]
     assert transfer[0]["ok"] is False and transfer[0]["output"].startswith("refused: rule landlord-only")
+
+
+def test_the_terminal_prompt_names_each_sink_values_source(bank):
+    from cli.chat_pauses import describe
+
+    registry, _ = bank
+    run = _runner(registry, NEW_RECIPIENT, ["Not sent."])
+    run.ask("Read my rent page at https://rent.example.org and pay my rent to my landlord")
+    shown = describe(_pending(run)[0])
+    assert "It asks because recipient comes from tool result #1 (fetch_page), not from you." in shown
+    assert f"- recipient = '{NEW_RECIPIENT}' comes from tool result #1 (fetch_page): \"" in shown
+    assert "\x1b" not in shown
