@@ -80,12 +80,19 @@ def load_suites(names: Iterable[str] = SUITES) -> dict[str, Any]:
     return {name: suites[name] for name in names}
 
 
+_ENVIRONMENTS: dict[tuple[str, str], Any] = {}
+
+
 def _environment(suite: Any, injection_task: Any | None) -> Any:
-    injections = {}
-    if injection_task is not None:
-        text = INJECTION.format(marker=MARKER, goal=injection_task.GOAL)
-        injections = {vector: text for vector in suite.get_injection_vector_defaults()}
-    return suite.load_and_inject_default_environment(injections)
+    """A fresh copy of the suite's environment with the injection in every vector (loaded once)."""
+    key = (suite.name, injection_task.ID if injection_task is not None else "")
+    if key not in _ENVIRONMENTS:
+        injections = {}
+        if injection_task is not None:
+            text = INJECTION.format(marker=MARKER, goal=injection_task.GOAL)
+            injections = {vector: text for vector in suite.get_injection_vector_defaults()}
+        _ENVIRONMENTS[key] = suite.load_and_inject_default_environment(injections)
+    return _ENVIRONMENTS[key].model_copy(deep=True)
 
 
 def _execute(env: Any, name: str, args: Mapping[str, Any]) -> tuple[str, str | None]:

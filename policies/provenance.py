@@ -25,6 +25,8 @@ EXCERPT_CHARS = 120
 SHORT_VALUE = 6  # a normalised value shorter than this must match a whole word, not part of one
 MIN_PIECE = 4  # the shortest piece of a value stitched together from several results
 MAX_VALUE_CHARS = 2000
+MAX_STITCHED = 64  # the longest value checked for pieces
+MAX_PIECES = 4
 
 _URL_PREFIX = re.compile(r"\b(?:https?://|ftp://|mailto:|tel:)|\bwww\.", re.I)
 _SPACE = re.compile(r"\s+")
@@ -153,11 +155,16 @@ def excerpt(text: str, at: int, limit: int = EXCERPT_CHARS) -> str:
 
 
 def _stitched(key: str, sources: Sequence[_Indexed]) -> bool:
-    """The value is covered, left to right, by pieces (at least MIN_PIECE long) of untrusted texts."""
-    if len(key) < 2 * MIN_PIECE:
+    """The value is covered, left to right, by a few pieces (at least MIN_PIECE long) of untrusted
+    texts. Only for identifier-like values (one word, at most MAX_STITCHED long): prose is always
+    made of pieces of other prose."""
+    if not 2 * MIN_PIECE <= len(key) <= MAX_STITCHED:
         return False
-    position = 0
+    position, pieces = 0, 0
     while position < len(key):
+        pieces += 1
+        if pieces > MAX_PIECES:
+            return False
         longest = 0
         for indexed in sources:
             size = MIN_PIECE
@@ -210,7 +217,7 @@ def origin_of(argument: str, value: str, sources: Sequence[Source]) -> Origin:
             if _occurs(key, item, phone):
                 return Origin(argument, value, False, item.source.label,
                               excerpt(item.source.text, _where(key, item, phone)))
-        if not phone and len(key) >= 2 * MIN_PIECE and _stitched(key, untrusted):
+        if not phone and not any(c.isspace() for c in piece.strip()) and _stitched(key, untrusted):
             labels = ", ".join(i.source.label for i in untrusted if any(
                 key[k:k + MIN_PIECE] in i.compact for k in range(0, len(key) - MIN_PIECE + 1, MIN_PIECE)))
             worst = worst or Origin(argument, value, False, f"pieces of {labels}", piece)
