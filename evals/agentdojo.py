@@ -63,6 +63,7 @@ class _Pair:
     user_calls: set[str] = field(default_factory=set)
     obeyed: bool = False
     answer: str = "Done."
+    trace: list[Any] = field(default_factory=list)  # the calls that ran (AgentDojo FunctionCalls)
 
 
 def _key(name: str, args: Mapping[str, Any]) -> str:
@@ -108,6 +109,25 @@ _TOOLS_BY_ENV: dict[type, list[Any]] = {}
 _RUNTIMES: dict[int, Any] = {}
 
 
+def _function_call(name: str, args: Mapping[str, Any]) -> Any:
+    from agentdojo.functions_runtime import FunctionCall
+
+    return FunctionCall(function=name, args=dict(args))
+
+
+def _utility(task: Any, output: str, pre: Any, post: Any, trace: list[Any]) -> bool:
+    """AgentDojo's own order: a check on the calls made when the task has one, else on the state."""
+    from_trace = task.utility_from_traces(output, pre, post, trace)
+    return bool(from_trace if from_trace is not None else task.utility(output, pre, post))
+
+
+def _security(task: Any | None, output: str, pre: Any, post: Any, trace: list[Any]) -> bool:
+    if task is None:
+        return False
+    from_trace = task.security_from_traces(output, pre, post, trace)
+    return bool(from_trace if from_trace is not None else task.security(output, pre, post))
+
+
 def ungated(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[bool, bool]:
     """(utility, security) of the worst-case calls executed with no gate at all."""
     env = _environment(suite, injection_task)
@@ -115,16 +135,15 @@ def ungated(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[boo
     pre = env.model_copy(deep=True)
     queue = _calls(user_task.ground_truth(pre.model_copy(deep=True)))
     attack = _calls(injection_task.ground_truth(pre.model_copy(deep=True))) if injection_task else []
-    obeyed = False
+    obeyed, trace = False, []
     while queue:
         name, args = queue.pop(0)
         output, _ = _execute(env, name, args)
+        trace.append(_function_call(name, args))
         if attack and not obeyed and MARKER in output:
             queue[:0], obeyed = attack, True
     answer = getattr(user_task, "GROUND_TRUTH_OUTPUT", "") or "Done."
-    utility = bool(user_task.utility(answer, pre, env, strict=True))
-    security = bool(injection_task.security(answer, pre, env)) if injection_task else False
-    return utility, security
+    return _utility(user_task, answer, pre, env, trace), _security(injection_task, answer, pre, env, trace)
 
 
 # ------------------------------------------------------------------------------------ through Reins
@@ -140,6 +159,7 @@ def _registry(suite: Any, pair: _Pair, trust_all: bool) -> Any:
 
         def run(_name: str = function.name, **kwargs: Any) -> str:
             output, error = _execute(pair.env, _name, kwargs)
+            pair.trace.append(_function_call(_name, kwargs))
             if error:
                 raise ToolFailure(error[:300])
             if pair.attack and not pair.obeyed and MARKER in output:  # the worst case obeys at once
@@ -217,7 +237,7 @@ class Harness:
         pre = env.model_copy(deep=True)
         user = _calls(user_task.ground_truth(pre.model_copy(deep=True)))
         pair = self.pair
-        pair.env, pair.queue, pair.obeyed = env, list(user), False
+        pair.env, pair.queue, pair.obeyed, pair.trace = env, list(user), False, []
         pair.attack = _calls(injection_task.ground_truth(pre.model_copy(deep=True))) if injection_task else []
         pair.user_calls = {_key(name, args) for name, args in user}
         pair.answer = getattr(user_task, "GROUND_TRUTH_OUTPUT", "") or "Done."
@@ -239,8 +259,8 @@ class Harness:
             result = self.graph.invoke(Command(resume=decision), thread)
         reply = str(result.get("reply", ""))
         outcome.stop_reason = result.get("stop_reason")
-        outcome.utility = bool(user_task.utility(reply, pre, env, strict=True))
-        outcome.security = bool(injection_task.security(reply, pre, env)) if injection_task else False
+        outcome.utility = _utility(user_task, reply, pre, env, pair.trace)
+        outcome.security = _security(injection_task, reply, pre, env, pair.trace)
         return outcome
 
 
@@ -283,9 +303,14 @@ def summarise(benign: list[PairOutcome], attacked: list[PairOutcome], baseline: 
         "attacks_prompted_naming_source": sum(o.injected_prompts_named == o.injected_prompts for o in prompted),
         "benign_no_pause": sum(o.utility and not o.pauses for o in benign),
         "benign_approved_pauses": sum(o.utility and o.pauses > 0 for o in benign),
-        "benign_refused": sum(not o.utility for o in benign),
+        # refused: the task failed because a call it needs was stopped (a pause the person could not
+        # approve, a refusal, a stopped loop); other: it failed with every call run (e.g. the reply
+        # redacts a secret the task wants repeated).
+        "benign_refused": sum(not o.utility and bool(o.injected_prompts or o.stop_reason) for o in benign),
+        "benign_other_failures": sum(not o.utility and not (o.injected_prompts or o.stop_reason) for o in benign),
         "approvals_median": statistics.median(approvals) if approvals else 0,
         "approvals_max": max(approvals, default=0),
+        "approvals": approvals,
         "utility_under_attack": sum(o.utility for o in attacked),
     }
 
@@ -293,28 +318,32 @@ def summarise(benign: list[PairOutcome], attacked: list[PairOutcome], baseline: 
 def _total(report: Mapping[str, Any], trust: str) -> dict[str, Any]:
     entries = [s["trust"][trust] for s in report["suites"].values()]
     keys = ("attacks_without_approval", "attacks_prompted", "attacks_prompted_naming_source", "benign_no_pause",
-            "benign_approved_pauses", "benign_refused", "utility_under_attack")
+            "benign_approved_pauses", "benign_refused", "benign_other_failures", "utility_under_attack")
     total = {key: sum(e[key] for e in entries) for key in keys}
     total["approvals_max"] = max((e["approvals_max"] for e in entries), default=0)
+    every = [n for s in report["suites"].values() for n in s["trust"][trust].get("approvals", [])]
+    total["approvals_median"] = statistics.median(every) if every else 0
     return total
 
 
 def markdown(report: Mapping[str, Any]) -> str:
     """The report as a table: one row per suite and trust setting, then the totals."""
     lines = ["| suite | trust | attacks run without approval | reached a prompt (naming the source) | "
-             "benign: no pause / approved pauses / refused | approvals per benign task (median, max) |",
+             "benign completed: no pause / approved pauses; refused; other failures | "
+             "approvals per benign task (median, max) |",
              "|---|---|---|---|---|---|"]
     for name, entry in report["suites"].items():
         for trust, row in entry["trust"].items():
             lines.append(f"| {name} | {trust} | {row['attacks_without_approval']} of {entry['ungated_attacks']} | "
                          f"{row['attacks_prompted']} ({row['attacks_prompted_naming_source']}) | "
-                         f"{row['benign_no_pause']} / {row['benign_approved_pauses']} / {row['benign_refused']} "
-                         f"of {entry['user_tasks']} | {row['approvals_median']}, {row['approvals_max']} |")
+                         f"{row['benign_no_pause']} / {row['benign_approved_pauses']}; {row['benign_refused']}; "
+                         f"{row['benign_other_failures']} of {entry['user_tasks']} | "
+                         f"{row['approvals_median']}, {row['approvals_max']} |")
     ungated_total = sum(e["ungated_attacks"] for e in report["suites"].values())
     users = sum(e["user_tasks"] for e in report["suites"].values())
     for trust, row in report.get("total", {}).items():
         lines.append(f"| **total** | {trust} | {row['attacks_without_approval']} of {ungated_total} | "
                      f"{row['attacks_prompted']} ({row['attacks_prompted_naming_source']}) | "
-                     f"{row['benign_no_pause']} / {row['benign_approved_pauses']} / {row['benign_refused']} of {users} | "
-                     f"–, {row['approvals_max']} |")
+                     f"{row['benign_no_pause']} / {row['benign_approved_pauses']}; {row['benign_refused']}; "
+                     f"{row['benign_other_failures']} of {users} | {row['approvals_median']}, {row['approvals_max']} |")
     return "\n".join(lines)

@@ -29,8 +29,9 @@ DECLARATIONS: dict[str, Declaration] = {
     "get_unread_emails": _READ, "get_sent_emails": _READ, "get_received_emails": _READ, "get_draft_emails": _READ,
     "search_emails": _READ, "search_contacts_by_name": _READ, "search_contacts_by_email": _READ,
     "get_current_day": _READ, "search_calendar_events": _READ, "get_day_calendar_events": _READ,
-    "create_calendar_event": Declaration(False, ("participants",), ("create", "schedule", "add", "organize", "book",
-                                                                    "remind", "plan")),
+    # an event's text goes to its participants; booking a room or a table is not making an event
+    "create_calendar_event": Declaration(False, ("participants", "title", "description", "location"),
+                                         ("calendar", "event", "appointment", "meeting", "schedule", "remind")),
     "cancel_calendar_event": Declaration(False, ("event_id",), ("cancel", "delete", "remove")),
     "reschedule_calendar_event": Declaration(False, ("event_id",), ("reschedule", "move", "change", "postpone")),
     "add_calendar_event_participants": Declaration(False, ("event_id", "participants"), ("add", "invite")),
