@@ -100,13 +100,15 @@ def _execute(env: Any, name: str, args: Mapping[str, Any]) -> tuple[str, str | N
     from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
     from agentdojo.functions_runtime import FunctionsRuntime
 
-    runtime = _RUNTIMES.setdefault(id(type(env)), None) or FunctionsRuntime(_TOOLS_BY_ENV[type(env)])
+    runtime = _RUNTIMES.get(type(env))
+    if runtime is None:
+        runtime = _RUNTIMES[type(env)] = FunctionsRuntime(_TOOLS_BY_ENV[type(env)])
     result, error = runtime.run_function(env, name, dict(args))
     return tool_result_to_str(result), error
 
 
 _TOOLS_BY_ENV: dict[type, list[Any]] = {}
-_RUNTIMES: dict[int, Any] = {}
+_RUNTIMES: dict[type, Any] = {}  # one FunctionsRuntime per suite environment type
 
 
 def _function_call(name: str, args: Mapping[str, Any]) -> Any:
