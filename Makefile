@@ -9,7 +9,7 @@ endif
 VENV := .venv
 RUN := $(VENV)/bin
 
-.PHONY: setup demo test studio diagrams bench eval clean
+.PHONY: setup demo test studio diagrams bench eval eval-agentdojo clean
 
 setup: $(VENV)/.synced
 
@@ -36,6 +36,11 @@ bench: setup
 # The three-baseline evaluation; writes eval/report.md and plot.png in REINS_HOME (see reins doctor).
 eval: setup
 	$(RUN)/reins eval --repeats 5 --perturb 0,0.1,0.2
+
+# AgentDojo's 949 (user task, injection) pairs through the assistant, offline (optional group agentdojo).
+eval-agentdojo: setup
+	$(UV) sync --frozen --extra agentdojo --python $(PYTHON)
+	$(RUN)/reins eval --suite agentdojo
 
 diagrams: setup
 	$(RUN)/python -m cli.diagrams

@@ -47,7 +47,21 @@ def _described(payload: Mapping[str, Any]) -> str:
         return (f"{payload.get('tool')} with {args} was dispatched at {when} "
                 f"and may already have run (its result was not recorded) {call}. Run it again, mark it done, "
                 f"or skip it?{error}")
-    return f"The assistant wants to run {payload.get('tool')} with {args} (it changes something) {call}.{error}"
+    kind = "it only reads" if payload.get("read_only") else "it changes something"
+    return f"The assistant wants to run {payload.get('tool')} with {args} ({kind}) {call}.{_sources(payload)}{error}"
+
+
+def _sources(payload: Mapping[str, Any]) -> str:
+    """Why the call pauses and where each of its sink values came from (argument, source, excerpt)."""
+    lines = [f"\n  It asks because {redact(str(reason), 300)}." for reason in payload.get("pause_reasons") or []]
+    for origin in payload.get("provenance") or []:
+        if not isinstance(origin, Mapping):
+            continue
+        line = f"\n  - {origin.get('argument')} = {redact(str(origin.get('value', '')), 80)!r} comes from {origin.get('source')}"
+        if origin.get("excerpt"):
+            line += f': "{redact(str(origin["excerpt"]), 160)}"'
+        lines.append(line)
+    return "".join(lines)
 
 
 def hint(thread: str, payload: Mapping[str, Any]) -> str:

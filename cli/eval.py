@@ -1,5 +1,6 @@
 """``reins eval [--repeats N] [--perturb RATE[,RATE…]] [--perturb-kinds KIND[,KIND…]] [--seed S] [--out DIR]
-[--json]``: the three-baseline evaluation.
+[--json]``: the three-baseline evaluation; ``reins eval --suite agentdojo [--limit N]``: the
+prompt-injection suites (optional group ``agentdojo``).
 
 Runs the scenario set on the configured models (``REINS_MODEL`` …; the offline model when none is
 set), optionally under a seeded ``PerturbedModel`` at one or more rates, writes ``report.md`` and
@@ -11,6 +12,7 @@ summaries and per-scenario results). One progress line per run goes to stderr.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
@@ -38,6 +40,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="where report.md and plot.png go (default: eval/ in REINS_HOME; see reins doctor)")
     parser.add_argument("--scenario", action="append", metavar="ID", help="only these scenarios (repeatable)")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    parser.add_argument("--suite", choices=("scenarios", "agentdojo"), default="scenarios",
+                        help="scenarios: the three baselines (default); agentdojo: the prompt-injection suites "
+                             "(needs the optional group: uv sync --extra agentdojo)")
+    parser.add_argument("--limit", type=int, metavar="N",
+                        help="agentdojo: at most N user and N injection tasks per suite (a quick run)")
     parser.set_defaults(handler=run)
 
 
@@ -105,7 +112,41 @@ def _print_rates(markdown: str) -> None:
     table(rows[0], rows[1:], folded=rows[0])
 
 
+def run_agentdojo(args: argparse.Namespace) -> int:
+    """Every AgentDojo pair through the assistant's tool loop and data-flow policy; report.md (the
+    table) and report.json go to the out directory."""
+    try:
+        from evals.agentdojo import markdown, run_all
+    except ImportError:
+        raise UserError("AgentDojo is not installed: uv sync --extra agentdojo (or pip install 'agent-reins[agentdojo]')")
+    if args.limit is not None and args.limit < 1:
+        raise UserError("--limit must be at least 1")
+    try:
+        report = run_all(progress=lambda line: print(line, file=sys.stderr), limit=args.limit)
+    except ImportError:
+        raise UserError("AgentDojo is not installed: uv sync --extra agentdojo") from None
+    out = args.out if args.out is not None else _default_out()
+    out.mkdir(parents=True, exist_ok=True)
+    table_text = markdown(report)
+    (out / "agentdojo.md").write_text(table_text + "\n", encoding="utf-8")
+    (out / "agentdojo.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    if args.json:
+        print_json(report)
+    else:
+        _print_rates(table_text)
+        print(f"\nreport: {out / 'agentdojo.md'}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _default_out() -> Path:
+    from runtime.home import home_file
+
+    return home_file(EVAL_DIR)
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.suite == "agentdojo":
+        return run_agentdojo(args)
     # The CLI is the application edge: it sits above the evaluation.
     from evals.report import rates_table, write_report
     from evals.run import run_evaluation

@@ -3,6 +3,8 @@
 - A sentence that claims a tool result (``I called the calculator and got 42``) must be backed by a
   successful execution of that tool whose arguments or output contain the claimed values; otherwise
   it is flagged and removed.
+- A sentence that says a side effect was done (``I have sent it``, ``the file was deleted``) must be
+  backed by a successful call of a side-effecting tool in this turn; otherwise it is removed too.
 - Leaked internal markers (``<ACTION>``, ``<PLAN>`` blocks, tool-call JSON, prompt tags, file links)
   are stripped from anything a user sees.
 - Plan steps without a successful execution are reported as unfinished.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, get_args
 
@@ -35,6 +37,18 @@ _CLAIM_WORDS = re.compile(
 )
 # Words that make a claim about a tool's failure ("the calculator refused: exponents above 1000 …").
 _FAILURE_WORDS = re.compile(r"\b(refus\w*|rejected|errors?|fail\w*|could not|couldn't|cannot|not allowed)\b|失败|拒绝|错误", re.I)
+# A sentence saying an action was done: a first-person or passive past form of an effect verb, with
+# nothing (no "not") between the subject and the verb.
+_EFFECT_VERBS = (r"(?:sent|transferred|paid|wrote|written|deleted|removed|created|scheduled|booked|reserved|"
+                 r"updated|changed|posted|invited|added|saved|stored|moved|cancell?ed|forwarded|shared|uploaded|"
+                 r"e-?mailed|messaged|submitted|renamed|replied|granted|revoked)")
+_EFFECT_CLAIM = re.compile(
+    rf"\b(?:I|we)(?:'ve|\s+have|\s+had)?(?:\s+(?:just|already|also|now|successfully))*\s+{_EFFECT_VERBS}\b"
+    rf"|\b(?:has|have|was|were|is|are)\s+(?:now\s+|just\s+|already\s+)?(?:been\s+)?(?:successfully\s+)?{_EFFECT_VERBS}\b"
+    r"|已(?:发送|转账|支付|删除|创建|保存|更新)",
+    re.I,
+)
+SIDE_EFFECT = "side effect"  # the tool a finding names when a sentence claims an action was done
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)*")
 # A sentence ends at . ! ? followed by space or end (so 3.5 and example.com stay whole), at 。！？ or a newline.
 _SENTENCE = re.compile(r"\S[^\n]*?(?:[.!?](?=\s|$)|[。！？]|(?=\n)|$)")
@@ -51,7 +65,7 @@ _EMPTY_FENCE = re.compile(r"```[a-z]*\s*```", re.I)
 @dataclass(frozen=True)
 class ClaimFinding:
     tool: str
-    reason: str  # no_execution | value_mismatch
+    reason: str  # no_execution | value_mismatch | no_side_effect
     sentence: str
     where: str = "summary"  # summary | evidence[<i>]
 
@@ -186,12 +200,29 @@ def find_unsupported_claims(
     return tuple(findings)
 
 
+def find_unsupported_effect_claims(
+    text: str, records: Sequence[Mapping[str, Any]], side_effects: Collection[str]
+) -> tuple[ClaimFinding, ...]:
+    """Sentences saying an action was done when no side-effecting tool (``side_effects``) succeeded
+    this turn (a rejected or refused call did not happen)."""
+    if any(r.get("ok") and r.get("tool") in side_effects for r in records):
+        return ()
+    return tuple(ClaimFinding(SIDE_EFFECT, "no_side_effect", m.group(0).strip())
+                 for m in _SENTENCE.finditer(text or "") if _EFFECT_CLAIM.search(m.group(0)))
+
+
 def remove_unsupported_claims(
-    text: str, records: Sequence[Mapping[str, Any]], aliases: Mapping[str, Sequence[str]]
+    text: str, records: Sequence[Mapping[str, Any]], aliases: Mapping[str, Sequence[str]],
+    side_effects: Collection[str] | None = None,
 ) -> CheckedText:
-    """Strip markers, then drop every sentence with an unsupported tool claim."""
+    """Strip markers, then drop every sentence with an unsupported tool claim (and, when the
+    side-effecting tools are named, every unsupported claim that an action was done)."""
     cleaned, markers = strip_internal_markers(text)
     findings = find_unsupported_claims(cleaned, records, aliases)
+    if side_effects is not None:
+        claimed = {f.sentence for f in findings}
+        findings += tuple(f for f in find_unsupported_effect_claims(cleaned, records, side_effects)
+                          if f.sentence not in claimed)
     flagged = {f.sentence for f in findings}
     pieces, position = [], 0
     for match in _SENTENCE.finditer(cleaned):
@@ -277,14 +308,16 @@ def check_answer(
     plan_steps: Sequence[Mapping[str, Any]] = (),
     *,
     aliases: Mapping[str, Sequence[str]],
+    side_effects: Collection[str] | None = None,
 ) -> AnswerCheck:
-    """Run every check on a drafted answer and return the cleaned parts with what was found."""
-    checked_summary = remove_unsupported_claims(summary, records, aliases)
+    """Run every check on a drafted answer and return the cleaned parts with what was found;
+    ``side_effects``: the names of the side-effecting tools (claims that an action was done)."""
+    checked_summary = remove_unsupported_claims(summary, records, aliases, side_effects)
     findings = list(checked_summary.findings)
     markers = checked_summary.markers_removed
     kept_evidence = []
     for index, item in enumerate(evidence):
-        checked = remove_unsupported_claims(item, records, aliases)
+        checked = remove_unsupported_claims(item, records, aliases, side_effects)
         findings.extend(replace(f, where=f"evidence[{index}]") for f in checked.findings)
         markers += checked.markers_removed
         if checked.text and not checked.findings:

@@ -193,6 +193,7 @@ def register(
             read_only=True,
             aliases=("calculator", "calc tool", "calculate tool", "计算器"),
             help="calculator  arithmetic, e.g. (17+25)*3",
+            sinks=(),
         )
     )
     registry.register(
@@ -206,6 +207,7 @@ def register(
             read_only=True,
             aliases=("clock", "time tool", "时钟"),
             help="clock       the current date and time (optional IANA time zone)",
+            sinks=(),
         )
     )
     registry.register(
@@ -219,6 +221,7 @@ def register(
             read_only=True,
             aliases=("http_get", "http get", "http tool", "http request", "web request", "fetched", "网页"),
             help="http_get    the text of a page on an allow-listed host (REINS_HTTP_ALLOWLIST)",
+            sinks=("url",),
         )
     )
     registry.register(
@@ -232,6 +235,7 @@ def register(
             read_only=True,
             aliases=("read_doc", "read doc", "document tool", "doc tool", "文档工具"),
             help="read_doc    a project document by URI (docs://..., demo://..., project://latest-context)",
+            sinks=("uri",),
         )
     )
     registry.register(
@@ -246,5 +250,6 @@ def register(
             approval="question",
             aliases=("ask_user", "asked you", "asked the user"),
             help="ask_user    a question when the request is ambiguous; the turn pauses",
+            sinks=(),
         )
     )

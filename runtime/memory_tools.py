@@ -86,6 +86,7 @@ def register(registry: ToolRegistry) -> None:
         args_schema=RememberArgs, scopes=scopes, func=remember, approval="run",
         aliases=("remember", "noted", "i will remember", "记住"),
         help="remember    keeps a note in your long-term memory",
+        sinks=("text",), actions=("remember", "note", "keep", "记住"),  # a note from a page would persist it
     ))
     registry.register(RegisteredTool(
         name="forget",
@@ -94,4 +95,5 @@ def register(registry: ToolRegistry) -> None:
         args_schema=ForgetArgs, scopes=scopes, func=forget, trace_result=True,
         aliases=("forget", "forgot", "deleted the note", "忘记"),
         help="forget      deletes your notes about something (the trace names what)",
+        sinks=("about",), actions=("forget", "delete", "remove", "忘记"),
     ))

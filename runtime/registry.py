@@ -53,7 +53,11 @@ class RegisteredTool:
     tool (an MCP tool) used instead of ``func``,
     whose ``args_schema`` is then a JSON schema; ``server``: the MCP server it comes from;
     ``timeout_s``: the deadline of one call; ``trace_result``: the trace names what the call returned
-    (e.g. the notes ``forget`` deleted), for tools whose result is the user's own data.
+    (e.g. the notes ``forget`` deleted), for tools whose result is the user's own data;
+    ``sinks``: the arguments that direct an effect or carry data out (a recipient, an address, a URL,
+    a path, a command, an amount) — the data-flow policy checks where their values came from;
+    ``None`` (an MCP tool without a declaration) makes every argument a sink; ``actions``: the
+    words a request uses for what the tool does (default: the verb its name opens with).
     """
 
     name: str
@@ -71,6 +75,8 @@ class RegisteredTool:
     server: str | None = None
     timeout_s: float = 30.0
     trace_result: bool = False
+    sinks: tuple[str, ...] | None = None
+    actions: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.approval is None:

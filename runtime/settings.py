@@ -117,6 +117,7 @@ class Settings:
     checkpoint_url: str | None = field(default=None, repr=False)
     http_allowlist: tuple[str, ...] = ()
     mcp_config: str | None = None  # REINS_MCP_CONFIG: the path of the assistant's MCP servers file
+    flow_rules: str | None = None  # REINS_FLOW_RULES: a data-flow rule file replacing the default set
     tool_choice: ToolChoiceStyle = "required"
     max_tokens_param: MaxTokensParam = "max_tokens"
     role_max_tokens: Mapping[str, int] = field(default_factory=dict)
@@ -177,6 +178,7 @@ class Settings:
             checkpoint_url=checkpoint_url,
             http_allowlist=allowlist,
             mcp_config=env.get("REINS_MCP_CONFIG", "").strip() or None,
+            flow_rules=env.get("REINS_FLOW_RULES", "").strip() or None,
             tool_choice=_choice(env, "REINS_TOOL_CHOICE", TOOL_CHOICE_STYLES, "required"),
             max_tokens_param=_choice(env, "REINS_MAX_TOKENS_PARAM", MAX_TOKENS_PARAMS, "max_tokens"),
             fallbacks=fallbacks,

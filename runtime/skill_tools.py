@@ -77,6 +77,7 @@ def register(registry: ToolRegistry) -> None:
         args_schema=LoadSkillArgs, scopes=scopes, func=load_skill, read_only=True,
         aliases=("load_skill", "skill", "技能"),
         help="load_skill  a skill's full instructions (the skills are listed in every prompt)",
+        sinks=(),  # reads an installed skill: no effect, nothing leaves
     ))
     registry.register(RegisteredTool(
         name="read_skill_file",
@@ -85,4 +86,5 @@ def register(registry: ToolRegistry) -> None:
         args_schema=ReadSkillFileArgs, scopes=scopes, func=read_file_of_skill, read_only=True,
         aliases=("read_skill_file", "skill file"),
         help="read_skill_file  a file a loaded skill names",
+        sinks=(),  # reads inside the skill's own folder: no effect, nothing leaves
     ))

@@ -36,6 +36,7 @@ INTENT_FAILED = ("I could not work out reliably what your request needs, so no t
                  "unverified.")
 UNSUPPORTED_NUMBERS = "No tool result supports these numbers in the answer: {numbers}."
 REMOVED_ALL = "I removed a statement about a tool result that no tool produced, so I have no verified answer."
+NO_SIDE_EFFECT = "I removed a statement that an action was done: no such action succeeded in this turn."
 MODEL_FAILED = "The model could not be used: {failure}."
 NO_DRAFT: Answer = {"summary": "", "evidence": [], "verdict": "failure"}
 
@@ -102,10 +103,14 @@ def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext], *
     plan = state.get("plan")
     progress = progress_for(runtime)
     with recorded_step(progress, "check", "Check the answer against the execution record") as step:
+        tools = deps.tools_for(runtime)
         checked = check_answer(draft["summary"], draft["evidence"], records, active_steps(plan),
-                               aliases=deps.tools_for(runtime).aliases())
+                               aliases=tools.aliases(), side_effects={t.name for t in tools if not t.read_only})
         intent_failed = bool(state.get("intent_failed"))
-        summary = checked.summary or (REMOVED_ALL if checked.findings else fallback_summary(records))
+        effect_claims = any(f.reason == "no_side_effect" for f in checked.findings)
+        tool_claims = any(f.reason != "no_side_effect" for f in checked.findings)
+        summary = checked.summary or (REMOVED_ALL if tool_claims else NO_SIDE_EFFECT if effect_claims
+                                      else fallback_summary(records))
         # A turn that needed tools (or whose classification failed) must not state results no tool produced.
         needs_tools = intent_failed or state.get("intent") in ("SIMPLE_TOOL", "COMPLEX")
         unsupported = numbers_without_support(summary, records, state.get("request", "")) if needs_tools else ()
@@ -129,8 +134,10 @@ def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext], *
             notices.append(INTENT_FAILED)
         if unsupported:
             notices.append(UNSUPPORTED_NUMBERS.format(numbers=", ".join(unsupported[:5])))
-        if checked.findings and checked.summary:
+        if tool_claims and checked.summary:
             notices.append("I removed a statement about a tool result that no tool produced.")
+        if effect_claims and (checked.summary or tool_claims):
+            notices.append(NO_SIDE_EFFECT)
         full = redact("\n\n".join([summary, *notices]), SUMMARY_LIMIT)
         # Runtime evidence quotes tool arguments, which may carry what the user typed (a key in a URL).
         runtime_evidence = [redact(e, 500) for e in evidence_from_records(records)]

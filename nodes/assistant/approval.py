@@ -47,13 +47,14 @@ _NOTES = {"approve": "approved", "edit": "approved with edited arguments", "run_
 
 
 def approval_payload(tool: RegisteredTool, args: Mapping[str, Any], fingerprint: str,
-                     error: str = "") -> dict[str, Any]:
+                     error: str = "", details: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What a person sees before a side-effecting call: the tool, its exact arguments, the
     fingerprint a decision may carry, the shapes of the decisions allowed (and why the last
-    decision was refused)."""
+    decision was refused); ``details``: where each sink value came from and why the call pauses
+    (the data-flow hook)."""
     payload = {"kind": APPROVAL, "tool": tool.name, "args": dict(args), "read_only": tool.read_only,
                "description": tool.description, "fingerprint": fingerprint, "policy": APPROVAL_POLICY,
-               "allowed_decisions": [dict(d) for d in APPROVAL_DECISIONS]}
+               "allowed_decisions": [dict(d) for d in APPROVAL_DECISIONS], **(details or {})}
     return {**payload, "error": error} if error else payload
 
 
@@ -85,14 +86,15 @@ def _taken(decision_kind: str, reason: str, run_args: dict[str, Any], latest: Cl
     return Approval(run_args, note)
 
 
-def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig):
+def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
+            details: Mapping[str, Any] | None = None):
     """Pause until a decision is taken on this exact call, claim it, return what it does.
     Raises ``DecisionTaken`` when another resume took it first."""
     fingerprint = call_fingerprint(tool.name, args)
     where = running_checkpoint(config)
     error = ""
     while True:
-        decision = read_any(interrupt(approval_payload(tool, args, fingerprint, error)), fingerprint, tool.name)
+        decision = read_any(interrupt(approval_payload(tool, args, fingerprint, error, details)), fingerprint, tool.name)
         error = decision.problem or (edit_problem(tool, decision.args or {}) if decision.kind == "edit" else "")
         if error:
             continue

@@ -15,9 +15,10 @@ def max_steps(state: AssistantState) -> int:
 
 def revisit(state: AssistantState, checked: AnswerCheck, unsupported: tuple[str, ...]) -> tuple[Update | None, str]:
     """(the update that sends the turn back to the tool loop, or None; what the trace says about it)."""
-    findings = check_findings(
-        checked.unfinished_steps, [(f.where, f.tool) for f in checked.findings], bool(unsupported)
-    )
+    # A claim that an action was done goes back to no loop: the action was rejected or never proposed,
+    # and asking again is the person's call, not the check's.
+    claims = [(f.where, f.tool) for f in checked.findings if f.reason != "no_side_effect"]
+    findings = check_findings(checked.unfinished_steps, claims, bool(unsupported))
     rounds = state.get("check_rounds", 0)
     decision = decide_check_act(
         findings,

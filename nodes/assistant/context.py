@@ -8,6 +8,7 @@ from typing import Any
 from policies.mcp_config import parse_config
 from policies.memory import SCOPES, MemoryScope
 from runtime.context import ReinsContext, model_field
+from runtime.flow_rules import parse_rules
 
 
 
@@ -34,8 +35,16 @@ class AssistantContext(ReinsContext):
         metadata={"description": 'This run\'s own MCP servers: {"mcpServers": {"<name>": {...}}} (chat tools only).'},
     )
 
+    flow_rules: dict[str, Any] | None = field(
+        default=None,
+        metadata={"description": 'This run\'s data-flow rules {"rules": [...]}, replacing the defaults (README: '
+                                 '"Prompt injection").'},
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.flow_rules is not None:
+            parse_rules(self.flow_rules)  # FlowRulesError (a ValueError) names the rule and field
         if self.mcp_config is not None:
             parse_config(self.mcp_config)  # McpConfigError (a ValueError) names what is wrong
         if self.memory_scope not in SCOPES:

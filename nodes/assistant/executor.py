@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from nodes.assistant.check_act import max_steps
 from nodes.assistant.context import AssistantContext
+from nodes.assistant.data_flow import FLOW, execution_of, flow_decision, pause_text, rules_for, stored, turn_record
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.prompts import step_messages
 from nodes.assistant.state import AssistantState, NodeSteps, PendingCall, ToolRecord, Update, traced
@@ -108,13 +109,13 @@ def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         message, recovered = outcome.value, None
         if models.text_tool_calls == "recover":
             recovered = with_text_tool_calls(message, [tool.name for tool in offered])
-        update, step.summary = _proposal(state, recovered or message, tools)
+        update, step.summary = _proposal(state, recovered or message, tools, rules_for(runtime))
         if recovered:
             step.summary += " (written as text)"
     return {**update, "trace": traced(state, step.trace(recovered_from_text=True if recovered else None))}
 
 
-def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> tuple[Update, str]:
+def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools, rules: tuple = ()) -> tuple[Update, str]:
     """What the loop does with the model's tool-calling turn, and a summary of what and why."""
     records = state.get("records", [])
     steps_taken = state.get("steps_taken", 0)
@@ -131,7 +132,10 @@ def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> 
         return {"pending_calls": []}, "the model made no tool call (done)"
     calls = list(proposed.calls)
     remaining = max_steps(state) - steps_taken
-    count = min(batch([approval_of(tools, c.tool) for c in calls]), remaining)
+    # Where each sink value came from may make a call pause (or a rule refuse it): decided before batching.
+    turn = turn_record(state, tools, rules)
+    flows = [flow_decision(approval_of(tools, c.tool), tools.get(c.tool), c.args, turn) for c in calls]
+    count = min(batch(["ask" if f.execution == "refuse" else f.execution for f in flows]), remaining)
     chosen, summary = calls[:count], f"proposed {', '.join(c.tool for c in calls[:count])}"
     if len(calls) > count:
         summary += f"; {len(calls) - count} more call(s) left for later steps"
@@ -145,6 +149,9 @@ def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> 
             return {"pending_calls": [], "stop_reason": REPEATED_CALL}, summary
         signatures.append(signature)
         item: PendingCall = {"tool": call.tool, "args": dict(call.args), "n": first + offset}
+        item[FLOW] = stored(flows[offset])  # type: ignore[literal-required]
+        if flows[offset].execution == "refuse":
+            item["error"] = "refused: " + "; ".join(flows[offset].reasons)
         if call.tool == ASK_USER:
             if not question_allowed(asked):
                 item["error"] = "question limit reached: at most 2 questions per turn; answer with what you have"
@@ -160,14 +167,16 @@ def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools) -> 
 def pause_message(call: PendingCall, tools: ScopedTools) -> str:
     """What a paused thread shows a person: ask_user's question, or the call waiting for approval;
     "" for a call that runs without asking."""
-    approval = approval_of(tools, call["tool"])
+    approval = execution_of(call, approval_of(tools, call["tool"]))  # the data-flow hook may ask
     if approval == "question":
         options = call["args"].get("options") or []
         listed = "".join(f"\n{number}. {option}" for number, option in enumerate(options, 1))
         return f"{call['args'].get('question', '')}{listed}"
     if approval == "ask":
         arguments = json.dumps(call["args"], ensure_ascii=False)
-        return f"Before I run {call['tool']} with {arguments}, I need your approval: approve, reject or edit."
+        text = f"Before I run {call['tool']} with {arguments}, I need your approval: approve, reject or edit."
+        details = pause_text(call)
+        return f"{text}\n{details}" if details else text
     return ""
 
 

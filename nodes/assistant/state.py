@@ -56,6 +56,7 @@ class PendingCall(TypedDict):
     args: dict[str, Any]  # the tool's own arguments, validated against its schema before it runs
     error: NotRequired[str]
     n: NotRequired[int]
+    flow: NotRequired[dict[str, Any]]  # the data-flow decision: execution, where each sink value came from
 
 
 class ToolRecord(TypedDict):

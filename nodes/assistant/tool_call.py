@@ -21,6 +21,7 @@ from langgraph.runtime import Runtime
 
 from nodes.assistant.approval import approve, ask
 from nodes.assistant.context import AssistantContext
+from nodes.assistant.data_flow import execution_of, pause_details
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.executor import approval_of, tool_label
 from nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
@@ -56,11 +57,11 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
         result = CallResult(False, call.get("error") or f"{label} is not available any more")
         dispatches, note = 0, ""
         if not call.get("error") and tool is not None:
-            approval = approval_of(tools, tool.name)
+            approval = execution_of(call, approval_of(tools, tool.name))  # the data-flow hook may ask
             if approval == "question":
                 result, note = CallResult(True, ask(args)), "answered by the user"
             else:
-                taken = (yield from approve(tool, args, config)) if approval == "ask" else None
+                taken = (yield from approve(tool, args, config, pause_details(call))) if approval == "ask" else None
                 note = taken.note if taken else ""
                 if taken is not None and taken.args is None:
                     result = CallResult(taken.ok, taken.observation, taken.failure)

@@ -152,3 +152,27 @@ def test_evidence_comes_from_records_and_is_bounded():
 )
 def test_fallback_summary(records, contains):
     assert contains in fallback_summary(records)
+
+
+SENT_OK = [{"tool": "transfer_money", "args": {"recipient": "Bob"}, "ok": True, "output": "sent"}]
+SENT_REJECTED = [{"tool": "transfer_money", "args": {"recipient": "Bob"}, "ok": False,
+                  "output": "rejected by the user: not this one"}]
+READ_ONLY = [{"tool": "calculator", "args": {"expression": "1+1"}, "ok": True, "output": "2"}]
+
+
+@pytest.mark.parametrize("text, records, removed", [
+    ("I have sent it.", SENT_REJECTED, ["I have sent it."]),
+    ("I've transferred the money to Bob.", [], ["I've transferred the money to Bob."]),
+    ("The payment was successfully sent. Anything else?", READ_ONLY, ["The payment was successfully sent."]),
+    ("I have sent it.", SENT_OK, []),
+    ("I have not sent it: you rejected the transfer.", SENT_REJECTED, []),
+    ("The transfer has not been sent.", SENT_REJECTED, []),
+    ("I can send it once you approve.", SENT_REJECTED, []),
+    ("已发送。", SENT_REJECTED, ["已发送。"]),
+])
+def test_a_claim_that_an_action_was_done_needs_a_successful_side_effect(text, records, removed):
+    checked = check_answer(text, [], records, aliases=ALIASES, side_effects={"transfer_money"})
+    assert [f.sentence for f in checked.findings] == removed
+    assert all(f.reason == "no_side_effect" for f in checked.findings)
+    for sentence in removed:
+        assert sentence not in checked.summary

@@ -1,0 +1,89 @@
+"""The data-flow hook of the tool loop: ``propose_step`` asks ``policies.data_flow`` about each
+proposed call and stores the decision on the pending call; ``execute_tool`` follows it and adds
+where each sink value came from to the approval pause. The policy decides; this module only reads
+the turn's state and the tools' declarations into its inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.assistant.context import AssistantContext
+from nodes.assistant.state import AssistantState, PendingCall
+from policies.data_flow import FlowDecision, FlowTool, TurnRecord, decide, provenance_lines
+from policies.provenance import sources_of
+from policies.tool_approval import Approval
+from runtime.flow_rules import rules_in_force
+from runtime.registry import RegisteredTool, ScopedTools
+from runtime.settings import Settings
+from schemas.flow_rules import FlowRule
+
+FLOW = "flow"  # the key of the decision on a pending call
+
+
+def rules_for(runtime: Runtime[AssistantContext] | None) -> tuple[FlowRule, ...]:
+    context = getattr(runtime, "context", None)
+    return rules_in_force(getattr(context, "flow_rules", None), Settings.from_env().flow_rules)
+
+
+def flow_tool(tool: RegisteredTool) -> FlowTool:
+    return FlowTool(tool.name, tool.read_only, tool.sinks, tool.actions)
+
+
+def turn_record(state: AssistantState, tools: ScopedTools, rules: Sequence[FlowRule],
+                planned: Sequence[str] = ()) -> TurnRecord:
+    """The turn's provenance record: the user's words, recalled notes, earlier replies and every tool
+    result so far; the calls made (and those already let through in this step)."""
+    conversation = state.get("conversation", [])
+    sources = sources_of(
+        state.get("request", ""),
+        [t["text"] for t in conversation if t.get("role") == "user"],
+        state.get("records", []),
+        state.get("recollections", []),
+        [t["text"] for t in conversation if t.get("role") != "user"],
+        {tool.name for tool in tools if tool.pauses},
+    )
+
+    def read_only(name: str) -> bool:
+        tool = tools.get(name)
+        return bool(tool and tool.read_only)
+
+    calls = tuple((r["tool"], read_only(r["tool"])) for r in state.get("records", []) if r.get("ok"))
+    calls += tuple((name, read_only(name)) for name in planned)
+    return TurnRecord(sources, state.get("request", ""), calls, tuple(rules))
+
+
+def flow_decision(base: Approval, tool: RegisteredTool | None, args: Mapping[str, Any], turn: TurnRecord
+                  ) -> FlowDecision:
+    if tool is None:
+        return FlowDecision(base)
+    return decide(base, flow_tool(tool), args, turn)
+
+
+def stored(decision: FlowDecision) -> dict[str, Any]:
+    """The decision as plain data on the pending call (checkpointed with it)."""
+    return {"execution": decision.execution, **decision.payload(),
+            "lines": provenance_lines(decision.origins)}
+
+
+def execution_of(call: PendingCall, base: Approval) -> str:
+    """The execution the policy stored on the call (never looser than ``base``)."""
+    flow = call.get(FLOW) or {}  # type: ignore[call-overload]
+    execution = flow.get("execution")
+    return execution if execution in ("ask", "question", "refuse") and base != "question" else base
+
+
+def pause_details(call: Mapping[str, Any]) -> dict[str, Any]:
+    """What an approval prompt adds: each sink value's origin and why the call pauses."""
+    flow = call.get(FLOW) or {}
+    return {"provenance": list(flow.get("provenance", [])), "pause_reasons": list(flow.get("pause_reasons", []))}
+
+
+def pause_text(call: Mapping[str, Any]) -> str:
+    """The same for a person reading the thread: one line per reason and per sink value."""
+    flow = call.get(FLOW) or {}
+    lines = [f"It asks because {reason}." for reason in flow.get("pause_reasons", [])]
+    lines += [f"- {line}" for line in flow.get("lines", [])]
+    return "\n".join(lines)

@@ -1,0 +1,172 @@
+"""Whether a proposed tool call may run unasked, given where its values came from (pure).
+
+The tool-call rules (``policies.tool_calls``) decide from *which* tool; this policy decides from
+*where each argument came from* and *what came before*, from the call, the turn's provenance record
+(``policies.provenance``) and the user's own settings only:
+
+- **data flow**: a call that would run unasked (read-only, or trusted by the user) pauses for
+  approval when a value of one of its sink arguments — the ones that direct an effect or carry data
+  out — first appeared in untrusted tool output. Trust the user gave a tool is withdrawn for
+  tainted data, so a user who trusts every tool is still protected;
+- **control flow**: a side effect proposed after untrusted content entered the turn pauses when the
+  user's request does not ask for its action (its declared action words): untrusted text may
+  have chosen the tool;
+- **user rules** (``schemas.flow_rules``): a rule that fires pauses or refuses the call;
+  refusal wins over a pause.
+
+Every decision carries the origin of each sink value, so any approval prompt can say where it came
+from. A value the user wrote is user-given even when a tool returned it too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, Literal
+
+import snowballstemmer
+
+from policies.provenance import Origin, Source, origin_of, sink_origins, untrusted_seen
+from policies.tool_approval import Approval
+from schemas.flow_rules import ArgsMatchRule, FlowRule, MaxPerTurnRule, UserGivenRule
+
+FlowExecution = Literal["run", "ask", "question", "refuse"]
+TAINTED = "tainted_sink"
+UNASKED = "unasked_side_effect"
+RULE = "rule"
+
+_STEMMER = snowballstemmer.stemmer("english")
+_WORD = re.compile(r"[a-z]+")
+
+
+@dataclass(frozen=True)
+class FlowTool:
+    """What the policy knows of a tool, from its declaration and the user's trust."""
+
+    name: str
+    read_only: bool
+    sinks: tuple[str, ...] | None = None  # None: every argument is a sink (an undeclared MCP tool)
+    actions: tuple[str, ...] = ()  # words a request uses for what it does; default: its name's words
+
+
+@dataclass(frozen=True)
+class FlowDecision:
+    execution: FlowExecution
+    origins: tuple[Origin, ...] = ()
+    reasons: tuple[str, ...] = ()  # one line each, for a person
+    codes: tuple[str, ...] = ()  # tainted_sink | unasked_side_effect | rule:<name>
+
+    def payload(self) -> dict[str, Any]:
+        """What an approval prompt adds: where each sink value came from and why it pauses."""
+        return {"provenance": [o.as_payload() for o in self.origins], "pause_reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """The turn so far: the provenance record and the calls already made ((tool, read-only) pairs)."""
+
+    sources: tuple[Source, ...]
+    request: str
+    calls: tuple[tuple[str, bool], ...] = ()
+    rules: tuple[FlowRule, ...] = field(default_factory=tuple)
+
+
+# ------------------------------------------------------------------------------------ actions
+
+
+def _stems(text: str) -> set[str]:
+    return {_STEMMER.stemWord(word) for word in _WORD.findall(text.casefold()) if len(word) > 2}
+
+
+def action_words(tool: FlowTool) -> tuple[str, ...]:
+    """The declared action words, else the verb that opens the tool's name (an MCP prefix dropped):
+    ``delete_file`` → delete (the object, "file", names no action)."""
+    if tool.actions:
+        return tool.actions
+    words = [w for w in re.split(r"[_\-]+", tool.name.rsplit("__", 1)[-1].casefold()) if w]
+    return tuple(words[:1])
+
+
+def request_asks_for(request: str, tool: FlowTool) -> bool:
+    """The user's request names the tool's action (compared by word stems)."""
+    return bool(_stems(request) & _stems(" ".join(action_words(tool))))
+
+
+# ------------------------------------------------------------------------------------ rules
+
+
+def _covers(rule: FlowRule, tool: FlowTool) -> bool:
+    if rule.side_effects_only and tool.read_only:
+        return False
+    return any(fnmatchcase(tool.name, pattern) for pattern in rule.tools)
+
+
+def rule_fires(rule: FlowRule, tool: FlowTool, args: Mapping[str, Any], turn: TurnRecord) -> str:
+    """Why ``rule`` objects to this call (one line), "" when it does not."""
+    if not _covers(rule, tool):
+        return ""
+    if isinstance(rule, UserGivenRule):
+        if rule.after_untrusted and not untrusted_seen(turn.sources):
+            return ""
+        for name in rule.args:
+            if name in args and args[name] not in (None, "", [], {}):
+                for origin in sink_origins(args, (name,), turn.sources):
+                    if not origin.trusted or origin.tainted:
+                        return f"rule {rule.name}: {origin.argument} is not a value you gave"
+        return ""
+    if isinstance(rule, MaxPerTurnRule):
+        done = sum(1 for name, read_only in turn.calls
+                   if any(fnmatchcase(name, p) for p in rule.tools) and not (rule.side_effects_only and read_only))
+        return f"rule {rule.name}: at most {rule.limit} such call(s) per turn" if done >= rule.limit else ""
+    if isinstance(rule, ArgsMatchRule):
+        for name, pattern in rule.patterns.items():
+            value = args.get(name)
+            if value is not None and not re.fullmatch(pattern, str(value)):
+                return f"rule {rule.name}: {name} does not match {pattern}"
+    return ""
+
+
+# ------------------------------------------------------------------------------------ decision
+
+
+def decide(base: Approval, tool: FlowTool, args: Mapping[str, Any], turn: TurnRecord) -> FlowDecision:
+    """The call's execution given its provenance: ``base`` is the tool's approval trait (run, ask,
+    question); the result may only be stricter (a question stays a question)."""
+    origins = sink_origins(args, tool.sinks, turn.sources)
+    if base == "question":
+        return FlowDecision("question", origins)
+    reasons: list[str] = []
+    codes: list[str] = []
+    refusals = []
+    for rule in turn.rules:
+        why = rule_fires(rule, tool, args, turn)
+        if why:
+            (refusals if rule.effect == "refuse" else reasons).append(why)
+            codes.append(f"{RULE}:{rule.name}")
+    if refusals:
+        return FlowDecision("refuse", origins, tuple(refusals), tuple(codes))
+    for origin in origins:
+        if origin.tainted:
+            reasons.append(f"{origin.argument} comes from {origin.source}, not from you")
+            codes.append(TAINTED)
+    if not tool.read_only and untrusted_seen(turn.sources) and not request_asks_for(turn.request, tool):
+        reasons.append(f"your request did not ask to {' / '.join(action_words(tool)) or tool.name}, "
+                       "and untrusted content was read before it was proposed")
+        codes.append(UNASKED)
+    execution: FlowExecution = "ask" if base == "ask" or reasons else "run"
+    return FlowDecision(execution, origins, tuple(reasons), tuple(dict.fromkeys(codes)))
+
+
+def provenance_lines(origins: Sequence[Origin]) -> list[str]:
+    """One line per sink value for a person: ``recipient = 'X' comes from tool result #2 (...): "…"``."""
+    lines = []
+    for origin in origins:
+        line = f"{origin.argument} = {origin.value[:80]!r} comes from {origin.where}"
+        lines.append(f"{line}: \"{origin.excerpt}\"" if origin.excerpt else line)
+    return lines
+
+
+__all__ = ["FlowDecision", "FlowTool", "TurnRecord", "action_words", "decide", "origin_of", "provenance_lines",
+           "request_asks_for", "rule_fires"]

@@ -1,0 +1,261 @@
+"""Where a value the assistant is about to use came from (pure: text in, origins out).
+
+Every text the assistant sees is a ``Source``: the user's own messages are the one trusted source;
+every tool result (built-in, MCP, memory, skill, fetched page), a recalled note and an earlier reply
+of the model are untrusted. A value of a proposed call is *user-given* when it occurs in what the
+user wrote, and *tainted* when it does not but first occurs in an untrusted source. Nothing the
+model says can change that: the model's words are never a trusted source.
+
+Values are compared normalised: case, whitespace, URL forms (scheme, ``www.``, trailing slash),
+``mailto:``/``tel:`` prefixes and phone punctuation do not hide a value; a long value stitched
+together from pieces of several results is tainted too. A long text argument (a message body) is
+also searched for the URLs, e-mail addresses, IBANs and phone numbers it carries.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+SourceKind = Literal["user", "tool", "memory", "reply"]
+EXCERPT_CHARS = 120
+SHORT_VALUE = 6  # a normalised value shorter than this must match a whole word, not part of one
+MIN_PIECE = 4  # the shortest piece of a value stitched together from several results
+MAX_VALUE_CHARS = 2000
+MAX_STITCHED = 64  # the longest value checked for pieces
+MAX_PIECES = 4
+
+_URL_PREFIX = re.compile(r"\b(?:https?://|ftp://|mailto:|tel:)|\bwww\.", re.I)
+_SPACE = re.compile(r"\s+")
+_TOKEN_SPLIT = re.compile(r"[\s,;:!?\"'()\[\]{}<>|`*]+")
+_PHONE = re.compile(r"^\+?[\d\s().\-/]{7,}$")
+_ENTITIES = (
+    re.compile(r"\b(?:https?://|www\.)[^\s\"'<>)\]]+", re.I),  # URLs
+    re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),  # e-mail addresses
+    re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b"),  # IBANs
+    re.compile(r"(?<![\w])\+?\d[\d\s().\-]{6,}\d"),  # phone numbers
+    re.compile(r"\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|info|biz|co|app|xyz)\b(?:/[^\s\"'<>]*)?", re.I),
+)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One text the assistant saw: ``label`` names it for a person (``tool result #2 (get_webpage)``)."""
+
+    kind: SourceKind
+    label: str
+    text: str
+
+    @property
+    def trusted(self) -> bool:
+        return self.kind == "user"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where one sink value came from: the argument, the value, the source it first appeared in and
+    a short excerpt of that source around it; ``source`` is ``""`` for a value no source holds."""
+
+    argument: str
+    value: str
+    trusted: bool
+    source: str = ""
+    excerpt: str = ""
+
+    @property
+    def tainted(self) -> bool:
+        return bool(self.source) and not self.trusted
+
+    def as_payload(self) -> dict[str, Any]:
+        return {"argument": self.argument, "value": self.value, "trusted": self.trusted,
+                "source": self.where, "excerpt": self.excerpt}
+
+    @property
+    def where(self) -> str:
+        return self.source or ("your message" if self.trusted else "the model (not in anything read this turn)")
+
+
+# ------------------------------------------------------------------------------------ normalising
+
+
+def normalise(value: str) -> str:
+    """The comparable form of a value: case-folded, URL/mail prefixes and whitespace dropped, a
+    trailing slash dropped; a phone number is its digits."""
+    text = str(value).strip()
+    number = _number(text)
+    if number:
+        return number
+    if _PHONE.match(text) and sum(c.isdigit() for c in text) >= 7:
+        return "".join(c for c in text if c.isdigit())
+    text = _URL_PREFIX.sub("", text.casefold())
+    return _SPACE.sub("", text).rstrip("/")
+
+
+def _number(text: str) -> str:
+    """A plain decimal number in one form (``100.0`` and ``100`` alike), else ""."""
+    if not re.fullmatch(r"-?\d{1,15}(?:\.\d+)?", text):
+        return ""
+    number = float(text)
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+def _digits(text: str) -> str:
+    return "".join(c for c in text if c.isdigit())
+
+
+@dataclass(frozen=True)
+class _Indexed:
+    source: Source
+    compact: str  # the whole text normalised
+    words: frozenset[str]  # its words normalised
+    digits: str
+
+
+def _index(source: Source) -> _Indexed:
+    words = frozenset(normalise(w) for w in _TOKEN_SPLIT.split(source.text) if w)
+    words |= frozenset(w.rstrip(".") for w in words)
+    return _Indexed(source, normalise_text(source.text), words, _digits(source.text))
+
+
+def normalise_text(text: str) -> str:
+    """A whole text in the form ``normalise`` gives a value (for substring search)."""
+    return _SPACE.sub("", _URL_PREFIX.sub("", str(text).casefold()))
+
+
+def _occurs(key: str, indexed: _Indexed, phone: bool) -> bool:
+    if not key:
+        return False
+    if phone:
+        return key in indexed.digits
+    if len(key) < SHORT_VALUE:
+        return key in indexed.words
+    return key in indexed.compact
+
+
+def _where(key: str, indexed: _Indexed, phone: bool) -> int:
+    """Where a value sits in the source's own text (for the excerpt): the position in the text of
+    the first character of its normalised match."""
+    text = indexed.source.text
+    keep = (lambda c: c.isdigit()) if phone else (lambda c: not c.isspace())
+    dropped = set() if phone else {i for m in _URL_PREFIX.finditer(text) for i in range(m.start(), m.end())}
+    kept = [i for i, c in enumerate(text) if keep(c) and i not in dropped]
+    flat = "".join(text[i] for i in kept).casefold()
+    position = flat.find(key)
+    return kept[position] if 0 <= position < len(kept) and len(flat) == len(kept) else 0
+
+
+def excerpt(text: str, at: int, limit: int = EXCERPT_CHARS) -> str:
+    """About ``limit`` characters of ``text`` around position ``at``, on one line."""
+    start = max(at - limit // 3, 0)
+    piece = _SPACE.sub(" ", text[start:start + limit]).strip()
+    return ("…" if start else "") + piece + ("…" if start + limit < len(text) else "")
+
+
+def _stitched(key: str, sources: Sequence[_Indexed]) -> bool:
+    """The value is covered, left to right, by a few pieces (at least MIN_PIECE long) of untrusted
+    texts. Only for identifier-like values (one word, at most MAX_STITCHED long): prose is always
+    made of pieces of other prose."""
+    if not 2 * MIN_PIECE <= len(key) <= MAX_STITCHED:
+        return False
+    position, pieces = 0, 0
+    while position < len(key):
+        pieces += 1
+        if pieces > MAX_PIECES:
+            return False
+        longest = 0
+        for indexed in sources:
+            size = MIN_PIECE
+            while position + size <= len(key) and key[position:position + size] in indexed.compact:
+                size += 1
+            longest = max(longest, size - 1)
+        if longest < MIN_PIECE:
+            return False
+        position += longest
+    return True
+
+
+# ------------------------------------------------------------------------------------ values
+
+
+def leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every scalar inside an argument, as (path, text): ``recipients.0``, ``amount``."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from leaves(item, f"{path}.{key}")
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from leaves(item, f"{path}.{index}")
+    elif value is not None and not isinstance(value, bool):
+        yield path, str(value)[:MAX_VALUE_CHARS]
+
+
+def candidates(text: str) -> list[str]:
+    """The value itself and, for a longer text, the URLs, addresses, IBANs and numbers it carries."""
+    found = [text]
+    if len(text) > 24:
+        for pattern in _ENTITIES:
+            found += [m.group(0).rstrip(".,;:") for m in pattern.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
+def origin_of(argument: str, value: str, sources: Sequence[Source]) -> Origin:
+    """The value's provenance: user-given if the user wrote it (even when a tool returned it too),
+    else the first untrusted source holding it (whole, or stitched from several), else none."""
+    indexed = [_index(s) for s in sources]
+    user = [i for i in indexed if i.source.trusted]
+    untrusted = [i for i in indexed if not i.source.trusted]
+    worst: Origin | None = None
+    for piece in candidates(value):
+        key = normalise(piece)
+        phone = key.isdigit() and len(key) >= 7 and bool(_PHONE.match(piece.strip()))
+        if not key or any(_occurs(key, i, phone) for i in user):
+            continue
+        for item in untrusted:
+            if _occurs(key, item, phone):
+                return Origin(argument, value, False, item.source.label,
+                              excerpt(item.source.text, _where(key, item, phone)))
+        if not phone and not any(c.isspace() for c in piece.strip()) and _stitched(key, untrusted):
+            labels = ", ".join(i.source.label for i in untrusted if any(
+                key[k:k + MIN_PIECE] in i.compact for k in range(0, len(key) - MIN_PIECE + 1, MIN_PIECE)))
+            worst = worst or Origin(argument, value, False, f"pieces of {labels}", piece)
+        elif piece == value and worst is None:
+            worst = Origin(argument, value, False)
+    return worst or Origin(argument, value, True)
+
+
+def sink_origins(args: Mapping[str, Any], sinks: Sequence[str] | None, sources: Sequence[Source]) -> tuple[Origin, ...]:
+    """The origin of every value of the call's sink arguments (every argument when ``sinks`` is None)."""
+    names = list(args) if sinks is None else [name for name in sinks if name in args]
+    return tuple(origin_of(path, text, sources) for name in names for path, text in leaves(args[name], name))
+
+
+def sources_of(
+    request: str,
+    user_turns: Sequence[str] = (),
+    records: Sequence[Mapping[str, Any]] = (),
+    recollections: Sequence[str] = (),
+    replies: Sequence[str] = (),
+    user_tools: Collection[str] = (),
+) -> tuple[Source, ...]:
+    """The provenance record of a turn: the user's words first, then every untrusted text in the
+    order the assistant saw it. A record's arguments are not a source (they came from the others);
+    the result of a ``user_tools`` call (a question the user answered) is the user's words."""
+    sources = [Source("user", "your message", text) for text in (request, *user_turns) if text]
+    sources += [Source("memory", "a recalled note", text) for text in recollections if text]
+    sources += [Source("reply", "an earlier reply of the assistant", text) for text in replies if text]
+    for record in records:
+        output = record.get("output", "")
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
+        if text and record.get("tool") in user_tools and record.get("ok"):
+            sources.insert(0, Source("user", "your answer", text))
+        elif text:
+            sources.append(Source("tool", f"tool result #{record.get('n', '?')} ({record.get('tool', '?')})", text))
+    return tuple(sources)
+
+
+def untrusted_seen(sources: Sequence[Source]) -> bool:
+    """Untrusted content entered this turn: some tool returned something."""
+    return any(s.kind == "tool" and s.text.strip() for s in sources)

@@ -1,0 +1,40 @@
+"""The AgentDojo adapter on one pair (runs only where the optional group ``agentdojo`` is installed):
+the worst-case model obeys the injection, the attack succeeds with no gate, and through the
+assistant it reaches a prompt naming its untrusted source — rejected, it never runs — while the
+user's task completes under both trust settings."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("agentdojo")
+
+from evals.agentdojo import Harness, load_suites, summarise, ungated  # noqa: E402
+from evals.agentdojo_tools import DECLARATIONS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def banking():
+    return load_suites(["banking"])["banking"]
+
+
+def test_every_tool_of_every_suite_is_declared_with_real_arguments():
+    for suite in load_suites().values():
+        for function in suite.tools:
+            declared = DECLARATIONS[function.name]
+            assert set(declared.sinks) <= set(function.parameters.model_fields), function.name
+
+
+@pytest.mark.parametrize("trust", ["all", "default"])
+def test_one_pair_through_the_assistant(banking, trust):
+    user_task = banking.user_tasks["user_task_0"]
+    injection_task = banking.injection_tasks["injection_task_0"]
+    assert ungated(banking, user_task, injection_task) == (True, True)  # the worst case obeys, ungated it wins
+    harness = Harness("banking", banking, trust)
+    attacked = harness.run(user_task, injection_task)
+    assert attacked.security is False and attacked.utility is True
+    assert attacked.injected_prompts >= 1 and attacked.injected_prompts_named == attacked.injected_prompts
+    benign = harness.run(user_task, None)
+    assert benign.utility is True and benign.injected_prompts == 0
+    row = summarise([benign], [attacked], {(user_task.ID, injection_task.ID): True})
+    assert row["attacks_without_approval"] == 0 and row["benign_refused"] == 0
