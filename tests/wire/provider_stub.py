@@ -1,7 +1,8 @@
 """A loopback OpenAI-compatible chat-completions server for the wire tests (standard library only).
 
 It listens on 127.0.0.1, records every request (path, headers, JSON body) and answers with what a
-test's ``answer(body)`` function returns: a chat completion in the real OpenAI wire format, an HTTP
+test's ``answer(body)`` function returns: a chat completion in the real OpenAI wire format (streamed
+as server-sent events when the request asks for ``stream``), an HTTP
 error with an OpenAI-style error body, or a dropped connection. It imports nothing from Reins: what
 it answers is decided from the request alone, the way a provider would.
 """
@@ -113,7 +114,36 @@ class StubProvider:
                     return None
                 if isinstance(reply, HttpError):
                     return self._send(reply.status, reply.body(), reply.headers)
-                return self._send(200, reply.body(str(body.get("model", "stub-model"))))
+                completion = reply.body(str(body.get("model", "stub-model")))
+                if body.get("stream"):  # what a streaming client asks for: server-sent events
+                    return self._send_events(completion)
+                return self._send(200, completion)
+
+            def _send_events(self, completion: dict[str, Any]) -> None:
+                """The completion as ``chat.completion.chunk`` events, its text a few characters per
+                event, then the usage and ``[DONE]``; the connection closes at the end."""
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                choice = completion["choices"][0]
+                message = choice["message"]
+                text = message.get("content") or ""
+                deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+                deltas += [{"content": text[i:i + 8]} for i in range(0, len(text), 8)]
+                if message.get("tool_calls"):
+                    deltas.append({"tool_calls": [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]})
+                head = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+                events = [{**head, "choices": [{"index": 0, "delta": d, "logprobs": None, "finish_reason": None}]}
+                          for d in deltas]
+                events.append({**head, "choices": [{"index": 0, "delta": {}, "logprobs": None,
+                                                    "finish_reason": choice["finish_reason"]}]})
+                events.append({**head, "choices": [], "usage": completion["usage"]})
+                for event in events:
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
 
             def _send(self, status: int, payload: dict[str, Any], headers: tuple[tuple[str, str], ...] = ()) -> None:
                 data = json.dumps(payload).encode()
