@@ -15,13 +15,13 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from policies.memory import SCOPES
+from policies.memory import DEFAULT_SCOPE, SCOPES
 from policies.model_notice import STAND_IN_NOTICE
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from policies.terminal_text import printable
 from cli.chat_pauses import ask_pause, check, describe, hint, pending
-from cli.chat_screen import ChatScreen
+from cli.chat_screen import ChatProgress, ChatScreen, declined
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
 from cli.inputs import read_text
 from cli.model_config import models_of
@@ -31,7 +31,6 @@ MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
 GRAPH_NAME = "assistant"
-DEFAULT_SCOPE = "user"  # "remember that …" is recalled in the user's next session too
 
 
 class _HelpWithTools(argparse.Action):
@@ -91,9 +90,10 @@ def _check_message(message: str) -> str:
 
 
 def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen: ChatScreen | None = None,
-          scope: str = DEFAULT_SCOPE) -> dict[str, Any]:
+          scope: str = DEFAULT_SCOPE, asks: bool = False) -> dict[str, Any]:
     """Send a message (or a ``Command`` resuming a pause; None: finish the thread's interrupted turn
-    from its checkpoint) and return the thread's values. ``screen`` shows the turn on a terminal."""
+    from its checkpoint) and return the thread's values. ``screen`` shows the turn on a terminal;
+    ``asks``: a person answers pauses now (the interactive chat), so skill drafts are offered."""
     from langchain_core.messages import HumanMessage
 
     from runtime.tracing import run_config
@@ -102,8 +102,8 @@ def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen:
         graph,
         {"messages": [HumanMessage(content=message)]} if isinstance(message, str) else message,
         config=run_config(GRAPH_NAME, thread_id=thread),  # names the graph: `reins runs` says how to resume
-        context={"user_id": user, "memory_scope": scope},
-        view=screen,  # type: ignore[arg-type]  # a ProgressView's two methods
+        context={"user_id": user, "memory_scope": scope, "review_skill_drafts": asks},
+        view=screen or ChatProgress(),  # type: ignore[arg-type]  # a ProgressView's two methods
         durability=durability_for(can_pause=True),  # a tool call may pause for approval
         on_reply=screen.reply if screen is not None else None,
     )
@@ -139,6 +139,10 @@ def _print_answer(values: Mapping[str, Any], out: TextIO, screen: ChatScreen | N
     for item in answer.get("evidence", []):
         out.write(f"  · {printable(redact(item, 300))}\n")
     status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")
+    tools = declined(values.get("records"))
+    if tools and verdict != "success":  # the user's decision, not a failure of the assistant
+        out.write(colour(f"[not run: you declined {', '.join(dict.fromkeys(tools))}]", "paused", out) + "\n")
+        return
     out.write(colour(f"[{verdict}]", status, out) + "\n")
 
 
@@ -153,7 +157,19 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
         "records": redact_mapping(values.get("records", []), 4000),  # arguments are the user's raw input
         "trace": values.get("trace", []),
         "models": models_of(values),
+        "metrics": _metrics(values),
     }
+
+
+def _metrics(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The turn's model calls: totals (calls, repairs, retries, fallbacks, failed calls, tokens), the
+    fallbacks per role, and the same per contract."""
+    from runtime.contracts import fallbacks_per_role, metrics_totals
+    from runtime.steps import METRICS_KEY
+
+    per_contract = values.get(METRICS_KEY) or {}
+    return {**metrics_totals(per_contract), "fallbacks_per_role": fallbacks_per_role(per_contract),
+            "per_contract": per_contract}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -243,7 +259,7 @@ def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
         if problem:
             sys.stderr.write(f"reins: {redact(problem, 300)}\n")
             continue
-        values = _send(graph, Command(resume=decision), thread, user, screen, scope)
+        values = _send(graph, Command(resume=decision), thread, user, screen, scope, asks=True)
     return values
 
 
@@ -346,7 +362,7 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: 
             continue
         screen = _screen_for(sys.stdout)
         try:
-            values = _send(graph, message, thread, user, screen, scope)
+            values = _send(graph, message, thread, user, screen, scope, asks=True)
             values = answer_pauses(graph, values, thread, user, screen=screen, scope=scope)
         except RunInterrupted as stop:
             cancelled = _cancelled(stop, screen)

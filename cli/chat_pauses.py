@@ -1,5 +1,5 @@
-"""The assistant's pauses in the terminal: a side-effecting tool call waiting for approval, or a
-question from ``ask_user``. ``reins chat`` asks them; ``reins chat --once`` and ``reins resume``
+"""The assistant's pauses in the terminal: a side-effecting tool call waiting for approval, a
+question from ``ask_user``, or a skill draft offered for approval. ``reins chat`` asks them; ``reins chat --once`` and ``reins resume``
 print how to answer later (``reins resume <thread> --decision '<json>'``)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from policies.redaction import redact
 from policies.terminal_text import printable
 
-PAUSE_KINDS = ("tool_approval", "question")
+PAUSE_KINDS = ("tool_approval", "question", "skill_draft")
 
 
 def pending(graph: Any, thread: str) -> list[Mapping[str, Any]]:
@@ -22,6 +22,10 @@ def pending(graph: Any, thread: str) -> list[Mapping[str, Any]]:
 
 
 def check(graph_tools: Any, payload: Mapping[str, Any], value: Any) -> str:
+    if payload.get("kind") == "skill_draft":
+        from policies.skill_drafts import check_draft_decision
+
+        return check_draft_decision(value).error or ""
     from nodes.assistant.tool_call import resume_problem
 
     return resume_problem(payload, value, graph_tools)
@@ -39,6 +43,10 @@ def _described(payload: Mapping[str, Any]) -> str:
         options = payload.get("options") or []
         listed = "".join(f"\n  {i}. {redact(option, 120)}" for i, option in enumerate(options, start=1))
         return f"The assistant asks: {redact(payload.get('question', ''), 500)}{listed}{error}"
+    if payload.get("kind") == "skill_draft":
+        draft = payload.get("draft") or {}
+        return (f"The assistant offers a skill from your recent tasks: {redact(draft.get('name', ''), 80)} — "
+                f"{redact(draft.get('description', ''), 300)}\n  {redact(draft.get('instructions', ''), 1200)}{error}")
     args = redact(json.dumps(payload.get("args", {}), ensure_ascii=False), 600)
     return f"The assistant wants to run {payload.get('tool')} with {args} (it changes something).{error}"
 
@@ -48,8 +56,11 @@ def hint(thread: str, payload: Mapping[str, Any]) -> str:
     return f"resume with: reins resume {thread} --decision '{example}'"
 
 
-def _decision(line: str) -> Any:
-    """A typed answer to an approval: y / n <reason> / e <json args> / a JSON decision."""
+def _decision(line: str, payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
+    """A typed answer to an approval: y / n <reason> / e (the arguments, or the skill draft, in
+    ``$VISUAL`` / ``$EDITOR``) / e <json> / a JSON decision. None when input ends in the editor."""
+    from cli.tasklist import edit_json
+
     text = line.strip()
     word, _, rest = text.partition(" ")
     if text.startswith("{"):
@@ -59,14 +70,17 @@ def _decision(line: str) -> Any:
     if word.lower() in ("n", "no", "reject"):
         return {"type": "reject", "reason": rest.strip() or "declined in the terminal"}
     if word.lower() in ("e", "edit"):
-        return {"type": "edit", "args": json.loads(rest)}
+        field, what = ("draft", "skill draft") if payload.get("kind") == "skill_draft" else ("args", "arguments")
+        edited = rest if rest.strip() else edit_json(payload.get(field) or {}, ask, what)
+        return None if edited is None else {"type": "edit", field: json.loads(edited)}
     return {"type": text}
 
 
 def ask_pause(payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
     """Ask one pause in the terminal; None when input ends."""
     sys.stderr.write(describe(payload) + "\n")
-    prompt = "answer> " if payload.get("kind") == "question" else "approve? [y]es / [n]o <reason> / [e]dit <json args>: "
+    prompt = {"question": "answer> ", "skill_draft": "keep this skill? [y]es / [n]o <reason> / [e]dit: "}.get(
+        str(payload.get("kind")), "approve? [y]es / [n]o <reason> / [e]dit: ")
     while True:
         try:
             line = ask(prompt)
@@ -75,6 +89,6 @@ def ask_pause(payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
         if payload.get("kind") == "question":
             return line.strip()
         try:
-            return _decision(line)
+            return _decision(line, payload, ask)
         except ValueError:
             sys.stderr.write("reins: that is not valid JSON\n")

@@ -20,6 +20,30 @@ from runtime.progress import EVENT_TYPE
 
 REFRESH_SECONDS = 0.05  # a long reply is re-rendered at most this often while it streams
 PROMPT = "assistant>"
+_REJECTED_STEP = "error; rejected by the user"  # how a tool step the user declined ends
+
+
+def as_decision(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A tool step the user declined is the user's decision, shown as such: not a red failure."""
+    summary = str(event.get("summary", ""))
+    if event.get("status") == "failed" and summary.endswith(_REJECTED_STEP):
+        return {**event, "status": "skipped", "summary": summary[: -len(_REJECTED_STEP)] + "declined by you"}
+    return event
+
+
+def declined(records: Any) -> list[str]:
+    """The tools of this turn's calls the user declined (their observation is the rejection's)."""
+    from policies.tool_calls import rejection_observation
+
+    prefix = rejection_observation("")
+    return [str(r.get("tool")) for r in records or () if not r.get("ok") and str(r.get("output", "")).startswith(prefix)]
+
+
+class ChatProgress(ProgressView):
+    """The plain progress view of a chat turn (a pipe, ``NO_COLOR``), a declined call shown as such."""
+
+    def __call__(self, event: Mapping[str, Any]) -> None:
+        super().__call__(as_decision(event))
 
 
 class ChatScreen:
@@ -27,12 +51,13 @@ class ChatScreen:
 
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None):
         self.out, self.err = out or sys.stdout, err or sys.stderr
-        self.view = ProgressView(self.err)
+        self.view = ChatProgress(self.err)
         self.console = console_for(self.out)
         self.text = ""
         self._live: Any = None
         self._sealed = False  # a step ended after the last piece: the next piece starts a new draft
         self._shown_at = 0.0
+        self._kept = ""  # the reply text a stopped live region left on screen
 
     def rendered(self, text: str) -> Any:
         from rich.markdown import Markdown
@@ -47,6 +72,7 @@ class ChatScreen:
     # --- progress events (stream_run calls the view, then close at the end of every run)
     def __call__(self, event: Mapping[str, Any]) -> None:
         shared = bool(getattr(self.err, "isatty", lambda: False)())  # stderr on the same screen
+        event = as_decision(event)
         if self._live is None or not shared:
             self.view(event)
             return
@@ -83,7 +109,8 @@ class ChatScreen:
         """Show the checked reply: in place of the streamed draft, or printed when none streamed."""
         self.view.close()
         if self._live is None:
-            self.console.print(self.rendered(checked))
+            if checked != self._kept:  # not already on screen (the turn paused after its reply)
+                self.console.print(self.rendered(checked))
             return
         self._live.update(self.rendered(checked), refresh=True)
         self.stop()
@@ -93,7 +120,7 @@ class ChatScreen:
         self.view.close()
         if self._live is not None:
             self._live.stop()
-            self._live = None
+            self._live, self._kept = None, self.text
 
     def __enter__(self) -> ChatScreen:
         return self

@@ -104,7 +104,8 @@ def test_merge_recall(semantic, ranked, expected):
     [
         ("ann", "user", "t1", ("assistant-memory", "ann", "shared")),
         ("ann", "thread", "t1", ("assistant-memory", "ann", "thread", "t1")),
-        (None, None, None, ("assistant-memory", "local", "thread", "default")),
+        (None, None, None, ("assistant-memory", "local", "shared")),  # the user's notes by default
+        (None, "thread", None, ("assistant-memory", "local", "thread", "default")),
         ("a.b", "user", None, ("assistant-memory", "a_b", "shared")),  # no dots in a label
     ],
 )

@@ -74,6 +74,10 @@ def test_chat_once_json(cli_env, capsys):
     payload = json.loads(capsys.readouterr().out)
     assert payload["thread"] == "j1" and payload["intent"] == "SIMPLE_TOOL"
     assert payload["answer"]["verdict"] == "success" and payload["records"][0]["output"] == "42"
+    metrics = payload["metrics"]  # the turn's model calls
+    assert metrics["business_calls"] >= 3 and metrics["fallbacks"] == 0 and metrics["failed_calls"] == 0
+    assert metrics["fallbacks_per_role"] == {} or set(metrics["fallbacks_per_role"].values()) == {0}
+    assert metrics["per_contract"]["assistant.intent"]["business_calls"] == 1
 
 
 SECRET_URL = "http://admin:hunter2pass@evil.example.com/x?api_key=sk-abcdef1234567890ABCD"

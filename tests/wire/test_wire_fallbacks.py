@@ -141,3 +141,17 @@ def test_retry_after_is_honoured(stub):
     build_graph(models=wire_models(provider.base_url)).invoke(REQUIREMENT)
     assert len(provider.bodies()) == 11
     assert seen[1] - seen[0] >= 0.6  # the backoff alone would be about a millisecond
+
+
+def test_chat_json_reports_the_turns_fallbacks(stub, fast_cli, capsys):
+    from cli import main
+
+    provider = stub(lambda body: HttpError(404, "no such model") if body["model"] == "gone" else cooperative(body))
+    fast_cli(provider.base_url, REINS_MODEL="gone", REINS_MODEL_FALLBACK="good")
+    assert main(["chat", "--once", "what is (17+25)*3?", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    metrics = payload["metrics"]
+    calls = sum(1 for b in provider.bodies() if b["model"] == "gone")
+    assert calls >= 2 and metrics["fallbacks"] == calls  # every call moved on to the fallback
+    assert metrics["fallbacks_per_role"]["chat"] == calls
+    assert payload["models"]["chat"] == ["openai-compatible:good"]
