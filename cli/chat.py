@@ -10,28 +10,29 @@ runs (``REINS_HOME``) when the checkpointer is sqlite (the CLI default), in Post
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from policies.memory import SCOPES
+from policies.memory import DEFAULT_SCOPE, SCOPES
 from policies.model_notice import STAND_IN_NOTICE
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from policies.terminal_text import printable
 from cli.chat_pauses import ask_pause, check, describe, hint, pending
+from cli.chat_screen import ChatProgress, ChatScreen, declined
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
 from cli.inputs import read_text
 from cli.model_config import fallbacks_of, models_of
-from cli.render import ProgressView, colour, print_json, stream_run, write
+from cli.render import ProgressView, RunInterrupted, colour, print_json, stream_run, styled, write
 from runtime.contracts import safe_error
 from runtime.settings import Settings
 
 MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
+GRAPH_NAME = "assistant"
 
 
 class _HelpWithTools(argparse.Action):
@@ -60,9 +61,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--file", metavar="PATH", help="like --once, with the message read from PATH (- for standard input)")
     parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
     parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
-    parser.add_argument("--memory-scope", choices=SCOPES, default="thread",
-                        help="which notes a turn recalls: this thread's (default) or the user's shared ones "
-                        "(what 'remember' keeps)")
+    parser.add_argument("--memory-scope", choices=SCOPES, default=DEFAULT_SCOPE,
+                        help="which notes a turn recalls and keeps: the user's, shared by their sessions "
+                        "(default), or this thread's only")
     parser.add_argument("--memory", action="store_true", help="list the user's long-term notes and exit")
     parser.add_argument("--json", action="store_true", help="machine-readable output (with --once or --memory)")
     parser.add_argument("--keep-history", action="store_true", help="keep every checkpoint of the thread (default: the latest)")
@@ -90,79 +91,62 @@ def _check_message(message: str) -> str:
     return text
 
 
-class StreamedReply:
-    """The reply printed as it is written (a terminal only); ``finish`` replaces it with the checked
-    reply when the check changed it, so what stays on screen is always the checked text."""
-
-    def __init__(self, out: TextIO):
-        self.out = out
-        self.text = ""
-
-    def __call__(self, piece: str) -> None:
-        piece = printable(piece)  # model-written: no escape sequences reach the terminal
-        if not self.text:
-            self.out.write("assistant> ")
-        self.text += piece
-        self.out.write(piece)
-        self.out.flush()
-
-    def finish(self, checked: str) -> bool:
-        """End the streamed text; True when it is the checked reply (nothing to print again)."""
-        if not self.text:
-            return False
-        if self.text == checked:
-            self.out.write("\n")
-            return True
-        width = max(shutil.get_terminal_size().columns, 20)
-        rows = sum(max(1, -(-len(line) // width)) for line in f"assistant> {self.text}".split("\n"))
-        self.out.write(f"\r\x1b[{rows - 1}A\x1b[J" if rows > 1 else "\r\x1b[J")  # erase the draft
-        self.out.write("assistant> ")
-        return False
-
-
-def _send(graph: Any, message: str | Any | None, thread: str, user: str, view: ProgressView | None = None,
-          streamed: StreamedReply | None = None, scope: str = "thread") -> dict[str, Any]:
+def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen: ChatScreen | None = None,
+          scope: str = DEFAULT_SCOPE, asks: bool = False) -> dict[str, Any]:
     """Send a message (or a ``Command`` resuming a pause; None: finish the thread's interrupted turn
-    from its checkpoint) and return the thread's values."""
+    from its checkpoint) and return the thread's values. ``screen`` shows the turn on a terminal;
+    ``asks``: a person answers pauses now (the interactive chat), so skill drafts are offered."""
     from langchain_core.messages import HumanMessage
+
+    from runtime.tracing import run_config
 
     outcome = stream_run(
         graph,
         {"messages": [HumanMessage(content=message)]} if isinstance(message, str) else message,
-        config={"configurable": {"thread_id": thread}},
-        context={"user_id": user, "memory_scope": scope},
-        view=view,
+        config=run_config(GRAPH_NAME, thread_id=thread),  # names the graph: `reins runs` says how to resume
+        context={"user_id": user, "memory_scope": scope, "review_skill_drafts": asks},
+        view=screen or ChatProgress(),  # type: ignore[arg-type]  # a ProgressView's two methods
         durability=durability_for(can_pause=True),  # a tool call may pause for approval
-        on_reply=streamed,
+        on_reply=screen.reply if screen is not None else None,
     )
     return outcome.values
 
 
-def _finish_interrupted_turn(graph: Any, thread: str, user: str, out: TextIO | None) -> None:
+def _finish_interrupted_turn(graph: Any, thread: str, user: str, out: TextIO | None,
+                             scope: str = DEFAULT_SCOPE) -> None:
     """A turn killed mid-way is finished first (its completed steps are not re-run), so the next
     message starts from a complete conversation."""
     snapshot = graph.get_state({"configurable": {"thread_id": thread}})
     if not (snapshot.values and snapshot.next) or snapshot.interrupts:
         return
     sys.stderr.write(f"reins: finishing the interrupted turn of thread {thread}\n")
-    values = _send(graph, None, thread, user)
-    if out is not None:
-        _print_answer(values, out)
+    screen = _screen_for(out) if out is not None else None
+    try:
+        values = _send(graph, None, thread, user, screen, scope)
+        if out is not None:
+            _print_answer(values, out, screen)
+    finally:
+        if screen is not None:
+            screen.stop()
 
 
-def _print_answer(values: Mapping[str, Any], out: TextIO, streamed: StreamedReply | None = None) -> None:
+def _print_answer(values: Mapping[str, Any], out: TextIO, screen: ChatScreen | None = None) -> None:
     answer = values.get("answer") or {}
     verdict = answer.get("verdict", "failure")
     reply = printable(redact(values.get("reply", ""), 4000))  # model-written: no escape sequences
-    if streamed is None:
+    if screen is None:
         write(reply, out, markdown=True)
-    elif not streamed.finish(reply):  # the line the stream started: plain text after its prompt
-        out.write(reply + "\n")
+    else:  # in place of the streamed draft
+        screen.finish(reply)
     for item in answer.get("evidence", []):
         out.write(f"  · {printable(redact(item, 300))}\n")
     for warning in fallbacks_of(values):
         out.write(f"  note: {printable(redact(warning, 300))}\n")
     status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")
+    tools = declined(values.get("records"))
+    if tools and verdict != "success":  # the user's decision, not a failure of the assistant
+        out.write(colour(f"[not run: you declined {', '.join(dict.fromkeys(tools))}]", "paused", out) + "\n")
+        return
     out.write(colour(f"[{verdict}]", status, out) + "\n")
 
 
@@ -178,7 +162,19 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
         "trace": values.get("trace", []),
         "models": models_of(values),
         "fallbacks": fallbacks_of(values),
+        "metrics": _metrics(values),
     }
+
+
+def _metrics(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The turn's model calls: totals (calls, repairs, retries, fallbacks, failed calls, tokens), the
+    fallbacks per role, and the same per contract."""
+    from runtime.contracts import fallbacks_per_role, metrics_totals
+    from runtime.steps import METRICS_KEY
+
+    per_contract = values.get(METRICS_KEY) or {}
+    return {**metrics_totals(per_contract), "fallbacks_per_role": fallbacks_per_role(per_contract),
+            "per_contract": per_contract}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -208,14 +204,18 @@ def run(args: argparse.Namespace) -> int:
         graph = _build(build_graph, checkpointer, opened.store)
         try:
             if args.thread:
-                _finish_interrupted_turn(graph, thread, user, None if args.json else sys.stdout)
+                _finish_interrupted_turn(graph, thread, user, None if args.json else sys.stdout, scope)
             if message is None:
                 return _interactive(graph, thread, user, settings, scope)
             if not args.json:
                 _stand_in_first(settings, sys.stdout)
-            streamed = None if args.json else _streamer(sys.stdout)
-            values = _send(graph, message, thread, user, streamed=streamed, scope=scope)
-            return _report_turn(graph, values, thread, as_json=args.json, streamed=streamed)
+            screen = None if args.json else _screen_for(sys.stdout)
+            try:
+                values = _send(graph, message, thread, user, screen, scope)
+                return _report_turn(graph, values, thread, as_json=args.json, screen=screen)
+            finally:
+                if screen is not None:
+                    screen.stop()
         finally:
             if not args.keep_history:
                 keep_latest_checkpoints(checkpointer, thread)
@@ -229,9 +229,10 @@ def _stand_in_first(settings: Settings, out: TextIO) -> None:
         out.write(STAND_IN_NOTICE + "\n")
 
 
-def _streamer(out: TextIO) -> StreamedReply | None:
-    """On a terminal the reply is printed as it is written; elsewhere (a pipe, a file) once, checked."""
-    return StreamedReply(out) if out.isatty() else None
+def _screen_for(out: TextIO) -> ChatScreen | None:
+    """On a terminal the turn is shown live (the reply rendered as it is written); elsewhere (a pipe,
+    a file, ``NO_COLOR``) the checked reply is printed once, plain."""
+    return ChatScreen(out) if styled(out) else None
 
 
 def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
@@ -255,7 +256,7 @@ def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
 
 
 def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
-                  ask: Any = None) -> dict[str, Any] | None:
+                  ask: Any = None, screen: ChatScreen | None = None, scope: str = DEFAULT_SCOPE) -> dict[str, Any] | None:
     """Ask every pause of the turn in the terminal and resume; None when input ends first."""
     from langgraph.types import Command
 
@@ -263,6 +264,8 @@ def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
     from runtime.user_input import ResumeRefused
 
     while waiting := pending(graph, thread):
+        if screen is not None:
+            screen.stop()
         decision = ask_pause(waiting[0], ask or input)
         if decision is None:
             return None
@@ -271,7 +274,7 @@ def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
             sys.stderr.write(f"reins: {redact(problem, 300)}\n")
             continue
         try:
-            values = _send(graph, Command(resume=decision), thread, user)
+            values = _send(graph, Command(resume=decision), thread, user, screen, scope, asks=True)
         except ResumeRefused as error:  # taken elsewhere meanwhile: show the thread as it is now
             sys.stderr.write(f"reins: {redact(str(error), 300)}\n")
     return values
@@ -321,15 +324,17 @@ def started_identity(graph: Any, thread: str) -> Mapping[str, str]:
 
 
 def _report_turn(graph: Any, values: dict[str, Any], thread: str, *, as_json: bool,
-                 streamed: StreamedReply | None = None) -> int:
+                 screen: ChatScreen | None = None) -> int:
     """Print a turn that ran to its answer or to a pause (then how to resume); its exit code."""
     waiting = pending(graph, thread)
     if as_json:
         print_json({**_payload(values, thread), "pending": waiting})
     elif waiting:
+        if screen is not None:
+            screen.stop()
         sys.stderr.write(f"{describe(waiting[0])}\n{hint(thread, waiting[0])}\n")
     else:
-        _print_answer(values, sys.stdout, streamed)
+        _print_answer(values, sys.stdout, screen)
     return EXIT_PAUSED if waiting else exit_code_for(values)
 
 
@@ -356,35 +361,67 @@ def _list_notes(store: Any, user: str, thread: str | None, as_json: bool) -> int
     return EXIT_OK
 
 
-def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: str = "thread") -> int:
+def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: str = DEFAULT_SCOPE) -> int:
+    """The chat loop. Ctrl-C during a turn cancels that turn (it is saved; the next message, or
+    Enter, finishes it first) and returns to the prompt; Ctrl-C at the prompt right after quits."""
     sys.stderr.write(f"Reins assistant — thread {thread}. Type /help for commands, 'exit' to leave.\n")
     _stand_in_first(settings, sys.stdout)
+    cancelled = False  # the last thing the user did was Ctrl-C
     while True:
         try:
             line = input("you> ")
         except EOFError:
             sys.stdout.write("\n")
             return EXIT_OK
+        except KeyboardInterrupt:
+            if cancelled:
+                raise KeyboardInterrupt(f"chat ended; thread {thread} is saved: reins chat --thread {thread}") from None
+            cancelled = True
+            sys.stderr.write("\n(Ctrl-C again or 'exit' to leave)\n")
+            continue
         text = line.strip()
-        if not text:
+        if not text and not cancelled:
             continue
         if text.lower() in EXIT_WORDS:
             return EXIT_OK
+        cancelled = False
         try:
+            _finish_interrupted_turn(graph, thread, user, sys.stdout, scope)  # a cancelled turn first
+            if not text:
+                continue
             message = _check_message(text)
         except UserError as error:
             sys.stderr.write(f"reins: {error}\n")
             continue
-        streamed = _streamer(sys.stdout)
+        except RunInterrupted as stop:
+            cancelled = _cancelled(stop)
+            continue
+        screen = _screen_for(sys.stdout)
         try:
-            values = _send(graph, message, thread, user, streamed=streamed, scope=scope)
-            values = answer_pauses(graph, values, thread, user)
+            values = _send(graph, message, thread, user, screen, scope, asks=True)
+            values = answer_pauses(graph, values, thread, user, screen=screen, scope=scope)
+        except RunInterrupted as stop:
+            cancelled = _cancelled(stop, screen)
+            continue
         except Exception as error:  # one failed message does not end the session
+            if screen is not None:
+                screen.stop()
             sys.stderr.write(f"reins: failed: {printable(safe_error(error, 300))}\n")  # a provider's: its cause
             continue
         if values is None:  # input ended while a call waited: it stays paused on the thread
             sys.stderr.write(f"reins: paused; resume with: reins resume {thread} --decision '<json>'\n")
             return EXIT_PAUSED
-        if streamed is None or not streamed.text:
+        if screen is None:
             sys.stdout.write("assistant> ")
-        _print_answer(values, sys.stdout, streamed)
+        _print_answer(values, sys.stdout, screen)
+        if screen is not None:
+            screen.stop()
+
+
+def _cancelled(stop: RunInterrupted, screen: ChatScreen | None = None) -> bool:
+    """Ctrl-C stopped a turn: say where it is saved and how it goes on; back to the prompt."""
+    if screen is not None:
+        screen.stop()
+    how = "press Enter to finish it, or send your next message (it finishes first)" if stop.saved else "it is lost"
+    sys.stderr.write(f"\nreins: turn cancelled: {stop}; {how}. Ctrl-C again quits.\n")
+    return True

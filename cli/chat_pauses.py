@@ -1,5 +1,5 @@
-"""The assistant's pauses in the terminal: a side-effecting tool call waiting for approval, or a
-question from ``ask_user``. ``reins chat`` asks them; ``reins chat --once`` and ``reins resume``
+"""The assistant's pauses in the terminal: a side-effecting tool call waiting for approval, a
+question from ``ask_user``, or a skill draft offered for approval. ``reins chat`` asks them; ``reins chat --once`` and ``reins resume``
 print how to answer later (``reins resume <thread> --decision '<json>'``)."""
 
 from __future__ import annotations
@@ -23,6 +23,10 @@ def pending(graph: Any, thread: str) -> list[Mapping[str, Any]]:
 
 
 def check(graph_tools: Any, payload: Mapping[str, Any], value: Any) -> str:
+    if payload.get("kind") == "skill_draft":
+        from policies.skill_drafts import check_draft_decision
+
+        return check_draft_decision(value).error or ""
     from nodes.assistant.approval import resume_problem
 
     return resume_problem(payload, value, graph_tools)
@@ -40,6 +44,10 @@ def _described(payload: Mapping[str, Any]) -> str:
         options = payload.get("options") or []
         listed = "".join(f"\n  {i}. {redact(option, 120)}" for i, option in enumerate(options, start=1))
         return f"The assistant asks: {redact(payload.get('question', ''), 500)}{listed}{error}"
+    if payload.get("kind") == "skill_draft":
+        draft = payload.get("draft") or {}
+        return (f"The assistant offers a skill from your recent tasks: {redact(draft.get('name', ''), 80)} — "
+                f"{redact(draft.get('description', ''), 300)}\n  {redact(draft.get('instructions', ''), 1200)}{error}")
     args = redact(json.dumps(payload.get("args", {}), ensure_ascii=False), 600)
     call = f"[call {payload.get('fingerprint', '')}]"
     if payload.get("kind") == "possibly_ran":
@@ -80,9 +88,13 @@ _RECOVERY_WORDS = {"r": "run_again", "run": "run_again", "m": "mark_done", "mark
                    "s": "skip", "skip": "skip"}
 
 
-def _decision(line: str, kind: str = "tool_approval") -> Any:
-    """A typed answer to an approval: y / n <reason> / e <json args> / a JSON decision; to a call that
-    may have run: r(un again) / m(ark done) / s(kip)."""
+def _decision(line: str, payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
+    """A typed answer to an approval: y / n <reason> / e (the arguments, or the skill draft, in
+    ``$VISUAL`` / ``$EDITOR``) / e <json> / a JSON decision; to a call that may have run: r(un
+    again) / m(ark done) / s(kip). None when input ends in the editor."""
+    from cli.tasklist import edit_json
+
+    kind = str(payload.get("kind"))
     text = line.strip()
     word, _, rest = text.partition(" ")
     if text.startswith("{"):
@@ -94,15 +106,18 @@ def _decision(line: str, kind: str = "tool_approval") -> Any:
     if word.lower() in ("n", "no", "reject"):
         return {"type": "reject", "reason": rest.strip() or "declined in the terminal"}
     if word.lower() in ("e", "edit"):
-        return {"type": "edit", "args": json.loads(rest)}
+        field, what = ("draft", "skill draft") if payload.get("kind") == "skill_draft" else ("args", "arguments")
+        edited = rest if rest.strip() else edit_json(payload.get(field) or {}, ask, what)
+        return None if edited is None else {"type": "edit", field: json.loads(edited)}
     return {"type": text}
 
 
 def ask_pause(payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
     """Ask one pause in the terminal; None when input ends."""
     sys.stderr.write(describe(payload) + "\n")
-    prompt = {"question": "answer> ", "possibly_ran": "[r]un again / [m]ark done / [s]kip: "}.get(
-        str(payload.get("kind")), "approve? [y]es / [n]o <reason> / [e]dit <json args>: ")
+    prompt = {"question": "answer> ", "possibly_ran": "[r]un again / [m]ark done / [s]kip: ",
+              "skill_draft": "keep this skill? [y]es / [n]o <reason> / [e]dit: "}.get(
+        str(payload.get("kind")), "approve? [y]es / [n]o <reason> / [e]dit: ")
     while True:
         try:
             line = ask(prompt)
@@ -111,6 +126,6 @@ def ask_pause(payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
         if payload.get("kind") == "question":
             return line.strip()
         try:
-            return _decision(line, str(payload.get("kind")))
+            return _decision(line, payload, ask)
         except ValueError:
             sys.stderr.write("reins: that is not valid JSON\n")

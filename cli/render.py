@@ -83,8 +83,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], statuses: Seque
         widest = max([len(header), *(len(row[index]) for row in rows)])
         grid.add_column(header, overflow="fold", no_wrap=whole, min_width=widest if whole else None)
     for index, row in enumerate(rows):
-        code = _COLOURS.get(statuses[index] if index < len(statuses) else "")
-        grid.add_row(*row, style=_RICH_STYLES.get(code))
+        grid.add_row(*row, style=rich_style(statuses[index] if index < len(statuses) else ""))
     console_for(stream).print(grid)
 
 
@@ -117,12 +116,26 @@ def progress_bar(total: int, stream: TextIO | None = None, console: Console | No
         yield lambda line: bar.update(task, advance=1, description=" ".join(line.split()))
 
 
+def rich_style(status: str) -> str | None:
+    """The ``rich`` style of a status' colour (None: uncoloured)."""
+    return _RICH_STYLES.get(_COLOURS.get(status, ""))
+
+
 def colour(text: str, status: str, stream: TextIO | None = None) -> str:
     """``text`` in the status' colour on a terminal; unchanged when piped or NO_COLOR is set."""
     if not styled(stream):
         return text
     code = _COLOURS.get(status)
     return f"\033[{code}m{text}\033[0m" if code else text
+
+
+def step_line(event: Mapping[str, Any]) -> str:
+    """One progress event as the line a person reads (redacted, printable)."""
+    status, title = event.get("status", ""), printable(redact(event.get("title", ""), 200))
+    summary = printable(redact(event.get("summary", ""), 200))
+    duration = f" ({event['duration_ms']} ms)" if event.get("duration_ms") else ""
+    mark = {"running": "…", "completed": "✓", "failed": "✗", "skipped": "–"}.get(status, "·")
+    return f"{mark} {title}{duration}" + (f" — {summary}" if summary else "")
 
 
 @dataclass
@@ -142,14 +155,11 @@ class ProgressView:
         if event.get("type") != EVENT_TYPE:
             return
         status, title = event.get("status", ""), printable(redact(event.get("title", ""), 200))
-        summary = printable(redact(event.get("summary", ""), 200))
         if self.interactive and status == "running" and event.get("step") not in ("start", "end"):
             self._start_spinner(title)
             return
         self._stop_spinner()
-        duration = f" ({event['duration_ms']} ms)" if event.get("duration_ms") else ""
-        mark = {"running": "…", "completed": "✓", "failed": "✗", "skipped": "–"}.get(status, "·")
-        line = f"{mark} {title}{duration}" + (f" — {summary}" if summary else "")
+        line = step_line(event)
         write(colour(fit(line, self.stream) if self.interactive else line, status, self.stream), self.stream)
 
     def _start_spinner(self, title: str) -> None:

@@ -1,6 +1,7 @@
-"""``reins runs [--limit N] [--prune DAYS] [--json]``: recent runs in the configured checkpointer.
+"""``reins runs [--limit N] [--wide] [--prune DAYS] [--json]``: recent runs in the configured checkpointer.
 
-Lists each thread's graph, status and whether it is paused (and how to resume it); ``--prune DAYS``
+One line per run (thread, graph, status, age) that fits 80 columns, as ``gh run list`` does;
+``--wide`` adds when it was updated and the command that continues it, ``--json`` everything. ``--prune DAYS``
 deletes every thread whose last checkpoint is older than DAYS days (and, for SQLite, gives the space
 back).
 """
@@ -8,10 +9,11 @@ back).
 from __future__ import annotations
 
 import argparse
+from datetime import datetime, timezone
 
 from policies.redaction import redact
 from cli.errors import EXIT_OK, UserError
-from cli.render import print_json, table
+from cli.render import print_json, table, write
 from runtime.settings import Settings
 
 
@@ -19,6 +21,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("runs", help="list recent runs (graph, status, paused/resumable); --prune DAYS")
     parser.add_argument("--limit", type=int, default=20, metavar="N", help="how many threads to list (default 20)")
     parser.add_argument("--prune", type=float, metavar="DAYS", help="delete threads idle for more than DAYS days")
+    parser.add_argument("--wide", action="store_true", help="also the update time and the command that continues each run")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
     parser.set_defaults(handler=run)
 
@@ -54,8 +57,38 @@ def run(args: argparse.Namespace) -> int:
         note = " (REINS_CHECKPOINT=memory keeps nothing between commands)" if not durable else ""
         print(f"no runs{note}")
         return EXIT_OK
-    rows = [(redact(r.thread_id, 128), r.graph, redact(r.status, 32), r.updated_at[:16].replace("T", " "),
-             r.resume or "-") for r in runs]
-    table(("thread", "graph", "status", "updated (UTC)", "resume"), rows, [r.status for r in runs],
-          folded=("resume",))
+    if args.wide:
+        rows = [(redact(r.thread_id, 128), r.graph, redact(r.status, 32), r.updated_at[:16].replace("T", " "),
+                 r.resume or "-") for r in runs]
+        table(("thread", "graph", "status", "updated (UTC)", "resume"), rows, [r.status for r in runs],
+              folded=("resume",))
+        return EXIT_OK
+    now = datetime.now(timezone.utc)
+    rows = [(_cut(redact(r.thread_id, 128), THREAD_CHARS), r.graph, _cut(redact(r.status, 32), STATUS_CHARS),
+             age(r.updated_at, now)) for r in runs]
+    table(("thread", "graph", "status", "age"), rows, [r.status for r in runs])
+    if any(r.resume for r in runs):
+        write("reins runs --wide: the command that continues each run")
     return EXIT_OK
+
+
+# The one-line form fits 80 columns: the longest graph name (14) and age (7) leave these two.
+THREAD_CHARS, STATUS_CHARS = 32, 20
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def age(updated_at: str, now: datetime) -> str:
+    """How long ago a run was last updated, in the largest whole unit: ``now``, ``12m``, ``3h``, ``5d``."""
+    try:
+        when = datetime.fromisoformat(updated_at)
+    except ValueError:
+        return "-"
+    when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    seconds = max(0, int((now - when).total_seconds()))
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return "now"

@@ -161,18 +161,24 @@ def _lines(ask: Callable[[str], str], prompt: str) -> str | None:
 def edit_strategy(strategy: Mapping[str, Any], ask: Callable[[str], str]) -> str | None:
     """The strategy as formatted JSON, edited in ``$VISUAL`` / ``$EDITOR``; without one, the whole of
     it is shown and the edited JSON read over several lines. None when input ends."""
+    return edit_json(strategy, ask, "strategy")
+
+
+def edit_json(value: Any, ask: Callable[[str], str], what: str) -> str | None:
+    """``value`` as formatted JSON, edited in ``$VISUAL`` / ``$EDITOR`` (or pasted over several lines
+    without one); the edited text, None when input ends."""
     import os
 
-    text = json.dumps(strategy, indent=2, ensure_ascii=False)
+    text = json.dumps(value, indent=2, ensure_ascii=False)
     editor = os.environ.get("VISUAL", "").strip() or os.environ.get("EDITOR", "").strip()
     if editor:
-        return _in_editor(editor, text)
-    print("The strategy under review (edit it as JSON):", file=sys.stderr)
+        return _in_editor(editor, text, what)
+    print(f"The {what} under review (edit it as JSON):", file=sys.stderr)
     print(text, file=sys.stderr)
-    return _lines(ask, "Paste the edited strategy JSON; finish with a line containing only '.':")
+    return _lines(ask, f"Paste the edited {what} JSON; finish with a line containing only '.':")
 
 
-def _in_editor(editor: str, text: str) -> str:
+def _in_editor(editor: str, text: str, what: str = "strategy") -> str:
     import os
     import shlex
     import subprocess
@@ -187,7 +193,7 @@ def _in_editor(editor: str, text: str) -> str:
         except OSError:
             raise UserError("the editor in $VISUAL / $EDITOR could not be started") from None
         if done.returncode != 0:
-            print(f"reins: the editor exited with status {done.returncode}; the strategy is unchanged", file=sys.stderr)
+            print(f"reins: the editor exited with status {done.returncode}; the {what} is unchanged", file=sys.stderr)
             return text
         with open(path, encoding="utf-8") as file:
             return file.read()

@@ -62,13 +62,11 @@ def build_graph(
     ``models``: a ModelSet, one chat model for every role, or None (resolved per run from the context /
     environment).
     ``human_review``: pause at the strategy review and before the automatic revision (needs a
-    checkpointer). ``resolver``: where ``docs://`` and ``project://`` resources come from.
+    checkpointer: its own, or the parent graph's when it runs as a subgraph; a run with neither is
+    refused before any step). ``resolver``: where ``docs://`` and ``project://`` resources come from.
     ``max_steps``: tighten the step budget (never above the one derived from the machine's table:
     its longest valid run, 12 steps; 20 with human review).
     """
-    if human_review and checkpointer is None:
-        # A review pause is resumed from a checkpoint: without one the run could never continue.
-        raise ValueError("human_review needs a checkpointer: build_graph(checkpointer=..., human_review=True)")
     deps = TasklistDeps(models=model_set_of(models, "tasklist_agent"), resolver=resolver, human_review=human_review, max_steps=max_steps)
     builder = StateGraph(TasklistState, context_schema=TasklistContext, input_schema=TasklistInput, output_schema=TasklistOutput)
     for name, function in NODES.items():
@@ -84,9 +82,10 @@ def build_graph(
     for name in exits():
         builder.add_edge(name, END)
     compiled = builder.compile(checkpointer=checkpointer, name="tasklist_agent", **compile_options)
-    # The input is checked and redacted before LangGraph stores it; a review asked for in the
-    # context needs a checkpointer too.
-    return guard_input(compiled, ("request", "plan_uri"), pause_key="human_review")
+    # The input is checked and redacted before LangGraph stores it; a run that pauses for review
+    # (built so, or asked for in the context) needs a checkpointer then, not at build time: as a
+    # subgraph it inherits the parent's.
+    return guard_input(compiled, ("request", "plan_uri"), pause_key="human_review", pauses=human_review)
 
 
 graph = build_graph()

@@ -115,6 +115,10 @@ def merge_recall(
 MEMORY_ROOT = "assistant-memory"
 MemoryScope = Literal["thread", "user"]  # a dropdown in Studio (the assistant's context)
 SCOPES: tuple[str, ...] = get_args(MemoryScope)
+# What a turn recalls unless told otherwise: the user's notes, so "remember that …" is recalled in
+# the user's next session too (and skill drafts build up across sessions); "thread" keeps a
+# conversation's notes to itself.
+DEFAULT_SCOPE: MemoryScope = "user"
 
 
 # A namespace label holds an id percent-encoded: "%", "." (the store's separator) and unprintable
@@ -154,8 +158,8 @@ def user_namespace(user_id: str | None, area: str = "shared") -> tuple[str, ...]
 
 def notes_namespace(user_id: str | None, scope: str | None, thread_id: str | None) -> tuple[str, ...]:
     """Where a turn's notes are recalled from and its reflection is written: the user's shared
-    notes (scope ``user``) or this thread's (scope ``thread``, the default)."""
-    if scope == "user":
+    notes (scope ``user``, the default) or this thread's (scope ``thread``)."""
+    if (scope or DEFAULT_SCOPE) == "user":
         return user_namespace(user_id)
     return (MEMORY_ROOT, store_label(user_id or "local"), "thread", store_label(thread_id))
 

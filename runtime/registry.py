@@ -105,6 +105,15 @@ class RegisteredTool:
             return tuple(schema.get("properties") or {})
         return tuple(schema.model_fields)
 
+    @property
+    def argument_types(self) -> dict[str, Any]:
+        """The required parameters and each parameter's JSON-schema type (``string`` when unsaid)."""
+        schema = self.args_schema if isinstance(self.args_schema, dict) else self.args_schema.model_json_schema()
+        properties = schema.get("properties") or {}
+        types = {name: spec.get("type") if isinstance(spec.get("type"), str) else "string"
+                 for name, spec in properties.items() if isinstance(spec, dict)}
+        return {"required": [name for name in schema.get("required") or [] if name in properties], "types": types}
+
     def as_langchain_tool(self) -> BaseTool:
         """A LangChain tool for binding; sub-agents have no callable here — the graph runs them."""
         from langchain_core.tools import StructuredTool

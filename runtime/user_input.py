@@ -73,12 +73,13 @@ def add_redacted_messages(left: Any, right: Any) -> Any:
     return add_messages(left, redacted_messages(right))
 
 
-def check_can_pause(graph: Any, config: Any, context: Any, pause_key: str | None) -> None:
-    """A run whose context asks for pauses (``pause_key`` true) needs a checkpointer to resume from:
-    its own, or the parent's when it runs as a subgraph (LangGraph passes it in the config)."""
+def check_can_pause(graph: Any, config: Any, context: Any, pause_key: str | None, pauses: bool = False) -> None:
+    """A run that pauses (``pauses``: built to; or its context's ``pause_key`` is true) needs a
+    checkpointer to resume from: its own, or the parent's when it runs as a subgraph (LangGraph
+    passes it in the config)."""
     if not pause_key:
         return
-    wanted = context.get(pause_key) if isinstance(context, Mapping) else getattr(context, pause_key, None)
+    wanted = pauses or (context.get(pause_key) if isinstance(context, Mapping) else getattr(context, pause_key, None))
     if not wanted or graph.checkpointer not in (None, False):
         return
     # A subgraph inherits the parent's checkpointer through the given or the ambient config.
@@ -165,10 +166,10 @@ async def acheck_resume(graph: Any, input: Any, config: Mapping[str, Any] | None
 @lru_cache(maxsize=None)
 def _guarded_class(
     base: type, text_keys: tuple[str, ...], messages_key: str | None, pause_key: str | None,
-    resume_check: ResumeCheck | None,
+    resume_check: ResumeCheck | None, pauses: bool,
 ) -> type:
     def read(self: Any, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        check_can_pause(self, args[0] if args else kwargs.get("config"), kwargs.get("context"), pause_key)
+        check_can_pause(self, args[0] if args else kwargs.get("config"), kwargs.get("context"), pause_key, pauses)
         return read_input(input, text_keys, messages_key)
 
     def stream(self: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
@@ -189,10 +190,13 @@ def _guarded_class(
 def guard_input(
     compiled: Any, text_keys: tuple[str, ...] = (), messages_key: str | None = None, pause_key: str | None = None,
     resume_check: ResumeCheck | None = None,
+    pauses: bool = False,
 ) -> Any:
     """``compiled``, reading every input with ``read_input`` before LangGraph stores it (copies too).
-    ``pause_key``: the context field that makes a run pause for a person (``check_can_pause``).
-    ``resume_check``: the graph's rules on a resume value (every resume is held to the size and
-    depth limits); a refused value raises ``ResumeRefused`` and LangGraph stores nothing."""
-    compiled.__class__ = _guarded_class(type(compiled), tuple(text_keys), messages_key, pause_key, resume_check)
+    ``pause_key``: the context field that makes a run pause for a person; ``pauses``: the graph was
+    built to pause (``check_can_pause``). ``resume_check``: the graph's rules on a resume value
+    (every resume is held to the size and depth limits); a refused value raises ``ResumeRefused``
+    and LangGraph stores nothing."""
+    compiled.__class__ = _guarded_class(type(compiled), tuple(text_keys), messages_key, pause_key, resume_check,
+                                        pauses)
     return compiled

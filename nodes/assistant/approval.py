@@ -40,7 +40,8 @@ from runtime.user_input import DecisionTaken, running_checkpoint
 APPROVAL = "tool_approval"
 QUESTION = "question"
 POSSIBLY_RAN = "possibly_ran"  # how readers show an approval whose dispatched call has no result yet
-PAUSE_KINDS = (APPROVAL, QUESTION, POSSIBLY_RAN)
+SKILL_DRAFT = "skill_draft"  # a skill draft offered for a person's approval (nodes.assistant.skill_drafts)
+PAUSE_KINDS = (APPROVAL, QUESTION, POSSIBLY_RAN, SKILL_DRAFT)
 
 _NOTES = {"approve": "approved", "edit": "approved with edited arguments", "run_again": "run again by the user",
           "reject": "rejected by the user", "mark_done": "marked done by the user", "skip": "skipped by the user"}

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policies.mcp_config import parse_config
-from policies.memory import SCOPES, MemoryScope
+from policies.memory import DEFAULT_SCOPE, SCOPES, MemoryScope
 from runtime.context import ReinsContext, model_field
 from runtime.flow_rules import parse_rules
 
@@ -18,8 +18,9 @@ class AssistantContext(ReinsContext):
                                     "delivery_chain")
     user_id: str = field(default="local", metadata={"description": "Whose long-term notes to read and write."})
     memory_scope: MemoryScope = field(
-        default="thread",
-        metadata={"description": "thread: notes stay in this conversation; user: shared by the user's threads."},
+        default=DEFAULT_SCOPE,
+        metadata={"description": "user: notes shared by the user's threads (recalled in a new session); "
+                                 "thread: notes stay in this conversation."},
     )
     skills_root: str | None = field(
         default=None,
@@ -28,6 +29,11 @@ class AssistantContext(ReinsContext):
     human_review: bool = field(
         default=False,
         metadata={"description": "Pause /tasklist runs for a person at their review points; resume on this thread."},
+    )
+    review_skill_drafts: bool = field(
+        default=False,
+        metadata={"description": "Offer a skill draft for approval after repeated successes on a topic "
+                                 "(a pause; human_review offers them too). reins chat sets it."},
     )
 
     mcp_config: dict[str, Any] | None = field(

@@ -59,8 +59,8 @@ def _text(message: AnyMessage) -> str:
 
 
 def memory_namespace(context: AssistantContext | None, thread_id: str | None) -> tuple[str, ...]:
-    """Notes live per user and, by default, per thread; ``memory_scope="user"`` shares them across
-    the user's threads. Another user's notes are never in reach."""
+    """Notes live per user and, by default, are shared by the user's threads; ``memory_scope="thread"``
+    keeps them to one thread. Another user's notes are never in reach."""
     return notes_namespace(getattr(context, "user_id", None), getattr(context, "memory_scope", None), thread_id)
 
 
@@ -195,7 +195,8 @@ def reflect(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: 
                 yield StorePut(runtime.store, memory_namespace(runtime.context, thread_id_of(runtime)), uuid.uuid4().hex, note)
                 step.summary = f"note stored ({len(note['keywords'])} keywords)"
                 # A person can review a skill draft only in a run that pauses for review.
-                if outcome["verdict"] == "success" and getattr(runtime.context, "human_review", False):
+                offered = getattr(runtime.context, "human_review", False) or getattr(runtime.context, "review_skill_drafts", False)
+                if outcome["verdict"] == "success" and offered:
                     topic = note["topic"]
             else:  # a lost lesson is not a failed turn
                 step.skip(f"skipped ({reflection.reason()})")

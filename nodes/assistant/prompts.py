@@ -166,7 +166,7 @@ def summary_blocks(state: Mapping[str, Any]) -> list[str]:
 
 
 def _tools(tools: ScopedTools) -> list[dict[str, Any]]:
-    return [{"name": tool.name, "parameters": list(tool.parameters)} for tool in tools]
+    return [{"name": tool.name, "parameters": list(tool.parameters), **tool.argument_types} for tool in tools]
 
 
 def _inputs(state: Mapping[str, Any], tools: ScopedTools | None, *names: str, **values: Any) -> dict[str, Any]:
@@ -239,7 +239,7 @@ def answer_messages(state: Mapping[str, Any], tools: ScopedTools, stop_message: 
         parts.append(block("stop", stop_message))
     parts.extend(findings_block(state.get("check_findings", []), FINDINGS_NOTE))
     parts.append(block("request", neutralise(state.get("request", ""))))
-    inputs = _inputs(state, tools, "summary", "conversation", "recollections", "plan", "observations", "findings",
+    inputs = _inputs(state, tools, "tools", "summary", "conversation", "recollections", "plan", "observations", "findings",
                      "request", mode=mode, stop=stop_message)
     return Prompt([_system(IDENTITY, HARD_RULES, ANSWER_TASK), _human(state, "\n".join(parts))], inputs)
 

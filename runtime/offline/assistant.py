@@ -3,7 +3,9 @@
 Rules, not a language model: the request is scanned for sub-tasks — arithmetic expressions
 (→ calculator), time/date words (→ clock), resource URIs (→ read_doc), http(s) URLs (→ http_get) —
 in the order they appear, and any other offered tool the message names explicitly
-(``use notes__word_count on "a b c"``: its first parameter gets the quoted text). None is QA, one is SIMPLE_TOOL, several are COMPLEX with one plan step
+(``use notes__word_count on "a b c"``, ``use notes__tag with note="x" tag=work``: every required
+parameter filled from the message and typed from the tool's schema, ``runtime.offline.tool_args``;
+when they cannot all be filled the answer says which form works). None is QA, one is SIMPLE_TOOL, several are COMPLEX with one plan step
 each. Tool turns call the first sub-task not yet observed; answers are composed from the
 observations only. Every input is read from the call's structured inputs (its metadata,
 ``OfflineRequest.inputs``), never from the prompt's prose; answers are cut to their schema's bounds.
@@ -28,6 +30,7 @@ from policies.loop_guards import call_signature
 from policies.memory import keywords
 from runtime.offline.bounds import limit
 from runtime.offline.framework import OfflineRequest, responder
+from runtime.offline.tool_args import NAMED_CALL, fill_arguments, usage
 from schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection, AssistantReplan, AssistantSummary
 from schemas.skills import SkillDraft
 
@@ -40,7 +43,6 @@ _ZONE = re.compile(r"\b(?:[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?|UTC)\
 _GREETING = re.compile(r"^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening)|你好|您好)\b", re.I)
 _HELP = re.compile(r"\b(?:what can you do|help|capabilities|who are you)\b", re.I)
 _TRAILING = ".,;:!?)]}'\""
-_NAMED_CALL = re.compile(r"\buse\s+([A-Za-z0-9_-]{1,64})\s+on\s+\"([^\"]*)\"", re.I)
 _REMEMBER = re.compile(r"^\s*(?:please\s+)?remember(?:\s+that)?\s+(.+?)\s*[.!]?\s*$", re.I | re.S)
 _FORGET = re.compile(r"^\s*(?:please\s+)?forget(?:\s+(?:that|about))?\s+(.+?)\s*[.!]?\s*$", re.I | re.S)
 _PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent)\s+of\s+(\d+(?:\.\d+)?)", re.I)
@@ -92,16 +94,17 @@ def _is_arithmetic(candidate: str) -> bool:
 
 
 def find_subtasks(
-    request: str, available: tuple[str, ...] | None = None, parameters: dict[str, tuple[str, ...]] | None = None
+    request: str, available: tuple[str, ...] | None = None, parameters: dict[str, Any] | None = None
 ) -> list[SubTask]:
     """Sub-tasks of a request in order of appearance (only tools in ``available`` when given);
     ``parameters``: each offered tool's parameters, for calls the request names explicitly."""
     tasks: list[SubTask] = []
     masked = request
-    for match in _NAMED_CALL.finditer(request):
-        params = (parameters or {}).get(match.group(1))
-        if params:  # an offered tool with a parameter to put the quoted text in
-            tasks.append(SubTask(match.start(), match.group(1), {params[0]: match.group(2)}))
+    for match in NAMED_CALL.finditer(request):
+        tool = (parameters or {}).get(match.group(1))
+        args = fill_arguments(match.group(2), *tool) if tool and tool[0] else None
+        if args is not None:  # an offered tool whose required parameters the message fills
+            tasks.append(SubTask(match.start(), match.group(1), args))
             masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
     for pattern, tool, key in ((_URL, "http_get", "url"), (_URI, "read_doc", "uri")):
         for match in pattern.finditer(request):
@@ -131,10 +134,26 @@ def _tool_names(request: OfflineRequest) -> tuple[str, ...]:
     return request.tool_names or names
 
 
-def _tool_parameters(request: OfflineRequest) -> dict[str, tuple[str, ...]]:
-    """Each offered tool's parameters."""
+ToolShape = tuple[tuple[str, ...], tuple[str, ...], dict[str, str]]  # parameters, required ones, types
+
+
+def _tool_parameters(request: OfflineRequest) -> dict[str, ToolShape]:
+    """Each offered tool's parameters, its required ones and their types."""
     tools = request.inputs.get("tools") or []
-    return {tool["name"]: tuple(p.strip() for p in tool["parameters"] if p.strip()) for tool in tools}
+    return {tool["name"]: (tuple(p.strip() for p in tool["parameters"] if p.strip()),
+                           tuple(tool.get("required") or ()), dict(tool.get("types") or {})) for tool in tools}
+
+
+def unfilled_call(request: OfflineRequest) -> str:
+    """For a message naming an offered tool whose required parameters it does not fill: the form
+    that works ("" otherwise)."""
+    tools = _tool_parameters(request)
+    for match in NAMED_CALL.finditer(request.inputs.get("request", "")):
+        tool = tools.get(match.group(1))
+        if tool and tool[0] and fill_arguments(match.group(2), *tool) is None:
+            return (f"I could not fill every required parameter of {match.group(1)} from the message; "
+                    f"the offline stand-in calls it when you write: {usage(match.group(1), *tool)}")
+    return ""
 
 
 def _skill_names(request: OfflineRequest) -> list[str]:
@@ -269,6 +288,8 @@ def answer(request: OfflineRequest) -> dict[str, Any]:
     told = [note for note in recollections if note.startswith("You told me: ")]
     if told:  # what the user asked to remember answers the question
         return {"summary": f"{told[0][:600]}", "evidence": [], "verdict": "success"}
+    if form := unfilled_call(request):
+        return {"summary": form[: limit(AssistantAnswer, "summary")], "evidence": [], "verdict": "partial"}
     summary = (
         "I am Reins' offline rule-based stand-in, so I answer only what the tools can establish: arithmetic, "
         "the current time, docs:// resources and allow-listed web pages. Configure REINS_MODEL for open questions."

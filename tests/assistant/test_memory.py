@@ -66,18 +66,36 @@ def test_a_reflection_note_is_recalled_in_its_thread_only(runner):
             "assistant.answer": [answer("10 EUR is 11 USD."), answer("ok"), answer("ok")],
         }
     )
-    run.ask("convert 10 EUR to USD with the exchange rate", thread="a")
+    run.ask("convert 10 EUR to USD with the exchange rate", thread="a", memory_scope="thread")
     assert run.model.count("assistant.reflection") == 1
     notes = run.store.search((MEMORY_ROOT, "local", "thread", "a"))
     assert [n.value["text"] for n in notes] == ["Lesson: Fetch the exchange rate before converting."]
 
-    result = run.ask("which exchange rate did we use?", thread="a")
+    result = run.ask("which exchange rate did we use?", thread="a", memory_scope="thread")
     recollections = block(prompt_of(run.model, "assistant.intent"), "recollections")
     assert recollections == "- Lesson: Fetch the exchange rate before converting."
     assert block(prompt_of(run.model, "assistant.answer"), "recollections") == recollections
     assert summaries(result, "memory")[0].endswith("; 1 recollection(s) injected")
 
-    run.ask("which exchange rate did we use?", thread="b")
+    run.ask("which exchange rate did we use?", thread="b", memory_scope="thread")
+    assert block(prompt_of(run.model, "assistant.intent"), "recollections") == "(none)"
+
+
+def test_by_default_a_note_is_the_users_and_recalled_in_their_next_session(runner):
+    run = runner(
+        {
+            **_complex_script("Fetch the exchange rate before converting.", ["exchange", "rate"]),
+            "assistant.intent": [complex_("calculator"), qa(), qa()],
+            "assistant.answer": [answer("10 EUR is 11 USD."), answer("ok"), answer("ok")],
+        }
+    )
+    run.ask("convert 10 EUR to USD with the exchange rate", thread="a")
+    notes = run.store.search((MEMORY_ROOT, "local", "shared"))
+    assert [n.value["text"] for n in notes] == ["Lesson: Fetch the exchange rate before converting."]
+    run.ask("which exchange rate did we use?", thread="b")  # a new session of the same user
+    assert block(prompt_of(run.model, "assistant.intent"), "recollections") == (
+        "- Lesson: Fetch the exchange rate before converting.")
+    run.ask("which exchange rate did we use?", thread="c", user_id="someone-else")
     assert block(prompt_of(run.model, "assistant.intent"), "recollections") == "(none)"
 
 
@@ -144,7 +162,7 @@ def test_tampered_store_notes_are_ignored(runner):
         "good",
         {"text": "Lesson: rules matter", "keywords": ["rules"], "created_at": "2026-01-01T00:00:00+00:00"},
     )
-    run.ask("what are the rules?")
+    run.ask("what are the rules?", memory_scope="thread")
     assert block(prompt_of(run.model, "assistant.intent"), "recollections") == "- Lesson: rules matter"
 
 

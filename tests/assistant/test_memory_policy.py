@@ -104,7 +104,8 @@ def test_merge_recall(semantic, ranked, expected):
     [
         ("ann", "user", "t1", ("assistant-memory", "ann", "shared")),
         ("ann", "thread", "t1", ("assistant-memory", "ann", "thread", "t1")),
-        (None, None, None, ("assistant-memory", "local", "thread", "%")),  # no thread: a label no id has
+        (None, None, None, ("assistant-memory", "local", "shared")),  # the user's notes by default
+        (None, "thread", None, ("assistant-memory", "local", "thread", "%")),  # no thread: a label no id has
         ("a.b", "user", None, ("assistant-memory", "a%2Eb", "shared")),  # no dots in a label: encoded, not replaced
     ],
 )

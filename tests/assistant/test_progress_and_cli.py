@@ -74,6 +74,10 @@ def test_chat_once_json(cli_env, capsys):
     payload = json.loads(capsys.readouterr().out)
     assert payload["thread"] == "j1" and payload["intent"] == "SIMPLE_TOOL"
     assert payload["answer"]["verdict"] == "success" and payload["records"][0]["output"] == "42"
+    metrics = payload["metrics"]  # the turn's model calls
+    assert metrics["business_calls"] >= 3 and metrics["fallbacks"] == 0 and metrics["failed_calls"] == 0
+    assert metrics["fallbacks_per_role"] == {} or set(metrics["fallbacks_per_role"].values()) == {0}
+    assert metrics["per_contract"]["assistant.intent"]["business_calls"] == 1
 
 
 SECRET_URL = "http://admin:hunter2pass@evil.example.com/x?api_key=sk-abcdef1234567890ABCD"
@@ -139,35 +143,70 @@ class _Terminal(io.StringIO):
         return True
 
 
+def _screen(text: str, columns: int = 80) -> list[str]:
+    """What a terminal shows after ``text`` (a terminal emulator: overwritten lines are gone)."""
+    import pyte
+
+    screen = pyte.Screen(columns, 40)
+    pyte.Stream(screen).feed(text.replace("\n", "\r\n"))
+    return [line.rstrip() for line in screen.display if line.strip()]
+
+
 def test_chat_on_a_terminal_prints_the_reply_as_it_is_written(cli_env, monkeypatch):
-    from cli import chat
+    from cli.chat_screen import ChatScreen
 
     pieces: list[str] = []
     terminal = _Terminal()
-    original = chat.StreamedReply.__call__
+    original = ChatScreen.reply
 
     def spy(self, piece):
         pieces.append(piece)
         original(self, piece)
 
-    monkeypatch.setattr(chat.StreamedReply, "__call__", spy)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(ChatScreen, "reply", spy)
     monkeypatch.setattr("sys.stdout", terminal)
     assert main(["chat", "--once", "what is (17+25)*3?"]) == 0
-    out = terminal.getvalue()
     assert len(pieces) >= 3 and "".join(pieces) == "(17+25)*3 = 126."
-    assert out.splitlines()[:3] == [STAND_IN_NOTICE, "assistant> (17+25)*3 = 126.", "  · calculator((17+25)*3) → 126"]
-    assert out.count("126.") == 1  # streamed once, not printed again
+    shown = _screen(terminal.getvalue())
+    assert shown[0] == STAND_IN_NOTICE[:80]
+    assert shown[-3:] == ["assistant> (17+25)*3 = 126.", "  · calculator((17+25)*3) → 126", "[success]"]
 
 
-def test_a_streamed_reply_the_check_changed_is_replaced_by_the_checked_text():
-    from cli.chat import StreamedReply, _print_answer
+def _rendered(draw) -> list[str]:
+    from cli.chat_screen import ChatScreen
 
-    terminal = _Terminal()
-    streamed = StreamedReply(terminal)
-    for piece in ("I called ", "the calculator ", "and got 42."):
-        streamed(piece)
-    _print_answer({"reply": "No tool produced that result.", "answer": {"verdict": "partial", "evidence": []}},
-                  terminal, streamed)
-    out = terminal.getvalue()
-    draft_end = out.index("and got 42.") + len("and got 42.")
-    assert out[draft_end:].startswith("\r\x1b[J" + "assistant> No tool produced that result.\n")
+    terminal, errors = _Terminal(), _Terminal()
+    screen = ChatScreen(terminal, errors)
+    screen.console.width = 80
+    draw(screen)
+    screen.stop()
+    return _screen(terminal.getvalue())
+
+
+def test_a_streamed_reply_the_check_changed_is_replaced_by_the_checked_text(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+    def draw(screen):
+        for piece in ("I called ", "the calculator ", "and got 42."):
+            screen.reply(piece)
+        screen.finish("No tool produced that result.")
+
+    assert _rendered(draw) == ["assistant> No tool produced that result."]
+
+
+def test_steps_that_end_while_the_reply_shows_are_printed_above_it_and_a_second_draft_replaces_the_first(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    step = {"type": "workflow-progress", "status": "completed", "title": "Check the answer", "summary": "findings"}
+
+    def draw(screen):
+        screen.reply("A first draft ")
+        screen.reply("with *no* evidence.")
+        screen(step)  # the check sends the turn back to its tools …
+        screen.reply("The second draft.")  # … and the next draft replaces the first
+        screen(step)
+        screen.finish("The second draft.")
+
+    assert _rendered(draw) == ["✓ Check the answer — findings", "✓ Check the answer — findings",
+                               "assistant> The second draft."]

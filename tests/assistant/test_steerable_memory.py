@@ -115,12 +115,12 @@ def sqlite_cli(monkeypatch, tmp_path, reins_home):
     return reins_home
 
 
-def test_reins_chat_remembers_across_runs_with_the_user_scope_offline(sqlite_cli, capsys):
+def test_reins_chat_remembers_across_runs_by_default_offline(sqlite_cli, capsys):
     assert main(["chat", "--once", "remember that I deploy on Fridays"]) == 0
     assert capsys.readouterr().out.splitlines()[:2] == [STAND_IN_NOTICE, f"I will remember that: {NOTE}"]
-    assert main(["chat", "--memory-scope", "user", "--once", "when do I deploy?"]) == 0
+    assert main(["chat", "--once", "when do I deploy?"]) == 0  # a new session: recalled
     assert "Fridays" in capsys.readouterr().out.splitlines()[1]
-    main(["chat", "--once", "when do I deploy?"])  # thread scope, a new thread: not recalled
+    main(["chat", "--memory-scope", "thread", "--once", "when do I deploy?"])  # thread-only: not recalled
     assert "Fridays" not in capsys.readouterr().out
     assert (sqlite_cli / "memory.db").is_file()  # in REINS_HOME
 

@@ -131,3 +131,70 @@ def test_reins_eval_shows_its_progress_bar_on_a_terminal(terminal, ttys, tmp_pat
     table = shown[shown.index("━━ 5/5"):].split("\n", 1)[1]
     assert "single" in table and "chain" in table and "|---" not in table  # the results, a rendered table
     assert all(len(line) <= 80 for line in table.splitlines())
+
+
+def _many_runs(count: int) -> list[str]:
+    """``count`` finished and unfinished runs of the three graphs, written as the CLI writes them."""
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    from runtime.checkpoint import checkpointer_from_settings
+    from runtime.settings import Settings
+    from runtime.tracing import run_config
+
+    class State(TypedDict, total=False):
+        run_status: str
+
+    builder = StateGraph(State)
+    builder.add_node("work", lambda state: {})
+    builder.add_edge(START, "work")
+    builder.add_edge("work", END)
+    graphs = ("delivery_chain", "tasklist_agent", "assistant")
+    statuses = ("final_with_manual_review_items", "needs_review", "pass")
+    threads = []
+    with checkpointer_from_settings(Settings.from_env()) as saver:
+        graph = builder.compile(checkpointer=saver)
+        for index in range(count):
+            thread = f"{graphs[index % 3].split('_')[0]}-{index:02d}0123456789ab"
+            config = run_config(graphs[index % 3], thread_id=thread)
+            if index % 4 == 0:  # stopped before its end: incomplete, with the command that continues it
+                graph.update_state(config, {"run_status": ""}, as_node="__start__")
+            else:
+                graph.invoke({"run_status": statuses[index % 3]}, config)
+            threads.append(thread)
+    return threads
+
+
+def test_runs_are_one_line_each_at_80_columns_and_wide_shows_the_resume_commands(terminal, ttys, reins_home):
+    ttys()
+    threads = _many_runs(21)
+    assert main(["runs", "--limit", "50"]) == 0
+    lines = terminal.export_text().splitlines()
+    assert lines[0].split() == ["thread", "graph", "status", "age"]
+    assert len(lines) == 1 + 21
+    assert sys.stdout.getvalue() == "reins runs --wide: the command that continues each run\n"
+    assert all(len(line) <= 80 for line in lines)
+    for thread in threads:  # one line per run, its id whole
+        (line,) = [line for line in lines if thread in line]
+        assert line.rstrip().endswith(("now", "m ago"))
+    assert "final_with_manual_r…" in "\n".join(lines)  # a long status is cut, never wrapped
+
+    terminal.width = 160  # the wide form is for a wide window (or --json)
+    assert main(["runs", "--limit", "50", "--wide"]) == 0
+    wide = terminal.export_text()
+    assert "reins deliver --resume delivery-000123456789ab" in wide.replace("\n", "")
+    assert "reins chat --thread" in wide.replace("\n", "")
+
+
+@pytest.mark.parametrize(
+    ("seconds", "label"), [(0, "now"), (59, "now"), (60, "1m ago"), (7200, "2h ago"), (3 * 86400 + 5, "3d ago")]
+)
+def test_run_age_is_the_largest_whole_unit(seconds, label):
+    from datetime import datetime, timedelta, timezone
+
+    from cli.runs import age
+
+    now = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    assert age((now - timedelta(seconds=seconds)).isoformat(), now) == label
+    assert age("not a time", now) == "-"

@@ -212,3 +212,32 @@ def test_a_paused_run_survives_a_process_restart(tmp_path):
     assert result["contract_metrics"]["tasklist.planning_decision"]["business_calls"] == 1
     # the new process continued at the revision: it never re-ran the earlier steps
     assert "Revise to v2" in done.stderr and "Read the version plan" not in done.stderr
+
+
+def test_a_reviewed_tasklist_as_a_subgraph_uses_the_parents_checkpointer():
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class Parent(TypedDict, total=False):
+        request: str
+        final_decision: str
+
+    model = ScriptedModel({"tasklist.planning_decision": [proceed()], "tasklist.draft": [PASSING]})
+    reviewed = graph_for(model, human_review=True)  # no checkpointer of its own: built without error
+    builder = StateGraph(Parent)
+    builder.add_node("tasklist", reviewed)
+    builder.add_edge(START, "tasklist")
+    builder.add_edge("tasklist", END)
+    parent = builder.compile(checkpointer=strict_memory_saver())
+    config = {"configurable": {"thread_id": "parent"}}
+    first = parent.invoke({"request": f"/tasklist {READY}"}, config)
+    assert first["__interrupt__"][0].value["kind"] == "strategy_review"  # paused on the parent's thread
+    done = parent.invoke(Command(resume={"type": "approve"}), config)
+    assert done["final_decision"] == "final"
+    assert model.count("tasklist.planning_decision") == 1 and model.count("tasklist.draft") == 1
+
+    # On its own, with no checkpointer anywhere, the run is refused before any step.
+    with pytest.raises(ValueError, match="human_review needs a checkpointer"):
+        reviewed.invoke({"request": f"/tasklist {READY}"}, {"configurable": {"thread_id": "alone"}})
+    assert model.count("tasklist.planning_decision") == 1

@@ -1,7 +1,8 @@
 """A loopback OpenAI-compatible chat-completions server for the wire tests (standard library only).
 
 It listens on 127.0.0.1, records every request (path, headers, JSON body) and answers with what a
-test's ``answer(body)`` function returns: a chat completion in the real OpenAI wire format, an HTTP
+test's ``answer(body)`` function returns: a chat completion in the real OpenAI wire format (streamed
+as server-sent events when the request asks for ``stream``), an HTTP
 error with an OpenAI-style error body, or a dropped connection. It imports nothing from Reins: what
 it answers is decided from the request alone, the way a provider would.
 """

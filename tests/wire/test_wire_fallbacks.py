@@ -198,3 +198,17 @@ def test_a_fallback_shows_in_the_live_progress_and_in_chat(stub, fast_cli, capsy
     main(["chat", "--once", "what is (17+25)*3?", "--json"])
     payload = json.loads(capsys.readouterr().out)
     assert payload["fallbacks"] and payload["fallbacks"][0].startswith("chat: ")
+
+
+def test_chat_json_reports_the_turns_fallbacks(stub, fast_cli, capsys):
+    from cli import main
+
+    provider = stub(lambda body: HttpError(404, "no such model") if body["model"] == "gone" else cooperative(body))
+    fast_cli(provider.base_url, REINS_MODEL="gone", REINS_MODEL_FALLBACK="good")
+    assert main(["chat", "--once", "what is (17+25)*3?", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    metrics = payload["metrics"]
+    calls = sum(1 for b in provider.bodies() if b["model"] == "gone")
+    assert calls >= 2 and metrics["fallbacks"] == calls  # every call moved on to the fallback
+    assert metrics["fallbacks_per_role"]["chat"] == calls
+    assert payload["models"]["chat"] == ["openai-compatible:good"]

@@ -1,0 +1,120 @@
+"""``reins chat`` on a real terminal: a pseudo-terminal of 80 columns, its output fed to a terminal
+emulator (``pyte``) so a line that is overwritten or erased is caught as a person would see it."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pexpect
+import pyte
+import pytest
+
+from tests.wire.behaviours import cooperative, schema_name
+from tests.wire.conftest import KEY, stub  # noqa: F401  # the stub provider fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+COLUMNS, ROWS = 80, 40
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REINS_", "OPENAI_", "NO_COLOR"))}
+    env.update(REINS_HOME=str(home), PYTHONPATH=str(ROOT), TERM="xterm-256color", COLUMNS=str(COLUMNS),
+               LINES=str(ROWS), **extra)
+    return env
+
+
+class Screen:
+    """What a terminal of COLUMNS × ROWS shows after everything the program wrote."""
+
+    def __init__(self) -> None:
+        self.screen = pyte.Screen(COLUMNS, ROWS)
+        self.stream = pyte.Stream(self.screen)
+
+    def feed(self, data: str) -> None:
+        self.stream.feed(data)
+
+    def lines(self) -> list[str]:
+        return [line.rstrip() for line in self.screen.display]
+
+
+def _spawn(args: list[str], env: dict[str, str], cwd: Path) -> pexpect.spawn:
+    """The command on a pseudo-terminal; everything it writes is kept in ``child.logfile_read``."""
+    child = pexpect.spawn(sys.executable, ["-m", "cli", *args], env=env, cwd=str(cwd), encoding="utf-8",
+                          dimensions=(ROWS, COLUMNS), timeout=60)
+    child.logfile_read = io.StringIO()
+    return child
+
+
+def test_chat_once_leaves_the_answer_on_the_final_screen(tmp_path):
+    child = _spawn(["chat", "--once", "what is 2+2?"], _env(tmp_path / "home"), tmp_path)
+    child.expect(pexpect.EOF)
+    child.close()
+    screen = Screen()
+    screen.feed(child.logfile_read.getvalue())
+    lines = screen.lines()
+    assert child.exitstatus == 0, "\n".join(lines)
+    answer = [line for line in lines if line.startswith("assistant>")]
+    assert answer == ["assistant> 2+2 = 4."], "\n".join(lines)
+    shown = "\n".join(lines)
+    # The steps that end after the reply started are printed above it, never over it.
+    assert shown.index("Write the answer") < shown.index("assistant> 2+2 = 4.") < shown.index("[success]")
+    assert all(len(line) <= COLUMNS for line in lines)
+
+
+def test_ctrl_c_cancels_the_turn_returns_to_the_prompt_and_the_thread_resumes(stub, tmp_path):  # noqa: F811
+    released = threading.Event()
+
+    def answer(body):
+        if schema_name(body) == "AssistantIntent" and not released.is_set():
+            released.wait(60)  # the provider hangs until the test lets it answer
+        return cooperative(body)
+
+    provider = stub(answer)
+    home = tmp_path / "home"
+    env = _env(home, REINS_MODEL="stub-model", OPENAI_BASE_URL=provider.base_url, OPENAI_API_KEY=KEY)
+    child = _spawn(["chat", "--thread", "mine"], env, tmp_path)
+    screen = Screen()
+    try:
+        child.expect("you> ")
+        child.sendline("what is (17+25)*3?")
+        deadline = time.monotonic() + 60
+        while not any(schema_name(b) == "AssistantIntent" for b in provider.bodies()):
+            assert time.monotonic() < deadline and child.isalive()
+            time.sleep(0.05)
+        child.sendintr()
+        child.expect("turn cancelled: (.*)Ctrl-C again quits.")
+        assert "saved as thread mine" in child.match.group(1)
+        child.expect("you> ")  # back at the prompt: the chat goes on
+
+        # The cancelled thread is listed as the assistant's, with the command that continues it.
+        listed = subprocess.run([sys.executable, "-m", "cli", "runs", "--json"], env=env, cwd=tmp_path,
+                                capture_output=True, text=True, timeout=60)
+        (run,) = json.loads(listed.stdout)["runs"]
+        assert run["thread_id"] == "mine" and run["graph"] == "assistant"
+        assert run["status"] == "incomplete" and run["resume"] == "reins chat --thread mine"
+
+        released.set()
+        child.sendline("")  # Enter finishes the cancelled turn
+        child.expect("finishing the interrupted turn")
+        child.expect(r"\[success\]")
+        child.expect("you> ")
+        child.sendintr()  # Ctrl-C at the prompt: a hint first …
+        child.expect("Ctrl-C again")
+        child.sendintr()  # … and a second one quits
+        child.expect(pexpect.EOF)
+    finally:
+        released.set()
+        if child.isalive():
+            child.terminate(force=True)
+    child.close()
+    assert child.exitstatus == 130
+    screen.feed(child.logfile_read.getvalue())
+    shown = "\n".join(screen.lines())
+    assert "assistant> (17+25)*3 = 126." in shown and "Traceback" not in shown
