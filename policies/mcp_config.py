@@ -1,7 +1,8 @@
 """The user's MCP configuration, checked (pure): the ``{"mcpServers": {...}}`` format MCP hosts share.
 
 A server is stdio (``command``, ``args``, ``env``, ``cwd``) or streamable HTTP (``url``, ``headers``);
-optional ``tools`` (only these are offered), ``timeout_s`` (a call's deadline, default 30) and
+optional ``tools`` (only these are offered), ``timeout_s`` (a call's deadline, default 30),
+``startup_timeout_s`` (the deadline to start and list its tools, default 60, apart from a call's) and
 ``trust`` (tools that run without approval although not marked read-only). Each tool is offered as
 ``<server>__<tool>``; a name a provider would refuse or that clashes is a configuration error naming
 the server. A server is untrusted input: its descriptions are neutralised and capped here.
@@ -15,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_STARTUP_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
 MAX_DESCRIPTION_CHARS = 300
 SEPARATOR = "__"
 OFFERED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _SERVER_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "tools", "timeout_s", "trust",
-                          "transport", "type"})
+                          "transport", "type", "startup_timeout_s"})
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")  # incl. bidi overrides
 
 
@@ -35,6 +37,7 @@ class ServerSpec:
     tools: tuple[str, ...] | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     trust: frozenset[str] = frozenset()
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
 
     @property
     def transport(self) -> str:
@@ -79,12 +82,18 @@ def _server(name: Any, raw: Any) -> ServerSpec:
         connection = {"transport": "streamable_http", "url": url}
         if "headers" in raw:
             connection["headers"] = _string_map(raw["headers"], "headers", name)
-    timeout = raw.get("timeout_s", DEFAULT_TIMEOUT_S)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT_S:
-        raise McpConfigError(f"MCP server {name!r}: timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S:g}]")
+    timeout = _seconds(raw, "timeout_s", DEFAULT_TIMEOUT_S, name)
+    startup = _seconds(raw, "startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S, name)
     tools = _strings(raw["tools"], "tools", name) if "tools" in raw else None
     trust = frozenset(_strings(raw.get("trust", []), "trust", name))
-    return ServerSpec(name, connection, tools, float(timeout), trust)
+    return ServerSpec(name, connection, tools, timeout, trust, startup)
+
+
+def _seconds(raw: Mapping[str, Any], key: str, default: float, server: str) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT_S:
+        raise McpConfigError(f"MCP server {server!r}: {key} must be a number of seconds in (0, {MAX_TIMEOUT_S:g}]")
+    return float(value)
 
 
 def parse_config(config: Any) -> tuple[ServerSpec, ...]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 
 import pytest
 from langgraph.types import Command
@@ -229,3 +230,14 @@ async def _under_ainvoke(notes):
     result = await run.graph.ainvoke(Command(resume={"type": "approve"}), THREAD)
     assert executions(record) == [json.dumps({"tool": "add_note", "text": "async"})]
     assert [r["ok"] for r in result["records"]] == [True, True]
+
+
+def test_a_server_too_slow_to_start_is_reported_by_its_startup_deadline_not_its_call_deadline(tmp_path):
+    from runtime.mcp_tools import load_mcp_tools
+
+    silent = {"command": sys.executable, "args": ["-c", "import time; time.sleep(5)"], "timeout_s": 30,
+              "startup_timeout_s": 0.5}
+    loaded = load_mcp_tools(config(silent=silent, notes=stdio_server(tmp_path / "r", timeout_s=0.01)))
+    reports = {report.name: report for report in loaded.servers}
+    assert reports["silent"].problem == "did not start within 0.5 s" and reports["silent"].tools == ()
+    assert "notes__word_count" in dict(reports["notes"].tools) and not reports["notes"].problem  # a 0.01 s call limit

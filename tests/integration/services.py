@@ -11,6 +11,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -87,18 +88,27 @@ def running_postgres(workdir: Path) -> Iterator[str]:
 
 
 @contextmanager
-def running_langgraph_dev(project_root: Path, env: dict[str, str] | None = None, timeout_s: float = 90) -> Iterator[str]:
-    """Start ``langgraph dev`` headless on a free loopback port; yield its URL; stop it."""
+def running_langgraph_dev(project_root: Path, env: dict[str, str] | None = None, timeout_s: float = 180) -> Iterator[str]:
+    """Start ``langgraph dev`` headless on a free loopback port; yield its URL; stop it.
+
+    The server runs in a directory of its own that links the project's files (not its dot-files):
+    it keeps its state in ``.langgraph_api/`` of its working directory, which two servers (test
+    workers, or one module after another) must not share, and it reads no developer's ``.env``.
+    """
     import httpx
 
     port = free_port()
-    exe = Path(project_root) / ".venv" / "bin" / "langgraph"
-    log_path = Path(project_root) / ".reins" / f"langgraph-dev-{port}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    root = Path(project_root).resolve()
+    workdir = Path(tempfile.mkdtemp(prefix="reins-langgraph-dev-"))
+    for entry in root.iterdir():
+        if not entry.name.startswith("."):
+            (workdir / entry.name).symlink_to(entry)
+    log_path = workdir / ".server.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [str(exe), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=project_root,
+            [str(root / ".venv" / "bin" / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
+             "--port", str(port)],
+            cwd=workdir,
             env={**os.environ, **(env or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -126,3 +136,4 @@ def running_langgraph_dev(project_root: Path, env: dict[str, str] | None = None,
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -28,6 +28,15 @@ def test_stdio_and_http_servers_with_their_options():
     assert http.timeout_s == 30.0 and http.tools is None and http.transport == "streamable_http"
 
 
+def test_starting_a_server_has_its_own_deadline_apart_from_a_calls():
+    quick_calls, slow_start = parse_config({"mcpServers": {
+        "a": {"command": "x", "timeout_s": 1},
+        "b": {"command": "x", "timeout_s": 1, "startup_timeout_s": 120},
+    }})
+    assert (quick_calls.timeout_s, quick_calls.startup_timeout_s) == (1.0, 60.0)  # a 1 s call limit, not a 1 s start
+    assert (slow_start.timeout_s, slow_start.startup_timeout_s) == (1.0, 120.0)
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [
@@ -45,6 +54,7 @@ def test_stdio_and_http_servers_with_their_options():
         ({"mcpServers": {"a": {"command": "x", "env": {"K": 1}}}}, "MCP server 'a': env must map names to strings"),
         ({"mcpServers": {"a": {"command": "x", "timeout_s": 0}}}, "MCP server 'a': timeout_s must be"),
         ({"mcpServers": {"a": {"command": "x", "timeout_s": True}}}, "MCP server 'a': timeout_s must be"),
+        ({"mcpServers": {"a": {"command": "x", "startup_timeout_s": -1}}}, "MCP server 'a': startup_timeout_s must be"),
         ({"mcpServers": {"a": {"command": "x", "secret": 1}}}, "MCP server 'a': unknown field(s) secret"),
     ],
 )
