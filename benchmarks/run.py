@@ -81,7 +81,7 @@ def review_parallelism(delay_s: float = 0.5) -> float:
         _run(TimedOfflineModel(delays=dict.fromkeys(REVIEW_CONTRACTS, delay_s)))[0] for _ in range(3)
     )
     ratio = (slowed - baseline) / delay_s
-    print(f"review_parallelism: 3 reviewers × {delay_s:.2f}s added {slowed - baseline:.2f}s → ratio {ratio:.2f} (1.0 = fully parallel, 3.0 = sequential)")
+    print(f"review_parallelism: {len(REVIEW_CONTRACTS)} reviewers × {delay_s:.2f}s added {slowed - baseline:.2f}s → ratio {ratio:.2f} (1.0 = fully parallel, 3.0 = sequential)")
     return ratio
 
 
@@ -241,22 +241,22 @@ def checkpoint_cost(runs: int = 20, slow_runs: int = 4, latency_s: float = 0.2) 
     return results["slow"]
 
 
-def concurrent_ainvoke() -> dict[str, float]:
+def concurrent_ainvoke(latency_s: float = 0.2, levels: tuple[int, ...] = (50, 100)) -> dict[str, float]:
     from benchmarks.concurrency import concurrent_ainvoke as measure
 
-    return measure()
+    return measure(latency_s, levels)
 
 
-def concurrent_server() -> float:
+def concurrent_server(runs: int = 20) -> float:
     from benchmarks.concurrency import concurrent_server as measure
 
-    return measure()
+    return measure(runs)
 
 
-def cli_start() -> dict[str, float]:
+def cli_start(rounds: int = 7) -> dict[str, float]:
     from benchmarks.cli_start import cli_start as measure
 
-    return measure()
+    return measure(rounds)
 
 
 def _time(fn) -> float:
