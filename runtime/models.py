@@ -163,9 +163,9 @@ def _provider_model(name: str, provider: str, role: str, settings: Settings, tim
     try:
         return init_chat_model(name, **options)
     except ImportError:
-        from langchain.chat_models.base import _BUILTIN_PROVIDERS
+        from runtime.langchain_private import chat_model_providers
 
-        package = _BUILTIN_PROVIDERS[provider][0].split(".")[0].replace("_", "-")
+        package = chat_model_providers()[provider][0].split(".")[0].replace("_", "-")
         raise SettingsError(f"model {name!r} needs the {package} package: pip install {package}") from None
 
 
