@@ -30,7 +30,8 @@ STRUCTURED_METHODS: tuple[str, ...] = get_args(StructuredMethod)
 # max_completion_tokens (OpenAI's newer name, required by its reasoning models).
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 MAX_TOKENS_PARAMS: tuple[str, ...] = get_args(MaxTokensParam)
-ROLES = ("supervisor", "manager", "planner", "reviewer", "encoder", "tasklist", "polish", "chat")
+Role = Literal["supervisor", "manager", "planner", "reviewer", "encoder", "tasklist", "polish", "chat"]
+ROLES: tuple[str, ...] = get_args(Role)
 ENV_PREFIXES = ("REINS_", "OPENAI_")  # the only variables settings read
 
 
