@@ -40,6 +40,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from pydantic import PrivateAttr
+
 from policies.redaction import redact
 from policies.reviewers import DEFAULT_REVIEWERS
 from runtime.fake_base import ModelCall
@@ -54,14 +56,20 @@ class TimedOfflineModel(OfflineModel):
     """The offline model, optionally slowed for some contracts, accounting time spent answering."""
 
     delays: dict[str, float] = {}
-    spent_s: float = 0.0
+    # One account shared with the copies the runtime makes of the model (a role's settings bound):
+    # a float field would be added up on the copies and read, still 0, on this one.
+    _spent: list[float] = PrivateAttr(default_factory=list)
+
+    @property
+    def spent_s(self) -> float:
+        return sum(self._spent)
 
     def respond(self, call: ModelCall):
         started = time.perf_counter()
         if call.contract in self.delays:
             time.sleep(self.delays[call.contract])
         answer = super().respond(call)
-        self.spent_s += time.perf_counter() - started
+        self._spent.append(time.perf_counter() - started)
         return answer
 
 

@@ -32,6 +32,7 @@ def test_every_benchmark_has_a_tiny_size():
 def test_the_benchmark_completes_and_prints_its_ratio(name, capsys):
     result = getattr(benchmarks, name)(**TINY[name])
     ratios = list(result.values()) if isinstance(result, dict) else [result]
-    assert ratios and all(isinstance(r, float) and math.isfinite(r) for r in ratios)
+    # finite, and not a division by a time that was never measured (a stand-in's own time read as 0)
+    assert ratios and all(isinstance(r, float) and math.isfinite(r) and abs(r) < 1e4 for r in ratios)
     printed = capsys.readouterr().out
     assert printed.startswith(f"{name}: ") and printed.count("\n") == 1  # its one line
