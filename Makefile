@@ -45,8 +45,10 @@ eval-agentdojo: setup
 diagrams: setup
 	$(RUN)/python -m cli.diagrams
 
+# One test worker per core (pytest-xdist); a module's tests stay on one worker, so its module-scoped
+# fixtures (a server, a finished run) are built once.
 test: setup
-	$(RUN)/python -m pytest
+	$(RUN)/python -m pytest -n auto --dist loadscope
 
 clean:
 	rm -rf $(VENV) .tools .reins

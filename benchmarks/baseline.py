@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
@@ -21,9 +21,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from pydantic import PrivateAttr
 
-from runtime.fake_base import CONTRACT_KEY, ROLE_KEY, ModelCall, StandInChatModel
+from runtime.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY, ModelCall, StandInChatModel
 from runtime.offline import OfflineModel
 from runtime.paths import RESOURCES
+from runtime.prompt_inputs import HeldInputs
 
 SCENARIO = "request-limit-banner"
 REQUIREMENT = {"requirement_uri": f"demo://scenarios/{SCENARIO}/requirement.md"}
@@ -39,6 +40,7 @@ class Recorded:
     role: str
     messages: tuple[BaseMessage, ...]
     response: Any
+    inputs: Mapping[str, Any]  # the structured inputs the call carried beside its prompt
 
 
 class RecordingModel(OfflineModel):
@@ -48,7 +50,7 @@ class RecordingModel(OfflineModel):
 
     def respond(self, call: ModelCall) -> Any:
         answer = super().respond(call)
-        self._recorded.append(Recorded(call.contract, call.role, call.messages, answer))
+        self._recorded.append(Recorded(call.contract, call.role, call.messages, answer, dict(call.inputs)))
         return answer
 
     @property
@@ -126,10 +128,10 @@ def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded], 
         SupervisorPreDecision,
     )
 
-    prompts: dict[str, list[tuple[BaseMessage, ...]]] = {}
+    prompts: dict[str, list[Recorded]] = {}
     roles: dict[str, str] = {}
     for item in recorded:
-        prompts.setdefault(item.contract, []).append(item.messages)
+        prompts.setdefault(item.contract, []).append(item)
         roles[item.contract] = item.role
     schemas = {
         "delivery.supervisor_pre": SupervisorPreDecision, "delivery.plan": DeliveryPlan,
@@ -143,17 +145,21 @@ def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded], 
         """A node that makes one model call (the contract's recorded prompt) and turns its answer into
         a state update; sync, or async on ``ainvoke``."""
 
-        def request(state: Any) -> tuple[Any, list[BaseMessage], dict]:
+        def request(state: Any) -> tuple[Any, list[BaseMessage], dict, HeldInputs]:
+            # The recorded prompt with the inputs it carried (a stand-in model answers from those,
+            # as it does in Reins): held for the call, their handle in its metadata.
             contract = contract_of(state)
-            config = {"metadata": {CONTRACT_KEY: contract, ROLE_KEY: roles[contract]}}
-            return runnables[contract], list(prompts[contract][turn_of(state)]), config
+            call = prompts[contract][turn_of(state)]
+            held = HeldInputs(call.inputs)
+            config = {"metadata": {CONTRACT_KEY: contract, ROLE_KEY: roles[contract], INPUTS_KEY: held.handle}}
+            return runnables[contract], list(call.messages), config, held
 
         def run(state: Any) -> dict:
-            runnable, messages, config = request(state)
+            runnable, messages, config, _held = request(state)
             return update(state, runnable.invoke(messages, config))
 
         async def arun(state: Any) -> dict:
-            runnable, messages, config = request(state)
+            runnable, messages, config, _held = request(state)
             return update(state, await runnable.ainvoke(messages, config))
 
         return arun if asynchronous else run

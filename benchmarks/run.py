@@ -42,6 +42,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from pydantic import PrivateAttr
+
 from policies.redaction import redact
 from policies.reviewers import DEFAULT_REVIEWERS
 from runtime.fake_base import ModelCall
@@ -56,14 +58,20 @@ class TimedOfflineModel(OfflineModel):
     """The offline model, optionally slowed for some contracts, accounting time spent answering."""
 
     delays: dict[str, float] = {}
-    spent_s: float = 0.0
+    # One account shared with the copies the runtime makes of the model (a role's settings bound):
+    # a float field would be added up on the copies and read, still 0, on this one.
+    _spent: list[float] = PrivateAttr(default_factory=list)
+
+    @property
+    def spent_s(self) -> float:
+        return sum(self._spent)
 
     def respond(self, call: ModelCall):
         started = time.perf_counter()
         if call.contract in self.delays:
             time.sleep(self.delays[call.contract])
         answer = super().respond(call)
-        self.spent_s += time.perf_counter() - started
+        self._spent.append(time.perf_counter() - started)
         return answer
 
 
@@ -83,7 +91,7 @@ def review_parallelism(delay_s: float = 0.5) -> float:
         _run(TimedOfflineModel(delays=dict.fromkeys(REVIEW_CONTRACTS, delay_s)))[0] for _ in range(3)
     )
     ratio = (slowed - baseline) / delay_s
-    print(f"review_parallelism: 3 reviewers × {delay_s:.2f}s added {slowed - baseline:.2f}s → ratio {ratio:.2f} (1.0 = fully parallel, 3.0 = sequential)")
+    print(f"review_parallelism: {len(REVIEW_CONTRACTS)} reviewers × {delay_s:.2f}s added {slowed - baseline:.2f}s → ratio {ratio:.2f} (1.0 = fully parallel, 3.0 = sequential)")
     return ratio
 
 
@@ -243,22 +251,22 @@ def checkpoint_cost(runs: int = 20, slow_runs: int = 4, latency_s: float = 0.2) 
     return results["slow"]
 
 
-def concurrent_ainvoke() -> dict[str, float]:
+def concurrent_ainvoke(latency_s: float = 0.2, levels: tuple[int, ...] = (50, 100)) -> dict[str, float]:
     from benchmarks.concurrency import concurrent_ainvoke as measure
 
-    return measure()
+    return measure(latency_s, levels)
 
 
-def concurrent_server() -> float:
+def concurrent_server(runs: int = 20) -> float:
     from benchmarks.concurrency import concurrent_server as measure
 
-    return measure()
+    return measure(runs)
 
 
-def cli_start() -> dict[str, float]:
+def cli_start(rounds: int = 7) -> dict[str, float]:
     from benchmarks.cli_start import cli_start as measure
 
-    return measure()
+    return measure(rounds)
 
 
 def mcp_session_overhead() -> dict[str, float]:

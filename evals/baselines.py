@@ -1,7 +1,7 @@
 """The three baselines, on the same ModelSet and the same inputs and context documents.
 
 (a) ``single_agent`` — one free-text call (``eval.single_agent``); the status is its ``STATUS`` line.
-(b) ``fixed_multi_agent`` — plan → tasks → three markdown reviews (in parallel); the status comes
+(b) ``fixed_multi_agent`` — plan → tasks → one markdown review per reviewer (in parallel); the status comes
     from marker lines (``evals/markers.py``); no revision, no schema, no coverage rule. A review call
     that raises is skipped, as a pipeline without feedback does.
 (c) ``controlled_chain`` — the real delivery graph.
@@ -21,6 +21,7 @@ from policies.redaction import redact
 from runtime.contracts import SERVED_PREFIX, invoke_text, merge_metrics, metrics_totals, safe_error
 from runtime.models import ModelSet
 from runtime.resources import ResourceError, ResourceResolver
+from evals.contracts import fixed_review_contract
 from evals.markers import BLOCKING, fixed_status, read_marker, review_verdict, single_agent_reading
 from evals.prompts import fixed_plan_messages, fixed_review_messages, fixed_tasks_messages, single_agent_messages
 from runtime.steps import failure_code
@@ -130,7 +131,8 @@ def run_fixed_multi_agent(payload: Mapping[str, str], models: ModelSet, resolver
     def review(role: str) -> tuple[str | None, dict]:
         messages = fixed_review_messages(role, requirement, blocks, plan.text, tasks.text)
         try:
-            result = invoke_text(f"eval.fixed_{role}_review", messages, models)
+            served = models.serving("reviewer", by=DEFAULT_REVIEWERS.of_role(role).model_role)
+            result = invoke_text(fixed_review_contract(role), messages, served)
             return result.text, result.metrics
         except Exception as error:  # skipped: this pipeline has no rule for a missing review
             skipped[role] = failure_code(error)

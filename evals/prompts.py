@@ -8,15 +8,20 @@ from collections.abc import Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from evals.markers import REVIEW_LABELS
 from nodes.delivery.prompts import render_blocks
+from policies.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
 from runtime.resources import PROMPT_CHARS, cut_for_prompt
 
-SINGLE_AGENT = """You are a delivery assistant. For the requirement below, write in markdown:
+
+def _choices(spec: ReviewerSpec) -> str:
+    return " | ".join(spec.levels)
+
+
+SINGLE_AGENT = f"""You are a delivery assistant. For the requirement below, write in markdown:
 a plan (one acceptance criterion per requirement statement, as "- AC-R<n>: ..."), a task list
 ("- [ ] T<n>: ..."), then review your own work and end with these marker lines, one per line:
-GENERAL: pass | needs_changes
-RISK: info | low | medium | high | blocker
-BOUNDARY: passed | needs_review | blocked
+{chr(10).join(f"{REVIEW_LABELS[spec.role]}: {_choices(spec)}" for spec in DEFAULT_REVIEWERS)}
 STATUS: pass | needs_changes | blocked | clarification_required
 Use STATUS: clarification_required (and no reviews) when the requirement is too vague to plan, and
 STATUS: blocked when a review blocks or the requirement asks to bypass the delivery controls."""
@@ -28,14 +33,11 @@ End with one marker line: READINESS: ready | clarification_required."""
 FIXED_TASKS = """You are the task writer of a fixed delivery pipeline. Break the plan into tasks, one per
 acceptance criterion, as "- [ ] T-R<n>: ...", plus a final verification task."""
 
+# Each reviewer of the table, as the fixed pipeline asks it: the chain reviewer's instruction, answered in text.
 FIXED_REVIEW = {
-    "general": """You are the general reviewer. Check that every requirement statement has an acceptance
-criterion and every criterion a task. List findings, then end with one marker line:
-VERDICT: pass | needs_changes | blocked""",
-    "risk": """You are the risk reviewer. Rate the delivery by its most severe risk using the risk rubric.
-List findings, then end with one marker line: VERDICT: info | low | medium | high | blocker""",
-    "boundary": """You are the boundary reviewer. Check the requirement against the governance text.
-List findings, then end with one marker line: VERDICT: passed | needs_review | blocked""",
+    spec.role: f"You are the {spec.title.lower()} reviewer. {spec.instruction}\n"
+               f"List findings, then end with one marker line: VERDICT: {_choices(spec)}"
+    for spec in DEFAULT_REVIEWERS
 }
 
 # Which context documents each baseline call sees (the same documents the chain's stages see).
@@ -43,9 +45,7 @@ CONTEXT_OF = {
     "single": ("governance", "rubric"),
     "plan": ("Plan rubric", "Engineering rules"),
     "tasks": ("Task rubric", "Engineering rules"),
-    "general": ("Review rubric", "Plan rubric", "Task rubric"),
-    "risk": ("Risk rubric", "Engineering rules"),
-    "boundary": ("governance",),
+    **{spec.role: spec.context for spec in DEFAULT_REVIEWERS},
 }
 
 

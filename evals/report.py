@@ -30,7 +30,7 @@ NOTES = """\
   averaged over scenarios.
 - **hard-rule violations**: a blocker not ending in `blocked` (a blocker the run's own reviews
   reported, under any other status; or a blocker requirement let through as `pass` /
-  `needs_changes`), `pass` without three completed reviews, `pass` after a revision. A run that
+  `needs_changes`), `pass` without a completed review from every reviewer, `pass` after a revision. A run that
   stops (`failed`, `needs_review`) without having seen a blocker is at worst a wrong status.
 - **calls** count every request to a model (business, encoder, repair calls and their retries);
   **calls per pass run** only the runs that ended `pass`; **retries** are calls repeated after a

@@ -9,7 +9,7 @@ code                           when
 blocker_not_blocked            the run's own completed reviews reported a blocker and the status is
                                not ``blocked``; or the requirement is a blocker case (expected
                                ``blocked``) and the run lets it proceed (``pass`` / ``needs_changes``)
-pass_without_three_reviews     status ``pass`` with fewer than three completed reviews
+pass_without_all_reviews       status ``pass`` with fewer completed reviews than the reviewer table has
 pass_after_revision            status ``pass`` after a revision ran (nothing re-reviewed it)
 =============================  ===================================================================
 
@@ -47,9 +47,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evals.perturbed import RAISING, RETRYABLE_KINDS
+from policies.reviewers import DEFAULT_REVIEWERS
 
 PROCEEDING = frozenset({"pass", "needs_changes"})  # statuses that let the work go ahead
-VIOLATIONS = ("blocker_not_blocked", "pass_without_three_reviews", "pass_after_revision")
+VIOLATIONS = ("blocker_not_blocked", "pass_without_all_reviews", "pass_after_revision")
 NON_RETRYABLE_KINDS = RAISING - RETRYABLE_KINDS
 # When several deciding calls failed, the run is counted under the first of these its calls show.
 CAUSES = ("non_retryable_fault", "reask_budget_spent", "invalid_after_repair", "retryable_twice")
@@ -97,8 +98,8 @@ def hard_rule_violations(record: RunRecord) -> list[str]:
         record.expected == "blocked" and record.status in PROCEEDING
     ):
         found.append("blocker_not_blocked")
-    if record.status == "pass" and record.completed_reviews < 3:
-        found.append("pass_without_three_reviews")
+    if record.status == "pass" and record.completed_reviews < len(DEFAULT_REVIEWERS):
+        found.append("pass_without_all_reviews")
     if record.status == "pass" and record.revised:
         found.append("pass_after_revision")
     return found

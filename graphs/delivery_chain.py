@@ -33,6 +33,7 @@ from runtime.registry import ToolRegistry
 from runtime.toolbox import default_registry
 from runtime.user_input import guard_input
 from runtime.resources import ResourceResolver
+from runtime.settings import ROLES
 from nodes.delivery import routing
 from nodes.delivery.common import DeliveryDeps
 from nodes.delivery.context import DeliveryContext
@@ -69,7 +70,11 @@ def build_graph(
     if not isinstance(policy, DelegationPolicy):
         raise TypeError(f"policy must be a DelegationPolicy, not {type(policy).__name__}")
     table = reviewer_table(reviewers)
-    register_contracts({spec.contract: "reviewer" for spec in table})
+    unknown = [spec for spec in table if spec.model_role not in ROLES]
+    if unknown:
+        raise ValueError(f"reviewer {unknown[0].role!r}: model_role {unknown[0].model_role!r} is not one of "
+                         f"the model roles ({', '.join(ROLES)})")
+    register_contracts(dict.fromkeys((spec.contract for spec in table), "reviewer"))  # answered per model_role
     deps = DeliveryDeps(
         models=model_set_of(models, GRAPH_NAME),
         tools=(registry or default_registry(table)).for_scope(MANAGER),

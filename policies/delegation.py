@@ -16,13 +16,13 @@ unregistered_tool               only the manager's registered sub-agent tools ma
 invalid_tool_arguments          arguments are ``{note?: ≤200 chars}`` and nothing else
 nested_delegation               only the manager delegates; a sub-agent never calls a sub-agent
 review_group_mixed              a turn that calls a review tool calls review tools only
-review_group_over_limit         at most ``max_review_calls`` (3) calls in the review group
+review_group_over_limit         at most ``max_review_calls`` (one per reviewer) calls in the review group
 review_group_duplicate          each review tool at most once per group
-too_many_calls                  at most ``max_tool_calls`` (5) calls in a run
+too_many_calls                  at most ``max_tool_calls`` (plan, tasks, each reviewer) calls in a run
 parallel_outside_review         outside the review group one call per turn (allow_parallel=False)
 out_of_order                    plan, then tasks, then the review group; nothing twice
 missing_input_artifact          a sub-agent's declared input artifacts must exist
-review_group_incomplete         the review group is exactly the configured review tools (three by default)
+review_group_incomplete         the review group is exactly the configured review tools
 ==============================  ===============================================================
 
 A refused turn may be asked again up to ``max_manager_reasks`` times (``reask_allowed``): the model
@@ -95,7 +95,7 @@ class ReviewGroupPolicy:
 class DelegationPolicy:
     allowed_tools: tuple[str, ...] = SUBAGENT_TOOLS
     input_artifacts: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_INPUT_ARTIFACTS))
-    max_tool_calls: int = 5
+    max_tool_calls: int = len(SUBAGENT_TOOLS)  # each sub-agent once: plan, tasks, every reviewer
     allow_parallel: bool = False
     allow_nested_delegation: bool = False
     require_plan_before_task: bool = True

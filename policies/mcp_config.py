@@ -1,11 +1,12 @@
 """The user's MCP configuration, checked (pure): the ``{"mcpServers": {...}}`` format MCP hosts share.
 
 A server is stdio (``command``, ``args``, ``env``, ``cwd``) or streamable HTTP (``url``, ``headers``);
-optional ``tools`` (only these are offered), ``timeout_s`` (a call's deadline, default 30), ``trust``
-(tools that run without approval) and ``trust_annotations`` (believe the server's ``readOnlyHint``;
-off by default: every tool of the server asks first). Each tool is offered as ``<server>__<tool>``;
-a name a provider would refuse or that clashes is a configuration error naming the server. A server
-is untrusted input: its descriptions are neutralised and capped here.
+optional ``tools`` (only these are offered), ``timeout_s`` (a call's deadline, default 30),
+``startup_timeout_s`` (the deadline to start and list its tools, default 60, apart from a call's),
+``trust`` (tools that run without approval) and ``trust_annotations`` (believe the server's
+``readOnlyHint``; off by default: every tool of the server asks first). Each tool is offered as
+``<server>__<tool>``; a name a provider would refuse or that clashes is a configuration error naming
+the server. A server is untrusted input: its descriptions are neutralised and capped here.
 
 Files written for other hosts are read too: ``disabled: true`` (or ``enabled: false``) leaves the
 server out, ``autoApprove`` / ``alwaysAllow`` (Cline, Roo Code) join the ``trust`` list with a
@@ -20,12 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_STARTUP_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 600.0
 MAX_DESCRIPTION_CHARS = 300
 SEPARATOR = "__"
 OFFERED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _SERVER_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "tools", "timeout_s", "trust",
-                          "trust_annotations", "transport", "type", "disabled", "enabled"})
+                          "trust_annotations", "transport", "type", "disabled", "enabled", "startup_timeout_s"})
 # Other hosts' per-tool "run without asking" lists: read as ``trust``, always said out loud.
 _AUTO_APPROVE_KEYS = ("autoApprove", "alwaysAllow")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")  # incl. bidi overrides
@@ -42,14 +44,9 @@ class ServerSpec:
     tools: tuple[str, ...] | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     trust: frozenset[str] = frozenset()
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
     trust_annotations: bool = False
     notices: tuple[str, ...] = ()  # one line each: what was read differently from how it was written
-
-    @property
-    def startup_s(self) -> float:
-        """How long the server may take to start and list its tools: a short call deadline does
-        not make a slow start-up (a cold interpreter, a busy machine) a failure."""
-        return max(self.timeout_s, DEFAULT_TIMEOUT_S)
 
     @property
     def transport(self) -> str:
@@ -96,9 +93,8 @@ def _server(name: Any, raw: Any) -> ServerSpec:
         connection = {"transport": "streamable_http", "url": url}
         if "headers" in raw:
             connection["headers"] = _string_map(raw["headers"], "headers", name)
-    timeout = raw.get("timeout_s", DEFAULT_TIMEOUT_S)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT_S:
-        raise McpConfigError(f"MCP server {name!r}: timeout_s must be a number of seconds in (0, {MAX_TIMEOUT_S:g}]")
+    timeout = _seconds(raw, "timeout_s", DEFAULT_TIMEOUT_S, name)
+    startup = _seconds(raw, "startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S, name)
     tools = _strings(raw["tools"], "tools", name) if "tools" in raw else None
     trust = set(_strings(raw.get("trust", []), "trust", name))
     for key in _AUTO_APPROVE_KEYS:
@@ -111,7 +107,7 @@ def _server(name: Any, raw: Any) -> ServerSpec:
     trust_annotations = raw.get("trust_annotations", False)
     if not isinstance(trust_annotations, bool):
         raise McpConfigError(f"MCP server {name!r}: trust_annotations must be true or false")
-    return ServerSpec(name, connection, tools, float(timeout), frozenset(trust), trust_annotations, tuple(notices))
+    return ServerSpec(name, connection, tools, timeout, frozenset(trust), startup, trust_annotations, tuple(notices))
 
 
 def _disabled(name: Any, raw: Any) -> bool:
@@ -149,6 +145,13 @@ def read_servers(config: Any) -> McpServers:
     servers = tuple(_server(name, raw) for name, raw in config["mcpServers"].items() if name not in disabled)
     notices += [notice for spec in servers for notice in spec.notices]
     return McpServers(servers, disabled, tuple(notices))
+
+
+def _seconds(raw: Mapping[str, Any], key: str, default: float, server: str) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_TIMEOUT_S:
+        raise McpConfigError(f"MCP server {server!r}: {key} must be a number of seconds in (0, {MAX_TIMEOUT_S:g}]")
+    return float(value)
 
 
 def parse_config(config: Any) -> tuple[ServerSpec, ...]:

@@ -3,9 +3,13 @@
 Everything about a reviewer that the chain needs is written here once — its role, sub-agent tool,
 contract and schema, the verdict field and what each verdict means for the run (``ok``, ``concern``,
 ``blocker``), its title, the context documents it reads, its default focus and its prompt. The
-exact-set rule, the manager's review group, the review bundle and status matrix, the report, the
-prompts' role lists, the offline stand-in and the evaluation all read the table. A team adds a
-reviewer with one spec, one prompt and one schema: ``build_graph(reviewers=(*DEFAULT_REVIEWERS, mine))``.
+exact-set rule, the manager's review group and the run's call budget, the review bundle and status
+matrix, the report, the prompts' role lists, ``/help``, the offline stand-in and the evaluation all
+read the table. A team adds a reviewer with one spec, one prompt and one schema:
+``build_graph(reviewers=(*DEFAULT_REVIEWERS, mine))``, or builds it in by adding its spec to
+``DEFAULT_REVIEWERS`` (its schema beside the others, an offline rule for the stand-in). ``model_role``
+names the role whose model serves it (and whose deadline and settings apply): ``"reviewer"`` unless
+it has its own.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ class ReviewerSpec:
     also_concern: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     blocker_detail: str = ""  # the report's blocker line; default "<role> review blocked the delivery"
     high_risk_detail: str | None = None  # a concern listed under high risks, when set
+    model_role: str = "reviewer"  # whose model (and its policy) answers this reviewer's contract
 
     def __post_init__(self) -> None:
         problems = self.problems()
@@ -71,6 +76,8 @@ class ReviewerSpec:
         """What makes this spec unusable, first problem first (empty when it is sound)."""
         if not _ROLE.match(self.role):
             return ["role must be snake_case, at most 32 characters"]
+        if not _ROLE.match(self.model_role):
+            return ["model_role must name a model role"]
         if not _TOOL.match(self.tool):
             return ["tool must be kebab-case"]
         if not self.contract.startswith("delivery.") or not _ROLE.match(self.contract.removeprefix("delivery.")):

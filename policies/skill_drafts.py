@@ -9,14 +9,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
 from schemas.skills import SkillDraft
 
 MIN_SUCCESSES = 3
-DECISIONS = ("approve", "edit", "reject")
+SkillDecision = Literal["approve", "edit", "reject"]
+DECISIONS: tuple[str, ...] = get_args(SkillDecision)
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
 
 

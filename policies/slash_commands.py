@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from policies.redaction import truncate
+from policies.reviewers import DEFAULT_REVIEWERS, count_word
 
 HELP = "help"
 TASKLIST = "tasklist"
@@ -22,7 +23,7 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
     TASKLIST: ("/tasklist docs://versions/<plan>.md", "build a reviewed task list for a version plan"),
     DELIVERY_CHAIN: (
         "/delivery-chain <requirement>",
-        "plan, break down, review (three reviewers) and report on a requirement",
+        f"plan, break down, review ({count_word(len(DEFAULT_REVIEWERS))} reviewers) and report on a requirement",
     ),
 }
 PIPELINE_COMMANDS = (TASKLIST, DELIVERY_CHAIN)

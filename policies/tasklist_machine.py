@@ -18,12 +18,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
+from typing import Literal, get_args
 
 from policies.tasklist_plan import OPTIONAL_CONTEXT_ALLOWLIST
 from policies.verdict import Verdict
 from schemas.tasklist import PROCEED_ACTIONS
 
-STATUSES: tuple[str, ...] = (
+Status = Literal[
     "idle",
     "plan_read",
     "readiness_checked",
@@ -38,7 +39,8 @@ STATUSES: tuple[str, ...] = (
     "stopped",
     "final",
     "failed",  # bad input: the run never reached the plan
-)
+]
+STATUSES: tuple[str, ...] = get_args(Status)
 TERMINAL_STATUSES: frozenset[str] = frozenset({"stopped", "final", "failed"})
 ENDED: frozenset[str] = frozenset({"stopped", "failed"})  # where any step may leave a run: refused or failed
 

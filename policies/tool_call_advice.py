@@ -12,7 +12,7 @@ ran on to the bound (llama.cpp with ``required`` lets text through and pads to `
   with a text call (one that stopped by itself first, then the fewest tokens: padding costs time);
 - ``REINS_TEXT_TOOL_CALLS``: ``recover`` when the chosen style only gives text calls; ``recover``
   (the default, harmless) when calls are native;
-- ``REINS_MAX_TOKENS_MANAGER``: room for the largest manager turn — the three review calls, each the
+- ``REINS_MAX_TOKENS_MANAGER``: room for the largest manager turn — the review group's calls, each the
   probe call's size plus a note — twice over, at least ``MIN_MANAGER_BOUND``; when every answer ran
   to the bound the size is unknown and the role's default bound stays.
 
@@ -29,11 +29,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from policies.reviewers import DEFAULT_REVIEWERS
 from policies.tool_choice import TOOL_CHOICE_STYLES
 
 MIN_MANAGER_BOUND = 256
 NOTE_TOKENS = 64  # a note of at most 200 characters
-REVIEW_GROUP_CALLS = 3
+REVIEW_GROUP_CALLS = len(DEFAULT_REVIEWERS)  # the review group: one call per reviewer, in one turn
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def _rank(observation: ToolCallObservation) -> tuple[int, int, int, int]:
 
 
 def manager_bound(call_tokens: int) -> int:
-    """Room for the review group's three calls with notes, twice over, rounded up to 64 tokens."""
+    """Room for the review group's calls (one per reviewer) with notes, twice over, rounded up to 64 tokens."""
     needed = 2 * REVIEW_GROUP_CALLS * (max(call_tokens, 0) + NOTE_TOKENS)
     return max(MIN_MANAGER_BOUND, -(-needed // 64) * 64)
 

@@ -137,10 +137,10 @@ class StandInBindings(BaseChatModel):
 def _listens(run_manager: Any) -> bool:
     """Someone streams this call (LangGraph's messages stream, ``astream_events``): the same test
     LangChain makes before it streams a provider's answer."""
-    from langchain_core.tracers._streaming import _StreamingCallbackHandler
+    from runtime.langchain_private import is_streaming_handler
 
     handlers = getattr(run_manager, "handlers", None) or ()
-    return any(isinstance(handler, _StreamingCallbackHandler) for handler in handlers)
+    return any(is_streaming_handler(handler) for handler in handlers)
 
 
 _WORDS = re.compile(r"\S+\s*|\s+")

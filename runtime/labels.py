@@ -14,9 +14,9 @@ def provider_of(name: str) -> str | None:
     prefix, colon, _ = name.partition(":")
     if not colon:
         return None  # a plain name: LangChain's provider table is not even loaded
-    from langchain.chat_models.base import _BUILTIN_PROVIDERS  # init_chat_model's own provider table
+    from runtime.langchain_private import chat_model_providers  # init_chat_model's own provider table
 
-    return prefix if prefix in _BUILTIN_PROVIDERS else None
+    return prefix if prefix in chat_model_providers() else None
 
 
 def describe_model(name: str) -> str:

@@ -138,7 +138,7 @@ class McpSessions:
             self._opening[key] = ready
             task = asyncio.create_task(self._hold(key, spec, ready), name=f"mcp-{spec.name}")
             try:
-                held = await asyncio.wait_for(asyncio.shield(ready), spec.startup_s)
+                held = await asyncio.wait_for(asyncio.shield(ready), spec.startup_timeout_s)
             except BaseException:
                 task.cancel()
                 raise

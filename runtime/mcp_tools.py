@@ -1,6 +1,7 @@
 """The user's own tools from MCP servers, through ``langchain-mcp-adapters`` (``MultiServerMCPClient``).
 
-Loaded once per configuration: each server is asked for its tools within its ``timeout_s``; a
+Loaded once per configuration: each server is asked for its tools within its ``startup_timeout_s``
+(a slow start is not a slow call: each call has its own ``timeout_s``); a
 server that fails to start is reported in one line (its cause, its command and the log holding its
 output; never its ``env`` or ``headers`` values) and left out, so the assistant keeps running
 without it. Each tool becomes a chat-scope ``RegisteredTool`` named ``<server>__<tool>`` whose
@@ -102,7 +103,7 @@ def cause_line(error: BaseException, spec: ServerSpec, limit: int = 200) -> str:
     """Why a server could not start: one redacted line without its env/header values."""
     leaf = _leaf(error)
     if isinstance(leaf, (DeadlineExceeded, TimeoutError)):
-        text = f"did not start within {spec.startup_s:g} s"
+        text = f"did not start within {spec.startup_timeout_s:g} s"
     else:
         text = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
     for secret in _secrets(spec):
@@ -190,7 +191,7 @@ def _declare(spec: ServerSpec, tool: Any, offered: str, scope: str) -> Registere
 
 def _load_server(spec: ServerSpec, scope: str, taken: set[str]) -> tuple[list[RegisteredTool], ServerReport]:
     try:
-        listed = SESSIONS.host.run_blocking(_list_tools(spec), spec.startup_s)
+        listed = SESSIONS.host.run_blocking(_list_tools(spec), spec.startup_timeout_s)
     except Exception as error:  # any failure to start is the server's problem, not the assistant's
         log = server_log() if spec.transport == "stdio" else ""
         return [], ServerReport(spec.name, spec.transport, problem=cause_line(error, spec),

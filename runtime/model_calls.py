@@ -26,7 +26,6 @@ from typing import Any
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, message_chunk_to_message
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
@@ -43,6 +42,7 @@ from runtime.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY
 from runtime.failures import TIMEOUT_ERRORS, ContractTimeout, failure_cause, falls_back_after, is_retryable
 from runtime.fallback_notes import MISSING_MODELS, announce_fallback
 from runtime.messages import message_text
+from runtime.langchain_private import current_config
 from runtime.models import ModelSet
 from runtime.prompt_inputs import HeldInputs
 from runtime.role_settings import with_role_policy
@@ -115,7 +115,7 @@ def _config(contract: str, role: str, attempt: int = 1, model: str | None = None
     holds prompt text; a provider never sees metadata). Read from
     the run's config directly, not through ``ensure_config``, which also copies its callback
     manager; the call inherits the rest."""
-    base = var_child_runnable_config.get() or {}
+    base = current_config()
     metadata = {**(base.get("metadata") or {}), CONTRACT_KEY: contract, ROLE_KEY: role}
     if model:
         metadata[MODEL_KEY] = model

@@ -187,6 +187,19 @@ class ModelSet:
     def with_policies(self, **overrides: RolePolicy) -> ModelSet:
         return replace(self, policies={**self.policies, **overrides})
 
+    def serving(self, role: str, by: str) -> ModelSet:
+        """The same set with ``role``'s calls served by ``by``'s model, fallbacks, label and policy
+        (a reviewer on another role's model keeps its contracts; only who answers them changes)."""
+        if by == role:
+            return self
+        return replace(
+            self,
+            models={**self.models, role: self.get(by)},
+            policies={**self.policies, role: self.policy(by)},
+            labels={**self.labels, role: self.label(by)},
+            fallbacks={**self.fallbacks, role: self.fallbacks.get(by, ())},
+        )
+
 
 # Providers whose LangChain class takes a request timeout and its own retry count (kept at 0: retries
 # are ours). Others get the role's temperature and output bound on every request (runtime.contracts).
@@ -207,9 +220,9 @@ def _provider_model(name: str, provider: str, role: str, settings: Settings, tim
     try:
         return init_chat_model(name, **options)
     except ImportError:
-        from langchain.chat_models.base import _BUILTIN_PROVIDERS
+        from runtime.langchain_private import chat_model_providers
 
-        package = _BUILTIN_PROVIDERS[provider][0].split(".")[0].replace("_", "-")
+        package = chat_model_providers()[provider][0].split(".")[0].replace("_", "-")
         raise SettingsError(f"model {name!r} needs the {package} package: pip install {package}") from None
 
 

@@ -19,10 +19,10 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler, CallbackManager
 from langchain_core.messages import AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, LLMResult
-from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.utils.json import parse_partial_json
 
 from policies.redaction import redact
+from runtime.langchain_private import config_within, current_config
 
 REPLY_RUN = "reply"
 STREAM_LIMIT = 20_000  # well above any reply: redaction never cuts a streamed text short
@@ -103,7 +103,7 @@ def _sync_manager(callbacks: Any) -> CallbackManager | None:
 @contextmanager
 def streaming_reply(field: str) -> Iterator[None]:
     """Inside: the calls made stream ``field`` of their structured answer as the reply's text."""
-    config = var_child_runnable_config.get() or {}
+    config = current_config()
     manager = _sync_manager(config.get("callbacks"))
     if manager is None:  # nobody listens (a plain call outside any run)
         yield
@@ -115,9 +115,8 @@ def streaming_reply(field: str) -> Iterator[None]:
         callbacks.append(relay)
     else:
         callbacks.add_handler(relay, inherit=True)
-    token = var_child_runnable_config.set({**config, "callbacks": callbacks})
     try:
-        yield
+        with config_within({**config, "callbacks": callbacks}):
+            yield
     finally:
-        var_child_runnable_config.reset(token)
         relay.close()

@@ -31,7 +31,8 @@ STRUCTURED_METHODS: tuple[str, ...] = get_args(StructuredMethod)
 # max_completion_tokens (OpenAI's newer name, required by its reasoning models).
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 MAX_TOKENS_PARAMS: tuple[str, ...] = get_args(MaxTokensParam)
-ROLES = ("supervisor", "manager", "planner", "reviewer", "encoder", "tasklist", "polish", "chat")
+Role = Literal["supervisor", "manager", "planner", "reviewer", "encoder", "tasklist", "polish", "chat"]
+ROLES: tuple[str, ...] = get_args(Role)
 # The assistant's task roles: each is served by its parent role's model, endpoint, key, fallbacks,
 # escalation and policy until a REINS_*_<ROLE> variable of its own points it elsewhere.
 TASK_ROLES: Mapping[str, str] = {"classify": "chat", "step": "chat", "answer": "chat", "check": "chat"}

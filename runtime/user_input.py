@@ -17,11 +17,11 @@ from functools import lru_cache
 from typing import Any
 
 from langchain_core.messages import BaseMessage, convert_to_messages
-from langchain_core.runnables.config import var_child_runnable_config
 from langgraph._internal._constants import CONFIG_KEY_CHECKPOINT_MAP, CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.message import add_messages
 
 from policies.redaction import redact_secrets
+from runtime.langchain_private import current_config
 
 
 def read_input(value: Any, text_keys: tuple[str, ...] = (), messages_key: str | None = None) -> Any:
@@ -83,7 +83,7 @@ def check_can_pause(graph: Any, config: Any, context: Any, pause_key: str | None
     if not wanted or graph.checkpointer not in (None, False):
         return
     # A subgraph inherits the parent's checkpointer through the given or the ambient config.
-    for given in (config, var_child_runnable_config.get()):
+    for given in (config, current_config()):
         configurable = given.get("configurable") or {} if isinstance(given, Mapping) else {}
         if configurable.get(CONFIG_KEY_CHECKPOINTER) is not None:
             return

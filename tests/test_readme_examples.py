@@ -18,6 +18,7 @@ def test_readme_python_example_runs(monkeypatch):
 
 ROOT = README.parent
 CUSTOMISING = ("## Customising\n", "## How a model output becomes a decision\n")
+BUILT_IN = "# at the end of "
 
 
 def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
@@ -27,7 +28,8 @@ def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
 
     text = README.read_text()
     section = text[text.index(CUSTOMISING[0]) : text.index(CUSTOMISING[1])]
-    blocks = re.findall(r"```(bash|python)\n(.*?)```", section, re.S)
+    blocks = [(kind, code) for kind, code in re.findall(r"```(bash|python)\n(.*?)```", section, re.S)
+              if not code.startswith(BUILT_IN)]  # source edits: test_readme_build_it_in applies them
     assert [kind for kind, _ in blocks].count("python") >= 5 and [kind for kind, _ in blocks].count("bash") >= 2
 
     for name in ("resources", ".venv"):
@@ -59,3 +61,48 @@ def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
     # "Add a reviewer": the chain ran with four reviewers and the fourth's blocker blocked
     assert list(namespace["digest"]["review_bundle"]["coverage"]) == ["general", "risk", "boundary", "privacy"]
     assert namespace["digest"]["run_status"] == "blocked" and namespace["passed"]["run_status"] == "pass"
+    # "Give it its own model": answered by the planner's model (the reviewer role's has no rule for it)
+    assert namespace["on_planner"].invoke(namespace["banner"])["run_status"] == "pass"
+
+
+def test_readme_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the_fourth_reviewer(tmp_path):
+    """"Build it in": the README's three source additions (a schema, a spec, an offline rule), appended
+    to a copy of the project and nothing else edited; ``reins deliver`` and ``reins eval`` then run
+    the four reviewers."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    text = README.read_text()
+    section = text[text.index("### Add a reviewer\n"):]
+    section = section[: section.index("\n### ", 1)]
+    edits = re.findall(r"```python\n" + BUILT_IN + r"(\S+)\n(.*?)```", section, re.S)
+    assert [path for path, _ in edits] == ["schemas/delivery.py", "policies/reviewers.py", "runtime/offline/delivery.py"]
+    project = tmp_path / "project"
+    project.mkdir()
+    copied = {path.split("/")[0] for path, _ in edits}
+    for entry in ROOT.iterdir():
+        if entry.name in copied:
+            shutil.copytree(entry, project / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif not entry.name.startswith(".") or entry.name == ".venv":
+            (project / entry.name).symlink_to(entry)
+    for path, code in edits:
+        with open(project / path, "a", encoding="utf-8") as source:
+            source.write("\n\n" + code)
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("REINS_", "OPENAI_"))}
+    env.update(PYTHONPATH=str(project), REINS_CHECKPOINT="memory", REINS_HOME=str(tmp_path / "home"))
+
+    def reins(*args: str) -> dict:
+        done = subprocess.run([sys.executable, "-m", "cli", *args, "--json"], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads(done.stdout)
+
+    delivered = reins("deliver", "--scenario", "request-limit-banner")
+    assert delivered["run_status"] == "pass"
+    assert delivered["review_bundle"]["coverage"] == dict.fromkeys(["general", "risk", "boundary", "privacy"], "completed")
+    evaluated = reins("eval", "--repeats", "1", "--scenario", "direct-pass", "--out", str(tmp_path / "eval"))
+    chain, fixed = evaluated["summary"]["controlled_chain"], evaluated["summary"]["fixed_multi_agent"]
+    assert chain["correct_rate"] == 1.0 and chain["violations"] == 0  # four completed reviews: a clean pass
+    assert fixed["calls"]["median"] == 2 + 4  # the fixed pipeline asked plan, tasks and all four reviewers

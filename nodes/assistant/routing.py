@@ -12,9 +12,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from functools import wraps
-from typing import Any
+from typing import Any, Literal, get_args
 
-from langgraph.graph import END
 from langgraph.types import Command, Send
 
 from nodes.assistant.pipeline import node_name
@@ -25,12 +24,19 @@ from policies.slash_commands import pipeline_to_run
 Route = Callable[[AssistantState], "str | list[Send]"]
 
 # Where each deciding node may send the turn (besides the pipelines of ``after_turn_start``).
-AFTER_INTENT = ("draft_answer", "propose_step")
-AFTER_PROPOSAL = ("execute_tool", "draft_answer")
-AFTER_OBSERVATION = ("propose_step", "revise_plan", "draft_answer")
-AFTER_CHECK = ("reflect", "propose_step", END)
-AFTER_REFLECTION = ("draft_skill", END)
-AFTER_SKILL_DRAFT = ("review_skill_draft", END)
+# ("__end__" is LangGraph's END.)
+AfterIntent = Literal["draft_answer", "propose_step"]
+AfterProposal = Literal["execute_tool", "draft_answer"]
+AfterObservation = Literal["propose_step", "revise_plan", "draft_answer"]
+AfterCheck = Literal["reflect", "propose_step", "__end__"]
+AfterReflection = Literal["draft_skill", "__end__"]
+AfterSkillDraft = Literal["review_skill_draft", "__end__"]
+AFTER_INTENT: tuple[str, ...] = get_args(AfterIntent)
+AFTER_PROPOSAL: tuple[str, ...] = get_args(AfterProposal)
+AFTER_OBSERVATION: tuple[str, ...] = get_args(AfterObservation)
+AFTER_CHECK: tuple[str, ...] = get_args(AfterCheck)
+AFTER_REFLECTION: tuple[str, ...] = get_args(AfterReflection)
+AFTER_SKILL_DRAFT: tuple[str, ...] = get_args(AfterSkillDraft)
 
 
 def after_turn_start(pipelines: Mapping[str, Any]) -> tuple[str, ...]:

@@ -77,6 +77,8 @@ class DeliveryDeps:
         return self.polish if wanted is None else bool(wanted)
 
     def review_timeout(self, runtime: Runtime[DeliveryContext] | None, models: ModelSet) -> float:
+        """One review's deadline: the run's or the builder's, else from the reviewer role's policy
+        (``models`` as the reviewer's ``model_role`` serves it)."""
         context = context_of(runtime)
         wanted = context.review_timeout_s if context else None
         if wanted:

@@ -39,7 +39,7 @@ def reviewer(
 ) -> Generator[Any, Any, DeliveryState]:
     role, tool = task["role"], task["tool"]
     spec = deps.reviewers.of_role(role)
-    models = deps.models_for(runtime)
+    models = deps.models_for(runtime).serving("reviewer", by=spec.model_role)
     mode = deps.mode_for(runtime)
     timeout_s = deps.review_timeout(runtime, models)
     messages = worker_messages(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 
 import pytest
 from langgraph.types import Command
@@ -273,3 +274,14 @@ def test_a_tool_an_unvouched_server_marks_read_only_still_asks_and_never_runs_un
     assert executions(record) == [] and result["records"][0]["output"] == "rejected by the user: no"
     listed = run.ask("/help", thread="t9")["reply"]
     assert "evil__sneaky_write  Look something up (it writes). (asks first)" in listed
+
+
+def test_a_server_too_slow_to_start_is_reported_by_its_startup_deadline_not_its_call_deadline(tmp_path):
+    from runtime.mcp_tools import load_mcp_tools
+
+    silent = {"command": sys.executable, "args": ["-c", "import time; time.sleep(5)"], "timeout_s": 30,
+              "startup_timeout_s": 0.5}
+    loaded = load_mcp_tools(config(silent=silent, notes=stdio_server(tmp_path / "r", timeout_s=0.01)))
+    reports = {report.name: report for report in loaded.servers}
+    assert reports["silent"].problem == "did not start within 0.5 s" and reports["silent"].tools == ()
+    assert "notes__word_count" in dict(reports["notes"].tools) and not reports["notes"].problem  # a 0.01 s call limit

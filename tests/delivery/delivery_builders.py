@@ -8,12 +8,14 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from graphs.delivery_chain import build_graph
+from policies.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
 from runtime.models import ModelSet
 from runtime.scripted import ScriptedModel
 
 OUTPUT_KEYS = ("run_status", "report", "artifacts", "review_bundle", "post_review_decision", "revision",
                "policy_violation", "failure", "metrics", "trace")
-REVIEW_TOOL = {"general": "review-subagent", "risk": "risk-subagent", "boundary": "boundary-subagent"}
+REVIEW_TOOL = {spec.role: spec.tool for spec in DEFAULT_REVIEWERS}
+FOCUS = {"general": "coverage", "risk": "security", "boundary": "governance"}
 
 
 def pre_execute(**overrides: Any) -> dict[str, Any]:
@@ -22,8 +24,8 @@ def pre_execute(**overrides: Any) -> dict[str, Any]:
         "assumptions": ["The banner reuses the existing notification component."],
         "planning_focus": "Cover every requirement with acceptance criteria.",
         "task_focus": "Small ordered tasks.",
-        "review_focus": {"general": "coverage", "risk": "security", "boundary": "governance"},
-        "reviewer_roles": ["general", "risk", "boundary"],
+        "review_focus": {role: FOCUS.get(role, f"{role} focus") for role in DEFAULT_REVIEWERS.roles},
+        "reviewer_roles": list(DEFAULT_REVIEWERS.roles),
         "stage_intents": [
             {"stage": "plan", "objective": "Plan the banner."},
             {"stage": "tasks", "objective": "Break it down."},
@@ -142,7 +144,17 @@ def turn(*names: str) -> AIMessage:
 
 
 def honest_manager() -> list[AIMessage]:
-    return [turn("plan-subagent"), turn("task-subagent"), turn("review-subagent", "risk-subagent", "boundary-subagent")]
+    return [turn("plan-subagent"), turn("task-subagent"), turn(*DEFAULT_REVIEWERS.tools)]
+
+
+def passing_review(spec: ReviewerSpec) -> dict[str, Any]:
+    """A passing review from any reviewer of the table (its first ``ok`` verdict)."""
+    known = {"general": general, "risk": risk, "boundary": boundary}
+    if spec.role in known:
+        return known[spec.role]()
+    verdict = next(value for value, level in spec.levels.items() if level == "ok")
+    return {"role": spec.role, spec.verdict_field: verdict, "findings": [], "markdown": f"# {spec.title} review",
+            "summary": f"{spec.role} {verdict}"}
 
 
 def script(**overrides: Any) -> dict[str, Any]:
@@ -152,9 +164,7 @@ def script(**overrides: Any) -> dict[str, Any]:
         "delivery.manager": honest_manager(),
         "delivery.plan": [plan()],
         "delivery.tasks": [tasks()],
-        "delivery.general_review": [general()],
-        "delivery.risk_review": [risk()],
-        "delivery.boundary_review": [boundary()],
+        **{spec.contract: [passing_review(spec)] for spec in DEFAULT_REVIEWERS},
         "delivery.supervisor_post": [post()],
     }
     for key, value in overrides.items():

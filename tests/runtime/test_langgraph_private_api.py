@@ -55,21 +55,40 @@ def test_no_other_module_uses_the_private_wrapper():
     assert f"{PRIVATE_MODULE}.RunnableCallable" in users[HOME]
 
 
-# Every private LangGraph name the project reads, and the one module allowed to read it.
+# Every private LangGraph or LangChain name the project reads, and the one module allowed to read it.
+LANGCHAIN_PRIVATE = "runtime/langchain_private.py"
 PRIVATE_NAMES = {
     ("langgraph._internal._runnable", "RunnableCallable"): "runtime/calls.py",
     ("langgraph._internal._constants", "CONFIG_KEY_CHECKPOINTER"): "runtime/user_input.py",
     ("langgraph._internal._constants", "CONFIG_KEY_CHECKPOINT_MAP"): "runtime/user_input.py",
+    ("langchain.chat_models.base", "_BUILTIN_PROVIDERS"): LANGCHAIN_PRIVATE,
+    ("langchain_core.tracers._streaming", "_StreamingCallbackHandler"): LANGCHAIN_PRIVATE,
+    ("langchain_core.runnables.config", "var_child_runnable_config"): LANGCHAIN_PRIVATE,
 }
+# The same for LangGraph's private configuration keys, written as strings: the key, and where.
+PRIVATE_KEYS = {"__pregel_runtime": "runtime/tool_runner.py"}
+
+
+def _is_private(module: str, name: str) -> bool:
+    """A name LangGraph or LangChain does not publish: from a private module, underscored, or listed."""
+    ours = module.split(".")[0] in ("langgraph", "langchain", "langchain_core")
+    return ours and ("._" in f".{module}" or name.startswith("_") or (module, name) in PRIVATE_NAMES)
 
 
 def _private_imports(path: Path) -> list[tuple[str, str]]:
     return [
         (item.module, alias.name)
         for item in ast.walk(ast.parse(path.read_text(), filename=str(path)))
-        if isinstance(item, ast.ImportFrom) and (item.module or "").startswith("langgraph._internal")
+        if isinstance(item, ast.ImportFrom) and item.module
         for alias in item.names
+        if _is_private(item.module, alias.name)
     ]
+
+
+def _private_keys(path: Path) -> list[str]:
+    """String constants shaped like LangGraph's private config keys (``__pregel_…``)."""
+    return [item.value for item in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+            if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value.startswith("__pregel_")]
 
 
 def test_every_private_langgraph_name_still_resolves_and_is_read_in_its_one_module():
@@ -82,3 +101,17 @@ def test_every_private_langgraph_name_still_resolves_and_is_read_in_its_one_modu
         for module, name in _private_imports(path)
     }
     assert found == {(module, name, home) for (module, name), home in PRIVATE_NAMES.items()}
+
+
+def test_every_private_string_key_is_langgraphs_and_written_only_in_its_one_module():
+    from langgraph._internal import _constants
+
+    values = {value for value in vars(_constants).values() if isinstance(value, str)}
+    assert set(PRIVATE_KEYS) <= values, f"LangGraph renamed {sorted(set(PRIVATE_KEYS) - values)}"
+    found = {
+        (key, str(path.relative_to(ROOT)))
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for key in _private_keys(path)
+    }
+    assert found <= set(PRIVATE_KEYS.items()), found

@@ -13,6 +13,7 @@ import pytest
 from langgraph.types import Command
 
 from graphs.tasklist_agent import ResumeError, pending_review, resume_command
+from policies.tasklist_machine import MAX_STEPS_WITH_REVIEW
 from langgraph.checkpoint.memory import InMemorySaver
 
 from runtime.checkpoint import open_checkpointer, strict_serializer
@@ -169,7 +170,7 @@ def test_human_review_from_the_run_context_and_its_step_budget():
         config = {"configurable": {"thread_id": "ctx"}}
         first = graph.invoke({"request": f"/tasklist {READY}"}, config, context={"human_review": True})
         assert first["__interrupt__"][0].value["kind"] == "strategy_review"
-        assert graph.get_state(config).values["limits"]["max_steps"] == 20
+        assert graph.get_state(config).values["limits"]["max_steps"] == MAX_STEPS_WITH_REVIEW
 
 
 def test_resume_of_an_unknown_thread_is_refused():

@@ -7,6 +7,8 @@ from dataclasses import replace
 import pytest
 
 from policies.tasklist_machine import (
+    MAX_STEPS,
+    MAX_STEPS_WITH_REVIEW,
     leads_to,
     ENTRY,
     EXIT,
@@ -142,7 +144,8 @@ def test_guard(machine, proposal, allowed, target, reason):
 
 @pytest.mark.parametrize(
     ("human_review", "override", "max_steps"),
-    [(False, None, 12), (True, None, 20), (False, 5, 5), (False, 50, 12), (True, 30, 20), (False, -3, 0)],
+    [(False, None, MAX_STEPS), (True, None, MAX_STEPS_WITH_REVIEW), (False, 5, 5), (False, 50, MAX_STEPS),
+     (True, 30, MAX_STEPS_WITH_REVIEW), (False, -3, 0)],  # the table's budget, which an override only tightens
 )
 def test_limits(human_review, override, max_steps):
     limits = limits_for(human_review, override)
@@ -289,8 +292,6 @@ import itertools  # noqa: E402
 
 from policies import tasklist_machine  # noqa: E402
 from policies.tasklist_machine import (  # noqa: E402
-    MAX_STEPS,
-    MAX_STEPS_WITH_REVIEW,
     STATUSES,
     Transition,
     due_actions,
