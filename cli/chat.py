@@ -26,7 +26,6 @@ from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATT
 from cli.inputs import read_text
 from cli.model_config import fallbacks_of, models_of
 from cli.render import ProgressView, RunInterrupted, colour, print_json, stream_run, styled, write
-from runtime.contracts import safe_error
 from runtime.settings import Settings
 
 MAX_MESSAGE_CHARS = 20_000
@@ -406,6 +405,8 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: 
         except Exception as error:  # one failed message does not end the session
             if screen is not None:
                 screen.stop()
+            from runtime.contracts import safe_error  # imported late: the CLI starts without LangChain
+
             sys.stderr.write(f"reins: failed: {printable(safe_error(error, 300))}\n")  # a provider's: its cause
             continue
         if values is None:  # input ended while a call waited: it stays paused on the thread

@@ -36,7 +36,7 @@ def describe(settings: Settings) -> dict:
     from cli.env_file import env_file_status
     from runtime.home import reins_home
     from runtime.labels import model_label
-    from runtime.models import fallback_label
+    from runtime.labels import fallback_label
 
     return {
         "roles": {role: model_label(settings, role) for role in ROLES},

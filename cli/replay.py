@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     policy = policy_with(args.set)
     from graphs.delivery_chain import build_graph
     from runtime.checkpoint import checkpointer_from_settings
-    from runtime.replay import replay_delivery
+    from nodes.delivery.replay import replay_delivery
     from runtime.runs import recent_runs
 
     with checkpointer_from_settings(Settings.from_env()) as saver:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evals.agentdojo_tools import DECLARATIONS
+from policies.tool_approval import approval_for
 
 SUITE_VERSION = "v1.2.2"
 SUITES = ("banking", "slack", "travel", "workspace")
@@ -170,7 +171,8 @@ def _registry(suite: Any, pair: _Pair, trust_all: bool) -> Any:
 
         registry.register(RegisteredTool(
             name=function.name, description=function.description[:1000], args_schema=function.parameters,
-            scopes=frozenset({CHAT_SCOPE}), func=run, read_only=declared.read_only, trusted=trust_all,
+            scopes=frozenset({CHAT_SCOPE}), func=run, read_only=declared.read_only,
+            approval=approval_for(read_only=declared.read_only, trusted=trust_all),
             sinks=declared.sinks, actions=declared.actions))
     return registry
 

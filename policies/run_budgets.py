@@ -9,7 +9,7 @@ so a change to any of those rules moves the printed worst case with it. Time wai
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from policies.budget import Stage
 from policies.check_act import MAX_CHECK_ROUNDS
@@ -35,12 +35,13 @@ def delivery_stages(
     max_manager_reasks: int,
     two_step: bool = False,
     polish: bool = False,
-    review_deadline_s: float | None = None,
+    review_deadlines: Mapping[str, float] | None = None,
     manager_escalation: bool = False,
 ) -> list[Stage]:
     """The delivery chain: pre-decision, manager turns (each phase asked at most ``1 + reasks``
     times; a re-ask after a cut-off gets more room), plan, tasks, the parallel review group (one model
-    role per reviewer), post-decision, the plan and task revisions, the optional polish."""
+    role per reviewer, each review under its role's deadline), post-decision, the plan and task
+    revisions, the optional polish."""
     turns = MANAGER_PHASES * (1 + max_manager_reasks)
     stages = [
         *_contract("supervisor_pre", "supervisor", two_step),
@@ -53,7 +54,8 @@ def delivery_stages(
     ]
     for role in sorted(set(reviewer_roles)):
         count = list(reviewer_roles).count(role)
-        stages += _contract(f"review:{role}", role, two_step, count, parallel=True, deadline_s=review_deadline_s)
+        stages += _contract(f"review:{role}", role, two_step, count, parallel=True,
+                            deadline_s=(review_deadlines or {}).get(role))
     stages += [
         *_contract("supervisor_post", "supervisor", two_step),
         *_contract("plan_revision", "planner", two_step),

@@ -56,12 +56,12 @@ def call_limits(models: ModelSet) -> dict[str, CallLimits]:
     return limits
 
 
-def reviewer_deadline_s(models: ModelSet, review_timeout_s: float | None = None) -> float:
-    """A reviewer's wall-clock limit: the one given, else what its role's policy needs (as the
+def reviewer_deadline_s(models: ModelSet, role: str = "reviewer", review_timeout_s: float | None = None) -> float:
+    """A reviewer's wall-clock limit: the one given, else what its model role's policy needs (as the
     delivery chain sets it)."""
     if review_timeout_s:
         return float(review_timeout_s)
-    policy = models.policy("reviewer")
+    policy = models.policy(role)
     return contract_deadline_s(policy.timeout_s, policy.retries, policy.backoff_initial_s)
 
 
@@ -82,9 +82,9 @@ def worst_case(
     limits = call_limits(models)
     if graph == "delivery_chain":
         table = reviewer_table(reviewers)
-        stages = delivery_stages(["reviewer"] * len(table.roles), max_manager_reasks=policy.max_manager_reasks,
-                                 two_step=two_step, polish=polish,
-                                 review_deadline_s=reviewer_deadline_s(models, review_timeout_s),
+        roles = [spec.model_role for spec in table]
+        stages = delivery_stages(roles, max_manager_reasks=policy.max_manager_reasks, two_step=two_step, polish=polish,
+                                 review_deadlines={r: reviewer_deadline_s(models, r, review_timeout_s) for r in roles},
                                  manager_escalation=models.escalation("manager") is not None)
         # Sub-agents are the manager's tools; their model calls are the stages above.
         return budget(stages, limits, tool_calls=policy.max_tool_calls)

@@ -7,7 +7,7 @@ import threading
 import time
 from collections import OrderedDict
 
-from langchain_core.runnables.config import var_child_runnable_config
+from runtime.langchain_private import current_config
 
 from policies.redaction import redact
 from runtime.models import ModelSet
@@ -26,7 +26,7 @@ class MissingModels:
 
     @staticmethod
     def _run() -> str | None:
-        config = var_child_runnable_config.get() or {}
+        config = current_config()
         thread = (config.get("configurable") or {}).get("thread_id")
         return None if thread is None else str(thread)
 

@@ -3,6 +3,7 @@ alone: no client is built, so showing the configuration loads no provider librar
 
 from __future__ import annotations
 
+from policies.fallback import parse_fallback
 from runtime.settings import Settings
 
 OFFLINE_LABEL = "offline (rule-based stand-in)"
@@ -27,3 +28,12 @@ def describe_model(name: str) -> str:
 def model_label(settings: Settings, role: str) -> str:
     name = settings.model_for(role)
     return describe_model(name) if name else OFFLINE_LABEL
+
+
+def fallback_label(entry: str) -> str:
+    """A fallback entry's label: its model, and the host of its own endpoint when it has one."""
+    parsed = parse_fallback(entry)
+    if parsed.base_url is None:
+        return describe_model(parsed.name)
+    host = parsed.base_url.split("://", 1)[1].split("/", 1)[0].rpartition("@")[2]  # never userinfo
+    return f"{describe_model(parsed.name)}@{host}"

@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 
 from policies.fallback import parse_fallback
 
-from runtime.labels import OFFLINE_LABEL, describe_model, model_label as configured_label, provider_of
+from runtime.labels import OFFLINE_LABEL, describe_model, fallback_label, model_label as configured_label, provider_of
 from runtime.settings import ALL_ROLES, ROLE_PARENTS, ROLES, TASK_ROLES, Settings, SettingsError
 
 
@@ -252,15 +252,6 @@ def create_chat_model(
         temperature=policy.temperature,
         **bound,
     )
-
-
-def fallback_label(entry: str) -> str:
-    """A fallback entry's label: its model, and the host of its own endpoint when it has one."""
-    parsed = parse_fallback(entry)
-    if parsed.base_url is None:
-        return describe_model(parsed.name)
-    host = parsed.base_url.split("://", 1)[1].split("/", 1)[0].rpartition("@")[2]  # never userinfo
-    return f"{describe_model(parsed.name)}@{host}"
 
 
 def entry_model(entry: str, role: str, settings: Settings, **overrides: Any) -> BaseChatModel:

@@ -41,7 +41,7 @@ from runtime.model_calls import sent_schema, structured_options
 from runtime.failures import TIMEOUT_ERRORS, failure_cause
 from runtime.messages import message_text
 from runtime.models import configured_policies, entry_model
-from runtime.settings import ROLES, Settings, SettingsError
+from runtime.settings import ALL_ROLES, Settings, SettingsError
 from schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection, AssistantReplan, AssistantSummary
 from schemas.delivery import (
     DeliveryPlan,
@@ -137,7 +137,7 @@ def configured_models(settings: Settings) -> list[tuple[str, tuple[str, ...]]]:
     """Each distinct model a role is configured with, its fallbacks included, as (name, the roles it
     serves), in role order; the same name on another endpoint or key is another model."""
     found: dict[tuple[str, str | None, str | None], tuple[str, list[str]]] = {}
-    for role in ROLES:
+    for role in ALL_ROLES:  # the assistant's task roles too: their contracts go to the model serving them
         name = settings.model_for(role)
         for each in (name, *settings.fallbacks_for(role)) if name else ():
             found.setdefault((each, settings.base_url_for(role), settings.api_key_for(role)), (each, []))[1].append(role)

@@ -12,6 +12,11 @@ from typing import Any
 
 
 
+# Where a node that acts for another user than its run's context (a turn resumed from elsewhere acts
+# for the user who started it) hands that context to the tools it runs: a key of the run config.
+TURN_CONTEXT_KEY = "reins_turn_context"
+
+
 @dataclass(frozen=True)
 class RunScope:
     context: Any = None
@@ -32,5 +37,6 @@ def current_run() -> RunScope:
         runtime = get_runtime()
     except (RuntimeError, KeyError):  # not inside a graph run
         return RunScope()
-    thread = (config.get("configurable") or {}).get("thread_id")
-    return RunScope(getattr(runtime, "context", None), getattr(runtime, "store", None), thread)
+    configurable = config.get("configurable") or {}
+    context = configurable.get(TURN_CONTEXT_KEY) or getattr(runtime, "context", None)
+    return RunScope(context, getattr(runtime, "store", None), configurable.get("thread_id"))

@@ -30,6 +30,7 @@ from runtime.chat_tools import ToolFailure
 from runtime.contracts import safe_error
 from runtime.failures import tool_failure_kind
 from runtime.registry import RegisteredTool
+from runtime.run_scope import TURN_CONTEXT_KEY
 
 OBSERVATION_CHARS = 4000
 MAX_ISSUES = 8
@@ -150,8 +151,12 @@ class RunTool:
     async def arun(self) -> CallResult:
         started, clock = time.time(), time.perf_counter()
         call = {"name": self.tool.name, "args": dict(self.args), "id": self.call_id, "type": "tool_call"}
-        output = await self._node().ainvoke({"messages": [AIMessage(content="", tool_calls=[call])]}, dict(self.config),
-                                            runtime=self._runtime())
+        runtime = self._runtime()
+        config = dict(self.config)
+        if self.runtime is not None:  # the tool reads whose run it serves from the config (runtime.run_scope)
+            config["configurable"] = {**(config.get("configurable") or {}), TURN_CONTEXT_KEY: runtime.context}
+        output = await self._node().ainvoke({"messages": [AIMessage(content="", tool_calls=[call])]}, config,
+                                            runtime=runtime)
         message: ToolMessage = output["messages"][-1]
         ok = message.status != "error"
         failure = "" if ok else str(message.additional_kwargs.get("failure", TOOL_ERROR))

@@ -43,7 +43,7 @@ def turn_record(state: AssistantState, tools: ScopedTools, rules: Sequence[FlowR
         state.get("records", []),
         state.get("recollections", []),
         [t["text"] for t in conversation if t.get("role") != "user"],
-        {tool.name for tool in tools if tool.pauses},
+        {tool.name for tool in tools if tool.asks_user},
     )
 
     def read_only(name: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,8 +64,13 @@ class AssistantDeps:
         return tools
 
     def load_tools(self, runtime: Runtime[AssistantContext]) -> Any:
-        """``tools_for`` as a node's request (``yield from``): its first call in a process reads the
-        MCP configuration and starts the servers, so under ``ainvoke`` it runs off the event loop."""
+        """``tools_for`` as a node's request (``yield from``): with MCP servers configured, its first
+        call in a process reads the configuration and starts them, so under ``ainvoke`` it runs off
+        the event loop; without any, the graph's own tools, on the loop."""
+        configured = (self.mcp_from_env and os.environ.get("REINS_MCP_CONFIG", "").strip()) or getattr(
+            runtime.context, "mcp_config", None)
+        if not configured:
+            return self.tools
         return (yield OffLoop(self.tools_for, (runtime,)))
 
     def models_for(self, runtime: Runtime[AssistantContext], state: Mapping[str, Any] | None = None) -> ModelSet:

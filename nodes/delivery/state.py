@@ -93,7 +93,7 @@ class ProposedToolCall(TypedDict):
 
 class ManagerProposal(TypedDict):
     """One manager turn as the policy saw it — what had run, which artifacts existed, what the model
-    proposed — and the verdict: what a replay re-decides under another policy (``runtime.replay``)."""
+    proposed — and the verdict: what a replay re-decides under another policy (``nodes.delivery.replay``)."""
 
     turn: int
     executed: list[str]  # sub-agent tools executed before this turn, in order

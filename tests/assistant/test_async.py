@@ -50,7 +50,7 @@ def test_recollections_are_searched_through_the_async_store_api_under_ainvoke():
     store = AsyncOnlyStore()
     note = {"text": "Lesson: Fetch the exchange rate before converting.", "keywords": ["exchange", "rate"],
             "kind": "reflection", "created_at": "2026-01-01T00:00:00+00:00"}
-    store.put((MEMORY_ROOT, "local", "thread", "t"), "n1", note)
+    store.put((MEMORY_ROOT, "local", "shared"), "n1", note)  # the user's notes: recalled by default
     question = {"messages": [HumanMessage(content="which exchange rate did we use?")]}
     result = asyncio.run(_graph(RecordingOfflineModel(), store).ainvoke(question, {"configurable": {"thread_id": "t"}}))
     assert summaries(result, "memory")[0].endswith("; 1 recollection(s) injected")

@@ -43,7 +43,7 @@ def bank():
     registry.register(RegisteredTool("fetch_page", "Fetch a web page", _Page, frozenset({"chat"}),
                                      func=lambda url: PAGE, read_only=True, sinks=("url",)))
     registry.register(RegisteredTool("transfer_money", "Send money to an account", _Transfer, frozenset({"chat"}),
-                                     func=transfer, trusted=True, sinks=("recipient", "amount"),
+                                     func=transfer, approval="run", sinks=("recipient", "amount"),
                                      actions=("transfer", "send", "pay")))
     return registry, executed
 

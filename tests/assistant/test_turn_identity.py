@@ -42,7 +42,7 @@ def test_the_turn_identity_is_the_context_fields_it_copies():
 
     assert set(TurnIdentity.__annotations__) <= set(AssistantContext.__dataclass_fields__)
     assert identity_of(AssistantContext(user_id="ann", memory_scope="user")) == {"user_id": "ann", "memory_scope": "user"}
-    assert identity_of(None) == {"user_id": "local", "memory_scope": "thread"}  # the context's defaults
+    assert identity_of(None) == {"user_id": "local", "memory_scope": "user"}  # the context's defaults
 
 
 def _texts(run, user: str) -> list[str]:
@@ -64,7 +64,7 @@ def test_alice_s_resumed_approval_acts_on_alice_s_memory_through_the_python_api(
     assert _texts(run, "alice") == []
     assert _texts(run, "local") == [NOTE]
     assert run.graph.get_state({"configurable": {"thread_id": "f1"}}).values["identity"] == {
-        "user_id": "alice", "memory_scope": "thread"}
+        "user_id": "alice", "memory_scope": "user"}
 
 
 def test_a_new_turn_starts_with_the_identity_of_its_own_context(runner, memory_registry):

@@ -38,8 +38,10 @@ def test_a_turn_refused_twice_is_escalated_once_and_the_run_goes_on():
 
     assert out["run_status"] == "pass"
     assert len(manager_calls(stronger)) == 1
-    # the same turn: the prompt and tools the primary was asked, at the role's own temperature
-    assert prompt(manager_calls(stronger)[0]) == prompt(manager_calls(primary)[0])
+    # the same turn: the prompt and tools the primary was asked on its re-ask (told why it was
+    # refused), at the role's own temperature
+    assert prompt(manager_calls(stronger)[0]) == prompt(manager_calls(primary)[1])
+    assert "no_tool_call" in prompt(manager_calls(stronger)[0]) and "no_tool_call" not in prompt(manager_calls(primary)[0])
     assert manager_calls(primary)[2].tool_names == ("task-subagent",)  # the next turn is the primary's again
     refusals = [e["summary"] for e in out["trace"] if e["step"] == "manager-refused"]
     assert len(refusals) == 2 and "escalated to strong" in refusals[1]

@@ -17,7 +17,7 @@ from policies.delegation import DEFAULT_POLICY
 from policies.reviewers import DEFAULT_REVIEWERS
 from runtime.models import ModelSet
 from runtime.offline import OfflineModel
-from runtime.replay import replay_delivery
+from nodes.delivery.replay import replay_delivery
 
 
 @pytest.fixture(scope="module")
@@ -96,9 +96,11 @@ def test_a_smaller_reviewer_table_flips_the_recorded_review_groups(recorded):
     graph, threads = recorded
     for thread, values in threads.items():
         result = replay_delivery(graph, thread, **MUTATIONS["two reviewers"])
-        # exactly the turns that named the dropped reviewer's tool are decided differently
-        named = any(call["name"] == "boundary-subagent" for p in values.get("manager_proposals") or []
-                    for call in p["calls"])
+        # exactly the turns that named the dropped reviewer's tool are decided differently (unless
+        # already refused as calling a tool the manager does not have: the reason stays the same)
+        named = any(any(call["name"] == "boundary-subagent" for call in p["calls"])
+                    and (p["verdict"]["violation"] or {}).get("code") != "unregistered_tool"
+                    for p in values.get("manager_proposals") or [])
         assert (result.first_flip is not None) == named, thread
         if named:
             assert result.first_flip.replayed.startswith("manager_refused")

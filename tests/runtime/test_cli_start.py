@@ -59,6 +59,7 @@ BAD = [
     (["chat", "--json"], 2, "bad_input"),
     (["eval", "--repeats", "0", "--json"], 2, "bad_input"),
     (["bench", "nope", "--json"], 2, "bad_input"),
+    (["replay", "--json"], 2, "bad_input"),
     (["nope", "--json"], 2, "bad_arguments"),
 ]
 
