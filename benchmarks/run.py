@@ -269,10 +269,10 @@ def cli_start(rounds: int = 7) -> dict[str, float]:
     return measure(rounds)
 
 
-def mcp_session_overhead() -> dict[str, float]:
+def mcp_session_overhead(warm_calls: int = 30, cold_calls: int = 5) -> dict[str, float]:
     from benchmarks.mcp_sessions import mcp_session_overhead as measure
 
-    return measure()
+    return measure(warm_calls, cold_calls)
 
 
 def _time(fn) -> float:

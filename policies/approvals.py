@@ -42,6 +42,16 @@ def call_fingerprint(tool: str, args: Mapping[str, Any], policy: str = APPROVAL_
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+IDEMPOTENCY_META = "idempotencyKey"  # the MCP request's ``_meta`` field a deduplicating server reads
+
+
+def idempotency_key(thread_id: str | None, call_number: int, fingerprint: str) -> str:
+    """The key an approved call carries to its server: the same for every dispatch of this call in
+    this thread (a re-dispatch after a crash included), different for any other call."""
+    text = "\n".join((thread_id or "", str(call_number), fingerprint))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 def _size_over(value: Any, limit: int) -> bool:
     """True when ``value`` written as JSON would exceed ``limit`` characters (an estimate, no recursion)."""
     total, stack = 0, [value]

@@ -29,6 +29,7 @@ from policies.tool_calls import DEADLINE, TOOL_ERROR
 from runtime.chat_tools import ToolFailure
 from runtime.contracts import safe_error
 from runtime.failures import tool_failure_kind
+from runtime.mcp_sessions import call_meta
 from runtime.registry import RegisteredTool
 from runtime.run_scope import TURN_CONTEXT_KEY
 
@@ -133,6 +134,8 @@ class RunTool:
     call_id: str = "call"
     # The calling node's runtime (its context: whose memory a memory tool reads); else the running one.
     runtime: Any = None
+    # Extra ``_meta`` of an MCP call (an approved call's idempotency key); nothing for other tools.
+    meta: Mapping[str, Any] | None = None
 
     def _node(self) -> ToolNode:
         return ToolNode([self.tool.as_langchain_tool()], handle_tool_errors=tool_error_text,
@@ -155,8 +158,12 @@ class RunTool:
         config = dict(self.config)
         if self.runtime is not None:  # the tool reads whose run it serves from the config (runtime.run_scope)
             config["configurable"] = {**(config.get("configurable") or {}), TURN_CONTEXT_KEY: runtime.context}
-        output = await self._node().ainvoke({"messages": [AIMessage(content="", tool_calls=[call])]}, config,
-                                            runtime=runtime)
+        token = call_meta.set(dict(self.meta) if self.meta else None)
+        try:
+            output = await self._node().ainvoke({"messages": [AIMessage(content="", tool_calls=[call])]}, config,
+                                                runtime=runtime)
+        finally:
+            call_meta.reset(token)
         message: ToolMessage = output["messages"][-1]
         ok = message.status != "error"
         failure = "" if ok else str(message.additional_kwargs.get("failure", TOOL_ERROR))

@@ -21,6 +21,7 @@ TINY = {
     "concurrent_ainvoke": {"latency_s": 0.01, "levels": (2,)},
     "concurrent_server": {"runs": 2},
     "cli_start": {"rounds": 1},
+    "mcp_session_overhead": {"warm_calls": 2, "cold_calls": 1},
 }
 
 

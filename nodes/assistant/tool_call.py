@@ -22,10 +22,11 @@ from langgraph.runtime import Runtime
 from nodes.assistant.approval import approve, ask
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.data_flow import execution_of, pause_details
-from nodes.assistant.deps import AssistantDeps, progress_for
+from nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from nodes.assistant.executor import approval_of, tool_label
 from nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
 from policies.answer_check import assign_plan_step
+from policies.approvals import IDEMPOTENCY_META, call_fingerprint, idempotency_key
 from policies.replanning import active_steps
 from policies.tool_calls import should_dispatch_again
 from runtime.registry import RegisteredTool
@@ -33,8 +34,9 @@ from runtime.steps import recorded_step
 from runtime.tool_runner import CallResult, RunTool, digest
 
 
-def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, call_id: str, runtime: Any):
-    request = RunTool(tool, args, config, call_id, runtime)
+def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, call_id: str, runtime: Any,
+         meta: dict[str, Any] | None = None):
+    request = RunTool(tool, args, config, call_id, runtime, meta)
     result: CallResult = yield request
     dispatches = 1
     while not result.ok and should_dispatch_again(tool.read_only, result.failure, dispatches):
@@ -67,7 +69,11 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
                     result = CallResult(taken.ok, taken.observation, taken.failure)
                 else:
                     args = taken.args if taken is not None else args
-                    result, dispatches = yield from _run(tool, args, config, f"call_{number}", runtime)
+                    # An approved call tells its server how to recognise it again (a server that
+                    # deduplicates runs it once, however often it is dispatched).
+                    key = idempotency_key(thread_id_of(runtime), number, call_fingerprint(tool.name, args))
+                    meta = {IDEMPOTENCY_META: key} if taken is not None and tool.server else None
+                    result, dispatches = yield from _run(tool, args, config, f"call_{number}", runtime, meta)
         plan = task.get("plan")
         records = task.get("records") or []
         record: ToolRecord = {

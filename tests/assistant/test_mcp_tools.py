@@ -285,3 +285,17 @@ def test_a_server_too_slow_to_start_is_reported_by_its_startup_deadline_not_its_
     reports = {report.name: report for report in loaded.servers}
     assert reports["silent"].problem == "did not start within 0.5 s" and reports["silent"].tools == ()
     assert "notes__word_count" in dict(reports["notes"].tools) and not reports["notes"].problem  # a 0.01 s call limit
+
+
+def test_an_approved_call_carries_its_idempotency_key_to_its_mcp_server(tmp_path):
+    from policies.approvals import call_fingerprint, idempotency_key
+
+    record = tmp_path / "r"
+    mcp = config(notes=stdio_server(record))
+    run = _runner(mcp, [tool_call("notes__add_note", text="buy milk")])
+    run.ask("note: buy milk")
+    run.graph.invoke(Command(resume={"type": "approve"}), THREAD)
+    keys = (tmp_path / "r.keys").read_text().splitlines()
+    # the server saw the key derived from the thread, the call and its fingerprint: one it can deduplicate on
+    assert keys == [idempotency_key("t1", 1, call_fingerprint("notes__add_note", {"text": "buy milk"}))]
+    assert idempotency_key("t1", 1, "f") != idempotency_key("t2", 1, "f") != idempotency_key("t1", 2, "f")

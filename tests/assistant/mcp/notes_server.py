@@ -44,11 +44,15 @@ def build(kind: str, port: int = 0) -> FastMCP:
         os._exit(1)
 
     @server.tool()
-    def add_note(text: str) -> str:
+    def add_note(text: str, ctx: Context) -> str:
         """Store a note (changes the notebook)."""
         if record:
             with open(record, "a", encoding="utf-8") as out:
                 out.write(json.dumps({"tool": "add_note", "text": text}) + "\n")
+            meta = ctx.request_context.meta
+            key = (meta.model_extra or {}).get("idempotencyKey") if meta is not None else None
+            with open(f"{record}.keys", "a", encoding="utf-8") as out:  # what a deduplicating server reads
+                out.write(f"{key}\n")
         return f"stored: {text}"
 
     tallies: dict[int, int] = {}
