@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections import OrderedDict
 
 from runtime.langchain_private import current_config
@@ -22,7 +23,9 @@ class MissingModels:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._runs: OrderedDict[tuple[int, str | None], dict[tuple[str, str], float]] = OrderedDict()
+        # (id of the model set, run) → the set (weakly: an id is reused once a set is freed, and a
+        # new set must not inherit a freed one's missing models) and its (role, label) → when marked.
+        self._runs: OrderedDict[tuple[int, str | None], tuple[weakref.ref, dict[tuple[str, str], float]]] = OrderedDict()
 
     @staticmethod
     def _run() -> str | None:
@@ -32,14 +35,19 @@ class MissingModels:
 
     def mark(self, models: ModelSet, role: str, label: str) -> None:
         with self._lock:
-            self._runs.setdefault((id(models), self._run()), {})[(role, label)] = time.monotonic()
+            key = (id(models), self._run())
+            held = self._runs.get(key)
+            if held is None or held[0]() is not models:
+                held = self._runs[key] = (weakref.ref(models), {})
+            held[1][(role, label)] = time.monotonic()
             while len(self._runs) > self.MAX_RUNS:
                 self._runs.popitem(last=False)
 
     def missing(self, models: ModelSet, role: str, label: str) -> bool:
         run = self._run()
         with self._lock:
-            marked = self._runs.get((id(models), run), {}).get((role, label))
+            held = self._runs.get((id(models), run))
+            marked = held[1].get((role, label)) if held is not None and held[0]() is models else None
         return marked is not None and (run is not None or time.monotonic() - marked < self.UNTHREADED_FOR_S)
 
 
