@@ -89,7 +89,8 @@ def test_ctrl_c_cancels_the_turn_returns_to_the_prompt_and_the_thread_resumes(st
             assert time.monotonic() < deadline and child.isalive()
             time.sleep(0.05)
         child.sendintr()
-        child.expect("turn cancelled: (.*)Ctrl-C again quits.")
+        # Under a loaded machine the cancel may only land when the hung call returns (60 s): allow for it.
+        child.expect("turn cancelled: (.*)Ctrl-C again quits.", timeout=150)
         assert "saved as thread mine" in child.match.group(1)
         child.expect("you> ")  # back at the prompt: the chat goes on
 
