@@ -52,3 +52,14 @@ def offline_cli(monkeypatch, tmp_path):
     monkeypatch.setenv("REINS_CHECKPOINT", "memory")
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def sqlite_cli(monkeypatch, tmp_path, reins_home):
+    """The CLI on a SQLite checkpointer in its own home, on the offline model: what a user's
+    ``reins chat`` runs on."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
+    for name in ("REINS_MODEL", "REINS_MODEL_CHAT", "OPENAI_BASE_URL", "REINS_EMBEDDINGS"):
+        monkeypatch.delenv(name, raising=False)
+    return reins_home

@@ -106,15 +106,6 @@ def test_remember_keeps_no_secret(runner, memory_registry):
     assert "sk-abcdefghijklmnopqrstuvwx1234" not in item.value["text"]
 
 
-@pytest.fixture
-def sqlite_cli(monkeypatch, tmp_path, reins_home):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
-    for name in ("REINS_MODEL", "REINS_MODEL_CHAT", "OPENAI_BASE_URL", "REINS_EMBEDDINGS"):
-        monkeypatch.delenv(name, raising=False)
-    return reins_home
-
-
 def test_reins_chat_remembers_across_runs_by_default_offline(sqlite_cli, capsys):
     assert main(["chat", "--once", "remember that I deploy on Fridays"]) == 0
     assert capsys.readouterr().out.splitlines()[:2] == [STAND_IN_NOTICE, f"I will remember that: {NOTE}"]

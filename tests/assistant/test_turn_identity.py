@@ -92,15 +92,6 @@ def test_users_whose_ids_collided_see_only_their_own_notes_through_the_python_ap
 # ------------------------------------------------------------------------------------------ CLI
 
 
-@pytest.fixture
-def sqlite_cli(monkeypatch, tmp_path, reins_home):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
-    for name in ("REINS_MODEL", "REINS_MODEL_CHAT", "OPENAI_BASE_URL", "REINS_EMBEDDINGS"):
-        monkeypatch.delenv(name, raising=False)
-    return reins_home
-
-
 def _notes(user: str, capsys) -> list[str]:
     assert main(["chat", "--memory", "--json", "--user", user]) == 0
     return [note["text"] for note in json.loads(capsys.readouterr().out)["notes"]]
