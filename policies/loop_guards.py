@@ -20,7 +20,10 @@ STALL_SIMILARITY = 0.9
 # A stall needs this many consecutive observations, each ≥ STALL_SIMILARITY to the one before.
 # Two is not enough: the repeat rule deliberately allows one identical retry, whose observation is
 # naturally identical; the repeat rule stops the third identical call, stall detection catches
-# *different* calls that keep producing the same result.
+# *different* calls that keep producing the same result. A call that changed something (a side
+# effect that succeeded) is progress whatever it returned — "sent" three times to three people is
+# not a stall — so the window counts only the observations after the last change; a loop of
+# changes stays bounded by the repeat rule (same call) and the step budget (different calls).
 STALL_WINDOW = 3
 
 STEP_LIMIT = "step_limit"
@@ -79,12 +82,20 @@ def jaccard(left: str, right: str) -> float:
 
 
 def detect_stall(
-    observations: Sequence[str], threshold: float = STALL_SIMILARITY, window: int = STALL_WINDOW
+    observations: Sequence[str],
+    threshold: float = STALL_SIMILARITY,
+    window: int = STALL_WINDOW,
+    changed: Sequence[bool] = (),
 ) -> Verdict:
-    """Stalled when the last ``window`` observations are each ≥ ``threshold`` similar to the previous one."""
-    if window < 2 or len(observations) < window:
+    """Stalled when the last ``window`` observations are each ≥ ``threshold`` similar to the previous one,
+    counting only those after the last call that changed something (``changed[i]``: observation ``i``
+    came from a side-effecting call that succeeded; missing entries are False)."""
+    flags = list(changed)
+    last_change = max((i for i, flag in enumerate(flags[: len(observations)]) if flag), default=-1)
+    since = list(observations)[last_change + 1:]
+    if window < 2 or len(since) < window:
         return ALLOWED
-    recent = list(observations)[-window:]
+    recent = since[-window:]
     if all(jaccard(recent[i - 1], recent[i]) >= threshold for i in range(1, len(recent))):
         return Verdict.refuse(STALLED, STOP_MESSAGES)
     return ALLOWED

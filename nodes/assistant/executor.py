@@ -198,7 +198,7 @@ def observe(state: AssistantState) -> Update:
     records: list[ToolRecord] = [*state.get("records", []), *(o["record"] for o in observed)]
     traces = [dict(o["trace"]) for o in observed]
     update: Update = {"records": records, "pending_calls": [], "observed": None}
-    stall = detect_stall([r["output"] for r in records])
+    stall = detect_stall([r["output"] for r in records], changed=[bool(r.get("changed")) for r in records])
     if not stall.allowed:
         update["stop_reason"] = stall.code
         if traces:  # the call whose result completed the stall says so

@@ -68,6 +68,7 @@ class ToolRecord(TypedDict):
     args: dict[str, Any]
     ok: bool
     output: str
+    changed: NotRequired[bool]  # True: a side-effecting call that succeeded (progress for the stall guard)
 
 
 class Observed(TypedDict):

@@ -85,6 +85,8 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
             "ok": result.ok,
             "output": result.output,
         }
+        if result.ok and tool is not None and not tool.read_only:
+            record["changed"] = True
         outcome = "ok" if result.ok else (result.failure or "error")
         # Names, a digest of the arguments, timing and outcome; never the tool's output.
         step.status = "completed" if result.ok else "failed"

@@ -105,6 +105,32 @@ def test_stall_detection(observations, stalled):
         assert "not making progress" in decision.reason
 
 
+# changed[i]: observation i came from a side-effecting call that succeeded (progress, whatever it said).
+@pytest.mark.parametrize(
+    ("observations", "changed", "stalled"),
+    [
+        # three messages sent to three people, each acknowledged "None": progress, not a stall
+        (["None", "None", "None"], [True, True, True], False),
+        # the same three results from calls that changed nothing (reads, failures, rejections): a stall
+        (["None", "None", "None"], [False, False, False], True),
+        (["None", "None", "None"], [], True),  # no flags: nothing changed
+        # a failed side effect changes nothing: three identical errors still stop the loop
+        (["error: timeout"] * 3, [False] * 3, True),
+        # after a change, the window restarts: two equal reads are not yet a stall, three are
+        (["None"] * 4, [False, True, False, False], False),
+        (["None"] * 5, [False, True, False, False, False], True),
+        # a change before an unchanged run of three does not hide it
+        (["None"] * 4, [True, False, False, False], True),
+        # a change inside the window breaks it
+        (["None"] * 4, [False, False, True, False], False),
+    ],
+)
+def test_a_call_that_changed_something_is_progress(observations, changed, stalled):
+    decision = detect_stall(observations, changed=changed)
+    assert decision.allowed is (not stalled)
+    assert decision.code == (STALLED if stalled else "")
+
+
 @pytest.mark.parametrize(
     ("steps_taken", "previous", "reason"),
     [(0, [], None), (10, [], STEP_LIMIT), (3, [SIG, SIG], REPEATED_CALL), (10, [SIG, SIG], STEP_LIMIT)],

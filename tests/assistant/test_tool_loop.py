@@ -80,6 +80,62 @@ def test_a_stall_is_detected_when_different_calls_keep_returning_the_same(runner
     assert any("stall" in line for line in summaries(result, "tool"))
 
 
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    recipient: str
+    body: str
+
+
+def _messenger(registry, sent: list[str], reply: str = "None"):
+    """A trusted side-effecting tool whose every success says the same thing."""
+    def send(recipient: str, body: str) -> str:
+        sent.append(recipient)
+        if reply.startswith("error"):
+            raise ConnectionError(reply)
+        return reply
+
+    registry.register(RegisteredTool("send_message", "Send a direct message", _Message, frozenset({"chat"}),
+                                     func=send, approval="run", sinks=("recipient", "body"), actions=("send",)))
+    return registry
+
+
+def test_messages_to_different_people_with_the_same_acknowledgement_are_not_a_stall(runner, registry):
+    sent: list[str] = []
+    people = ["Alice", "Bob", "Charlie", "Eve"]
+    run = runner(
+        {
+            "assistant.intent": [complex_("send_message")],
+            "assistant.step": [tool_call("send_message", recipient=p, body=f"Congrats {p}") for p in people] + [done()],
+            "assistant.answer": [answer("I wrote to all four.")] * 2,
+            "assistant.reflection": [REFLECTION],
+        },
+        registry=_messenger(registry, sent),
+    )
+    result = run.ask("send congratulations to Alice, Bob, Charlie and Eve")
+    assert "__interrupt__" not in result
+    assert sent == people
+    assert [r["output"] for r in result["records"]] == ["None"] * 4
+    assert [r.get("changed") for r in result["records"]] == [True] * 4
+    assert result.get("stop_reason") is None
+
+
+def test_a_side_effect_that_keeps_failing_the_same_way_still_stalls(runner, registry):
+    sent: list[str] = []
+    people = ["Alice", "Bob", "Charlie", "Eve", "Mallory"]
+    run = runner(
+        {
+            "assistant.intent": [complex_("send_message")],
+            "assistant.step": [tool_call("send_message", recipient=p, body="hi") for p in people] + [done()],
+            "assistant.answer": [answer("I could not write.")] * 2,
+            "assistant.reflection": [REFLECTION],
+        },
+        registry=_messenger(registry, sent, reply="error: mail server down"),
+    )
+    result = run.ask("send hi to Alice, Bob, Charlie, Eve and Mallory")
+    assert result["stop_reason"] == STALLED
+    assert len(result["records"]) == 3 and not any(r.get("changed") for r in result["records"])
+
+
 class _NoArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
