@@ -48,7 +48,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
             r"""(?ix)(?<![a-z0-9_\-])((?:[a-z0-9]+[_-])*(?:api[_-]?key|access[_-]?key|secret[_-]?key|client[_-]?secret
             |access[_-]?token|auth[_-]?token|token|secret|password|passwd|pwd))(["']?\s*[:=]\s*["']?)[^\s"',;&]+"""
         ),
-        r"\1\2" + REDACTED,
+        lambda match: match.group(0) if _is_link_token(match) else match.group(1) + match.group(2) + REDACTED,
     ),
     # A drive path with either slash (C:\\x or C:/x, but not a one-letter URI scheme such as a://).
     ("windows_path", re.compile(r"(?<![\w/])[A-Za-z]:[\\/](?![\\/])(?:[^\\/\s]+[\\/])*[^\\/\s]*"), "[path]"),
@@ -60,6 +60,30 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str], str], ...] = (
 )
 
 PATTERN_NAMES = tuple(name for name, _, _ in _PATTERNS)
+
+# The start of a web link, and where a link's own parameter may begin inside it.
+_LINK_START = re.compile(r"https?://", re.I)
+_LINK_PARAMETER_START = frozenset("/?&#;")
+_LINK_LOOKBACK = 2048
+
+
+def _is_link_token(match: re.Match[str]) -> bool:
+    """A bare ``token=`` parameter of a web link: the one-time token of the link itself (password
+    reset, e-mail confirmation, invitation, unsubscribe), which the link's recipient is meant to
+    have — the user's data, not a credential Reins holds. Kept whole so a requested link still
+    works. Named credentials in a link (``password=``, ``access_token=``, ``api_key=``), a bare
+    ``token=`` outside a link, known key shapes and configured secret values are still removed
+    (the shapes and values by their own rules, whatever parameter carries them)."""
+    if match.group(1).lower() != "token" or match.group(2) != "=":
+        return False
+    start, text = match.start(), match.string
+    if start == 0 or text[start - 1] not in _LINK_PARAMETER_START:
+        return False
+    window = max(0, start - _LINK_LOOKBACK)  # bounded: many matches in one long word stay linear
+    word_start = max(text.rfind(c, window, start) for c in " \t\n\r\"'<>()[]") + 1
+    if word_start == 0 and window > 0:
+        return False
+    return _LINK_START.match(text, word_start) is not None
 
 # What every match of a pattern must contain (case-folded), so a text without any of these cannot
 # match and its (relatively slow) regex scan is skipped. Case folding maps the characters that the

@@ -128,13 +128,59 @@ def test_redact_mapping_walks_nested_values_and_keeps_keys():
 
 @pytest.mark.parametrize(
     "text",
-    ["a-" * 20_000, "a_" * 20_000, "/a" * 20_000, "a:" * 20_000, "\\a" * 20_000, "a." * 20_000],
-    ids=["hyphens", "underscores", "slashes", "colons", "backslashes", "dots"],
+    ["a-" * 20_000, "a_" * 20_000, "/a" * 20_000, "a:" * 20_000, "\\a" * 20_000, "a." * 20_000,
+     "https://x.y/" + "?token=a" * 20_000],
+    ids=["hyphens", "underscores", "slashes", "colons", "backslashes", "dots", "link-tokens"],
 )
 def test_redaction_stays_fast_on_long_adversarial_text(text):
     started = time.perf_counter()
     redact(text, 10**9)
     assert time.perf_counter() - started < 2.0  # quadratic patterns took minutes here
+
+
+# A link's own one-time token (password reset, confirmation, unsubscribe) is what the link's
+# recipient is meant to have: the user's data, kept so a requested link still works.
+LINK_TOKENS = [
+    ("reset-path", "https://techservices.com/auth/password-reset/token=?asfbuy3y2cdaqhvei"),
+    ("reset-query", "Reset it at https://example.com/reset?token=Zx81kq0pL2&user=bob today."),
+    ("confirm-fragment", "confirm: https://example.com/confirm#token=abc123def456"),
+    ("second-parameter", "(https://example.com/u?list=7&token=abc123def456)"),
+]
+
+
+@pytest.mark.parametrize("text", [c[1] for c in LINK_TOKENS], ids=[c[0] for c in LINK_TOKENS])
+def test_a_links_own_token_is_kept(text):
+    assert redact(text) == text
+
+
+# Still credentials: a named one in a link, a bare token outside a link, a key shape or a configured
+# value carried as a link's token, a "token" name joined to another word.
+STILL_SECRET = [
+    ("password-in-link", "https://x.y/login?password=hunter2&user=bob", "hunter2"),
+    ("access-token-in-link", "https://api.x.y/v1?access_token=tok_9f8e7d6c", "tok_9f8e7d6c"),
+    ("api-key-in-link", "https://api.x.y/v1?api_key=abc123secret", "abc123secret"),
+    ("prefixed-token-in-link", "https://api.x.y/v1?auth-token=abc123secret", "abc123secret"),
+    ("token-outside-a-link", "error: token=abc123secret rejected", "abc123secret"),
+    ("token-in-a-schemeless-link", "x.y/a?token=abc123secret", "abc123secret"),
+    ("token-colon-in-link", "https://x.y/a?token: abc123secret", "abc123secret"),
+    ("github-key-as-link-token", "https://x.y/a?token=ghp_abcdefghijklmnopqrstuvwxyz0123", "ghp_abcdefghijklmnop"),
+    ("openai-key-as-link-token", "https://x.y/a?token=sk-abcdefghijklmnop1234", "abcdefghijklmnop1234"),
+    ("slack-key-as-link-token", "https://x.y/a?token=xoxb-1234567890-abcdefghij", "1234567890-abcdefghij"),
+    ("jwt-as-link-token", "https://x.y/a?token=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fw",
+     "SflKxwRJSMeKKF2QT4fw"),
+    ("far-from-the-link-start", "https://x.y/" + "a" * 3000 + "?token=abc123secret", "abc123secret"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), [c[1:] for c in STILL_SECRET], ids=[c[0] for c in STILL_SECRET])
+def test_credentials_in_links_are_still_removed(text, secret):
+    assert secret not in redact(text, 100_000)
+    assert REDACTED in redact(text, 100_000)
+
+
+def test_a_configured_value_is_removed_even_as_a_links_token():
+    secrets = SecretValues(["plainvalue123456"])
+    assert redact("https://x.y/reset?token=plainvalue123456", secrets=secrets) == "https://x.y/reset?token=[redacted]"
 
 
 # Case variants the case-insensitive patterns match: capitals, the long s, the Kelvin sign and the
@@ -159,6 +205,7 @@ def test_gated_redaction_equals_running_every_pattern():
 
     assert set(_NEEDLES) == {"traceback", "traceback_frame", *PATTERN_NAMES}
     texts = [case[1] for case in SECRETS] + [case[1] for case in ORDINARY] + CASE_VARIANTS
+    texts += [case[1] for case in LINK_TOKENS] + [case[1] for case in STILL_SECRET]
     texts += [f"prose before {text} and after" for text in texts]
     texts.append(" ".join(texts))
     for text in texts:
