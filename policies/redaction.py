@@ -83,7 +83,7 @@ def _is_link_token(match: re.Match[str]) -> bool:
     word_start = max(text.rfind(c, window, start) for c in " \t\n\r\"'<>()[]") + 1
     if word_start == 0 and window > 0:
         return False
-    return _LINK_START.match(text, word_start) is not None
+    return _LINK_START.search(text, word_start, start) is not None  # "2.https://…" in a list is a link too
 
 # What every match of a pattern must contain (case-folded), so a text without any of these cannot
 # match and its (relatively slow) regex scan is skipped. Case folding maps the characters that the

@@ -145,6 +145,7 @@ LINK_TOKENS = [
     ("reset-query", "Reset it at https://example.com/reset?token=Zx81kq0pL2&user=bob today."),
     ("confirm-fragment", "confirm: https://example.com/confirm#token=abc123def456"),
     ("second-parameter", "(https://example.com/u?list=7&token=abc123def456)"),
+    ("numbered-list-item", "1. 3 2.https://example.com/reset/token=?asfbuy3y2cdaqhvei"),
 ]
 
 
