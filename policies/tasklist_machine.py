@@ -8,9 +8,11 @@ run in ``stopped`` with the reason in the trace.
 Each node of the graph is named after the action it performs, and the same table gives the graph
 its edges (``routes``), routes each run (``next_action``), sets the step budget (``longest_run``) and
 proves the compiled edges (``edge_allowed``): an edge A → B is sound only when some status A can
-leave the run in is a status B may start from. Each row has one condition, ``when``, that routing and
-the guard both read; conditions of rows that share a status exclude each other, so no row order
-decides anything. A new step is one row here and one node.
+leave the run in is a status B may start from. Each edge is written once, on the row it leaves (the
+status it leads to and the actions that may follow); the statuses an action starts from are derived
+from the edges into it. Each row has one condition, ``when``, that routing and the guard both read;
+conditions of rows that share a status exclude each other, so no row order decides anything. A new
+step is one row here and one node.
 """
 
 from __future__ import annotations
@@ -112,16 +114,13 @@ Check = Callable[[Machine, Proposal], "str | None"]
 
 @dataclass(frozen=True)
 class Transition:
-    """One action of the machine.
+    """One action of the machine, as the guard, the routing rule and the graph read it (derived from
+    its ``Step`` row by ``build_table``).
 
     ``sources``: the statuses it may start from. ``outcomes``: the statuses it may lead to when
     allowed; the first is where it leads unless its node decides otherwise (none: the status stays,
     as when the outcome is published). ``then``: the actions the run may hand over to next (the
-    graph's edges; every step may also end the run). ``when``: the one condition under which the
-    run takes this action — routing takes it exactly when the guard lets it start. ``check``: what
-    the guard also asks of the proposal (the resource it acts on, the model's choice) and of the
-    budgets. ``review``: a human review pause, only with human review enabled. ``counted``: spends
-    one step of the budget. ``repeats``: the ``Limits`` field that lets the action run again.
+    graph's edges; every step may also end the run). The other fields are the row's, as written.
     """
 
     sources: frozenset[str]
@@ -134,8 +133,60 @@ class Transition:
     repeats: str | None = None
 
 
-def _step(sources: Iterable[str], outcomes: tuple[str, ...], then: tuple[str, ...] = (), **options) -> Transition:
-    return Transition(frozenset(sources), outcomes, then, **options)
+@dataclass(frozen=True)
+class Step:
+    """One row of the table, as written.
+
+    ``leads``: each status the action may lead to (the first unless its node decides otherwise),
+    with the actions the run may hand over to from there — each edge of the graph, written once.
+    ``starts``: statuses it may start from that no edge leads to (the entry's, and the terminal
+    statuses ``finish`` publishes); every other source is derived from the edges into the action.
+    ``ends_run``: the action leads out of the graph. ``when``: the one condition under which the
+    run takes this action — routing takes it exactly when the guard lets it start. ``check``: what
+    the guard also asks of the proposal (the resource it acts on, the model's choice) and of the
+    budgets. ``review``: a human review pause, only with human review enabled. ``counted``: spends
+    one step of the budget. ``repeats``: the ``Limits`` field that lets the action run again.
+    """
+
+    leads: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    starts: frozenset[str] = frozenset()
+    ends_run: bool = False
+    when: Condition | None = None
+    check: Check | None = None
+    review: bool = False
+    counted: bool = True
+    repeats: str | None = None
+
+
+def _step(leads: Mapping[str, tuple[str, ...]], starts: Iterable[str] = (), **options) -> Step:
+    return Step(dict(leads), frozenset(starts), **options)
+
+
+def build_table(rows: Mapping[str, Step]) -> dict[str, Transition]:
+    """Each row's ``Transition``: its sources are the statuses the edges into it leave the run in.
+
+    An edge to an action the table does not have, or a row that no edge reaches and that names no
+    status of its own to start from, is a broken table: it raises rather than compiling a dead step.
+    """
+    sources: dict[str, set[str]] = {action: set(row.starts) for action, row in rows.items()}
+    for action, row in rows.items():
+        for status, onward in row.leads.items():
+            for target in onward:
+                if target not in rows:
+                    raise ValueError(f"{action} hands over to {target}, which is not a row of the table")
+                sources[target].add(status)
+    unreachable = [action for action, found in sources.items() if not found]
+    if unreachable:
+        raise ValueError(f"no edge leads to {', '.join(unreachable)} and it names no status to start from")
+    return {
+        action: Transition(
+            frozenset(sources[action]),
+            tuple(row.leads),
+            (EXIT,) if row.ends_run else tuple(dict.fromkeys(t for onward in row.leads.values() for t in onward)),
+            when=row.when, check=row.check, review=row.review, counted=row.counted, repeats=row.repeats,
+        )
+        for action, row in rows.items()
+    }
 
 
 def _chosen(action: str) -> Condition:
@@ -235,59 +286,54 @@ def _revision_effect_due(m: Machine) -> str | None:
     return None
 
 
-# The one table: what each action needs, what it leads to, where the run goes next. The guard,
-# the routing rule, the step budget and the compiled graph's edges all read it.
-TRANSITIONS: Mapping[str, Transition] = {
-    "read_plan": _step({"idle"}, ("plan_read",), ("check_readiness",), check=_on_the_plan("the first read may only be")),
-    "check_readiness": _step({"plan_read"}, ("readiness_checked",), ("planning_decision",)),
+# The one table: what each action needs, where it leads and what may follow. The guard, the routing
+# rule, the step budget and the compiled graph's edges all read it.
+ROWS: Mapping[str, Step] = {
+    "read_plan": _step({"plan_read": ("check_readiness",)}, starts={"idle"}, check=_on_the_plan("the first read may only be")),
+    "check_readiness": _step({"readiness_checked": ("planning_decision",)}),
     "planning_decision": _step(
-        {"readiness_checked"}, ("planning_decided",),
-        ("ask_clarification", "stop_with_boundary_message", "read_optional_context", "decide_strategy"),
+        {"planning_decided": ("ask_clarification", "stop_with_boundary_message", "read_optional_context", "decide_strategy")},
         check=_planning_choice,
     ),
     "ask_clarification": _step(
-        {"planning_decided"}, ("stopped",), when=_chosen("ask_clarification"), check=_in_allowed_set("ask_clarification"),
+        {"stopped": ()}, when=_chosen("ask_clarification"), check=_in_allowed_set("ask_clarification"),
     ),
     "stop_with_boundary_message": _step(
-        {"planning_decided"}, ("stopped",), when=_chosen("stop_with_boundary_message"),
-        check=_in_allowed_set("stop_with_boundary_message"),
+        {"stopped": ()}, when=_chosen("stop_with_boundary_message"), check=_in_allowed_set("stop_with_boundary_message"),
     ),
     "read_optional_context": _step(
-        {"planning_decided"}, ("optional_context_read",), ("decide_strategy",),
+        {"optional_context_read": ("decide_strategy",)},
         when=lambda m: _chosen("read_optional_context")(m) and "an optional context read needs a read_optional_context decision",
         check=_first(_in_allowed_set("read_optional_context"), _optional_read),
     ),
     "decide_strategy": _step(
-        {"planning_decided", "optional_context_read", "strategy_decided"}, ("strategy_decided",),
-        ("review_strategy", "draft_v1"), when=_strategy_due, check=_regeneration_left,
+        {"strategy_decided": ("review_strategy", "draft_v1")}, when=_strategy_due, check=_regeneration_left,
         repeats="max_strategy_regenerations",
     ),
     "review_strategy": _step(
-        {"strategy_decided"}, ("strategy_decided", "stopped"), ("decide_strategy", "draft_v1"),
+        {"strategy_decided": ("decide_strategy", "draft_v1"), "stopped": ()},
         when=_strategy_under_review, review=True, repeats="max_strategy_regenerations",
     ),
     "draft_v1": _step(
-        {"strategy_decided"}, ("drafted_v1",), ("validate_v1",), when=_strategy_settled,
-        check=_on_the_plan("the draft may only be written for"),
+        {"drafted_v1": ("validate_v1",)}, when=_strategy_settled, check=_on_the_plan("the draft may only be written for"),
     ),
-    "validate_v1": _step({"drafted_v1"}, ("validated_v1",), ("warning_disposition",)),
+    "validate_v1": _step({"validated_v1": ("warning_disposition",)}),
     "warning_disposition": _step(
-        {"validated_v1"}, ("validated_v1",), ("revision_effect", "review_revision", "revise_v2"),
-        when=_undecided_disposition,
+        {"validated_v1": ("revision_effect", "review_revision", "revise_v2")}, when=_undecided_disposition,
     ),
+    # The reviewer approves (the revision follows), edits the draft into v2 (validated next), or stops.
     "review_revision": _step(
-        {"validated_v1"}, ("validated_v1", "revised_v2", "stopped"), ("revise_v2", "validate_v2"),
+        {"validated_v1": ("revise_v2",), "revised_v2": ("validate_v2",), "stopped": ()},
         when=_revision_under_review, check=_revision_left, review=True,
     ),
-    "revise_v2": _step({"validated_v1"}, ("revised_v2",), ("validate_v2",), when=_revision_approved, check=_revision_left),
-    "validate_v2": _step({"revised_v2"}, ("validated_v2",), ("revision_effect",)),
-    "revision_effect": _step(
-        {"validated_v1", "validated_v2"}, ("revision_effect_evaluated",), ("final",), when=_revision_effect_due,
-    ),
-    "final": _step({"revision_effect_evaluated"}, ("final",)),
+    "revise_v2": _step({"revised_v2": ("validate_v2",)}, when=_revision_approved, check=_revision_left),
+    "validate_v2": _step({"validated_v2": ("revision_effect",)}),
+    "revision_effect": _step({"revision_effect_evaluated": ("final",)}, when=_revision_effect_due),
+    "final": _step({"final": ()}),
     # Publishing the outcome: it reads a terminal status and changes nothing; every run ends here.
-    "finish": _step(TERMINAL_STATUSES, (), (EXIT,), counted=False),
+    "finish": _step({}, starts=TERMINAL_STATUSES, ends_run=True, counted=False),
 }
+TRANSITIONS: Mapping[str, Transition] = build_table(ROWS)
 ACTIONS: tuple[str, ...] = tuple(TRANSITIONS)
 FINISH: str = next(action for action, t in TRANSITIONS.items() if EXIT in t.then)
 

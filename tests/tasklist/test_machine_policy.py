@@ -292,8 +292,10 @@ import itertools  # noqa: E402
 
 from policies import tasklist_machine  # noqa: E402
 from policies.tasklist_machine import (  # noqa: E402
+    ROWS,
     STATUSES,
-    Transition,
+    Step,
+    build_table,
     due_actions,
     exits,
     longest_run,
@@ -338,11 +340,38 @@ def test_the_budget_is_the_longest_valid_run():
 
 
 def test_a_new_step_raises_the_budget_instead_of_stopping_valid_runs(monkeypatch):
-    table = dict(TRANSITIONS)
-    table["lint_v1"] = Transition(frozenset({"validated_v1"}), ("validated_v1",), ("warning_disposition",))
-    table["validate_v1"] = replace(TRANSITIONS["validate_v1"], then=("lint_v1",))
+    # One new row and one changed edge: the new step's sources follow from the edge into it.
+    rows = {**ROWS, "lint_v1": Step({"linted_v1": ("warning_disposition",)}),
+            "validate_v1": replace(ROWS["validate_v1"], leads={"validated_v1": ("lint_v1",)})}
+    table = build_table(rows)
+    assert table["lint_v1"].sources == {"validated_v1"} and "linted_v1" in table["warning_disposition"].sources
     monkeypatch.setattr(tasklist_machine, "TRANSITIONS", table)
     assert longest_run(human_review=False) == MAX_STEPS + 1
+
+
+def test_each_edge_is_written_once_and_the_sources_follow_from_it():
+    """An action starts from exactly the statuses its incoming edges leave the run in (plus the ones
+    its row names because no edge reaches them), so a route and its source cannot disagree."""
+    for action, transition in TRANSITIONS.items():
+        into = {status for row in ROWS.values() for status, onward in row.leads.items() if action in onward}
+        assert transition.sources == into | ROWS[action].starts, action
+        assert transition.outcomes == tuple(ROWS[action].leads), action
+    assert [action for action, row in ROWS.items() if row.starts] == ["read_plan", "finish"]
+    # the reviewer's edit is validated next, its approval leads to the revision: each edge on its status
+    assert TRANSITIONS["revise_v2"].sources == {"validated_v1"}
+    assert TRANSITIONS["validate_v2"].sources == {"revised_v2"}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"final": Step({"final": ("lint_v3",)})}, "final hands over to lint_v3, which is not a row of the table"),
+        ({"orphan": Step({"final": ()})}, "no edge leads to orphan"),
+    ],
+)
+def test_a_broken_table_fails_when_it_is_built(change, message):
+    with pytest.raises(ValueError, match=message):
+        build_table({**ROWS, **change})
 
 
 def test_finish_is_a_row_like_the_others():
