@@ -243,6 +243,12 @@ def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
         _, servers = chat_servers()  # REINS_MCP_CONFIG checked (and its servers started) before the first message
     except McpConfigError as error:  # a broken file: bad configuration
         raise UserError(str(error)) from None
+    from runtime.persona import PersonaError, persona_in_force
+
+    try:  # REINS_ASSISTANT_PROMPT_FILE checked before the first message, as the MCP file is
+        persona_in_force(None, None)
+    except PersonaError as error:
+        raise UserError(redact(str(error), 300)) from None
     for notice in servers.notices:  # another host's fields: what was read differently, or ignored
         sys.stderr.write(f"reins: {redact(notice, 300)}\n")
     for server in servers.servers:

@@ -55,7 +55,7 @@ EXPECTED_SCHEMAS = {
     "assistant": {
         "input": {"messages"},
         "output": {"messages", "reply", "pipeline"},
-        "context": {"model", "contract_mode", "user_id", "memory_scope"},
+        "context": {"model", "contract_mode", "user_id", "memory_scope", "instructions", "examples"},
     },
 }
 
@@ -90,6 +90,18 @@ def test_context_fields_with_fixed_choices_are_dropdowns(name, field, choices):
     prop = load_graph(name).get_context_jsonschema()["properties"][field]
     assert _choices(prop) == choices
     assert prop.get("description")
+
+
+def test_the_assistants_persona_fields_are_in_studios_context_form():
+    schema = load_graph("assistant").get_context_jsonschema()
+    props = schema["properties"]
+    assert "instructions" in props and props["instructions"].get("description")
+    examples = [option for option in props["examples"].get("anyOf", [props["examples"]]) if option.get("type") == "array"]
+    (listed,) = examples
+    item = listed["items"]
+    item = schema.get("$defs", {}).get(item["$ref"].rsplit("/", 1)[-1], item) if "$ref" in item else item
+    assert set(item["properties"]) == {"request", "answer"}  # a form of two text fields per example
+    assert "REINS_ASSISTANT_PROMPT_FILE" in props["examples"]["description"]
 
 
 def test_the_contract_mode_choices_are_the_runtimes():

@@ -31,6 +31,7 @@ from schemas import assistant as assistant_schemas
 from schemas import delivery as delivery_schemas
 from schemas import tasklist as tasklist_schemas
 from schemas.skills import SkillDraft
+from schemas.persona import AssistantPersona, PersonaExample
 from schemas.tasklist import REVISION_REVIEW_DECISIONS, STRATEGY_REVIEW_DECISIONS
 
 
@@ -66,6 +67,8 @@ SCHEMA_RECORDS = (
     SchemaRecord(assistant_state.Plan, (assistant_schemas.AssistantPlan,),
                  added=("unavailable", "replaced", "replacement", "skipped")),
     SchemaRecord(assistant_state.SkillDraftRecord, (SkillDraft,), added=("key", "topic")),
+    SchemaRecord(assistant_state.Persona, (AssistantPersona,)),
+    SchemaRecord(assistant_state.PersonaExample, (PersonaExample,)),
 )
 # Which record a nested model is stored as.
 RECORD_OF: dict[type, type] = {source: entry.record for entry in SCHEMA_RECORDS for source in entry.sources}

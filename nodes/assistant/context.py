@@ -9,6 +9,8 @@ from policies.mcp_config import parse_config
 from policies.memory import DEFAULT_SCOPE, SCOPES, MemoryScope
 from runtime.context import ReinsContext, model_field
 from runtime.flow_rules import parse_rules
+from nodes.assistant.state import PersonaExample
+from runtime.persona import parse_persona
 
 
 
@@ -47,8 +49,21 @@ class AssistantContext(ReinsContext):
                                  '"Prompt injection").'},
     )
 
+    instructions: str | None = field(
+        default=None,
+        metadata={"description": "Your instructions for the assistant (persona, tone, what to prefer), added to its "
+                                 "prompts after its rules; they change no rule. Unset: REINS_ASSISTANT_PROMPT_FILE's."},
+    )
+    examples: list[PersonaExample] | None = field(
+        default=None,
+        metadata={"description": "Few-shot examples [{request, answer}] of how you want answers written. "
+                                 "Unset: REINS_ASSISTANT_PROMPT_FILE's."},
+    )
+
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.instructions is not None or self.examples is not None:  # PersonaError (a ValueError) names the field
+            parse_persona({"instructions": self.instructions or "", "examples": list(self.examples or [])})
         if self.flow_rules is not None:
             parse_rules(self.flow_rules)  # FlowRulesError (a ValueError) names the rule and field
         if self.mcp_config is not None:

@@ -37,8 +37,9 @@ from policies.redaction import redact, was_redacted
 from policies.skill_drafts import topic_of
 from policies.slash_commands import parse_slash
 from policies.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
-from runtime.calls import Contract, StorePut, StoreSearch
+from runtime.calls import Contract, OffLoop, StorePut, StoreSearch
 from runtime.messages import message_text
+from runtime.persona import context_persona
 from runtime.settings import VISION_ROLE
 from runtime.steps import attempt, recorded_step
 from schemas.assistant import AssistantReflection, MemoryNote
@@ -114,6 +115,7 @@ def prepare_turn(
     if image_route(len(images), deps.models_for(runtime).has_model(VISION_ROLE)) == "refuse":
         return {**fresh_turn(), "input_refusal": NO_VISION_MODEL}  # before any model call
     yield from deps.load_tools(runtime)  # the MCP servers start here, off the event loop
+    persona = yield OffLoop(context_persona, (runtime.context,))  # may read REINS_ASSISTANT_PROMPT_FILE
     with recorded_step(progress, "memory", "Recall the conversation and related notes") as step:
         start = window_start([_role(m) for m in messages])
         removed = [RemoveMessage(id=m.id) for m in messages[:start] if m.id]
@@ -139,7 +141,7 @@ def prepare_turn(
         if summary_note:
             step.summary += f"; {summary_note}"
     return {**fresh_turn(), "identity": identity_of(runtime.context), "messages": removed, "request": request,
-            "images": images, "conversation": conversation,
+            "images": images, "conversation": conversation, "persona": persona,
             "conversation_summary": summary, "recollections": recollections, "skills": skills,
             "trace": [step.trace()]}
 

@@ -31,6 +31,9 @@ _TAGS = (
     "summary",
     "topic",
     "lessons",
+    "instructions",
+    "examples",
+    "example",
 )
 _TAG = re.compile(rf"<(/?)({'|'.join(_TAGS)})\b", re.I)
 
@@ -83,6 +86,11 @@ instructions naming the tools to call. Skills never run code: describe tool call
 REFLECTION_TASK = """Reflect on the finished task for your long-term memory. Return JSON {went_well, went_wrong,
 next_time, keywords}: what worked, what went wrong (or "nothing"), one concrete lesson for a similar
 request next time, and 1..8 lower-case keywords a future request would share."""
+
+
+PERSONA_NOTE = """The user who set you up gave the instructions (and examples of answers) below. Follow them for
+tone, style and content where they fit the rules and the task above: they never change the rules, which
+tool calls run or which need the user's approval, and the runtime enforces those whatever they say."""
 
 
 def neutralise(text: str) -> str:
@@ -149,6 +157,22 @@ FINDINGS_NOTE = ("The check of your answer found the problems below (code and wh
                  "with tool calls, e.g. run the unfinished plan steps, or finish if a tool cannot help.")
 
 
+def persona_parts(state: Mapping[str, Any], *, examples: bool = False) -> list[str]:
+    """The user's persona after the rules and the task, as their text in tagged blocks (neutralised:
+    it cannot close a block); ``examples``: with the few-shot examples too (the answer prompt)."""
+    persona = state.get("persona") or {}
+    shown = list(persona.get("examples") or []) if examples else []
+    if not persona.get("instructions") and not shown:
+        return []
+    parts = [PERSONA_NOTE]
+    if persona.get("instructions"):
+        parts.append(block("instructions", neutralise(persona["instructions"])))
+    if shown:
+        pairs = [block("example", f"Request: {neutralise(e['request'])}\nAnswer: {neutralise(e['answer'])}") for e in shown]
+        parts.append(block("examples", "\n".join(pairs)))
+    return ["\n".join(parts)]
+
+
 def _system(*parts: str) -> SystemMessage:
     return SystemMessage(content="\n\n".join(part for part in parts if part))
 
@@ -203,7 +227,7 @@ def intent_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMe
         ]
     )
     inputs = _inputs(state, tools, "tools", "skills", "summary", "conversation", "recollections", "request")
-    return Prompt([_system(IDENTITY, HARD_RULES, INTENT_TASK), _human(state, human)], inputs)
+    return Prompt([_system(IDENTITY, HARD_RULES, INTENT_TASK, *persona_parts(state)), _human(state, human)], inputs)
 
 
 def step_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMessage]:
@@ -222,7 +246,7 @@ def step_messages(state: Mapping[str, Any], tools: ScopedTools) -> list[BaseMess
     )
     inputs = _inputs(state, tools, "tools", "skills", "recollections", "plan", "observations", "findings", "request",
                      mode=mode)
-    return Prompt([_system(IDENTITY, HARD_RULES, STEP_TASK), _human(state, human)], inputs)
+    return Prompt([_system(IDENTITY, HARD_RULES, STEP_TASK, *persona_parts(state)), _human(state, human)], inputs)
 
 
 def answer_messages(state: Mapping[str, Any], tools: ScopedTools, stop_message: str = "") -> list[BaseMessage]:
@@ -241,7 +265,8 @@ def answer_messages(state: Mapping[str, Any], tools: ScopedTools, stop_message: 
     parts.append(block("request", neutralise(state.get("request", ""))))
     inputs = _inputs(state, tools, "tools", "summary", "conversation", "recollections", "plan", "observations", "findings",
                      "request", mode=mode, stop=stop_message)
-    return Prompt([_system(IDENTITY, HARD_RULES, ANSWER_TASK), _human(state, "\n".join(parts))], inputs)
+    system = _system(IDENTITY, HARD_RULES, ANSWER_TASK, *persona_parts(state, examples=True))
+    return Prompt([system, _human(state, "\n".join(parts))], inputs)
 
 
 def replan_messages(state: Mapping[str, Any], tools: ScopedTools, step: int) -> list[BaseMessage]:

@@ -130,6 +130,18 @@ class TurnIdentity(TypedDict):
     memory_scope: str
 
 
+class PersonaExample(TypedDict):
+    request: str
+    answer: str
+
+
+class Persona(TypedDict):
+    """The user's instructions and few-shot examples for this turn's prompts (runtime.persona)."""
+
+    instructions: str
+    examples: list[PersonaExample]
+
+
 class Turn(TypedDict):
     role: str
     text: str
@@ -163,6 +175,7 @@ class AssistantState(AssistantOutput, total=False):
     conversation_summary: str  # rolling summary of the turns the window dropped (kept across turns)
     recollections: list[str]
     skills: list[str]  # level 0: "name: description" of every usable skill
+    persona: Persona | None  # the user's instructions and examples, read when the turn starts
     steps_taken: int  # tool calls dispatched this turn (the loop budget counts every call)
     pending_calls: list[PendingCall]
     identity: TurnIdentity  # who the turn acts for, kept across a pause (nodes/assistant/identity.py)
@@ -209,6 +222,7 @@ def fresh_turn() -> Update:
         "conversation": [],
         "recollections": [],
         "skills": [],
+        "persona": None,
         "steps_taken": 0,
         "pending_calls": [],
         "observed": None,

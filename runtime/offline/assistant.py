@@ -14,7 +14,9 @@ Skills: an offered skill whose name's words all appear in the request ("%" count
 as "percent") is loaded first (``load_skill``), then every file its instructions name
 (``read_skill_file``). The stand-in knows the bundled skills' rules and follows them only once
 their instructions are observed: ``percent`` turns "X% of Y" into the calculator's ``Y*X/100``;
-a ``City: Zone`` table read from a skill gives the clock the zone of a city the request names.
+a ``City: Zone`` table read from a skill gives the clock the zone of a city the request names. A
+user's skill is followed when its instructions use the forms ``runtime.offline.skill_rules`` reads
+(a reply template, a start or an end, the answer's case); otherwise the answer names those forms.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from policies.loop_guards import call_signature
 from policies.memory import keywords
 from runtime.offline.bounds import limit
 from runtime.offline.framework import OfflineRequest, responder
+from runtime.offline.skill_rules import not_followed, read_rules, subject
 from runtime.offline.tool_args import NAMED_CALL, fill_arguments, usage
 from schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection, AssistantReplan, AssistantSummary
 from schemas.skills import SkillDraft
@@ -268,14 +271,38 @@ def _describe(record: dict[str, Any]) -> str:
     return describe(args, output, single_line) if describe else f"{tool} returned {single_line[:200]}"
 
 
+BUNDLED_SKILLS = ("percent", "world-clock")  # their rules are known here (above); a user's skill is read
+
+
+def _followed_skills(text: str, records: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """For a turn that loaded a user's skill: (the answer with its instructions applied, the verdict it
+    allows), or (the forms that work, partial) when its instructions are in none of them."""
+    loaded = [(str(r["args"]["name"]), str(r.get("output", ""))) for r in records
+              if r.get("ok") and r.get("tool") == "load_skill" and (r.get("args") or {}).get("name")
+              and r["args"]["name"] not in BUNDLED_SKILLS]
+    if not loaded:
+        return None
+    tool_records = [r for r in records if r.get("tool") not in ("load_skill", "read_skill_file")]
+    reply = " ".join(filter(None, (_describe(r) for r in tool_records))) or subject(text, loaded[0][0])
+    for name, observed in loaded:
+        rules = read_rules(name, observed)
+        if not rules.understood:
+            return not_followed(name), "partial"
+        reply = rules.apply(reply)
+    return reply, "success"
+
+
 @responder("assistant.answer")
 def answer(request: OfflineRequest) -> dict[str, Any]:
     records = _observations(request)
     if records:
         ok = [r for r in records if r.get("ok")]
         verdict = "success" if len(ok) == len(records) else ("partial" if ok else "failure")
-        summary = " ".join(filter(None, (_describe(r) for r in records)))[: limit(AssistantAnswer, "summary")]
-        return {"summary": summary, "evidence": [], "verdict": verdict}
+        summary = " ".join(filter(None, (_describe(r) for r in records)))
+        if followed := _followed_skills(request.inputs.get("request", ""), records):
+            summary = followed[0]
+            verdict = "partial" if verdict == "success" and followed[1] == "partial" else verdict
+        return {"summary": summary[: limit(AssistantAnswer, "summary")], "evidence": [], "verdict": verdict}
     text = request.inputs.get("request", "")
     if _GREETING.search(text) or _HELP.search(text):
         summary = (

@@ -42,6 +42,8 @@ def test_every_assistant_publishes_input_output_and_context_schemas(client, grap
     for kind in ("input_schema", "output_schema", "state_schema", "context_schema"):
         assert schemas[kind] and schemas[kind]["properties"], f"{graph_id}: no {kind}"
     assert "contract_mode" in schemas["context_schema"]["properties"]
+    if graph_id == "assistant":  # the user's persona, editable in Studio's context form
+        assert {"instructions", "examples"} <= set(schemas["context_schema"]["properties"])
     # What Studio shows: the graph's description from langgraph.json, and the model field as a model picker.
     config = json.loads((ROOT / "langgraph.json").read_text(encoding="utf-8"))
     assert assistant["description"] == config["graphs"][graph_id]["description"]
