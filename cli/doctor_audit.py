@@ -12,6 +12,7 @@ from runtime.budget import CAP_VARIABLES, GRAPHS, BudgetExceeded, caps_from_env,
 from runtime.models import model_set_from_settings
 from runtime.settings import Settings
 
+ALLOW_OVER_CAP = "REINS_ALLOW_OVER_CAP"  # start a run whose worst case passes a cap; its ledger stops it there
 UNITS = {"calls": "model requests", "output_tokens": "output tokens", "tool_calls": "tool calls",
          "seconds": "seconds (waiting for a person not counted)"}
 
@@ -50,18 +51,28 @@ def run_budget(as_json: bool) -> int:
 
 def refuse_over_caps(graph: str, **options: object) -> None:
     """Before a run starts: a configuration whose worst case does not fit the user's caps is bad
-    input (exit 2), so a run that starts can never pass a cap."""
+    input (exit 2), so a run that starts cannot pass a cap — unless the user lets it start anyway
+    (``REINS_ALLOW_OVER_CAP=1``): then the run's ledger stops it at the cap (``run_caps``)."""
     from cli.errors import UserError
 
     try:
         caps = caps_from_env(os.environ)
-        if caps:
+        if caps and os.environ.get(ALLOW_OVER_CAP, "").strip() not in ("1", "true", "yes"):
             settings = Settings.from_env()
             worst = worst_case(graph, model_set_from_settings(settings), contract_mode=settings.contract_mode,
                                **options)  # type: ignore[arg-type]
             check_caps(worst, caps, graph)
     except BudgetExceeded as error:
         raise UserError(str(error)) from None
+
+
+def run_caps():
+    """The run's ledger (``runtime.run_ledger``) under the user's caps: every model request and tool
+    call inside is refused before it is made once it would pass one (nothing checked without caps)."""
+    from runtime.run_ledger import run_ledger
+
+    caps = caps_from_env(os.environ)
+    return run_ledger(caps, {name: CAP_VARIABLES[name] for name in caps})
 
 
 def run_guards(as_json: bool) -> int:
