@@ -27,7 +27,9 @@ def budget_report(settings: Settings) -> dict:
     return {"graphs": graphs, "caps": {CAP_VARIABLES[name]: value for name, value in caps.items()}}
 
 
-def run_budget(as_json: bool) -> int:
+def run_budget(as_json: bool, fuzz: int | None = None) -> int:
+    if fuzz is not None:
+        return run_fuzz(fuzz, as_json)
     try:
         report = budget_report(Settings.from_env())
     except BudgetExceeded as error:
@@ -47,6 +49,38 @@ def run_budget(as_json: bool) -> int:
     caps = ", ".join(f"{key}={value:g}" for key, value in report["caps"].items()) or "none set"
     print(f"  caps: {caps}")
     return code
+
+
+def run_fuzz(runs: int, as_json: bool) -> int:
+    """``reins doctor --budget --fuzz N``: N adversarial runs in all, split over the three graphs;
+    per graph the runs of each kind, the largest use observed beside the bound (tightness) and the
+    violations (exit 4 when there is one)."""
+    from cli.errors import EXIT_FAILED, UserError
+    from evals.budget_fuzz import fuzz_budget
+
+    if runs < len(GRAPHS):
+        raise UserError(f"--fuzz needs at least {len(GRAPHS)} runs (one per graph)")
+    results = fuzz_budget(runs)
+    violations = sum(len(entry.violations) for entry in results.values())
+    if as_json:
+        print(json.dumps({graph: {"runs": entry.runs, "observed_max": entry.observed, "bound": entry.bound,
+                                  "tightness": entry.tightness(), "violations": entry.violations}
+                          for graph, entry in results.items()}, indent=2))
+        return EXIT_FAILED if violations else 0
+    print(f"Budget fuzz: {runs} adversarial runs in all (stage-composed: each stage on the real call machinery, "
+          "simulated clock; full graph: the compiled graph under perturbed models, wall clock)")
+    for graph, entry in results.items():
+        kinds = ", ".join(f"{count} {kind.replace('_', '-')}" for kind, count in entry.runs.items())
+        print(f"  {graph}: {kinds}")
+        ratios = entry.tightness()
+        for name in entry.observed:
+            print(f"    {name:<14} max {entry.observed[name]:>10.6g} / bound {entry.bound[name]:>10.6g}"
+                  f"   tightness {ratios[name]:.3f}")
+        print(f"    violations: {len(entry.violations)}")
+        for line in entry.violations[:5]:
+            print(f"      {line}")
+    print(f"{violations} violation(s)")
+    return EXIT_FAILED if violations else 0
 
 
 def refuse_over_caps(graph: str, **options: object) -> None:
