@@ -96,6 +96,16 @@ def run_ledger(caps: Mapping[str, float], variables: Mapping[str, str] | None = 
         _LEDGER.reset(token)
 
 
+def refusal_notes() -> list[str]:
+    """For a report: the cap that refused a request of this run, if one did."""
+    ledger = _LEDGER.get()
+    if ledger is None or ledger.refused is None:
+        return []
+    cap = ledger.refused
+    return [f"budget cap reached: {cap} ({ledger.variables.get(cap, cap)}={ledger.caps[cap]:g}); the requests "
+            "after it were not made"]
+
+
 def _output_tokens(result: Any) -> int:
     message = result.get("raw") if isinstance(result, dict) else result
     usage = getattr(message, "usage_metadata", None) or {}
