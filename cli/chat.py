@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
@@ -32,6 +33,7 @@ MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
 GRAPH_NAME = "assistant"
+BUDGET_KEY = "budget"  # beside a turn's values: what it used next to its worst case (not a state key)
 
 
 class _HelpWithTools(argparse.Action):
@@ -99,16 +101,25 @@ def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen:
 
     from runtime.tracing import run_config
 
-    outcome = stream_run(
-        graph,
-        {"messages": [HumanMessage(content=message)]} if isinstance(message, str) else message,
-        config=run_config(GRAPH_NAME, thread_id=thread),  # names the graph: `reins runs` says how to resume
-        context={"user_id": user, "memory_scope": scope, "review_skill_drafts": asks},
-        view=screen or ChatProgress(),  # type: ignore[arg-type]  # a ProgressView's two methods
-        durability=durability_for(can_pause=True),  # a tool call may pause for approval
-        on_reply=screen.reply if screen is not None else None,
-    )
-    return outcome.values
+    from cli.doctor_audit import run_caps
+    from runtime.budget import configured_budget
+
+    started = time.monotonic()
+    with run_caps():  # every request checked against the user's caps before it is made
+        outcome = stream_run(
+            graph,
+            {"messages": [HumanMessage(content=message)]} if isinstance(message, str) else message,
+            config=run_config(GRAPH_NAME, thread_id=thread),  # names the graph: `reins runs` says how to resume
+            context={"user_id": user, "memory_scope": scope, "review_skill_drafts": asks},
+            view=screen or ChatProgress(),  # type: ignore[arg-type]  # a ProgressView's two methods
+            durability=durability_for(can_pause=True),  # a tool call may pause for approval
+            on_reply=screen.reply if screen is not None else None,
+        )
+    values = dict(outcome.values)
+    # what this turn used beside its worst case (the turn's metrics and records start afresh)
+    values[BUDGET_KEY] = configured_budget("assistant", values, len(values.get("records") or []),
+                                           time.monotonic() - started)
+    return values
 
 
 def _finish_interrupted_turn(graph: Any, thread: str, user: str, out: TextIO | None,
@@ -147,6 +158,8 @@ def _print_answer(values: Mapping[str, Any], out: TextIO, screen: ChatScreen | N
         out.write(colour(f"[not run: you declined {', '.join(dict.fromkeys(tools))}]", "paused", out) + "\n")
         return
     out.write(colour(f"[{verdict}]", status, out) + "\n")
+    if values.get(BUDGET_KEY):
+        out.write(f"  budget (used/worst case): {values[BUDGET_KEY]['line']}\n")
 
 
 def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
@@ -162,6 +175,7 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
         "models": models_of(values),
         "fallbacks": fallbacks_of(values),
         "metrics": _metrics(values),
+        "budget": values.get(BUDGET_KEY),
     }
 
 

@@ -118,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
     from runtime.checkpoint import checkpointer_from_settings
     from runtime.runs import keep_latest_checkpoints
 
+    from cli.doctor_audit import run_caps
+
     thread_id = args.resume or f"deliver-{new_run_id()}"
     with checkpointer_from_settings(settings) as saver:
         graph = _graph(saver)
@@ -135,8 +137,9 @@ def run(args: argparse.Namespace) -> int:
         context = {"polish": True} if args.polish else None
         # Resuming passes no input: completed stages are read from the checkpoint, never re-run.
         # Saved after every step, so a hard kill loses at most the step in flight.
-        outcome = stream_run(graph, payload, config, context=context, view=ProgressView(),
-                             durability=durability_for(can_pause=False))
+        with run_caps():  # every request checked against the user's caps before it is made
+            outcome = stream_run(graph, payload, config, context=context, view=ProgressView(),
+                                 durability=durability_for(can_pause=False))
         if not args.keep_history:
             keep_latest_checkpoints(saver, thread_id)
     values = outcome.values

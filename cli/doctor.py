@@ -26,6 +26,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="print each graph's worst case (model requests, output tokens, tool calls, seconds) "
                              "and check it against REINS_MAX_CALLS, REINS_MAX_OUTPUT_TOKENS, REINS_MAX_TOOL_CALLS, "
                              "REINS_MAX_SECONDS")
+    parser.add_argument("--fuzz", type=int, metavar="N", default=None,
+                        help="with --budget: N adversarial runs in all (most stage-composed on the real call "
+                             "machinery, some full graph runs) checked against the bound; prints the tightness")
     parser.add_argument("--guards", action="store_true",
                         help="prove every path from a model's output to an action passes a policy decision "
                              "(the three graphs, subgraphs included) and print the paths checked")
@@ -136,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "budget", False):
         from cli.doctor_audit import run_budget
 
-        return run_budget(args.json)
+        return run_budget(args.json, getattr(args, "fuzz", None))
     if getattr(args, "guards", False):
         from cli.doctor_audit import run_guards
 

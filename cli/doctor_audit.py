@@ -12,6 +12,7 @@ from runtime.budget import CAP_VARIABLES, GRAPHS, BudgetExceeded, caps_from_env,
 from runtime.models import model_set_from_settings
 from runtime.settings import Settings
 
+ALLOW_OVER_CAP = "REINS_ALLOW_OVER_CAP"  # start a run whose worst case passes a cap; its ledger stops it there
 UNITS = {"calls": "model requests", "output_tokens": "output tokens", "tool_calls": "tool calls",
          "seconds": "seconds (waiting for a person not counted)"}
 
@@ -26,7 +27,9 @@ def budget_report(settings: Settings) -> dict:
     return {"graphs": graphs, "caps": {CAP_VARIABLES[name]: value for name, value in caps.items()}}
 
 
-def run_budget(as_json: bool) -> int:
+def run_budget(as_json: bool, fuzz: int | None = None) -> int:
+    if fuzz is not None:
+        return run_fuzz(fuzz, as_json)
     try:
         report = budget_report(Settings.from_env())
     except BudgetExceeded as error:
@@ -48,20 +51,62 @@ def run_budget(as_json: bool) -> int:
     return code
 
 
+def run_fuzz(runs: int, as_json: bool) -> int:
+    """``reins doctor --budget --fuzz N``: N adversarial runs in all, split over the three graphs;
+    per graph the runs of each kind, the largest use observed beside the bound (tightness) and the
+    violations (exit 4 when there is one)."""
+    from cli.errors import EXIT_FAILED, UserError
+    from evals.budget_fuzz import fuzz_budget
+
+    if runs < len(GRAPHS):
+        raise UserError(f"--fuzz needs at least {len(GRAPHS)} runs (one per graph)")
+    results = fuzz_budget(runs)
+    violations = sum(len(entry.violations) for entry in results.values())
+    if as_json:
+        print(json.dumps({graph: {"runs": entry.runs, "observed_max": entry.observed, "bound": entry.bound,
+                                  "tightness": entry.tightness(), "violations": entry.violations}
+                          for graph, entry in results.items()}, indent=2))
+        return EXIT_FAILED if violations else 0
+    print(f"Budget fuzz: {runs} adversarial runs in all (stage-composed: each stage on the real call machinery, "
+          "simulated clock; full graph: the compiled graph under perturbed models, wall clock)")
+    for graph, entry in results.items():
+        kinds = ", ".join(f"{count} {kind.replace('_', '-')}" for kind, count in entry.runs.items())
+        print(f"  {graph}: {kinds}")
+        ratios = entry.tightness()
+        for name in entry.observed:
+            print(f"    {name:<14} max {entry.observed[name]:>10.6g} / bound {entry.bound[name]:>10.6g}"
+                  f"   tightness {ratios[name]:.3f}")
+        print(f"    violations: {len(entry.violations)}")
+        for line in entry.violations[:5]:
+            print(f"      {line}")
+    print(f"{violations} violation(s)")
+    return EXIT_FAILED if violations else 0
+
+
 def refuse_over_caps(graph: str, **options: object) -> None:
     """Before a run starts: a configuration whose worst case does not fit the user's caps is bad
-    input (exit 2), so a run that starts can never pass a cap."""
+    input (exit 2), so a run that starts cannot pass a cap — unless the user lets it start anyway
+    (``REINS_ALLOW_OVER_CAP=1``): then the run's ledger stops it at the cap (``run_caps``)."""
     from cli.errors import UserError
 
     try:
         caps = caps_from_env(os.environ)
-        if caps:
+        if caps and os.environ.get(ALLOW_OVER_CAP, "").strip() not in ("1", "true", "yes"):
             settings = Settings.from_env()
             worst = worst_case(graph, model_set_from_settings(settings), contract_mode=settings.contract_mode,
                                **options)  # type: ignore[arg-type]
             check_caps(worst, caps, graph)
     except BudgetExceeded as error:
         raise UserError(str(error)) from None
+
+
+def run_caps():
+    """The run's ledger (``runtime.run_ledger``) under the user's caps: every model request and tool
+    call inside is refused before it is made once it would pass one (nothing checked without caps)."""
+    from runtime.run_ledger import run_ledger
+
+    caps = caps_from_env(os.environ)
+    return run_ledger(caps, {name: CAP_VARIABLES[name] for name in caps})
 
 
 def run_guards(as_json: bool) -> int:

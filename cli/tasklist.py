@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -80,15 +81,20 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     from runtime.checkpoint import checkpointer_from_settings
 
+    from cli.doctor_audit import run_caps
+
     thread_id = f"tasklist-{new_run_id()}"
     with checkpointer_from_settings(settings) as saver:
         graph = _graph(saver, args.review)
         config = stamped(run_config(GRAPH_NAME, thread_id=thread_id), settings)
         durability = durability_for(can_pause=args.review)  # every step saved; a reviewed run waits for each save
-        outcome = stream_run(graph, {"request": request}, config, view=ProgressView(), durability=durability)
         # An in-memory checkpoint ends with this process: a pause must not promise a later resume.
         resumable = settings.checkpoint != "memory"
-        code = drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json, resumable=resumable)
+        with run_caps():  # every request checked against the user's caps before it is made
+            started = time.monotonic()
+            outcome = stream_run(graph, {"request": request}, config, view=ProgressView(), durability=durability)
+            code = drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json,
+                         resumable=resumable, spent_s=time.monotonic() - started)
         if not args.keep_history:
             from runtime.runs import keep_latest_checkpoints
 
@@ -106,6 +112,7 @@ def drive(
     as_json: bool,
     ask: Callable[[str], str] | None = None,
     resumable: bool = True,
+    spent_s: float = 0.0,
 ) -> int:
     """Answer reviews in the terminal while the run pauses (if interactive), then show the result."""
     from graphs.tasklist_agent import ResumeError, resume_command
@@ -119,9 +126,12 @@ def drive(
         except ResumeError as error:
             print(f"reins: {redact(error, 500)}", file=sys.stderr)
             continue
+        started = time.monotonic()  # the run's time, not the reviewer's
         outcome = stream_run(graph, command, config, view=ProgressView(), durability=durability_for(can_pause=True))
+        spent_s += time.monotonic() - started
     snapshot = graph.get_state(dict(config))
     values = dict(snapshot.values or {})
+    values["budget"] = _budget(values, spent_s, interactive)
     paused = bool(snapshot.interrupts)
     pending = snapshot.interrupts[0].value if paused else None
     show(values, thread_id, pending, as_json, resumable)
@@ -242,6 +252,14 @@ def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) ->
 # ---------------------------------------------------------------------------------------- output
 
 
+def _budget(values: Mapping[str, Any], seconds: float, human_review: bool) -> dict[str, Any]:
+    """What the run used beside its worst case: its model requests, the plan and context reads."""
+    from runtime.budget import configured_budget
+
+    reads = 1 + int((values.get("counters") or {}).get("optional_context_reads", 0))
+    return configured_budget("tasklist_agent", values, reads, seconds, human_review=human_review)
+
+
 def show(
     values: Mapping[str, Any], thread_id: str, pending: Mapping[str, Any] | None, as_json: bool, resumable: bool = True
 ) -> None:
@@ -253,6 +271,7 @@ def show(
         public["resumable"] = pending is not None and resumable
         public["models"] = models_of(values)
         public["fallbacks"] = fallbacks_of(values)
+        public["budget"] = values.get("budget")
         print_json(redact_mapping(public, OUTPUT_LIMIT))
         return
     out = sys.stdout
@@ -273,6 +292,8 @@ def show(
             print(printable(line), file=out)
     if values.get("message"):
         print(f"\n{printable(redact(values['message'], 800))}", file=out)
+    if values.get("budget"):
+        print(f"\nbudget (used/worst case): {values['budget']['line']}", file=out)
     if pending is not None:
         allowed = ", ".join(pending.get("allowed_decisions", []))
         print(colour(f"\nPaused for {pending.get('kind')} (thread {thread_id}).", "paused", out), file=out)

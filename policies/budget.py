@@ -128,10 +128,13 @@ def over_caps(worst: Budget, caps: Mapping[str, float]) -> list[str]:
     return [f"{name}: {values[name]} > {cap:g}" for name, cap in caps.items() if values[name] > cap]
 
 
-def cap_reached(used: Mapping[str, float], caps: Mapping[str, float]) -> str | None:
-    """The first cap a run has reached (it may not make another request), or None."""
+def request_refused(used: Mapping[str, float], held: Mapping[str, float], request: Mapping[str, float],
+                    caps: Mapping[str, float]) -> str | None:
+    """Whether a run may make one more request, decided before it is made: the first cap that what the
+    run ``used``, what requests in flight ``held`` (parallel branches reserve before they ask) and this
+    ``request`` at its most (one call, its output bound, its timeout) would pass; None: it may go."""
     for name, cap in caps.items():
-        if used.get(name, 0) >= cap:
+        if used.get(name, 0) + held.get(name, 0) + request.get(name, 0) > cap:
             return name
     return None
 

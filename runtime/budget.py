@@ -114,6 +114,25 @@ def budget_line(used_now: Mapping[str, float], worst: Budget) -> str:
     return " · ".join(f"{names[k]} {used_now.get(k, 0):g}/{bound[k]:g}" for k in CAP_NAMES)
 
 
+def run_budget_of(worst: Budget, metrics: Mapping[str, Mapping[str, int]], tool_calls: int = 0,
+                  seconds: float = 0.0) -> dict:
+    """A report's budget entry: what the run used beside its worst case, and the line that says it."""
+    spent = used(metrics, tool_calls, seconds)
+    return {"used": spent, "worst_case": worst.as_dict(), "line": budget_line(spent, worst)}
+
+
+def configured_budget(graph: str, values: Mapping[str, object], tool_calls: int, seconds: float,
+                      **options: object) -> dict:
+    """``run_budget_of`` for a run of ``graph`` under the environment's configuration (the CLI's)."""
+    from runtime.models import model_set_from_settings
+    from runtime.settings import Settings
+
+    settings = Settings.from_env()
+    worst = worst_case(graph, model_set_from_settings(settings), contract_mode=settings.contract_mode,
+                       **options)  # type: ignore[arg-type]
+    return run_budget_of(worst, values.get("contract_metrics") or {}, tool_calls, seconds)  # type: ignore[arg-type]
+
+
 def caps_from_env(env: Mapping[str, str]) -> dict[str, float]:
     """The user's caps (``REINS_MAX_CALLS`` …): positive numbers; a wrong value is an error naming it."""
     caps = {}

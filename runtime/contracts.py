@@ -68,6 +68,7 @@ from runtime.model_calls import (  # noqa: F401 - the errors and metrics of cont
 )
 from runtime.models import ModelSet
 from runtime.prompt_inputs import inputs_of
+from runtime.run_ledger import BudgetCapReached
 from runtime.settings import CONTRACT_MODES
 
 T = TypeVar("T", bound=BaseModel)
@@ -252,7 +253,7 @@ def safe_error(error: BaseException, limit: int = 500) -> str:
     """A redacted, bounded one-line description of an error, fit for traces and users. A provider's
     failure is named by its cause class (``HTTP 400``, ``connection refused`` …), never by the
     provider's message, which can carry request details, paths or keys."""
-    if isinstance(error, (ContractError, ContractTimeout)):
+    if isinstance(error, (ContractError, ContractTimeout, BudgetCapReached)):
         return redact(str(error), limit)
     provider = provider_failure(error)
     if provider is not None:

@@ -28,6 +28,7 @@ from policies.fallback import falls_back
 from policies.redaction import redact
 from policies.retry import is_retryable_status
 from policies.tool_calls import CONNECTION, TOOL_ERROR
+from runtime.run_ledger import BudgetCapReached
 
 CAUSE_LIMIT = 200
 MAX_REPAIR_ISSUES = 5  # the issues a repair request and a contract failure name, at most
@@ -133,6 +134,8 @@ def failure_label(error: BaseException) -> str:
         return f"{code} ({', '.join(f'{i.path}: {i.code}' for i in error.issues)})"
     if code == TIMEOUT:
         return code
+    if isinstance(error, BudgetCapReached):
+        return f"{code} ({error})"
     provider = provider_failure(error)
     return f"{code} ({failure_cause(provider) if provider is not None else type(error).__name__})"
 
@@ -204,6 +207,8 @@ def failure_cause(error: BaseException) -> str:
         cause = f"invalid output after repair: {', '.join(codes) or 'unknown'}"
     elif isinstance(error, (ContractTimeout, *TIMEOUT_ERRORS)):
         cause = "timeout"
+    elif isinstance(error, BudgetCapReached):
+        cause = str(error)
     elif isinstance(error, openai.APIStatusError) and (overflow := context_overflow(error)) is not None:
         cause = overflow
     elif isinstance(error, openai.APIStatusError):

@@ -46,6 +46,7 @@ from runtime.langchain_private import current_config
 from runtime.models import ModelSet
 from runtime.prompt_inputs import HeldInputs
 from runtime.role_settings import with_role_policy
+from runtime.run_ledger import BudgetCapReached, ledgered
 
 MODEL_KEY = "reins_model"  # the label of the model a call went to, in the call's trace metadata
 
@@ -422,9 +423,12 @@ class _Caller:
             attempt, failure = 1, None
             while True:
                 try:
-                    result = yield _Invoke(runnable, messages, _config(self.contract, role, attempt, label, self.inputs),
-                                           watch)
+                    result = yield from ledgered(
+                        _Invoke(runnable, messages, _config(self.contract, role, attempt, label, self.inputs), watch),
+                        self.models.policy(role), more_room, self.meter.snapshot)
                     break
+                except BudgetCapReached:  # refused before it was made: no retry, no fallback
+                    raise
                 except openai.LengthFinishReasonError as error:
                     result = _cut_off(schema is not None, error)
                     break

@@ -31,6 +31,7 @@ from runtime.contracts import safe_error
 from runtime.failures import tool_failure_kind
 from runtime.mcp_sessions import call_meta
 from runtime.registry import RegisteredTool
+from runtime.run_ledger import admit_tool_call
 from runtime.run_scope import TURN_CONTEXT_KEY
 
 OBSERVATION_CHARS = 4000
@@ -81,7 +82,7 @@ def digest(args: Mapping[str, Any]) -> str:
 class CallResult:
     ok: bool
     output: str
-    failure: str = ""  # deadline | connection | tool_error, when not ok
+    failure: str = ""  # deadline | connection | tool_error | budget_cap, when not ok
     started_at: float = 0.0
     duration_ms: int = 0
 
@@ -152,6 +153,7 @@ class RunTool:
             return DEFAULT_RUNTIME
 
     async def arun(self) -> CallResult:
+        admit_tool_call()  # refused before it runs when it would pass the run's tool-call cap
         started, clock = time.time(), time.perf_counter()
         call = {"name": self.tool.name, "args": dict(self.args), "id": self.call_id, "type": "tool_call"}
         runtime = self._runtime()

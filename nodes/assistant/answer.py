@@ -28,6 +28,7 @@ from policies.replanning import active_steps
 from policies.redaction import redact, redact_secrets, truncate
 from runtime.calls import Contract, Streamed
 from runtime.failures import stage_failure
+from runtime.run_ledger import CAP_CODE
 from runtime.steps import EXECUTION_FAILED, attempt, recorded_step
 from schemas.assistant import AssistantAnswer
 
@@ -44,6 +45,8 @@ NO_DRAFT: Answer = {"summary": "", "evidence": [], "verdict": "failure"}
 def stop_message(stop_reason: str | None) -> str:
     if stop_reason == MODEL_ERROR:
         return "I stopped because the model did not respond properly during the tool steps."
+    if stop_reason == CAP_CODE:
+        return "I stopped because the next model call would have passed your budget cap."
     return STOP_MESSAGES.get(stop_reason or "", "")
 
 

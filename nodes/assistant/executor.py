@@ -42,6 +42,7 @@ from runtime.calls import ToolTurn
 from runtime.chat_tools import ASK_USER
 from runtime.messages import with_text_tool_calls
 from runtime.registry import OFFERED_NAME, ScopedTools
+from runtime.run_ledger import CAP_CODE, BudgetCapReached
 from runtime.steps import attempt, recorded_step
 from runtime.tool_runner import arg_issues
 from schemas.assistant import AssistantStep
@@ -105,7 +106,8 @@ def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         outcome = yield from attempt(ToolTurn("assistant.step", step_messages(state, tools), models, offered))
         if not outcome.ok:  # a failing model ends the loop; what ran so far is still answered
             step.fail(f"loop stopped: model turn failed ({outcome.reason()})")
-            return {"pending_calls": [], "stop_reason": MODEL_ERROR, "trace": traced(state, step.trace())}
+            stop = CAP_CODE if isinstance(outcome.error, BudgetCapReached) else MODEL_ERROR
+            return {"pending_calls": [], "stop_reason": stop, "trace": traced(state, step.trace())}
         message, recovered = outcome.value, None
         if models.text_tool_calls == "recover":
             recovered = with_text_tool_calls(message, [tool.name for tool in offered])

@@ -30,6 +30,7 @@ from policies.approvals import IDEMPOTENCY_META, call_fingerprint, idempotency_k
 from policies.replanning import active_steps
 from policies.tool_calls import should_dispatch_again
 from runtime.registry import RegisteredTool
+from runtime.run_ledger import CAP_CODE, BudgetCapReached
 from runtime.steps import recorded_step
 from runtime.tool_runner import CallResult, RunTool, digest
 
@@ -37,7 +38,10 @@ from runtime.tool_runner import CallResult, RunTool, digest
 def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, call_id: str, runtime: Any,
          meta: dict[str, Any] | None = None):
     request = RunTool(tool, args, config, call_id, runtime, meta)
-    result: CallResult = yield request
+    try:
+        result: CallResult = yield request
+    except BudgetCapReached as error:  # not run: the observation says which cap stopped it
+        return CallResult(False, str(error), CAP_CODE), 0
     dispatches = 1
     while not result.ok and should_dispatch_again(tool.read_only, result.failure, dispatches):
         result = yield request

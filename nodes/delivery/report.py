@@ -17,6 +17,7 @@ from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from policies.revision import status_after_revision
 from runtime.calls import Contract
 from runtime.budget import budget_line, used, worst_case
+from runtime.run_ledger import refusal_notes
 from runtime.models import served_by_stand_in
 from runtime.contracts import CONTRACT_ROLES, fallbacks_per_role, merge_metrics, metrics_totals, models_served
 from runtime.steps import attempt, recorded_step
@@ -134,7 +135,7 @@ def render_report(
             "review_bundle": state.get("review_bundle"),
             "revision": {"decision": decision, "outcomes": outcomes},
             "warnings": [*state.get("warnings", []), *fallback_warnings(
-                fallbacks_per_role(state.get("contract_metrics") or {}), primaries)],
+                fallbacks_per_role(state.get("contract_metrics") or {}), primaries), *refusal_notes()],
             "governance": state.get("governance"),
             "failure": state.get("failure"),
             "models": models_served(state.get("contract_metrics") or {}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.budget import Budget, CallLimits, Stage, budget, cap_reached, over_caps, stage_budget, tightness
+from policies.budget import Budget, CallLimits, Stage, budget, over_caps, request_refused, stage_budget, tightness
 from policies.run_budgets import assistant_stages, assistant_turns, delivery_stages, tasklist_stages
 
 ONE = CallLimits(models=1, attempts=1, max_tokens=100, max_tokens_limit=400, timeout_s=10, backoff_initial_s=0)
@@ -94,13 +94,26 @@ def test_over_caps(caps, over):
     assert over_caps(Budget(10, 50, 2, 30.0), caps) == over
 
 
+ONE_CALL = {"calls": 1, "output_tokens": 100, "seconds": 10}
+
+
 @pytest.mark.parametrize(
-    ("spent", "caps", "reached"),
-    [({"calls": 3}, {"calls": 4}, None), ({"calls": 4}, {"calls": 4}, "calls"),
-     ({"calls": 1, "tool_calls": 2}, {"calls": 4, "tool_calls": 2}, "tool_calls"), ({}, {"seconds": 1}, None)],
+    ("used", "held", "asked", "caps", "refused"),
+    [
+        ({"calls": 3}, {}, ONE_CALL, {"calls": 4}, None),  # the fourth call fits
+        ({"calls": 4}, {}, ONE_CALL, {"calls": 4}, "calls"),  # a fifth would pass the cap
+        ({"calls": 2}, {"calls": 2}, ONE_CALL, {"calls": 4}, "calls"),  # two in flight hold the rest
+        # the output bound counts before the call: 850 spent + 100 at most > 900
+        ({"calls": 1, "output_tokens": 850}, {}, ONE_CALL, {"output_tokens": 900}, "output_tokens"),
+        ({"output_tokens": 700}, {"output_tokens": 100}, ONE_CALL, {"output_tokens": 900}, None),
+        ({"seconds": 95}, {}, ONE_CALL, {"seconds": 100}, "seconds"),  # its timeout would end past the cap
+        ({"tool_calls": 2}, {}, {"tool_calls": 1}, {"calls": 1, "tool_calls": 2}, "tool_calls"),
+        ({"calls": 5}, {}, ONE_CALL, {}, None),  # no caps: never refused
+        ({}, {}, ONE_CALL, {"calls": 4, "output_tokens": 50}, "output_tokens"),  # the first cap passed is named
+    ],
 )
-def test_cap_reached(spent, caps, reached):
-    assert cap_reached(spent, caps) == reached
+def test_request_refused(used, held, asked, caps, refused):
+    assert request_refused(used, held, asked, caps) == refused
 
 
 def test_tightness_is_observed_over_bound():

@@ -1,0 +1,296 @@
+"""Fuzz the worst-case budget: many adversarial runs, none may use more than the printed bound.
+
+A full graph run takes seconds, so most runs are **stage-composed**: for each stage of a graph's
+longest path (``policies.run_budgets``) the real call machinery runs — the contract algorithm with
+its repair and escalation, the free-text draft with its repair after a cut-off, the manager's tool
+turns with more room after a cut-off, each model's retries and the role's fallbacks
+(``runtime.contracts``) — against a seeded adversarial model that, per request, answers validly,
+breaks the contract the way ``evals.perturbed`` does (a drifted or dropped field), is cut off at its
+output bound, or raises the evaluation's provider failures (timeouts, dropped connections, a 400).
+Every answer reports the most output tokens its request allowed. Time runs on a simulated clock:
+each request takes a drawn latency up to its timeout (a timeout takes all of it), each retry waits
+the backoff the machinery computed (not slept), and a parallel stage (the reviewers) takes its
+slowest branch, cut at the reviewer's deadline as the graph cuts it. A few **full graph runs** of
+each graph under ``evals.perturbed`` at a high rate check the stage lists themselves (and tool calls,
+which only a graph makes). Each run is compared with ``runtime.budget.worst_case`` for its model set.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, HumanMessage
+from pydantic import ConfigDict, PrivateAttr
+
+from evals.perturbed import perturb_data, raised_error
+from policies.budget import CAP_NAMES, Budget, Stage
+from policies.delegation import DEFAULT_POLICY
+from policies.reviewers import reviewer_table
+from policies.run_budgets import assistant_stages, delivery_stages, tasklist_stages
+from runtime.budget import GRAPHS, reviewer_deadline_s, used, worst_case
+from runtime.contract_roles import register_contracts
+from runtime.contracts import contract_steps, text_steps, tool_turn_steps
+from runtime.escalation import escalated
+from runtime.fake_base import ROLE_KEY, ModelCall, StandInChatModel
+from runtime.model_calls import _Invoke, _Wait, merge_metrics
+from runtime.models import ModelSet
+from schemas.strict import Strict
+
+OUTCOMES = ("valid", "drifted", "cut_off", "connection_error", "provider_timeout", "bad_request")
+WEIGHTS = (5, 2, 2, 2, 1, 1)  # an adversary that misbehaves about half the time
+
+
+class FuzzAnswer(Strict):
+    verdict: Literal["pass", "fail"]
+
+
+class AdversarialModel(StandInChatModel):
+    """Answers each request with a seeded outcome (``OUTCOMES``), always reporting the most output
+    tokens the request allowed (``max_tokens`` is set per request by the role's policy)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    seed: int
+    max_tokens: int = 0
+    # Shared with the copies the role policy makes per request (a shallow copy keeps this dict), so
+    # ``reseed`` starts every copy's draws again.
+    _state: dict = PrivateAttr(default_factory=dict)
+
+    @property
+    def _llm_type(self) -> str:
+        return "reins-adversarial"
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        self._state = {"seed": self.seed, "n": 0, "lock": threading.Lock()}
+
+    def reseed(self, seed: int) -> None:
+        with self._state["lock"]:
+            self._state.update(seed=seed, n=0)
+
+    def _rng(self) -> random.Random:
+        with self._state["lock"]:
+            self._state["n"] += 1
+            return random.Random(f"{self._state['seed']}:{self._state['n']}")
+
+    def respond(self, call: ModelCall) -> Any:
+        rng = self._rng()
+        outcome = rng.choices(OUTCOMES, WEIGHTS)[0]
+        if outcome in ("connection_error", "provider_timeout", "bad_request"):
+            return raised_error(outcome, call.contract)
+        usage = {"input_tokens": 0, "output_tokens": self.max_tokens, "total_tokens": self.max_tokens}
+        if outcome == "cut_off":
+            return AIMessage(content="", response_metadata={"finish_reason": "length"}, usage_metadata=usage)
+        if call.tool_names:
+            return AIMessage(content="", usage_metadata=usage)  # a turn without a call: the graph decides
+        if call.structured:
+            data = {"verdict": "pass"}
+            if outcome == "drifted":
+                data, _ = perturb_data(data, "schema_drift", rng)
+            return AIMessage(content=_json(data), usage_metadata=usage)
+        return AIMessage(content="A short answer.", usage_metadata=usage)
+
+
+def _json(data: Mapping[str, Any]) -> str:
+    import json
+
+    return json.dumps(data)
+
+
+_ADVERSARIES: dict[str, AdversarialModel] = {}
+_MODELS: list[ModelSet] = []
+
+
+def adversarial_models(seed: int) -> ModelSet:
+    """Every role on an adversarial model with one adversarial fallback; the manager and the
+    reviewers with an escalation model too — every path the bound counts can be taken. One model
+    set, reseeded per run (its bound runnables are built once)."""
+    if not _MODELS:
+        _ADVERSARIES.update(primary=AdversarialModel(seed=0), fallback=AdversarialModel(seed=0),
+                            manager=AdversarialModel(seed=0), reviewer=AdversarialModel(seed=0))
+        base = ModelSet.uniform(_ADVERSARIES["primary"])
+        models = base.with_fallbacks({role: _ADVERSARIES["fallback"] for role in base.models})
+        _MODELS.append(models.with_escalations({"manager": _ADVERSARIES["manager"],
+                                                "reviewer": _ADVERSARIES["reviewer"]}))
+        register_contracts({f"budget_fuzz.{role}": role for role in base.models})
+    for offset, model in enumerate(_ADVERSARIES.values()):
+        model.reseed(seed * 8 + offset)
+    return _MODELS[0]
+
+
+@dataclass
+class _Clock:
+    """The simulated time of one branch: drawn latencies and computed backoffs, never slept."""
+
+    models: ModelSet
+    rng: random.Random
+    seconds: float = 0.0
+
+    def drive(self, steps: Any) -> Any:
+        """Run a request generator (``runtime.driving``'s protocol) on the real models."""
+        answer, failure = None, None
+        while True:
+            try:
+                request = steps.throw(failure) if failure is not None else steps.send(answer)
+            except StopIteration as done:
+                return done.value
+            answer, failure = None, None
+            if isinstance(request, _Wait):  # the backoff the machinery computed, not slept
+                self.seconds += request.seconds
+                continue
+            assert isinstance(request, _Invoke)
+            timeout = float(self.models.policy(str(request.config["metadata"][ROLE_KEY])).timeout_s)
+            try:
+                answer = request.run()
+                self.seconds += self.rng.uniform(0, timeout)
+            except Exception as error:  # a timeout took all of it
+                failure = error
+                self.seconds += timeout if "Timeout" in type(error).__name__ else self.rng.uniform(0, timeout)
+
+
+def _stage_asks(stage: Stage, models: ModelSet, clock: _Clock, metrics: dict) -> dict:
+    role, _, escalation = stage.role.partition(":")
+    contract = f"budget_fuzz.{role}"
+    if escalation:  # asks of the role's escalation model alone
+        models = escalated(models, role)
+    messages = [HumanMessage(content=f"{stage.name}: answer")]
+    roomy_left = stage.more_room
+    cut_before = False
+    for _ in range(stage.count if not stage.parallel else 1):
+        try:
+            if stage.kind == "contract":
+                steps = contract_steps(contract, FuzzAnswer, messages, models)
+            elif stage.kind == "text":
+                steps = text_steps(contract, messages, models)
+            else:
+                more_room = cut_before and roomy_left > 0
+                roomy_left -= more_room
+                steps = tool_turn_steps(contract, messages, models, [], more_room=more_room)
+            result = clock.drive(steps)
+            metrics = merge_metrics(metrics, result.metrics)
+            cut_before = stage.kind == "turn" and result.message.response_metadata.get("finish_reason") == "length"
+        except Exception as error:  # a failed ask: what it spent still counts
+            metrics = merge_metrics(metrics, getattr(error, "metrics", None) or {})
+            cut_before = False
+    return metrics
+
+
+def stage_composed_run(graph: str, seed: int) -> dict[str, float]:
+    """One adversarial run of ``graph``'s stages on the real call machinery; what it used."""
+    models = adversarial_models(seed)
+    rng = random.Random(seed)
+    metrics: dict = {}
+    seconds = 0.0
+    for stage in _stages(graph, models):
+        if stage.parallel:  # each branch on its own clock; the stage takes the slowest, cut at its deadline
+            slowest = 0.0
+            for _ in range(stage.count):
+                clock = _Clock(models, rng)
+                metrics = _stage_asks(stage, models, clock, metrics)
+                slowest = max(slowest, min(clock.seconds, stage.deadline_s or clock.seconds))
+            seconds += slowest
+        else:
+            clock = _Clock(models, rng)
+            metrics = _stage_asks(stage, models, clock, metrics)
+            seconds += clock.seconds
+    spent = used(metrics, 0, 0.0)
+    spent["seconds"] = seconds
+    return spent
+
+
+def _stages(graph: str, models: ModelSet) -> list[Stage]:
+    if graph == "delivery_chain":
+        roles = [spec.model_role for spec in reviewer_table(None)]
+        return delivery_stages(roles, max_manager_reasks=DEFAULT_POLICY.max_manager_reasks,
+                               review_deadlines={r: reviewer_deadline_s(models, r) for r in roles},
+                               manager_escalation=True)
+    if graph == "tasklist_agent":
+        return tasklist_stages(human_review=False)
+    return assistant_stages()
+
+
+# ---------------------------------------------------------------------------------- full runs
+
+
+def full_graph_run(graph: str, seed: int) -> tuple[dict[str, float], ModelSet]:
+    """One run of the compiled graph under the evaluation's perturbed models (rate 0.5, a fallback
+    per role); what it used (wall time measured) and the bound for that model set."""
+    from evals.perturbed import PerturbedModel
+    from runtime.offline import OfflineModel
+
+    started = time.monotonic()
+    if graph == "delivery_chain":
+        from evals.run import run_seed, wrap_models
+        from evals.scenarios import SCENARIOS
+        from graphs.delivery_chain import build_graph
+
+        scenario = SCENARIOS[seed % len(SCENARIOS)]
+        models, _ = wrap_models(ModelSet.uniform(OfflineModel()), rate=0.5, seed=run_seed(seed, 0, scenario.id),
+                                scenario=scenario, baseline="controlled_chain_fallback")
+        out = build_graph(models=models).invoke(dict(scenario.payload()))
+        return out["metrics"]["budget"]["used"], models
+    models = ModelSet.uniform(PerturbedModel(OfflineModel(), rate=0.5, seed=seed))
+    models = models.with_fallbacks({role: PerturbedModel(OfflineModel(), rate=0.5, seed=seed + 1) for role in models.models})
+    if graph == "tasklist_agent":
+        from graphs.tasklist_agent import build_graph
+
+        out = build_graph(models=models).invoke({"request": "/tasklist docs://versions/v0.2.0-ready.md"})
+        reads = 1 + int((out.get("counters") or {}).get("optional_context_reads", 0))
+    else:
+        from graphs.assistant import build_graph
+
+        out = build_graph(models=models).invoke({"messages": [HumanMessage(content="what is 17 * 23 + 4?")]},
+                                                {"configurable": {"thread_id": f"fuzz-{seed}"}})
+        reads = len(out.get("records") or [])
+    return used(out.get("contract_metrics") or {}, reads, time.monotonic() - started), models
+
+
+# ------------------------------------------------------------------------------------- report
+
+
+@dataclass
+class GraphFuzz:
+    """One graph's fuzz: runs of each kind, the largest observed use, the bound, and violations."""
+
+    bound: dict[str, float]
+    runs: dict[str, int] = field(default_factory=lambda: {"stage_composed": 0, "full_graph": 0})
+    observed: dict[str, float] = field(default_factory=lambda: dict.fromkeys(CAP_NAMES, 0))
+    violations: list[str] = field(default_factory=list)
+
+    def add(self, kind: str, spent: Mapping[str, float], bound: Mapping[str, float], seed: int) -> None:
+        self.runs[kind] += 1
+        for name in CAP_NAMES:
+            value = float(spent.get(name, 0))
+            self.observed[name] = max(self.observed[name], value)
+            if value > bound[name] + 1e-9:
+                self.violations.append(f"{kind} seed {seed}: {name} {value:g} > {bound[name]:g}")
+
+    def tightness(self) -> dict[str, float]:
+        return {n: round(self.observed[n] / self.bound[n], 3) if self.bound[n] else 0.0 for n in CAP_NAMES}
+
+
+BoundOf = Callable[[str, ModelSet], Budget]
+
+
+def fuzz_budget(runs: int, *, full_runs: int | None = None, seed: int = 0,
+                bound_of: BoundOf = lambda graph, models: worst_case(graph, models)) -> dict[str, GraphFuzz]:
+    """``runs`` adversarial runs in all, split over the three graphs; of each graph's share,
+    ``full_runs`` are full graph runs (by default one per 300, at least one) and the rest are
+    stage-composed; every run checked against ``bound_of`` for its model set."""
+    results: dict[str, GraphFuzz] = {}
+    for number, graph in enumerate(GRAPHS):
+        share = runs // len(GRAPHS) + (1 if number < runs % len(GRAPHS) else 0)
+        full = min(share, max(1, share // 300) if full_runs is None else full_runs)
+        bound = bound_of(graph, adversarial_models(seed)).as_dict()
+        entry = results[graph] = GraphFuzz(bound={k: float(v) for k, v in bound.items()})
+        for index in range(share - full):
+            entry.add("stage_composed", stage_composed_run(graph, seed + index), bound, seed + index)
+        for index in range(full):
+            spent, models = full_graph_run(graph, seed + index)
+            entry.add("full_graph", spent, bound_of(graph, models).as_dict(), seed + index)
+    return results
