@@ -148,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
     if args.suite == "agentdojo":
         return run_agentdojo(args)
     # The CLI is the application edge: it sits above the evaluation.
+    from evals.records import write_records
     from evals.report import rates_table, write_report
     from evals.run import run_evaluation
     from evals.scenarios import BASELINES
@@ -164,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
         runs = [run_evaluation(args.repeats, rate, args.seed, scenarios=scenarios, kinds=args.kinds, on_run=progress)
                 for rate in args.rates]
     paths = write_report(runs if len(runs) > 1 else runs[0], args.out)
+    paths["records"] = write_records(runs, args.out)  # what reins replay --eval re-decides
     if args.json:
         rates = []
         for results in runs:
@@ -173,5 +175,5 @@ def run(args: argparse.Namespace) -> int:
         print_json({**rates[0], "files": files} if len(rates) == 1 else {"rates": rates, "files": files})
     else:
         _print_rates(rates_table(runs))
-        print(f"\nreport: {paths['report']}\nplot:   {paths['plot']}", file=sys.stderr)
+        print(f"\nreport: {paths['report']}\nplot:   {paths['plot']}\nrecords: {paths['records']}", file=sys.stderr)
     return EXIT_OK

@@ -1,82 +1,118 @@
-"""``reins replay``: recorded delivery runs re-decided by the current delegation policy (or one changed
-with ``--set``), without calling any model: the first decision that flips per run, the status that
-changes, and where a flipped decision would need a new model call."""
+"""``reins replay <thread>… | --all | --eval [PATH] [--set RULE=VALUE]… [--json]``: recorded runs
+re-decided by the current policy (or one changed with ``--set``), without calling any model.
+
+Checkpointed threads of all three graphs — delivery runs (manager turns, re-asks, review status,
+revision targets), tasklist runs (the machine's guard on every step) and assistant turns (each tool
+call's execution) — and the evaluation's records (``records.json`` of ``reins eval``). Per run: the
+first decision that flips, the status that changes, and where a flipped decision would need a new
+model call; then the figures: runs replayed, decisions re-decided, runs that flip, status changes.
+Exit 4 when anything flips (for CI)."""
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
+from pathlib import Path
+from typing import Any
 
 from cli.errors import EXIT_FAILED, EXIT_OK, UserError
 from cli.render import print_json
 from policies.redaction import redact
 from runtime.settings import Settings
 
-GRAPH = "delivery_chain"
+REPLAYED_GRAPHS = ("delivery_chain", "tasklist_agent", "assistant")
+ALL_RUNS = 1000
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    parser = commands.add_parser("replay", help="re-decide recorded delivery runs with the current (or a changed) "
+    parser = commands.add_parser("replay", help="re-decide recorded runs with the current (or a changed) "
                                                 "policy, without calling a model")
     parser.add_argument("threads", nargs="*", help="thread ids (see reins runs)")
-    parser.add_argument("--all", action="store_true", help="every recorded delivery run")
+    parser.add_argument("--all", action="store_true", help="every recorded run (delivery, tasklist, assistant)")
+    parser.add_argument("--eval", nargs="?", const="", default=None, type=str, metavar="PATH",
+                        help="the evaluation's records: a records.json or its directory (default: the last "
+                             "reins eval's, eval/ in REINS_HOME)")
     parser.add_argument("--set", action="append", default=[], metavar="RULE=VALUE",
-                        help="change a delegation rule for the replay, e.g. --set max_manager_reasks=0 "
-                             "--set max_tool_calls=4 --set require_tasks_before_review=false")
+                        help="change a rule for the replay, e.g. --set max_manager_reasks=0, "
+                             "--set require_tasks_before_review=false, --set reviewers.drop=boundary, "
+                             "--set reviewers.risk.low=concern, --set tasklist.max_draft_revisions=0, "
+                             "--set tools.trust=files__delete_file (see README: auditing the guardrails)")
     parser.add_argument("--json", action="store_true", help="machine-readable output (for CI)")
     parser.set_defaults(handler=run)
 
 
-def policy_with(changes: list[str]):
-    """The default delegation policy with ``RULE=VALUE`` changes (numbers and true/false)."""
-    from policies.delegation import DEFAULT_POLICY
+def overrides_of(changes: list[str]):
+    from policies.replay import OverrideError, parse_overrides
 
-    fields = {f.name: f for f in dataclasses.fields(DEFAULT_POLICY) if f.type in ("int", "bool", int, bool)}
-    updates: dict[str, object] = {}
-    for change in changes:
-        name, _, text = change.partition("=")
-        name, text = name.strip(), text.strip().lower()
-        if name not in fields:
-            raise UserError(f"--set {redact(name, 60)}: not a delegation rule; one of {', '.join(sorted(fields))}")
-        if fields[name].type in ("bool", bool):
-            if text not in ("true", "false"):
-                raise UserError(f"--set {name}: true or false")
-            updates[name] = text == "true"
-        else:
-            if not text.isdigit():
-                raise UserError(f"--set {name}: a whole number, 0 or more")
-            updates[name] = int(text)
-    return dataclasses.replace(DEFAULT_POLICY, **updates)
+    try:
+        return parse_overrides(changes)
+    except OverrideError as error:
+        raise UserError(str(error)) from None
+
+
+def _eval_path(text: str) -> Path:
+    if text:
+        return Path(text)
+    from cli.eval import _default_out
+
+    return _default_out()
+
+
+def eval_replays(text: str, overrides: Any) -> list[Any]:
+    from evals.records import load_records, replay_records
+
+    try:
+        records = load_records(_eval_path(text))
+    except ValueError as error:
+        raise UserError(redact(str(error), 200)) from None
+    return replay_records(records, overrides)
+
+
+def thread_replays(threads: list[str], overrides: Any) -> list[Any]:
+    """The named threads (or, with none named, every recorded run of a replayed graph), re-decided."""
+    from nodes.replay import replay_thread
+    from runtime.checkpoint import checkpointer_from_settings
+    from runtime.runs import recent_runs, summarise
+
+    replays = []
+    with checkpointer_from_settings(Settings.from_env()) as saver:
+        summaries = ([summarise(saver, thread) for thread in threads] if threads
+                     else [r for r in recent_runs(saver, ALL_RUNS) if r.graph in REPLAYED_GRAPHS])
+        for thread, summary in zip(threads or [s.thread_id for s in summaries], summaries):
+            if summary is None or summary.graph not in REPLAYED_GRAPHS:
+                raise UserError(f"no delivery, tasklist or assistant run with thread id {redact(thread, 80)}")
+            item = saver.get_tuple({"configurable": {"thread_id": thread, "checkpoint_ns": ""}})
+            values = item.checkpoint.get("channel_values") or {}
+            replays.append(replay_thread(summary.graph, values, thread, summary.status, overrides))
+    return replays
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.threads and not args.all:
-        raise UserError("name the runs to replay (thread ids) or give --all")
-    policy = policy_with(args.set)
-    from graphs.delivery_chain import build_graph
-    from runtime.checkpoint import checkpointer_from_settings
-    from nodes.delivery.replay import replay_delivery
-    from runtime.runs import recent_runs
+    if not args.threads and not args.all and args.eval is None:
+        raise UserError("name the runs to replay (thread ids), or give --all or --eval")
+    if args.threads and args.all:
+        raise UserError("give thread ids or --all, not both")
+    overrides = overrides_of(args.set)
+    from policies.replay import figures
 
-    with checkpointer_from_settings(Settings.from_env()) as saver:
-        graph = build_graph(checkpointer=saver)
-        threads = list(args.threads) or [r.thread_id for r in recent_runs(saver, 1000) if r.graph == GRAPH]
-        replays = []
-        for thread in threads:
-            if not graph.get_state({"configurable": {"thread_id": thread}}).values:
-                raise UserError(f"no delivery run with thread id {redact(thread, 80)}")
-            replays.append(replay_delivery(graph, thread, policy=policy))
-    flips = [r for r in replays if r.first_flip]
+    replays = []
+    if args.eval is not None:
+        replays += eval_replays(args.eval, overrides)
+    if args.threads or args.all:
+        replays += thread_replays(list(args.threads), overrides)
+    counts = figures(replays)
     if args.json:
-        print_json({"runs": [r.as_dict() for r in replays], "flipped": len(flips)})
-        return EXIT_FAILED if flips else EXIT_OK
+        print_json({"runs": [r.as_dict() for r in replays], **{k: v for k, v in counts.items() if k != "runs"},
+                    "replayed": counts["runs"]})
+        return EXIT_FAILED if counts["flipped"] else EXIT_OK
     for replay in replays:
         flip = replay.first_flip
         if flip is None:
             print(f"{replay.thread_id}: {len(replay.decisions)} decision(s), none flips (status {replay.recorded_status})")
             continue
         status = replay.replayed_status or "unknown without a new model call"
-        print(f"{replay.thread_id}: flips at {flip.kind} (turn {flip.step}): {flip.recorded} → {flip.replayed}; "
+        where = f"turn {flip.step}" if replay.graph == "delivery_chain" else f"#{flip.step}"
+        print(f"{replay.thread_id}: flips at {flip.kind} ({where}): {flip.recorded} → {flip.replayed}; "
               f"status {replay.recorded_status} → {status}; {replay.stopped}")
-    print(f"{len(replays)} run(s) replayed, {len(flips)} with a flipped decision")
-    return EXIT_FAILED if flips else EXIT_OK
+    print(f"{counts['runs']} run(s) replayed, {counts['decisions']} decision(s) re-decided, "
+          f"{counts['flipped']} with a flipped decision, {counts['status_changes']} status change(s)")
+    return EXIT_FAILED if counts["flipped"] else EXIT_OK

@@ -53,6 +53,7 @@ class RunOutcome:
     # did not complete. Empty when every call the status depends on answered.
     stops: tuple[tuple[str, str], ...] = ()
     served: Mapping[str, int] = field(default_factory=dict)  # model label → calls it answered
+    decisions: Mapping[str, Any] | None = None  # what the chain's policies read and decided (evals/records.py)
 
 
 def _cost(metrics: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
@@ -153,11 +154,18 @@ def run_fixed_multi_agent(payload: Mapping[str, str], models: ModelSet, resolver
 def run_controlled_chain(
     payload: Mapping[str, str], models: ModelSet, resolver: ResourceResolver, *, review_timeout_s: float | None = None
 ) -> RunOutcome:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from evals.records import decision_inputs
     from graphs.delivery_chain import build_graph  # the evaluation is an application: it may use the graph
 
     started = time.perf_counter()
+    config = {"configurable": {"thread_id": "eval"}}  # checkpointed to read what the decisions were given
     try:
-        out = build_graph(models=models, resolver=resolver, review_timeout_s=review_timeout_s).invoke(dict(payload))
+        graph = build_graph(models=models, resolver=resolver, review_timeout_s=review_timeout_s,
+                            checkpointer=InMemorySaver())
+        out = graph.invoke(dict(payload), config)
+        decisions = decision_inputs(graph.get_state(config).values)
     except Exception as error:  # the graph itself should never raise; if it does, the run failed
         return RunOutcome("failed", 0, False, False, 0, 0, 0, _ms(started), error=safe_error(error, 200),
                           failure="graph: raised", stops=(("graph", "raised"),))
@@ -170,7 +178,7 @@ def run_controlled_chain(
     metrics = out.get("metrics") or {}
     return RunOutcome(status, completed, blocker, revised, **_cost(metrics.get("per_contract") or {}),
                       elapsed_ms=_ms(started), failure=chain_failure(out) if status == "failed" else None,
-                      reasks=int(metrics.get("manager_reasks") or 0), stops=chain_stops(out))
+                      reasks=int(metrics.get("manager_reasks") or 0), stops=chain_stops(out), decisions=decisions)
 
 
 def chain_failure(out: Mapping[str, Any]) -> str:

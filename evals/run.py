@@ -171,6 +171,7 @@ def run_evaluation(
                     tokens=outcome.tokens, elapsed_ms=outcome.elapsed_ms, injected=injected, error=outcome.error,
                     failure=outcome.failure, rate=rate, reasks=outcome.reasks, retries=outcome.retries,
                     stops=stops, injected_on=injected_on, primary_calls=primary_calls, served_calls=served_calls,
+                    decisions=outcome.decisions,
                 )
                 results.records.append(record)
                 if on_run:

@@ -81,9 +81,10 @@ class RunRecord:
     injected_on: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # contract → kinds, in order
     primary_calls: int = 0  # calls the roles' own models answered (not a fallback or escalation model)
     served_calls: int = 0  # calls any model answered
+    decisions: Mapping[str, Any] | None = None  # the chain's recorded decisions (records.json, not the report)
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "acceptable": list(self.acceptable), "injected": dict(self.injected),
+        return {**{k: v for k, v in asdict(self).items() if k != "decisions"}, "acceptable": list(self.acceptable), "injected": dict(self.injected),
                 "stops": [list(stop) for stop in self.stops],
                 "injected_on": {contract: list(kinds) for contract, kinds in self.injected_on.items()}}
 

@@ -155,8 +155,18 @@ def decide(base: Approval, tool: FlowTool, args: Mapping[str, Any], turn: TurnRe
         reasons.append(f"your request did not ask to {' / '.join(action_words(tool)) or tool.name}, "
                        "and untrusted content was read before it was proposed")
         codes.append(UNASKED)
-    execution: FlowExecution = "ask" if base == "ask" or reasons else "run"
-    return FlowDecision(execution, origins, tuple(reasons), tuple(dict.fromkeys(codes)))
+    return FlowDecision(flow_execution(base, refused=False, paused=bool(reasons)), origins, tuple(reasons),
+                        tuple(dict.fromkeys(codes)))
+
+
+def flow_execution(base: Approval, *, refused: bool, paused: bool) -> FlowExecution:
+    """The execution from the tool's trait and what the flow found: a question stays a question, a
+    refusing rule refuses, a trait that asks or a reason to pause asks, else the call runs."""
+    if base == "question":
+        return "question"
+    if refused:
+        return "refuse"
+    return "ask" if base == "ask" or paused else "run"
 
 
 def provenance_lines(origins: Sequence[Origin]) -> list[str]:
@@ -168,5 +178,5 @@ def provenance_lines(origins: Sequence[Origin]) -> list[str]:
     return lines
 
 
-__all__ = ["FlowDecision", "FlowTool", "TurnRecord", "action_words", "decide", "origin_of", "provenance_lines",
+__all__ = ["FlowDecision", "FlowTool", "TurnRecord", "action_words", "decide", "flow_execution", "origin_of", "provenance_lines",
            "request_asks_for", "rule_fires"]

@@ -22,9 +22,12 @@ from nodes.assistant import state as assistant_state
 from nodes.delivery import state as delivery_state
 from nodes.tasklist import state as tasklist_state
 from nodes.delivery.routing import policy_violation
+from policies.data_flow import FlowDecision
 from policies.delegation import violation
-from policies.tasklist_machine import Counters, Limits
+from policies.flow_replay import flow_record
+from policies.tasklist_machine import Counters, Limits, Machine, Proposal, guard
 from policies.tasklist_plan import PlanExtraction, Readiness
+from policies.tasklist_replay import guard_record
 from policies.tasklist_review import RevisionEffect, WarningDisposition, manual_item
 from policies.tasklist_structure import Finding, StructureValidation
 from schemas import assistant as assistant_schemas
@@ -79,6 +82,9 @@ POLICY_RECORDS: tuple[tuple[type, dict[str, Any]], ...] = (
     (delivery_state.PolicyViolation, policy_violation(violation("no_tool_call"))),
     (tasklist_state.Limits, Limits(max_steps=12).as_dict()),
     (tasklist_state.Counters, Counters(steps=3, optional_context_reads=1).as_dict()),
+    (assistant_state.FlowRecord, flow_record(2, "send_email", False, "ask", FlowDecision("ask", codes=("tainted_sink",)))),
+    (tasklist_state.GuardRecord, guard_record(Machine(), Proposal("read_plan", "docs://versions/v.md"),
+                                              guard(Machine(), Proposal("read_plan", "docs://versions/v.md")))),
     (tasklist_state.PlanExtraction, PlanExtraction("Plan", "v0.2.0", {"goals": ("Ship it",)}, ("Notes",)).as_dict()),
     (tasklist_state.Readiness, Readiness("needs_review", ("test_plan",), ("goals",), "Fill in the test plan.").as_dict()),
     (tasklist_state.WarningDisposition, WarningDisposition(

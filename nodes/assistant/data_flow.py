@@ -11,8 +11,9 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.assistant.context import AssistantContext
-from nodes.assistant.state import AssistantState, PendingCall
+from nodes.assistant.state import AssistantState, FlowRecord, PendingCall
 from policies.data_flow import FlowDecision, FlowTool, TurnRecord, decide, provenance_lines
+from policies.flow_replay import flow_record
 from policies.provenance import sources_of
 from policies.tool_approval import Approval
 from runtime.flow_rules import rules_in_force
@@ -60,6 +61,16 @@ def flow_decision(base: Approval, tool: RegisteredTool | None, args: Mapping[str
     if tool is None:
         return FlowDecision(base)
     return decide(base, flow_tool(tool), args, turn)
+
+
+def flow_records(pending: Sequence[PendingCall], tools: ScopedTools, flows: Sequence[FlowDecision]) -> list[FlowRecord]:
+    """The replay's record of each let-through call (``flows`` in the same order as ``pending``)."""
+    records = []
+    for call, decision in zip(pending, flows):
+        tool = tools.get(call["tool"])
+        base: Approval = tool.trait if tool is not None else "ask"
+        records.append(flow_record(call["n"], call["tool"], bool(tool and tool.read_only), base, decision))
+    return records  # type: ignore[return-value]
 
 
 def stored(decision: FlowDecision) -> dict[str, Any]:

@@ -22,7 +22,8 @@ from pydantic import ValidationError
 
 from nodes.assistant.check_act import max_steps
 from nodes.assistant.context import AssistantContext
-from nodes.assistant.data_flow import FLOW, execution_of, flow_decision, pause_text, rules_for, stored, turn_record
+from nodes.assistant.data_flow import (FLOW, execution_of, flow_decision, flow_records, pause_text, rules_for, stored,
+                                       turn_record)
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.prompts import step_messages
 from nodes.assistant.state import AssistantState, NodeSteps, PendingCall, ToolRecord, Update, traced
@@ -160,6 +161,7 @@ def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools, rul
             asked += 1
         pending.append(item)
     update: Update = {"pending_calls": pending, "steps_taken": steps_taken + len(pending)}
+    update["flow_log"] = [*state.get("flow_log", []), *flow_records(pending, tools, flows)]  # for replay
     shown = [pause_message(item, tools) for item in pending if "error" not in item]
     if any(shown):  # a call that pauses: what it waits for is the thread's last message (Studio, the SDK)
         update["messages"] = [AIMessage(content=text) for text in shown if text]

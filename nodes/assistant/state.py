@@ -59,6 +59,18 @@ class PendingCall(TypedDict):
     flow: NotRequired[dict[str, Any]]  # the data-flow decision: execution, where each sink value came from
 
 
+class FlowRecord(TypedDict):
+    """A let-through call's execution and what it was decided from (``policies.flow_replay.flow_record``)."""
+
+    n: int
+    tool: str
+    read_only: bool
+    base: str  # the tool's approval trait: run | ask | question
+    codes: list[str]  # the data-flow policy's pause (and refusing rule) codes
+    refused: bool
+    execution: str  # run | ask | question | refuse
+
+
 class ToolRecord(TypedDict):
     """One executed call: what ran, which plan step it served, what came back (errors included)."""
 
@@ -178,6 +190,7 @@ class AssistantState(AssistantOutput, total=False):
     persona: Persona | None  # the user's instructions and examples, read when the turn starts
     steps_taken: int  # tool calls dispatched this turn (the loop budget counts every call)
     pending_calls: list[PendingCall]
+    flow_log: list[FlowRecord]  # every let-through call's execution this turn: what a replay re-decides
     identity: TurnIdentity  # who the turn acts for, kept across a pause (nodes/assistant/identity.py)
     observed: Annotated[list[Observed], gather]
     draft: Answer | None
@@ -225,6 +238,7 @@ def fresh_turn() -> Update:
         "persona": None,
         "steps_taken": 0,
         "pending_calls": [],
+        "flow_log": [],
         "observed": None,
         "draft": None,
         "check_findings": [],

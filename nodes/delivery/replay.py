@@ -17,44 +17,16 @@ needed a new model call (a worker, a reviewer or a re-asked turn) or only rules.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from nodes.delivery.routing import delegation_verdict, refusals_in_turn
-from policies.delegation import DEFAULT_POLICY, DelegationPolicy, for_reviewers, reask_allowed
+from policies.delegation import DelegationPolicy, for_reviewers, reask_allowed
+from policies.replay import DEFAULT_OVERRIDES, Decision, Overrides, Replay
 from policies.review_bundle import build_review_bundle
 from policies.revision import derive_post_review_decision
 from policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
 
-@dataclass(frozen=True)
-class Decision:
-    step: int  # the checkpoint's step
-    kind: str  # delegation | reask | review_status | revision
-    recorded: str
-    replayed: str
-
-    @property
-    def flipped(self) -> bool:
-        return self.recorded != self.replayed
-
-
-@dataclass
-class Replay:
-    thread_id: str
-    decisions: list[Decision] = field(default_factory=list)
-    recorded_status: str | None = None
-    replayed_status: str | None = None  # the status the run would have ended with, when rules alone decide it
-    stopped: str = ""  # why the replay could not go past the first flip
-
-    @property
-    def first_flip(self) -> Decision | None:
-        return next((d for d in self.decisions if d.flipped), None)
-
-    def as_dict(self) -> dict[str, Any]:
-        flip = self.first_flip
-        return {"thread_id": self.thread_id, "decisions": len(self.decisions), "recorded_status": self.recorded_status,
-                "replayed_status": self.replayed_status, "first_flip": asdict(flip) if flip else None,
-                "stopped": self.stopped}
+__all__ = ["Decision", "Replay", "replay_delivery", "replay_values"]
 
 
 def _label(verdict: Mapping[str, Any]) -> str:
@@ -71,11 +43,13 @@ def _turn_state(proposal: Mapping[str, Any], refusals: Sequence[Mapping[str, Any
             **{kind: True for kind in proposal["artifacts"]}}
 
 
-def replay_values(values: Mapping[str, Any], thread_id: str = "", *, policy: DelegationPolicy = DEFAULT_POLICY,
+def replay_values(values: Mapping[str, Any], thread_id: str = "", *, overrides: Overrides = DEFAULT_OVERRIDES,
+                  policy: DelegationPolicy | None = None,
                   reviewers: Reviewers | Iterable[ReviewerSpec] | None = None) -> Replay:
-    """Re-decide a finished (or paused) delivery run from its recorded state alone."""
-    table = reviewer_table(reviewers)
-    policy = for_reviewers(policy, table)
+    """Re-decide a finished (or paused) delivery run from its recorded state alone: with
+    ``overrides`` (``--set``), or a given delegation ``policy`` and reviewer table."""
+    table = reviewer_table(reviewers if reviewers is not None else overrides.reviewers)
+    policy = for_reviewers(policy or overrides.delegation, table)
     result = Replay(thread_id, recorded_status=values.get("run_status"))
     refusals = list(values.get("manager_refusals") or [])
     decisions: list[tuple[Decision, dict[str, Any]]] = []

@@ -61,9 +61,21 @@ class TasklistState(TasklistInput, TasklistOutput, total=False):
     strategy_review: StrategyReview
     drafts: dict[str, str]  # markdown per version: {"v1": …, "v2": …}
     revision_review: RevisionReview
+    # Every question the machine's guard answered, as it saw it: what a replay re-decides.
+    guard_log: Annotated[list[GuardRecord], operator.add]
 
 
 # The records the state holds (forward references above resolve when the graph is built).
+
+
+class GuardRecord(TypedDict):
+    """One guard question and answer (``policies.tasklist_replay.guard_record``)."""
+
+    machine: dict[str, Any]  # the Machine the guard saw, as plain data
+    action: str
+    resource_uri: str | None
+    choice: str | None
+    verdict: str  # "allowed → <status>" | "refused (<code>)"
 
 
 class ManualReviewItem(TypedDict):

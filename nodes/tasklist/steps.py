@@ -26,6 +26,7 @@ from policies.guard_coverage import NodeDeclaration, declaration_of, declare
 from policies.tasklist_machine import (
     ACTIONS,
     TRANSITIONS,
+    Machine,
     Proposal,
     Verdict,
     counters_after,
@@ -33,11 +34,12 @@ from policies.tasklist_machine import (
     guard,
     leads_to,
 )
+from policies.tasklist_replay import guard_record
 from runtime.calls import drive
 from runtime.models import ModelSet
 from runtime.steps import Attempt, RecordedStep, recorded_step
 from nodes.tasklist.common import TasklistDeps, machine_of, model_failed, progress_of, refused
-from nodes.tasklist.state import TasklistState
+from nodes.tasklist.state import GuardRecord, TasklistState
 from nodes.tasklist.context import TasklistContext
 
 @dataclass(frozen=True)
@@ -64,6 +66,13 @@ class StepRun:
     deps: TasklistDeps
     step: RecordedStep
     state: TasklistState
+    guard_log: list[GuardRecord] = field(default_factory=list)  # the guard's answers in this step
+
+    def ask_guard(self, machine: Machine, proposal: Proposal) -> Verdict:
+        """The machine's guard on ``proposal``, its question and answer logged for replay."""
+        verdict = guard(machine, proposal)
+        self.guard_log.append(guard_record(machine, proposal, verdict))  # type: ignore[arg-type]
+        return verdict
 
     @property
     def step_id(self) -> str:
@@ -83,7 +92,7 @@ class StepRun:
 
     def refused_unless_allowed(self, **details: Any) -> TasklistState | None:
         """Ask the guard again with what the body has learnt (the model's choice); the refusal, if any."""
-        verdict = guard(machine_of(self.state), Proposal(self.action, **details))
+        verdict = self.ask_guard(machine_of(self.state), Proposal(self.action, **details))
         return None if verdict.allowed else self.refuse(verdict)
 
     def refuse(self, verdict: Verdict) -> TasklistState:
@@ -128,14 +137,15 @@ class _Step:
             # A human review is replayed on every resume, so it reports once, when the person has
             # answered (or when the guard refused it), never as a running step.
             progress.event(self.step_id, run.step.status, self.title, run.step.summary)
-        return {**admission.fields, **update}
+        logged = {"guard_log": run.guard_log} if run.guard_log else {}
+        return {**admission.fields, **update, **logged}
 
     def _guarded(self, body: Body, run: StepRun, admission: Admission) -> Generator[Any, Any, TasklistState]:
         if admission.failure is not None:
             run.step.fail(admission.reason)
             return dict(admission.failure)
         machine = machine_of(run.state)
-        verdict = guard(machine, self.proposal(run.state))
+        verdict = run.ask_guard(machine, self.proposal(run.state))
         if not verdict.allowed:
             return run.refuse(verdict)
         result = body(run.state, run)

@@ -1,0 +1,92 @@
+"""The evaluation's per-run records of decisions: what each controlled-chain run's policies were
+given (the manager's proposals, the refusals, the reviewers' outcomes, the bundle's findings) and
+what they decided, kept so ``reins replay --eval`` can re-decide every run under a changed policy
+without a model.
+
+``reins eval`` writes them to ``records.json`` beside ``report.md``; a record is compact (no
+markdown, no call ids, no summaries the decisions do not read), about 2 KB a run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+RECORDS_FILE = "records.json"
+RECORDS_VERSION = 1
+
+
+def decision_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a delivery run's final state that its decisions read (``nodes.delivery.replay``)."""
+    proposals = [{**{k: p[k] for k in ("turn", "executed", "artifacts", "cut_off", "verdict")},
+                  "calls": [{"name": c["name"], "args": c.get("args") or {}} for c in p["calls"]]}
+                 for p in values.get("manager_proposals") or []]
+    refusals = [{k: r[k] for k in ("turn", "executed", "code", "reasked", "escalated") if k in r}
+                for r in values.get("manager_refusals") or []]
+    outcomes = [{"role": o["role"], "tool": o.get("tool"), "outcome": o["outcome"],
+                 "review": {k: v for k, v in o["review"].items() if k != "markdown"} if o.get("review") else None}
+                for o in values.get("review_outcomes") or []]
+    bundle = values.get("review_bundle")
+    decision = values.get("post_review_decision")
+    return {
+        "manager_proposals": proposals,
+        "manager_refusals": refusals,
+        "review_outcomes": outcomes if values.get("review_outcomes") is not None else None,
+        "review_bundle": {"status": bundle["status"], "findings": bundle["findings"]} if bundle else None,
+        "post_review_decision": ({"action": decision["action"], "revision_targets": decision["revision_targets"]}
+                                 if decision else None),
+        "run_status": values.get("run_status"),
+    }
+
+
+def run_id(record: Mapping[str, Any]) -> str:
+    """A record's id: ``<baseline>/<scenario>/r<repeat>@<rate>``, unique within an evaluation."""
+    return f"{record['baseline']}/{record['scenario']}/r{record['repeat']}@{record['rate']:g}"
+
+
+def records_document(runs: Iterable[Any]) -> dict[str, Any]:
+    """Every run with recorded decisions, from one or several ``EvaluationResults``."""
+    entries = []
+    for results in runs:
+        for record in results.records:
+            if record.decisions is None:  # a baseline without Reins' policies decides nothing to replay
+                continue
+            entry = {"baseline": record.baseline, "scenario": record.scenario, "repeat": record.repeat,
+                     "rate": record.rate, "seed": results.settings.get("seed", 0), "status": record.status,
+                     "decisions": record.decisions}
+            entries.append({"id": run_id(entry), **entry})
+    return {"version": RECORDS_VERSION, "records": entries}
+
+
+def write_records(runs: Sequence[Any], out_dir: Path) -> Path:
+    path = out_dir / RECORDS_FILE
+    path.write_text(json.dumps(records_document(runs), separators=(",", ":")) + "\n", encoding="utf-8")
+    return path
+
+
+def load_records(path: Path) -> list[dict[str, Any]]:
+    """The records of ``path`` (a records.json, or the directory holding one); ValueError, one line,
+    when it is not one."""
+    path = path / RECORDS_FILE if path.is_dir() else path
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"no {RECORDS_FILE} at {path} (run reins eval first)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise ValueError(f"{path} is not a records file") from None
+    records = document.get("records") if isinstance(document, dict) else None
+    if document.get("version") != RECORDS_VERSION or not isinstance(records, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("decisions"), dict) for r in records
+    ):
+        raise ValueError(f"{path} is not a records file of version {RECORDS_VERSION}")
+    return records
+
+
+def replay_records(records: Iterable[Mapping[str, Any]], overrides: Any = None) -> list[Any]:
+    """Each record re-decided (``nodes.delivery.replay.replay_values``) under ``overrides``."""
+    from nodes.delivery.replay import replay_values
+    from policies.replay import DEFAULT_OVERRIDES
+
+    return [replay_values(r["decisions"], r["id"], overrides=overrides or DEFAULT_OVERRIDES) for r in records]
