@@ -38,13 +38,15 @@ def register(commands: argparse._SubParsersAction) -> None:
 def describe(settings: Settings) -> dict:
     from cli.env_file import env_file_status
     from runtime.home import reins_home
-    from runtime.labels import model_label
-    from runtime.labels import fallback_label
+    from runtime.labels import entry_label, model_label
 
     return {
         "roles": {role: model_label(settings, role) for role in ROLES},
-        "fallbacks": {role: [fallback_label(n) for n in settings.fallbacks_for(role) if n != settings.model_for(role)]
+        "fallbacks": {role: [entry_label(n) for n in settings.fallbacks_for(role) if n != settings.model_for(role)]
                       for role in ROLES if settings.model_for(role) and settings.fallbacks_for(role)},
+        # where a request the role's model keeps failing goes once (REINS_MODEL_ESCALATE[_<ROLE>])
+        "escalations": {role: entry_label(name) for role in ROLES
+                        if settings.model_for(role) and (name := settings.escalation_for(role))},
         "endpoint": "custom (OPENAI_BASE_URL)" if settings.base_url else "default OpenAI endpoint",
         "api_key": "set" if settings.api_key else "not set",
         # which roles have their own endpoint or key (REINS_BASE_URL_<ROLE>, REINS_API_KEY_<ROLE>); never the values
@@ -162,8 +164,9 @@ def run(args: argparse.Namespace) -> int:
         return code
     print("Reins configuration")
     for role, label in report["roles"].items():
-        fallbacks = report["fallbacks"].get(role)
-        print(f"  {role:<11} {label}" + (f" (then {', '.join(fallbacks)})" if fallbacks else ""))
+        others = [f"then {', '.join(report['fallbacks'][role])}"] if role in report["fallbacks"] else []
+        others += [f"escalates to {report['escalations'][role]}"] if role in report["escalations"] else []
+        print(f"  {role:<11} {label}" + (f" ({'; '.join(others)})" if others else ""))
     for key in ("endpoint", "api_key", "contract_mode", "structured_method", "tool_choice", "text_tool_calls",
                 "max_tokens_param", "docs_root", "governance", "checkpointer", "home", "env_file"):
         print(f"  {key:<17} {report[key]}")

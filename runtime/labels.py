@@ -3,7 +3,7 @@ alone: no client is built, so showing the configuration loads no provider librar
 
 from __future__ import annotations
 
-from policies.fallback import parse_fallback
+from policies.fallback import parse_model_entry
 from runtime.settings import Settings
 
 OFFLINE_LABEL = "offline (rule-based stand-in)"
@@ -30,9 +30,10 @@ def model_label(settings: Settings, role: str) -> str:
     return describe_model(name) if name else OFFLINE_LABEL
 
 
-def fallback_label(entry: str) -> str:
-    """A fallback entry's label: its model, and the host of its own endpoint when it has one."""
-    parsed = parse_fallback(entry)
+def entry_label(entry: str) -> str:
+    """A model entry's label (a fallback or an escalation model): its model, and the host of its own
+    endpoint when it has one."""
+    parsed = parse_model_entry(entry)
     if parsed.base_url is None:
         return describe_model(parsed.name)
     host = parsed.base_url.split("://", 1)[1].split("/", 1)[0].rpartition("@")[2]  # never userinfo

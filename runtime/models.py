@@ -9,9 +9,9 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from policies.fallback import parse_fallback
+from policies.fallback import parse_model_entry
 
-from runtime.labels import OFFLINE_LABEL, describe_model, fallback_label, model_label as configured_label, provider_of
+from runtime.labels import OFFLINE_LABEL, entry_label, model_label as configured_label, provider_of
 from runtime.settings import ALL_ROLES, ROLE_PARENTS, ROLES, TASK_ROLES, Settings, SettingsError
 
 
@@ -255,12 +255,12 @@ def create_chat_model(
 
 
 def entry_model(entry: str, role: str, settings: Settings, **overrides: Any) -> BaseChatModel:
-    """The chat model a fallback entry (or a plain model name) names for ``role``: on the entry's own
-    endpoint with the key its variable holds — never the role's key, which belongs to another
-    server — else as ``create_chat_model`` makes it."""
-    parsed = parse_fallback(entry)
+    """The chat model a model entry (a fallback, an escalation model, or a plain model name) names for
+    ``role``: on the entry's own endpoint with the key its variable holds — never the role's key,
+    which belongs to another server — else as ``create_chat_model`` makes it."""
+    parsed = parse_model_entry(entry)
     if parsed.base_url is not None:
-        key = settings.fallback_keys.get(parsed.key_variable or "") or "not-needed"
+        key = settings.entry_keys.get(parsed.key_variable or "") or "not-needed"
         settings = replace(settings, role_base_urls={**settings.role_base_urls, role: parsed.base_url},
                            role_api_keys={**settings.role_api_keys, role: key})
     return create_chat_model(parsed.name, role, settings, **overrides)
@@ -279,7 +279,7 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
         name = settings.model_for(role)
         if name:
             models[role] = create_chat_model(name, role, settings)
-            fallbacks[role] = tuple((fallback_label(n), entry_model(n, role, settings))
+            fallbacks[role] = tuple((entry_label(n), entry_model(n, role, settings))
                                     for n in settings.fallbacks_for(role) if n != name)
         else:
             models[role] = offline
@@ -288,7 +288,7 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
         name = settings.role_models.get(role)
         if name:
             models[role], labels[role] = create_chat_model(name, role, settings), configured_label(settings, role)
-            fallbacks[role] = tuple((describe_model(n), create_chat_model(n, role, settings))
+            fallbacks[role] = tuple((entry_label(n), entry_model(n, role, settings))
                                     for n in settings.fallbacks_for(role) if n != name)
     return ModelSet(
         models=models, labels=labels, fallbacks=fallbacks, policies=configured_policies(settings),
@@ -298,8 +298,9 @@ def model_set_from_settings(settings: Settings) -> ModelSet:
 
 
 def configured_escalations(settings: Settings) -> dict[str, tuple[str, BaseChatModel]]:
-    """Role → (label, model) of each configured role's escalation model (REINS_MODEL_ESCALATE[_<ROLE>])."""
-    return {role: (describe_model(name), create_chat_model(name, role, settings))
+    """Role → (label, model) of each configured role's escalation model (REINS_MODEL_ESCALATE[_<ROLE>]
+    or an escalate= entry of its fallback list), on the entry's own endpoint when it names one."""
+    return {role: (entry_label(name), entry_model(name, role, settings))
             for role in ALL_ROLES if settings.model_for(role) and (name := settings.escalation_for(role))
             and (role in ROLES or settings.role_models.get(role) or settings.role_escalations.get(role))}
 

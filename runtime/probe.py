@@ -1,6 +1,6 @@
 """``reins doctor --check``: tiny requests per configured model, one line each, and the settings to use.
 
-For every distinct configured model, fallbacks included, it asks for one tool call in each
+For every distinct configured model, fallbacks and escalation models included, it asks for one tool call in each
 tool-choice style (the configured ``REINS_TOOL_CHOICE`` first, then ``required`` and ``auto``, the way
 manager turns ask; every style, even when one fails or times out), one structured answer (the way
 contracts ask, with ``REINS_STRUCTURED_METHOD``) and then sends each real contract schema of the roles
@@ -30,6 +30,7 @@ import openai
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
+from policies.fallback import parse_model_entry
 from policies.redaction import redact
 from policies.reviewers import DEFAULT_REVIEWERS
 from policies.text_tool_calls import recover_text_tool_calls
@@ -134,13 +135,18 @@ class ProbeResult:
 
 
 def configured_models(settings: Settings) -> list[tuple[str, tuple[str, ...]]]:
-    """Each distinct model a role is configured with, its fallbacks included, as (name, the roles it
-    serves), in role order; the same name on another endpoint or key is another model."""
+    """Each distinct model a role is configured with, its fallbacks and escalation model included, as
+    (name, the roles it serves), in role order; the same name on another endpoint or key is another
+    model (an entry with its own endpoint is on that one whichever role names it)."""
     found: dict[tuple[str, str | None, str | None], tuple[str, list[str]]] = {}
     for role in ALL_ROLES:  # the assistant's task roles too: their contracts go to the model serving them
         name = settings.model_for(role)
-        for each in (name, *settings.fallbacks_for(role)) if name else ():
-            found.setdefault((each, settings.base_url_for(role), settings.api_key_for(role)), (each, []))[1].append(role)
+        escalation = settings.escalation_for(role)
+        for each in (name, *settings.fallbacks_for(role), *([escalation] if escalation else [])) if name else ():
+            own = parse_model_entry(each)
+            where = (own.base_url, own.key_variable) if own.base_url else (settings.base_url_for(role),
+                                                                           settings.api_key_for(role))
+            found.setdefault((each, *where), (each, []))[1].append(role)
     return [(name, tuple(roles)) for name, roles in found.values()]
 
 

@@ -11,7 +11,7 @@ from typing import Any, Literal, get_args
 
 # REINS_TEXT_TOOL_CALLS: a tool call a model wrote as text is recovered (then checked like a native
 # one) or the turn is refused as having no tool call.
-from policies.fallback import parse_fallback
+from policies.fallback import ModelList, parse_model_entry, parse_model_list
 from policies.text_tool_calls import TEXT_TOOL_CALL_MODES, TextToolCallMode
 
 # REINS_TOOL_CHOICE: how a tool call is asked for (manager turns and function_calling structured
@@ -79,9 +79,21 @@ def _http_url(key: str, value: str) -> str:
     return value
 
 
-def _names(value: str) -> tuple[str, ...]:
-    """A comma-separated list of model names, in order, blanks and repeats dropped."""
-    return tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
+def _model_list(key: str, value: str) -> ModelList:
+    """A fallback list (``policies.fallback.parse_model_list``), its error naming the variable."""
+    try:
+        return parse_model_list(value)
+    except ValueError as error:
+        raise SettingsError(f"{key}: {error}") from None
+
+
+def _model_entry(key: str, value: str) -> str:
+    """An escalation model: one entry of the form a fallback list's entries have."""
+    try:
+        parse_model_entry(value)
+    except ValueError as error:
+        raise SettingsError(f"{key}: {error}") from None
+    return value.strip()
 
 
 # Per-role variables: prefix → the Settings field that maps each role to its value.
@@ -98,7 +110,8 @@ _PER_ROLE_PARSERS = {
     "REINS_MAX_TOKENS_": _positive_int,
     "REINS_BASE_URL_": _http_url,
     "REINS_TIMEOUT_": lambda key, value: _positive_int(key, value, "seconds", 86_400),
-    "REINS_MODEL_FALLBACK_": lambda _key, value: _names(value),
+    "REINS_MODEL_FALLBACK_": _model_list,
+    "REINS_MODEL_ESCALATE_": _model_entry,
 }
 # Variables whose names start with a per-role prefix but name no role.
 _NOT_PER_ROLE = frozenset({"REINS_MODEL_FALLBACK", "REINS_MODEL_ESCALATE", "REINS_MAX_TOKENS_PARAM"})
@@ -130,10 +143,10 @@ class Settings:
     role_fallbacks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     role_timeouts: Mapping[str, int] = field(default_factory=dict)  # seconds per call, REINS_TIMEOUT_<ROLE>
     text_tool_calls: TextToolCallMode = "recover"
-    # The keys of fallback entries with their own endpoint, by the variable that holds each.
-    fallback_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # The keys of fallback and escalation entries with their own endpoint, by the variable holding each.
+    entry_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
     # The stronger model a request goes to once when the role's own keeps failing it
-    # (REINS_MODEL_ESCALATE[_<ROLE>]; policies.escalation).
+    # (REINS_MODEL_ESCALATE[_<ROLE>] or an escalate= entry of the fallback list; policies.escalation).
     escalation: str | None = None
     role_escalations: Mapping[str, str] = field(default_factory=dict)
 
@@ -165,8 +178,6 @@ class Settings:
         if base_url:
             _http_url("OPENAI_BASE_URL", base_url)
         allowlist = tuple(h.strip().lower() for h in env.get("REINS_HTTP_ALLOWLIST", "").split(",") if h.strip())
-        fallbacks = _names(env.get("REINS_MODEL_FALLBACK", ""))
-        entries = [*fallbacks, *(n for names in per_role["role_fallbacks"].values() for n in names)]  # type: ignore[union-attr]
         return cls(
             model=env.get("REINS_MODEL", "").strip() or None,
             base_url=base_url,
@@ -182,10 +193,8 @@ class Settings:
             flow_rules=env.get("REINS_FLOW_RULES", "").strip() or None,
             tool_choice=_choice(env, "REINS_TOOL_CHOICE", TOOL_CHOICE_STYLES, "required"),
             max_tokens_param=_choice(env, "REINS_MAX_TOKENS_PARAM", MAX_TOKENS_PARAMS, "max_tokens"),
-            fallbacks=fallbacks,
             text_tool_calls=_choice(env, "REINS_TEXT_TOOL_CALLS", TEXT_TOOL_CALL_MODES, "recover"),
-            fallback_keys=_fallback_keys(entries, env),
-            escalation=env.get("REINS_MODEL_ESCALATE", "").strip() or None,
+            **_fallbacks_and_escalations(env, per_role.pop("role_fallbacks"), per_role.pop("role_escalations")),  # type: ignore[arg-type]
             **per_role,  # type: ignore[arg-type]
         )
 
@@ -218,21 +227,51 @@ class Settings:
         return self._own_or_parent(self.role_api_keys, role) or self.api_key
 
 
-def _fallback_keys(entries: Iterable[str], env: Mapping[str, str]) -> dict[str, str]:
-    """The key of every fallback entry that names its own key variable (each entry checked)."""
+def _fallbacks_and_escalations(env: Mapping[str, str], role_lists: Mapping[str, ModelList],
+                               role_own: Mapping[str, str]) -> dict[str, Any]:
+    """The Settings fields of the models besides the roles' own: fallbacks and escalation models,
+    shared and per role (``role_lists``: the roles' fallback lists; ``role_own``: their
+    REINS_MODEL_ESCALATE_<ROLE>), and the keys of the entries naming a key variable."""
+    shared_list = _model_list("REINS_MODEL_FALLBACK", env.get("REINS_MODEL_FALLBACK", ""))
+    shared_own = env.get("REINS_MODEL_ESCALATE", "").strip()
+    shared_own = _model_entry("REINS_MODEL_ESCALATE", shared_own) if shared_own else ""
+    # Every model entry with the variable that holds it: its key variable must be set.
+    entries = {"REINS_MODEL_FALLBACK": shared_list.entries(), "REINS_MODEL_ESCALATE": (shared_own,) if shared_own else ()}
+    entries.update({f"REINS_MODEL_FALLBACK_{role.upper()}": listed.entries() for role, listed in role_lists.items()})
+    entries.update({f"REINS_MODEL_ESCALATE_{role.upper()}": (chosen,) for role, chosen in role_own.items()})
+    return {
+        "fallbacks": shared_list.fallbacks,
+        "role_fallbacks": {role: listed.fallbacks for role, listed in role_lists.items()},
+        "escalation": _escalation("REINS_MODEL_ESCALATE", shared_own, shared_list),
+        "role_escalations": {role: chosen for role in ALL_ROLES if (chosen := _escalation(
+            f"REINS_MODEL_ESCALATE_{role.upper()}", role_own.get(role), role_lists.get(role)))},
+        "entry_keys": _entry_keys(entries, env),
+    }
+
+
+def _escalation(variable: str, own: str | None, listed: ModelList | None) -> str | None:
+    """The escalation model ``variable`` names (``own``) or its fallback list's ``escalate=`` entry
+    does; both at once is refused (which one wins would be a guess)."""
+    in_list = listed.escalation if listed else None
+    if own and in_list:
+        list_variable = variable.replace("_ESCALATE", "_FALLBACK")
+        raise SettingsError(f"{variable} and the escalate= entry of {list_variable} both name an escalation "
+                            "model; keep one")
+    return own or in_list
+
+
+def _entry_keys(entries: Mapping[str, Iterable[str]], env: Mapping[str, str]) -> dict[str, str]:
+    """The key of every model entry that names its own key variable (``entries``: variable → the
+    entries it holds); a key variable that is not set is named with the variable naming it."""
     keys: dict[str, str] = {}
-    for entry in entries:
-        try:
-            parsed = parse_fallback(entry)
-        except ValueError as error:
-            raise SettingsError(f"REINS_MODEL_FALLBACK: {error}") from None
-        if parsed.base_url:
-            _http_url("REINS_MODEL_FALLBACK", parsed.base_url)
-        if parsed.key_variable:
-            value = env.get(parsed.key_variable, "").strip()
-            if not value:
-                raise SettingsError(f"REINS_MODEL_FALLBACK names {parsed.key_variable}, which is not set")
-            keys[parsed.key_variable] = value
+    for variable, listed in entries.items():
+        for entry in listed:
+            key_variable = parse_model_entry(entry).key_variable
+            if key_variable:
+                value = env.get(key_variable, "").strip()
+                if not value:
+                    raise SettingsError(f"{variable} names {key_variable}, which is not set")
+                keys[key_variable] = value
     return keys
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_openai import ChatOpenAI
 
-from runtime.models import describe_model, model_set_from_settings, provider_of
+from runtime.labels import describe_model
+from runtime.models import model_set_from_settings, provider_of
 from runtime.settings import Settings, SettingsError
 
 

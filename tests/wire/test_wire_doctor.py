@@ -216,3 +216,37 @@ def test_a_server_too_slow_for_the_tasklist_draft_gets_a_bound_that_fits_its_tim
     monkeypatch.setenv("REINS_TIMEOUT_TASKLIST", "600")
     code, out = _doctor(capsys)
     assert "REINS_MAX_TOKENS_TASKLIST" not in out
+
+
+ESCALATION_KEY = "sk-escalation-OWN-0123456789abcdef0123"
+
+
+def test_each_roles_escalation_model_is_shown_and_probed_on_its_own_endpoint_with_its_own_key(
+        stub, fast_cli, capsys, monkeypatch):
+    provider = stub(cooperative)
+    stronger = stub(cooperative)
+    fast_cli(provider.base_url, REINS_MODEL_FALLBACK=f"backup, escalate=big@{stronger.base_url}#REINS_BIG_KEY",
+             REINS_MODEL_ESCALATE_REVIEWER="huge")
+    monkeypatch.setenv("REINS_BIG_KEY", ESCALATION_KEY)
+
+    code, out = _doctor(capsys)
+
+    host = stronger.base_url.split("//")[1].split("/")[0]
+    assert code == 0
+    assert f"  planner     openai-compatible:stub-model (then openai-compatible:backup; escalates to " \
+           f"openai-compatible:big@{host})" in out
+    assert "  reviewer    openai-compatible:stub-model (then openai-compatible:backup; escalates to " \
+           "openai-compatible:huge)" in out
+    assert f"check big@{stronger.base_url}#REINS_BIG_KEY: ok" in out and "check huge: ok" in out
+    # the escalation model is probed like the role's own: each tool-choice style, JSON, the real schemas
+    kinds = [kind_of(b) for b in stronger.bodies()]
+    assert kinds[:3] == ["tools:ping", "tools:ping", "Ping"] and "DeliveryPlan" in kinds
+    assert {h["authorization"] for h in stronger.headers} == {f"Bearer {ESCALATION_KEY}"}  # never the role's key
+    assert {b["model"] for b in stronger.bodies()} == {"big"}
+    assert {b["model"] for b in provider.bodies()} == {"stub-model", "backup", "huge"}
+    assert ESCALATION_KEY not in out
+
+    assert main(["doctor", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["escalations"]["manager"] == f"openai-compatible:big@{host}"
+    assert report["escalations"]["reviewer"] == "openai-compatible:huge"
