@@ -11,10 +11,13 @@ it again; a resume elsewhere opens a new one). It is closed when the chat ends (
 after ``IDLE_S`` without a call, or when the process exits. A call that fails below the protocol (a
 crashed server, a lost connection) drops the session, so the next call starts the server afresh.
 
-Elicitation is not offered: with the ``mcp`` 1.x client a server's question arrives *inside* a
-running call, and a LangGraph pause ends the node that waits for it (the resume re-runs the node,
-maybe in another process), so the question could never be answered into that call. A server that
-asks gets the protocol's "not supported" and the call fails as an observation.
+A server's question mid-call (elicitation) arrives *inside* the running call, while a LangGraph pause
+ends the node that waits for it (the resume re-runs the node). So the call is kept running here, on
+the host, under its key (the run's thread and the node's task, the same when the node re-runs): the
+caller gets ``ServerQuestion`` at once, the node pauses with it, and the re-run node finds the call
+still in flight, hands the person's reply to the waiting server and awaits the same call's result —
+the call is dispatched once. A resume in another process finds no such call: the reply cannot reach
+it (``QuestionLost``), and nothing is dispatched again.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 from policies.mcp_config import ServerSpec
@@ -43,6 +47,34 @@ T = TypeVar("T")
 # Extra ``_meta`` for the next MCP call in this context (e.g. an idempotency key); None for none.
 call_meta: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar("reins_mcp_call_meta",
                                                                                        default=None)
+# The next MCP call's key (stable when its node re-runs after a pause), and the reply to the question
+# that call is waiting on ({action, content}, policies.elicitation), when there is one.
+call_key: contextvars.ContextVar[str | None] = contextvars.ContextVar("reins_mcp_call_key", default=None)
+question_reply: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar("reins_mcp_reply",
+                                                                                           default=None)
+
+
+class ServerQuestion(Exception):
+    """The call is waiting for the person's answer to its server's question (it keeps running)."""
+
+    def __init__(self, server: str, message: str, schema: Mapping[str, Any] | None) -> None:
+        super().__init__(f"the MCP server {server!r} asks a question")
+        self.server, self.message, self.schema = server, message, dict(schema or {})
+
+
+class QuestionLost(Exception):
+    """A reply for a call that is no longer waiting here (another process asked, or it ended)."""
+
+
+@dataclass
+class _InFlight:
+    """A call kept running across its node's pause: its task, and the question it waits on."""
+
+    session: tuple[str, str, str]
+    task: asyncio.Task[Any]
+    asked: asyncio.Event = field(default_factory=asyncio.Event)
+    question: ServerQuestion | None = None
+    reply: asyncio.Future[Any] | None = None
 
 
 class SessionHost:
@@ -106,6 +138,7 @@ class McpSessions:
     _held: dict[tuple[str, str, str], _Held] = field(default_factory=dict)
     _opening: dict[tuple[str, str, str], asyncio.Future[_Held]] = field(default_factory=dict)
     _reaper: asyncio.Task[None] | None = None
+    _inflight: dict[str, _InFlight] = field(default_factory=dict)
     opened: int = 0  # sessions opened since the process started (tests and benchmarks read it)
 
     # ------------------------------------------------------------------ on the host loop
@@ -113,8 +146,11 @@ class McpSessions:
     async def _hold(self, key: tuple[str, str, str], spec: ServerSpec, ready: asyncio.Future[_Held]) -> None:
         from langchain_mcp_adapters.client import MultiServerMCPClient
 
+        from langchain_mcp_adapters.callbacks import Callbacks
+
         closed = asyncio.Event()
-        client = MultiServerMCPClient({spec.name: dict(spec.connection)})  # type: ignore[dict-item]
+        client = MultiServerMCPClient({spec.name: dict(spec.connection)},  # type: ignore[dict-item]
+                                      callbacks=Callbacks(on_elicitation=partial(self._elicited, key, spec.name)))
         try:
             async with client.session(spec.name) as session:
                 now = time.monotonic()
@@ -153,11 +189,67 @@ class McpSessions:
             return held
         return await asyncio.shield(self._opening[key])
 
+    async def _elicited(self, session: tuple[str, str, str], server: str, mcp_context: Any, params: Any,
+                        context: Any) -> Any:
+        """The server's question: handed to the one call in flight on that session, answered when
+        the person's reply arrives (a question no single call can own is cancelled)."""
+        from mcp.types import ElicitResult
+
+        del mcp_context, context
+        waiting = [f for f in self._inflight.values() if f.session == session and not f.task.done()]
+        schema = getattr(params, "requestedSchema", None)
+        if len(waiting) != 1 or schema is None:  # parallel calls on one session, or a URL request
+            return ElicitResult(action="cancel")
+        flight = waiting[0]
+        flight.reply = asyncio.get_running_loop().create_future()
+        flight.question = ServerQuestion(server, str(getattr(params, "message", "")), schema)
+        flight.asked.set()
+        try:
+            return ElicitResult(**(await flight.reply))
+        finally:
+            flight.question, flight.reply = None, None
+            flight.asked.clear()
+
+    async def _await(self, key: str | None, flight: _InFlight) -> Any:
+        """The call's result, or ``ServerQuestion`` when it waits for the person first."""
+        asked = asyncio.ensure_future(flight.asked.wait())
+        try:
+            await asyncio.wait({flight.task, asked}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            flight.task.cancel()  # the caller gave up (its deadline): so does the call
+            raise
+        finally:
+            asked.cancel()
+        if not flight.task.done() and (question := flight.question) is not None:
+            raise ServerQuestion(question.server, question.message, question.schema)
+        if key is not None:
+            self._inflight.pop(key, None)
+        return flight.task.result()
+
     async def _call(self, scope: str, spec: ServerSpec, name: str, args: Mapping[str, Any],
-                    meta: Mapping[str, Any] | None) -> Any:
+                    meta: Mapping[str, Any] | None, key: str | None = None,
+                    reply: Mapping[str, Any] | None = None) -> Any:
+        flight = self._inflight.get(key) if key is not None else None
+        if flight is not None:  # the node re-runs after its pause: the same call, never a new one
+            if reply is not None:
+                if flight.reply is None or flight.reply.done():
+                    raise QuestionLost("the server's question was answered already")
+                flight.reply.set_result(dict(reply))
+            return await self._await(key, flight)
+        if reply is not None:
+            raise QuestionLost("the call that asked is not running here any more (the process restarted or it "
+                               "ended); it was not sent again and may have partly run")
         held = await self._session(scope, spec)
         held.last_used = time.monotonic()
         held.calls += 1
+        flight = _InFlight(_key(scope, spec), asyncio.ensure_future(
+            self._dispatch(scope, spec, held, name, args, meta)))
+        if key is not None:
+            self._inflight[key] = flight
+        return await self._await(key, flight)
+
+    async def _dispatch(self, scope: str, spec: ServerSpec, held: _Held, name: str, args: Mapping[str, Any],
+                        meta: Mapping[str, Any] | None) -> Any:
         try:
             return await held.session.call_tool(name, dict(args), meta=dict(meta) if meta else None)
         except asyncio.CancelledError:
@@ -198,7 +290,13 @@ class McpSessions:
 
     async def call(self, scope: str, spec: ServerSpec, name: str, args: Mapping[str, Any]) -> Any:
         """Call ``name`` on the scope's session with ``spec``'s server (opened on first use)."""
-        return await self.host.run(self._call(scope, spec, name, args, call_meta.get()))
+        return await self.host.run(self._call(scope, spec, name, args, call_meta.get(), call_key.get(),
+                                              question_reply.get()))
+
+    def waiting(self, key: str) -> bool:
+        """Whether the call with this key is in flight here, waiting for the person's answer."""
+        flight = self._inflight.get(key)
+        return flight is not None and flight.question is not None and not flight.task.done()
 
     def close_scope(self, scope: str) -> int:
         """Close a chat's sessions (its servers stop); the number closed."""

@@ -29,12 +29,13 @@ from policies.tool_calls import DEADLINE, TOOL_ERROR
 from runtime.chat_tools import ToolFailure
 from runtime.contracts import safe_error
 from runtime.failures import tool_failure_kind
-from runtime.mcp_sessions import call_meta
+from runtime.mcp_sessions import QuestionLost, ServerQuestion, call_key, call_meta, question_reply
 from runtime.registry import RegisteredTool
 from runtime.run_ledger import admit_tool_call
 from runtime.run_scope import TURN_CONTEXT_KEY
 
 OBSERVATION_CHARS = 4000
+QUESTION_LOST = "question_lost"  # a reply for a call no longer waiting in this process
 MAX_ISSUES = 8
 
 
@@ -85,6 +86,8 @@ class CallResult:
     failure: str = ""  # deadline | connection | tool_error | budget_cap, when not ok
     started_at: float = 0.0
     duration_ms: int = 0
+    # The call waits for the person's answer to its server's question: {server, message, schema}.
+    question: Mapping[str, Any] | None = None
 
 
 def _text(content: Any) -> str:
@@ -113,6 +116,13 @@ def redacting_wrapper(timeout_s: float) -> Callable[..., Awaitable[ToolMessage]]
         call = request.tool_call
         try:
             message = await asyncio.wait_for(execute(request), timeout_s)
+        except ServerQuestion as asked:  # the call goes on on the MCP host; the node pauses with this
+            return ToolMessage(content="", tool_call_id=call["id"], name=call["name"],
+                               additional_kwargs={"question": {"server": asked.server, "message": asked.message,
+                                                               "schema": asked.schema}})
+        except QuestionLost as lost:
+            return ToolMessage(content=f"{call['name']}: {lost}", tool_call_id=call["id"], name=call["name"],
+                               status="error", additional_kwargs={"failure": QUESTION_LOST})
         except TimeoutError:
             return ToolMessage(content=f"{call['name']} gave no result within {timeout_s:g} s (deadline)",
                                tool_call_id=call["id"], name=call["name"], status="error",
@@ -137,6 +147,10 @@ class RunTool:
     runtime: Any = None
     # Extra ``_meta`` of an MCP call (an approved call's idempotency key); nothing for other tools.
     meta: Mapping[str, Any] | None = None
+    # An MCP call's key, stable when its node re-runs (the call it names is found again, not re-sent),
+    # and the reply to the question that call waits on.
+    key: str | None = None
+    reply: Mapping[str, Any] | None = None
 
     def _node(self) -> ToolNode:
         return ToolNode([self.tool.as_langchain_tool()], handle_tool_errors=tool_error_text,
@@ -160,13 +174,17 @@ class RunTool:
         config = dict(self.config)
         if self.runtime is not None:  # the tool reads whose run it serves from the config (runtime.run_scope)
             config["configurable"] = {**(config.get("configurable") or {}), TURN_CONTEXT_KEY: runtime.context}
-        token = call_meta.set(dict(self.meta) if self.meta else None)
+        tokens = (call_meta.set(dict(self.meta) if self.meta else None), call_key.set(self.key),
+                  question_reply.set(dict(self.reply) if self.reply is not None else None))
         try:
             output = await self._node().ainvoke({"messages": [AIMessage(content="", tool_calls=[call])]}, config,
                                                 runtime=runtime)
         finally:
-            call_meta.reset(token)
+            for var, token in zip((call_meta, call_key, question_reply), tokens):
+                var.reset(token)  # type: ignore[attr-defined]
         message: ToolMessage = output["messages"][-1]
+        if question := message.additional_kwargs.get("question"):
+            return CallResult(True, "", started_at=started, question=question)
         ok = message.status != "error"
         failure = "" if ok else str(message.additional_kwargs.get("failure", TOOL_ERROR))
         text = message.content if isinstance(message.content, str) else _text(message.content)

@@ -31,6 +31,7 @@ from policies.approvals import (
     recovery_observation,
     refusal,
 )
+from policies.elicitation import question_payload, server_reply
 from policies.tool_calls import APPROVAL_DECISIONS, read_answer, rejection_observation
 from runtime.dispatch import ReadClaims, TakeClaim, new_claim, thread_claims
 from runtime.registry import RegisteredTool
@@ -88,9 +89,11 @@ def _taken(decision_kind: str, reason: str, run_args: dict[str, Any], latest: Cl
 
 
 def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
-            details: Mapping[str, Any] | None = None):
+            details: Mapping[str, Any] | None = None, *, running: bool = False):
     """Pause until a decision is taken on this exact call, claim it, return what it does.
-    Raises ``DecisionTaken`` when another resume took it first."""
+    Raises ``DecisionTaken`` when another resume took it first. ``running``: this node's own approved
+    call is still in flight here, waiting on its server's question (the node re-runs after that
+    pause): the open claim is its own, and the call goes on with the arguments claimed."""
     fingerprint = call_fingerprint(tool.name, args)
     where = running_checkpoint(config)
     error = ""
@@ -101,6 +104,8 @@ def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
             continue
         claims: list[Claim] = (yield ReadClaims(*where, fingerprint)) if where else []
         latest = open_claim(claims)
+        if running and latest is not None:
+            return _taken(decision.kind, decision.reason, dict(latest.args or {}), None)
         problem = refusal(decision.kind, claims, tool.name)
         if problem and latest is not None:
             raise DecisionTaken(problem)
@@ -112,6 +117,20 @@ def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
         if where and not (yield TakeClaim(*where, fingerprint, claim)):
             raise DecisionTaken(already_taken(tool.name, open_claim((yield ReadClaims(*where, fingerprint))) or claim))
         return _taken(decision.kind, decision.reason, run_args, latest)
+
+
+def ask_for_server(question: Mapping[str, Any]) -> dict[str, Any]:
+    """Pause with an MCP server's question (as ``ask_user`` does) until an answer fits its fields;
+    the reply that goes back to the server (``policies.elicitation``)."""
+    shown = question_payload(str(question.get("server", "")), str(question.get("message", "")), question.get("schema"))
+    error = ""
+    while True:
+        payload = {"kind": QUESTION, **shown, "server": question.get("server", "")}
+        answer, error = read_answer(interrupt({**payload, "error": error} if error else payload), shown["options"])
+        if not error:
+            reply, error = server_reply(answer, question.get("schema"))
+            if reply is not None:
+                return reply
 
 
 def ask(args: Mapping[str, Any]) -> str:

@@ -14,12 +14,13 @@ from __future__ import annotations
 from policies.guard_coverage import declare
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from nodes.assistant.approval import approve, ask
+from nodes.assistant.approval import approve, ask, ask_for_server
 from nodes.assistant.context import AssistantContext
 from nodes.assistant.data_flow import execution_of, pause_details
 from nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
@@ -29,6 +30,7 @@ from policies.answer_check import assign_plan_step
 from policies.approvals import IDEMPOTENCY_META, call_fingerprint, idempotency_key
 from policies.replanning import active_steps
 from policies.tool_calls import should_dispatch_again
+from runtime.mcp_tools import SESSIONS
 from runtime.registry import RegisteredTool
 from runtime.run_ledger import CAP_CODE, BudgetCapReached
 from runtime.steps import recorded_step
@@ -37,7 +39,8 @@ from runtime.tool_runner import CallResult, RunTool, digest
 
 def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, call_id: str, runtime: Any,
          meta: dict[str, Any] | None = None):
-    request = RunTool(tool, args, config, call_id, runtime, meta)
+    key = call_key_of(config) if tool.server else None
+    request = RunTool(tool, args, config, call_id, runtime, meta, key)
     try:
         result: CallResult = yield request
     except BudgetCapReached as error:  # not run: the observation says which cap stopped it
@@ -46,7 +49,16 @@ def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, cal
     while not result.ok and should_dispatch_again(tool.read_only, result.failure, dispatches):
         result = yield request
         dispatches += 1
+    while result.question is not None:  # the server asks mid-call: the person answers, the same call goes on
+        reply = ask_for_server(result.question)
+        result = yield replace(request, reply=reply)
     return result, dispatches
+
+
+def call_key_of(config: RunnableConfig) -> str:
+    """The key of this node's MCP call: its thread and its task (the same when the node re-runs)."""
+    configurable = config.get("configurable") or {}
+    return f"{configurable.get('thread_id', '')}|{configurable.get('checkpoint_ns', '')}"
 
 
 @declare(acts=("tool",), guards=("tool_calls",))
@@ -67,7 +79,9 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
             if approval == "question":
                 result, note = CallResult(True, ask(args)), "answered by the user"
             else:
-                taken = (yield from approve(tool, args, config, pause_details(call))) if approval == "ask" else None
+                running = bool(tool.server) and SESSIONS.waiting(call_key_of(config))
+                taken = ((yield from approve(tool, args, config, pause_details(call), running=running))
+                         if approval == "ask" else None)
                 note = taken.note if taken else ""
                 if taken is not None and taken.args is None:
                     result = CallResult(taken.ok, taken.observation, taken.failure)

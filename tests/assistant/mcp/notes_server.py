@@ -6,6 +6,9 @@
   and deadline tests; ``add_note`` (side-effecting) appends every execution to ``NOTES_RECORD``,
   the file the tests read to know what really ran; ``slow_note`` (side-effecting) records the
   execution, then answers after ``NOTES_SLOW_S`` seconds (a write in flight).
+- ``filed_note`` (side-effecting) asks which folder (an MCP elicitation), then records the execution
+  with the folder given (or answers "not stored" when the question is declined); ``repeat_word``
+  (read-only) asks how many times.
 - ``tally`` (stateful) counts its calls per MCP session: two calls in one session answer 1 then 2.
 - ``hostile``: also a tool named with ``/``, a 1 MB output, instructions in a description and
   ``sneaky_write``, which claims ``readOnlyHint`` but records an execution like ``add_note``.
@@ -20,6 +23,7 @@ import os
 import sys
 
 from mcp.server.fastmcp import Context, FastMCP
+from pydantic import BaseModel
 from mcp.types import ToolAnnotations
 
 
@@ -54,6 +58,29 @@ def build(kind: str, port: int = 0) -> FastMCP:
             with open(f"{record}.keys", "a", encoding="utf-8") as out:  # what a deduplicating server reads
                 out.write(f"{key}\n")
         return f"stored: {text}"
+
+    class Folder(BaseModel):
+        folder: str
+
+    @server.tool()
+    async def filed_note(text: str, ctx: Context) -> str:
+        """Store a note in a folder; asks the user which folder (an elicitation) before it writes."""
+        answer = await ctx.elicit(f"Which folder should {text!r} go in?", schema=Folder)
+        if answer.action != "accept":
+            return f"not stored ({answer.action})"
+        if record:
+            with open(record, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"tool": "filed_note", "text": text, "folder": answer.data.folder}) + "\n")
+        return f"stored {text!r} in {answer.data.folder}"
+
+    class Count(BaseModel):
+        n: int
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    async def repeat_word(word: str, ctx: Context) -> str:
+        """Repeat a word as often as the user says (asks how often: an elicitation)."""
+        answer = await ctx.elicit(f"How many times should I repeat {word!r}?", schema=Count)
+        return " ".join([word] * answer.data.n) if answer.action == "accept" else f"not repeated ({answer.action})"
 
     tallies: dict[int, int] = {}
 
