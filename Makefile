@@ -8,6 +8,7 @@ UV := .tools/bin/uv
 endif
 VENV := .venv
 RUN := $(VENV)/bin
+SOURCES := benchmarks cli evals graphs nodes policies runtime schemas tests
 
 .PHONY: setup demo test studio diagrams bench eval eval-agentdojo clean
 
@@ -17,8 +18,10 @@ setup: $(VENV)/.synced
 	$(PYTHON) -m venv .tools
 	.tools/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
+# Compiled to bytecode once here: a Python started with PYTHONDONTWRITEBYTECODE (or on a read-only
+# tree) would otherwise compile every module it imports again, in each of the suite's subprocesses.
 $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --python $(PYTHON)
+	$(UV) sync --frozen --compile-bytecode --python $(PYTHON)
 	@touch $@
 
 # The main job on the embedded default (the offline, rule-based stand-in model): the delivery chain.
@@ -45,10 +48,13 @@ eval-agentdojo: setup
 diagrams: setup
 	$(RUN)/python -m cli.diagrams
 
-# One test worker per core (pytest-xdist); a module's tests stay on one worker, so its module-scoped
-# fixtures (a server, a finished run) are built once.
+# One test worker per core (pytest-xdist). Tests that share a fixture built once (a server, a finished
+# run, the PostgreSQL cluster) stay on one worker; every other test is scheduled on its own
+# (tests/conftest.py groups them). The project's bytecode is brought up to date first (only what
+# changed is compiled), so the `reins` processes the tests start do not each compile it.
 test: setup
-	$(RUN)/python -m pytest -n auto --dist loadscope
+	$(RUN)/python -m compileall -q -j 0 $(SOURCES)
+	$(RUN)/python -m pytest -n auto --dist loadgroup
 
 clean:
 	rm -rf $(VENV) .tools .reins

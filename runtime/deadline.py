@@ -24,8 +24,11 @@ from typing import TypeVar
 
 T = TypeVar("T")
 _POLL_S = 0.05  # how often a wait inside cancellable() looks for a cancellation
-_cancelled = threading.Event()
+# The cancellation of the open cancellable() scopes. Closing the last scope replaces it rather than
+# clearing it: a call still waiting then (Ctrl-C unwinds the main thread first) keeps seeing it.
+_cancelled = [threading.Event()]
 _open = [0]  # how many cancellable() scopes are open
+_scopes = threading.Lock()
 
 
 class DeadlineExceeded(TimeoutError):
@@ -72,25 +75,30 @@ class Cancelled(KeyboardInterrupt):
 
 def cancel() -> None:
     """End every wait of ``call_with_deadline`` inside ``cancellable()`` with ``Cancelled``."""
-    _cancelled.set()
+    _cancelled[0].set()
 
 
 @contextmanager
 def cancellable() -> Iterator[None]:
     """While open, model calls on the sync path run in daemon threads and ``cancel()`` stops them."""
-    _open[0] += 1
+    with _scopes:
+        if not _open[0] and _cancelled[0].is_set():  # a cancel outside any scope ends no later call
+            _cancelled[0] = threading.Event()
+        _open[0] += 1
     try:
         yield
     finally:
-        _open[0] -= 1
-        if not _open[0]:
-            _cancelled.clear()
+        with _scopes:
+            _open[0] -= 1
+            if not _open[0] and _cancelled[0].is_set():
+                _cancelled[0] = threading.Event()
 
 
 def call_with_deadline(fn: Callable[[], T], seconds: float | None, name: str = "reins-deadline") -> T:
     """Return ``fn()`` or raise its exception; raise ``DeadlineExceeded`` after ``seconds`` (None: no
     deadline), or ``Cancelled`` as soon as ``cancel()`` is called inside ``cancellable()``."""
     context = contextvars.copy_context()
+    cancelled = _cancelled[0] if _open[0] else None  # the cancellation this call answers to
     done = threading.Event()
     box: dict[str, object] = {}
 
@@ -106,11 +114,11 @@ def call_with_deadline(fn: Callable[[], T], seconds: float | None, name: str = "
     end = None if seconds is None else time.monotonic() + seconds
     while True:
         timeout = None if end is None else max(0.0, end - time.monotonic())
-        if _open[0]:  # look for a cancellation now and then
+        if cancelled is not None:  # look for a cancellation now and then
             timeout = _POLL_S if timeout is None else min(_POLL_S, timeout)
         if done.wait(timeout):
             break
-        if _open[0] and _cancelled.is_set():
+        if cancelled is not None and cancelled.is_set():
             raise Cancelled()
         if end is not None and time.monotonic() >= end:
             raise DeadlineExceeded(seconds)  # type: ignore[arg-type]

@@ -1,6 +1,7 @@
 """Suite-wide test configuration."""
 
 import asyncio
+import sys
 
 import pytest
 
@@ -9,6 +10,44 @@ def pytest_configure(config):
     # langchain-core's retry parameters still call tenacity's initial backoff "initial", which
     # tenacity deprecates; tests with a short backoff would otherwise warn on every retry wrapper.
     config.addinivalue_line("filterwarnings", "ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+    config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker with the group (--dist loadgroup)")
+
+
+SHARED_SCOPES = ("session", "package", "module", "class")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Under ``pytest -n N --dist loadgroup`` a test module whose tests share a fixture built once (a
+    server, a finished run: module scope) runs whole on one worker, and every test on the suite's
+    session-scoped fixture (the PostgreSQL cluster) on one worker, so each is built once; every other
+    test is scheduled on its own, which keeps all workers busy to the end of the run."""
+    groups: dict[str, str] = {}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        shared = _shared_fixtures(item)
+        if any(scope == "session" for scope, _ in shared):
+            groups[module] = "+".join(sorted(name for scope, name in shared if scope == "session"))
+        elif shared:
+            groups.setdefault(module, module)
+    for item in items:
+        group = groups.get(item.nodeid.split("::", 1)[0])
+        if group and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _shared_fixtures(item) -> list[tuple[str, str]]:
+    """(scope, name) of the suite's own fixtures wider than a test that ``item`` uses (a plugin's,
+    such as pytest's ``tmp_path_factory``, costs nothing to build twice)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    used = []
+    for name in info.names_closure:
+        definitions = info.name2fixturedefs.get(name)
+        if definitions and definitions[-1].baseid and definitions[-1].scope in SHARED_SCOPES:
+            used.append((definitions[-1].scope, name))
+    return used
 
 
 @pytest.fixture
@@ -63,3 +102,14 @@ def sqlite_cli(monkeypatch, tmp_path, reins_home):
     for name in ("REINS_MODEL", "REINS_MODEL_CHAT", "OPENAI_BASE_URL", "REINS_EMBEDDINGS"):
         monkeypatch.delenv(name, raising=False)
     return reins_home
+
+
+@pytest.fixture(autouse=True)
+def mcp_sessions_closed():
+    """The MCP sessions a test opened in this process (its stdio servers) close when it ends: the
+    process-wide pool keeps a session for minutes, which would leave servers running behind the test."""
+    yield
+    tools = sys.modules.get("runtime.mcp_tools")
+    if tools is not None:
+        for scope in {scope for scope, _ in tools.SESSIONS.open_sessions()}:
+            tools.SESSIONS.close_scope(scope)

@@ -224,17 +224,21 @@ def test_cli_two_racing_resumes_one_runs_one_is_refused(cli_env):
     assert executions(record) == [json.dumps({"tool": "slow_note", "text": "buy milk"})]
 
 
-@pytest.mark.parametrize("value", [json.dumps({"type": ["approve"]}), "[" * 5000 + "]" * 5000,
-                                   json.dumps({"type": "approve", "note": "x" * 2_000_000})],
-                         ids=["a list as the type", "5,000 levels deep", "2 MB"])
-def test_cli_a_bad_value_is_refused_and_a_following_approve_runs_once(cli_env, value):
+BAD_VALUES = {"a list as the type": json.dumps({"type": ["approve"]}), "5,000 levels deep": "[" * 5000 + "]" * 5000,
+              "2 MB": json.dumps({"type": "approve", "note": "x" * 2_000_000})}
+
+
+def test_cli_bad_values_are_refused_and_a_following_approve_runs_once(cli_env):
+    # One paused call takes every bad value in turn: each is refused and leaves the call paused.
     cwd, record, env, _ = cli_env
     fingerprint = _pause_in_cli(cwd, env)
-    refused = _reins(cwd, env, "resume", "t1", "--decision", "-", stdin=value)
-    assert refused.returncode == EXIT_BAD_INPUT and "Traceback" not in refused.stderr, refused.stderr[-2000:]
-    assert len(refused.stderr.strip().splitlines()) == 1
+    for kind, value in BAD_VALUES.items():
+        refused = _reins(cwd, env, "resume", "t1", "--decision", "-", stdin=value)
+        assert refused.returncode == EXIT_BAD_INPUT and "Traceback" not in refused.stderr, (kind, refused.stderr[-2000:])
+        assert len(refused.stderr.strip().splitlines()) == 1, kind
     stale = _reins(cwd, env, "resume", "t1", "--decision", json.dumps({**APPROVE, "fingerprint": "f" * 16}))
     assert stale.returncode == EXIT_BAD_INPUT and "stale decision" in stale.stderr
+    assert executions(record) == []
     approved = _reins(cwd, env, "resume", "t1", "--decision", json.dumps({**APPROVE, "fingerprint": fingerprint}))
     assert approved.returncode == EXIT_OK, approved.stderr[-2000:]
     assert executions(record) == [json.dumps({"tool": "slow_note", "text": "buy milk"})]

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,18 +95,22 @@ def only_thread(cwd: Path, env: dict[str, str]) -> dict[str, Any]:
     return runs[0]
 
 
-_BASELINES: dict[tuple[str, ...], tuple[Any, int]] = {}
-
-
-def baseline(tmp_path: Path, env: dict[str, str], provider: SlowProvider, *args: str, stdin: str = "") -> tuple[Any, int]:
+@pytest.fixture(scope="module")
+def baseline() -> Callable[..., tuple[Any, int]]:
     """The uninterrupted run: its output and the model calls it made. Run once per command in a test
-    process and shared by its kill points (the stub answers every run alike)."""
-    key = (*args, stdin)
-    if key not in _BASELINES:
-        before = provider.received
-        done = reins(tmp_path / "baseline", env, *args, stdin=stdin)
-        _BASELINES[key] = (done, provider.received - before)
-    return _BASELINES[key]
+    module and shared by its kill points (the stub answers every run alike); module-scoped, so a
+    parallel run keeps the module's tests on one worker and makes each baseline once."""
+    made: dict[tuple[str, ...], tuple[Any, int]] = {}
+
+    def run(tmp_path: Path, env: dict[str, str], provider: SlowProvider, *args: str, stdin: str = "") -> tuple[Any, int]:
+        key = (*args, stdin)
+        if key not in made:
+            before = provider.received
+            done = reins(tmp_path / "baseline", env, *args, stdin=stdin)
+            made[key] = (done, provider.received - before)
+        return made[key]
+
+    return run
 
 
 @pytest.fixture
@@ -117,7 +121,7 @@ def dirs(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("at", [3, 8], ids=["planning", "reviews"])
-def test_deliver_killed_resumes_to_the_same_report(dirs, provider, at):
+def test_deliver_killed_resumes_to_the_same_report(dirs, provider, baseline, at):
     env = environment(provider)
     args = ("deliver", "--scenario", "request-limit-banner", "--json")
     expected, calls = baseline(dirs, env, provider, *args)
@@ -135,7 +139,7 @@ def test_deliver_killed_resumes_to_the_same_report(dirs, provider, at):
     assert provider.received - before == calls + in_flight  # only the calls in flight were made again
 
 
-def test_chat_killed_mid_turn_finishes_the_turn(dirs, provider):
+def test_chat_killed_mid_turn_finishes_the_turn(dirs, provider, baseline):
     env = environment(provider)
     expected, calls = baseline(dirs, env, provider, "chat", "--once", CHAT, "--thread", "chat-base")
     assert expected.returncode == 0 and calls == 3
@@ -154,7 +158,7 @@ def _tasklist_result(stdout: str) -> tuple[Any, ...]:
     return payload["final_decision"], payload["artifact"], payload["summary"], payload["paused"]
 
 
-def test_unreviewed_tasklist_killed_resumes(dirs, provider):
+def test_unreviewed_tasklist_killed_resumes(dirs, provider, baseline):
     env = environment(provider)
     args = ("tasklist", PLAN, "--json")
     expected, calls = baseline(dirs, env, provider, *args)
@@ -171,7 +175,7 @@ def test_unreviewed_tasklist_killed_resumes(dirs, provider):
 
 
 @pytest.mark.parametrize("at", [1, 2], ids=["before-the-review", "right-after-the-decision"])
-def test_reviewed_tasklist_killed_resumes(dirs, provider, at):
+def test_reviewed_tasklist_killed_resumes(dirs, provider, baseline, at):
     env = environment(provider)
     args = ("tasklist", PLAN, "--review", "--json")
     expected, calls = baseline(dirs, env, provider, *args, stdin="approve\n")
