@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -26,6 +27,13 @@ OFFERED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 class RegistryError(ValueError):
     """A tool definition is invalid or collides with one already registered."""
+
+
+@lru_cache(maxsize=512)
+def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON schema, built once: every step's prompt lists every tool's argument types
+    (read only, never changed)."""
+    return model.model_json_schema()
 
 
 @dataclass(frozen=True)
@@ -108,7 +116,7 @@ class RegisteredTool:
     @property
     def argument_types(self) -> dict[str, Any]:
         """The required parameters and each parameter's JSON-schema type (``string`` when unsaid)."""
-        schema = self.args_schema if isinstance(self.args_schema, dict) else self.args_schema.model_json_schema()
+        schema = self.args_schema if isinstance(self.args_schema, dict) else _json_schema(self.args_schema)
         properties = schema.get("properties") or {}
         types = {name: spec.get("type") if isinstance(spec.get("type"), str) else "string"
                  for name, spec in properties.items() if isinstance(spec, dict)}
