@@ -2,8 +2,9 @@
 
 A cheap model that keeps failing one request in the same way — a manager turn refused again after
 its re-ask, a contract still invalid after its one repair — gets no third try of its own: the same
-request goes once to the stronger model configured for the role (``REINS_MODEL_ESCALATE``), under
-the same policy and checks. Provider failures are not escalated: those are the fallbacks' to handle.
+request goes once to the stronger model configured for the role (``REINS_MODEL_ESCALATE`` or an
+``escalate=`` entry of its fallback list), under the same policy and checks. Provider failures are
+not escalated: those are the fallbacks' to handle.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from runtime.models import ModelSet, RolePolicy
 from runtime.settings import ROLES, Settings
 from tests.wire.behaviours import cooperative
 from tests.wire.conftest import KEY, env_for, wire_models
-from tests.wire.provider_stub import HttpError
+from tests.wire.provider_stub import Completion, HttpError
 
 REQUIREMENT = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
 
@@ -215,3 +215,30 @@ def test_chat_json_reports_the_turns_fallbacks(stub, fast_cli, capsys):
     assert sum(metrics["fallbacks_per_role"].values()) == metrics["fallbacks"]
     assert set(metrics["fallbacks_per_role"]) <= {"classify", "step", "answer", "check"}
     assert {label for labels in payload["models"].values() for label in labels} == {"openai-compatible:good"}
+
+
+ESCALATION_KEY = "sk-escalation-OWN-0123456789abcdef0123"
+
+
+def test_an_escalation_entry_in_the_fallback_list_gets_the_request_on_its_own_endpoint_with_its_own_key(stub):
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from runtime.contracts import invoke_contract
+    from schemas.delivery import GeneralReview
+
+    # the primary answers the review with JSON that fails its contract, first and after the repair
+    primary = stub(lambda body: cooperative(body) if body.get("tools") else
+                   Completion(content=json.dumps({"verdict": "maybe", "summary": "?"})))
+    stronger = stub(cooperative)
+    models = wire_models(primary.base_url, REINS_MODEL_FALLBACK=f"escalate=big@{stronger.base_url}#REINS_BIG_KEY",
+                         REINS_BIG_KEY=ESCALATION_KEY)
+    ask = [SystemMessage(content="You review."), HumanMessage(content="<plan>\nship it\n</plan>")]
+
+    result = invoke_contract("delivery.general_review", GeneralReview, ask, models)
+
+    assert isinstance(result.value, GeneralReview)
+    assert [b["model"] for b in primary.bodies()] == ["stub-model", "stub-model"]  # the answer and its repair
+    assert [b["model"] for b in stronger.bodies()] == ["big"]
+    assert {h["authorization"] for h in stronger.headers} == {f"Bearer {ESCALATION_KEY}"}  # never the role's key
+    assert {h["authorization"] for h in primary.headers} == {f"Bearer {KEY}"}
+    assert result.metrics["delivery.general_review"]["escalations"] == 1
