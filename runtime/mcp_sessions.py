@@ -62,6 +62,10 @@ class ServerQuestion(Exception):
         self.server, self.message, self.schema = server, message, dict(schema or {})
 
 
+class QuestionTaken(Exception):
+    """A second reply to a question another resume answered first."""
+
+
 class QuestionLost(Exception):
     """A reply for a call that is no longer waiting here (another process asked, or it ended)."""
 
@@ -233,7 +237,7 @@ class McpSessions:
         if flight is not None:  # the node re-runs after its pause: the same call, never a new one
             if reply is not None:
                 if flight.reply is None or flight.reply.done():
-                    raise QuestionLost("the server's question was answered already")
+                    raise QuestionTaken("the server's question was answered already (by another resume)")
                 flight.reply.set_result(dict(reply))
             return await self._await(key, flight)
         if reply is not None:

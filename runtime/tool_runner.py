@@ -29,13 +29,14 @@ from policies.tool_calls import DEADLINE, TOOL_ERROR
 from runtime.chat_tools import ToolFailure
 from runtime.contracts import safe_error
 from runtime.failures import tool_failure_kind
-from runtime.mcp_sessions import QuestionLost, ServerQuestion, call_key, call_meta, question_reply
+from runtime.mcp_sessions import QuestionLost, QuestionTaken, ServerQuestion, call_key, call_meta, question_reply
 from runtime.registry import RegisteredTool
 from runtime.run_ledger import admit_tool_call
 from runtime.run_scope import TURN_CONTEXT_KEY
 
 OBSERVATION_CHARS = 4000
 QUESTION_LOST = "question_lost"  # a reply for a call no longer waiting in this process
+QUESTION_TAKEN = "question_taken"  # a reply to a question another resume answered first
 MAX_ISSUES = 8
 
 
@@ -120,6 +121,9 @@ def redacting_wrapper(timeout_s: float) -> Callable[..., Awaitable[ToolMessage]]
             return ToolMessage(content="", tool_call_id=call["id"], name=call["name"],
                                additional_kwargs={"question": {"server": asked.server, "message": asked.message,
                                                                "schema": asked.schema}})
+        except QuestionTaken as taken:  # a racing resume answered first: this one must not record the call too
+            return ToolMessage(content=str(taken), tool_call_id=call["id"], name=call["name"], status="error",
+                               additional_kwargs={"failure": QUESTION_TAKEN})
         except QuestionLost as lost:
             return ToolMessage(content=f"{call['name']}: {lost}", tool_call_id=call["id"], name=call["name"],
                                status="error", additional_kwargs={"failure": QUESTION_LOST})

@@ -34,6 +34,7 @@ from policies.approvals import (
 from policies.elicitation import question_payload, server_reply
 from policies.tool_calls import APPROVAL_DECISIONS, read_answer, rejection_observation
 from runtime.dispatch import ReadClaims, TakeClaim, new_claim, thread_claims
+from runtime.mcp_tools import SESSIONS
 from runtime.registry import RegisteredTool
 from runtime.tool_runner import arg_issues
 from runtime.user_input import DecisionTaken, running_checkpoint
@@ -43,6 +44,10 @@ QUESTION = "question"
 POSSIBLY_RAN = "possibly_ran"  # how readers show an approval whose dispatched call has no result yet
 SKILL_DRAFT = "skill_draft"  # a skill draft offered for a person's approval (nodes.assistant.skill_drafts)
 PAUSE_KINDS = (APPROVAL, QUESTION, POSSIBLY_RAN, SKILL_DRAFT)
+
+# A server's question whose call no longer waits in this process (it restarted, or another one asked).
+LOST_QUESTION = ("the MCP server {server!r} asked inside a call that is not running here any more (it was not sent "
+                 "again and may have partly run); send a new message to go on")
 
 _NOTES = {"approve": "approved", "edit": "approved with edited arguments", "run_again": "run again by the user",
           "reject": "rejected by the user", "mark_done": "marked done by the user", "skip": "skipped by the user"}
@@ -125,7 +130,7 @@ def ask_for_server(question: Mapping[str, Any]) -> dict[str, Any]:
     shown = question_payload(str(question.get("server", "")), str(question.get("message", "")), question.get("schema"))
     error = ""
     while True:
-        payload = {"kind": QUESTION, **shown, "server": question.get("server", "")}
+        payload = {"kind": QUESTION, **shown, "server": question.get("server", ""), "call": question.get("call", "")}
         answer, error = read_answer(interrupt({**payload, "error": error} if error else payload), shown["options"])
         if not error:
             reply, error = server_reply(answer, question.get("schema"))
@@ -185,7 +190,9 @@ def resume_refusal(interrupts: Sequence[Any], claims: Mapping[str, Sequence[Clai
     if not interrupts:
         return "the thread is not waiting for a decision (it may already have been taken)"
     for payload, answer in _pairs(interrupts, value):
-        if payload.get("kind") == QUESTION:
+        if payload.get("kind") == QUESTION and payload.get("call") and not SESSIONS.waiting(str(payload["call"])):
+            problem = LOST_QUESTION.format(server=payload.get("server", ""))
+        elif payload.get("kind") == QUESTION:
             problem = read_answer(answer, payload.get("options"))[1]
         elif payload.get("kind") == APPROVAL:
             fingerprint = _fingerprint_of(payload)

@@ -34,7 +34,8 @@ from runtime.mcp_tools import SESSIONS
 from runtime.registry import RegisteredTool
 from runtime.run_ledger import CAP_CODE, BudgetCapReached
 from runtime.steps import recorded_step
-from runtime.tool_runner import CallResult, RunTool, digest
+from runtime.tool_runner import QUESTION_TAKEN, CallResult, RunTool, digest
+from runtime.user_input import DecisionTaken
 
 
 def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, call_id: str, runtime: Any,
@@ -50,8 +51,10 @@ def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, cal
         result = yield request
         dispatches += 1
     while result.question is not None:  # the server asks mid-call: the person answers, the same call goes on
-        reply = ask_for_server(result.question)
+        reply = ask_for_server({**result.question, "call": key})
         result = yield replace(request, reply=reply)
+        if result.failure == QUESTION_TAKEN:  # another resume answered this question first
+            raise DecisionTaken(result.output)
     return result, dispatches
 
 

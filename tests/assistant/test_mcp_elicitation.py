@@ -97,3 +97,47 @@ def test_reins_chat_asks_the_servers_question_at_the_prompt(notes, monkeypatch, 
     assert executions(record) == [json.dumps({"tool": "filed_note", "text": "buy milk", "folder": "groceries"})]
     assert "Which folder should 'buy milk' go in?" in out + err + "\n".join(prompts)
     assert "stored 'buy milk' in groceries" in out
+
+
+def test_two_racing_answers_reach_the_server_once_and_the_other_is_refused(notes):
+    import threading
+
+    from runtime.user_input import ResumeRefused
+
+    mcp, record = notes
+    run = _runner(mcp)
+    run.ask("file buy milk")
+    run.graph.invoke(Command(resume={"type": "approve"}), THREAD)
+    barrier, outcomes = threading.Barrier(2), []
+
+    def resume(folder: str) -> None:
+        barrier.wait()
+        try:
+            outcomes.append(run.graph.invoke(Command(resume=folder), THREAD)["records"][0]["output"])
+        except ResumeRefused as error:  # DecisionTaken is one
+            outcomes.append(error)
+
+    workers = [threading.Thread(target=resume, args=(folder,)) for folder in ("groceries", "errands")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert len(executions(record)) == 1, executions(record)
+    refused = [o for o in outcomes if isinstance(o, ResumeRefused)]
+    assert len(outcomes) == 2 and len(refused) == 1, outcomes
+    (folder,) = [json.loads(line)["folder"] for line in executions(record)]
+    assert [o for o in outcomes if not isinstance(o, ResumeRefused)] == [f"stored 'buy milk' in {folder}"]
+
+
+def test_an_answer_the_call_can_no_longer_receive_is_refused_and_nothing_is_sent_again(notes):
+    from runtime.mcp_tools import SESSIONS
+    from runtime.user_input import ResumeRefused
+
+    mcp, record = notes
+    run = _runner(mcp)
+    run.ask("file buy milk")
+    run.graph.invoke(Command(resume={"type": "approve"}), THREAD)
+    SESSIONS.close_scope("t1")  # as after a restart: the call that asked is gone
+    with pytest.raises(ResumeRefused, match="not running here any more .* send a new message to go on"):
+        run.graph.invoke(Command(resume="groceries"), THREAD)
+    assert executions(record) == []

@@ -67,3 +67,19 @@ def test_a_bad_value_leaves_the_call_paused_and_a_following_approve_runs_it_once
     final = client.runs.wait(thread_id, "assistant", command={"resume": {"type": "approve"}}, context=context)
     assert final["records"][0]["output"] == "stored slowly: buy milk"
     assert executions(record) == [json.dumps({"tool": "slow_note", "text": "buy milk"})]
+
+
+def test_a_servers_question_is_answered_through_the_sdk_and_the_write_runs_once(client, tmp_path):
+    record = tmp_path / "executions.jsonl"
+    context = {"mcp_config": config(notes=stdio_server(record))}
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(thread_id, "assistant", context=context,
+                     input={"messages": [{"role": "user", "content": 'use notes__filed_note on "buy milk"'}]})
+    client.runs.wait(thread_id, "assistant", command={"resume": {"type": "approve"}}, context=context)
+    (pending,) = client.threads.get_state(thread_id)["interrupts"]
+    assert pending["value"]["kind"] == "question" and "Which folder" in pending["value"]["question"]
+    assert executions(record) == []  # the server waits for the answer before it writes
+    final = client.runs.wait(thread_id, "assistant", command={"resume": "groceries"}, context=context)
+    assert final["records"][0]["output"] == "stored 'buy milk' in groceries"
+    assert executions(record) == [json.dumps({"tool": "filed_note", "text": "buy milk", "folder": "groceries"})]
+    assert client.threads.get_state(thread_id)["interrupts"] == []
