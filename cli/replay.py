@@ -36,6 +36,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                              "--set require_tasks_before_review=false, --set reviewers.drop=boundary, "
                              "--set reviewers.risk.low=concern, --set tasklist.max_draft_revisions=0, "
                              "--set tools.trust=files__delete_file (see README: auditing the guardrails)")
+    parser.add_argument("--flips-only", action="store_true", help="list only the runs whose decisions flip")
     parser.add_argument("--json", action="store_true", help="machine-readable output (for CI)")
     parser.set_defaults(handler=run)
 
@@ -107,12 +108,17 @@ def run(args: argparse.Namespace) -> int:
     for replay in replays:
         flip = replay.first_flip
         if flip is None:
+            if args.flips_only:
+                continue
             print(f"{replay.thread_id}: {len(replay.decisions)} decision(s), none flips (status {replay.recorded_status})")
             continue
-        status = replay.replayed_status or "unknown without a new model call"
-        where = f"turn {flip.step}" if replay.graph == "delivery_chain" else f"#{flip.step}"
+        status = f"{replay.recorded_status} → {replay.replayed_status or 'unknown without a new model call'}"
+        if replay.replayed_status == replay.recorded_status:
+            status = f"{replay.recorded_status} (unchanged)"
+        where = f"turn {flip.step}" if flip.kind in ("delegation", "reask") else f"#{flip.step}"
         print(f"{replay.thread_id}: flips at {flip.kind} ({where}): {flip.recorded} → {flip.replayed}; "
-              f"status {replay.recorded_status} → {status}; {replay.stopped}")
+              f"status {status}; {replay.stopped}")
     print(f"{counts['runs']} run(s) replayed, {counts['decisions']} decision(s) re-decided, "
-          f"{counts['flipped']} with a flipped decision, {counts['status_changes']} status change(s)")
+          f"{counts['flipped']} with a flipped decision: {counts['status_changes']} status change(s), "
+          f"{counts['needs_model']} would need a new model call")
     return EXIT_FAILED if counts["flipped"] else EXIT_OK

@@ -14,6 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nodes.delivery.replay import replay_values
+from policies.replay import DEFAULT_OVERRIDES, Overrides, Replay
+
 RECORDS_FILE = "records.json"
 RECORDS_VERSION = 1
 
@@ -84,9 +87,6 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def replay_records(records: Iterable[Mapping[str, Any]], overrides: Any = None) -> list[Any]:
+def replay_records(records: Iterable[Mapping[str, Any]], overrides: Overrides = DEFAULT_OVERRIDES) -> list[Replay]:
     """Each record re-decided (``nodes.delivery.replay.replay_values``) under ``overrides``."""
-    from nodes.delivery.replay import replay_values
-    from policies.replay import DEFAULT_OVERRIDES
-
-    return [replay_values(r["decisions"], r["id"], overrides=overrides or DEFAULT_OVERRIDES) for r in records]
+    return [replay_values(r["decisions"], r["id"], overrides=overrides) for r in records]

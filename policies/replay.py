@@ -9,7 +9,7 @@ key                                 what it changes
 ``<rule>`` / ``delegation.<rule>``  a whole-number or true/false field of ``DelegationPolicy``
 ``reviewers.drop=<role>``           the reviewer table without that reviewer
 ``reviewers.<role>.<verdict>=L``    what a reviewer's verdict means: ok | concern | blocker
-``tasklist.<limit>=N``              a ``Limits`` field of the tasklist machine (may only tighten)
+``tasklist.<limit>=N``              a ``Limits`` field of the tasklist machine (``max_steps`` only lower)
 ``tools.trust=<tool>``              the user trusts the tool: it runs unasked unless data flow asks
 ``tools.untrust=<tool>``            the user's trust withdrawn: a tool that acts asks first
 ==================================  ==========================================================
@@ -60,7 +60,13 @@ class Replay:
 
     @property
     def status_changed(self) -> bool:
-        return self.first_flip is not None and self.replayed_status != self.recorded_status
+        """A flip that rules alone carry to another final status."""
+        return self.first_flip is not None and self.replayed_status not in (None, self.recorded_status)
+
+    @property
+    def needs_model(self) -> bool:
+        """A flip whose outcome only a new model call could tell."""
+        return self.first_flip is not None and self.replayed_status is None
 
     def as_dict(self) -> dict[str, Any]:
         flip = self.first_flip
@@ -70,10 +76,12 @@ class Replay:
 
 
 def figures(replays: Iterable[Replay]) -> dict[str, int]:
-    """What a replay prints: runs replayed, decisions re-decided, runs that flip, status changes."""
+    """What a replay prints: runs replayed, decisions re-decided, runs that flip, of those the ones
+    whose status changes and the ones only a new model call could finish."""
     runs = list(replays)
     return {"runs": len(runs), "decisions": sum(len(r.decisions) for r in runs),
-            "flipped": sum(1 for r in runs if r.first_flip), "status_changes": sum(1 for r in runs if r.status_changed)}
+            "flipped": sum(1 for r in runs if r.first_flip), "status_changes": sum(1 for r in runs if r.status_changed),
+            "needs_model": sum(1 for r in runs if r.needs_model)}
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,7 @@ class Overrides:
     untrust: frozenset[str] = frozenset()
 
     def limits(self, recorded: Limits) -> Limits:
-        """A run's recorded limits with the changes (a limit is only ever lowered, as the machine's is)."""
+        """A run's recorded limits with the changes (the step budget only ever lowered, as the machine's is)."""
         return dataclasses.replace(recorded, **{name: min(value, getattr(recorded, name)) if name == "max_steps"
                                                 else value for name, value in self.tasklist})
 

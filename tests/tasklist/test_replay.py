@@ -96,4 +96,4 @@ def test_reins_replay_re_decides_a_tasklist_thread(tmp_path, monkeypatch, capsys
     assert main(["replay", "--all", "--set", "tasklist.max_draft_revisions=0"]) == 4
     out = capsys.readouterr().out
     assert "flips at tasklist.revise_v2" in out and "allowed → revised_v2 → refused (not_now); status final → stopped" in out
-    assert "1 with a flipped decision, 1 status change(s)" in out
+    assert "1 with a flipped decision: 1 status change(s), 0 would need a new model call" in out
