@@ -253,7 +253,7 @@ def _stages(graph: str, models: ModelSet) -> list[Stage]:
 
 def full_graph_run(graph: str, seed: int) -> tuple[dict[str, float], ModelSet]:
     """One run of the compiled graph under the evaluation's perturbed models (rate 0.5, a fallback
-    per role); what it used (wall time measured) and the bound for that model set."""
+    per role): what it used (wall time measured) and the model set its bound is computed for."""
     from evals.perturbed import PerturbedModel
     from runtime.offline import OfflineModel
 
@@ -314,12 +314,12 @@ BoundOf = Callable[[str, ModelSet], Budget]
 def fuzz_budget(runs: int, *, full_runs: int | None = None, seed: int = 0,
                 bound_of: BoundOf = lambda graph, models: worst_case(graph, models)) -> dict[str, GraphFuzz]:
     """``runs`` adversarial runs in all, split over the three graphs; of each graph's share,
-    ``full_runs`` are full graph runs (by default one per 300, at least one) and the rest are
+    ``full_runs`` are full graph runs (by default one per 1000, at least one) and the rest are
     stage-composed; every run checked against ``bound_of`` for its model set."""
     results: dict[str, GraphFuzz] = {}
     for number, graph in enumerate(GRAPHS):
         share = runs // len(GRAPHS) + (1 if number < runs % len(GRAPHS) else 0)
-        full = min(share, max(1, share // 300) if full_runs is None else full_runs)
+        full = min(share, max(1, share // 1000) if full_runs is None else full_runs)
         bound = bound_of(graph, adversarial_models(seed)).as_dict()
         entry = results[graph] = GraphFuzz(bound={k: float(v) for k, v in bound.items()})
         for index in range(share - full):
