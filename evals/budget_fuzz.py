@@ -7,7 +7,10 @@ turns with more room after a cut-off, each model's retries and the role's fallba
 (``runtime.contracts``) — against a seeded adversarial model that, per request, answers validly,
 breaks the contract the way ``evals.perturbed`` does (a drifted or dropped field), is cut off at its
 output bound, or raises the evaluation's provider failures (timeouts, dropped connections, a 400).
-Every answer reports the most output tokens its request allowed. Time runs on a simulated clock:
+Every answer reports the most output tokens its request allowed. The adversary answers each request
+directly in the shape LangChain's invoke returns (``answered_directly``: LangChain's callback and
+config machinery is most of a request's cost); a test checks that the same runs through LangChain's
+invoke use the same calls and tokens. Time runs on a simulated clock:
 each request takes a drawn latency up to its timeout (a timeout takes all of it), each retry waits
 the backoff the machinery computed (not slept), and a parallel stage (the reviewers) takes its
 slowest branch, cut at the reviewer's deadline as the graph cuts it. A few **full graph runs** of
@@ -17,6 +20,8 @@ which only a graph makes). Each run is compared with ``runtime.budget.worst_case
 
 from __future__ import annotations
 
+import itertools
+import json
 import random
 import threading
 import time
@@ -25,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableSequence
 from pydantic import ConfigDict, PrivateAttr
 
 from evals.perturbed import perturb_data, raised_error
@@ -36,7 +42,8 @@ from runtime.budget import GRAPHS, reviewer_deadline_s, used, worst_case
 from runtime.contract_roles import register_contracts
 from runtime.contracts import contract_steps, text_steps, tool_turn_steps
 from runtime.escalation import escalated
-from runtime.fake_base import ROLE_KEY, ModelCall, StandInChatModel
+from runtime.langchain_private import config_within
+from runtime.fake_base import CONTRACT_KEY, ROLE_KEY, ModelCall, StandInChatModel
 from runtime.model_calls import _Invoke, _Wait, merge_metrics
 from runtime.models import ModelSet
 from schemas.strict import Strict
@@ -92,17 +99,12 @@ class AdversarialModel(StandInChatModel):
             data = {"verdict": "pass"}
             if outcome == "drifted":
                 data, _ = perturb_data(data, "schema_drift", rng)
-            return AIMessage(content=_json(data), usage_metadata=usage)
+            return AIMessage(content=json.dumps(data), usage_metadata=usage)
         return AIMessage(content="A short answer.", usage_metadata=usage)
 
 
-def _json(data: Mapping[str, Any]) -> str:
-    import json
-
-    return json.dumps(data)
-
-
 _ADVERSARIES: dict[str, AdversarialModel] = {}
+_RUN_NUMBERS = itertools.count()
 _MODELS: list[ModelSet] = []
 
 
@@ -123,12 +125,38 @@ def adversarial_models(seed: int) -> ModelSet:
     return _MODELS[0]
 
 
+def answered_directly(request: _Invoke) -> Any:
+    """What LangChain's invoke of ``request`` returns from an adversarial model — the message, or for
+    a structured request ``{"raw", "parsed", "parsing_error"}`` as a stand-in's structured output
+    gives it — without LangChain's callback and config machinery (most of a request's cost here);
+    ``tests/evals/test_budget_fuzz.py`` checks both give the same runs."""
+    structured = isinstance(request.runnable, RunnableSequence)
+    binding = request.runnable.first if structured else request.runnable
+    model, options = getattr(binding, "bound", binding), dict(getattr(binding, "kwargs", None) or {})
+    if not isinstance(model, AdversarialModel):
+        raise TypeError("the direct transport answers adversarial models only")
+    metadata = request.config["metadata"]
+    names = tuple(t.get("function", {}).get("name", "") for t in options.get("tools") or [] if isinstance(t, dict))
+    response = model.respond(ModelCall(contract=metadata[CONTRACT_KEY], role=metadata[ROLE_KEY],
+                                       structured=bool(options.get("reins_structured")), tool_names=names,
+                                       messages=tuple(request.messages)))
+    if isinstance(response, BaseException):
+        raise response
+    if not structured:
+        return response
+    try:
+        return {"raw": response, "parsed": json.loads(response.content), "parsing_error": None}
+    except ValueError as error:
+        return {"raw": response, "parsed": None, "parsing_error": error}
+
+
 @dataclass
 class _Clock:
     """The simulated time of one branch: drawn latencies and computed backoffs, never slept."""
 
     models: ModelSet
     rng: random.Random
+    through_langchain: bool = False
     seconds: float = 0.0
 
     def drive(self, steps: Any) -> Any:
@@ -146,7 +174,7 @@ class _Clock:
             assert isinstance(request, _Invoke)
             timeout = float(self.models.policy(str(request.config["metadata"][ROLE_KEY])).timeout_s)
             try:
-                answer = request.run()
+                answer = request.run() if self.through_langchain else answered_directly(request)
                 self.seconds += self.rng.uniform(0, timeout)
             except Exception as error:  # a timeout took all of it
                 failure = error
@@ -180,22 +208,28 @@ def _stage_asks(stage: Stage, models: ModelSet, clock: _Clock, metrics: dict) ->
     return metrics
 
 
-def stage_composed_run(graph: str, seed: int) -> dict[str, float]:
-    """One adversarial run of ``graph``'s stages on the real call machinery; what it used."""
-    models = adversarial_models(seed)
-    rng = random.Random(seed)
+def stage_composed_run(graph: str, seed: int, through_langchain: bool = False) -> dict[str, float]:
+    """One adversarial run of ``graph``'s stages on the real call machinery; what it used.
+    ``through_langchain``: each request through LangChain's invoke (else ``answered_directly``)."""
+    # its own run, as a graph's thread is: the models one run found not there are skipped by its
+    # later calls, not by the next run's
+    with config_within({"configurable": {"thread_id": f"budget-fuzz-{next(_RUN_NUMBERS)}"}}):
+        return _stage_composed(graph, adversarial_models(seed), random.Random(seed), through_langchain)
+
+
+def _stage_composed(graph: str, models: ModelSet, rng: random.Random, through_langchain: bool) -> dict[str, float]:
     metrics: dict = {}
     seconds = 0.0
     for stage in _stages(graph, models):
         if stage.parallel:  # each branch on its own clock; the stage takes the slowest, cut at its deadline
             slowest = 0.0
             for _ in range(stage.count):
-                clock = _Clock(models, rng)
+                clock = _Clock(models, rng, through_langchain)
                 metrics = _stage_asks(stage, models, clock, metrics)
                 slowest = max(slowest, min(clock.seconds, stage.deadline_s or clock.seconds))
             seconds += slowest
         else:
-            clock = _Clock(models, rng)
+            clock = _Clock(models, rng, through_langchain)
             metrics = _stage_asks(stage, models, clock, metrics)
             seconds += clock.seconds
     spent = used(metrics, 0, 0.0)
@@ -219,7 +253,7 @@ def _stages(graph: str, models: ModelSet) -> list[Stage]:
 
 def full_graph_run(graph: str, seed: int) -> tuple[dict[str, float], ModelSet]:
     """One run of the compiled graph under the evaluation's perturbed models (rate 0.5, a fallback
-    per role); what it used (wall time measured) and the bound for that model set."""
+    per role): what it used (wall time measured) and the model set its bound is computed for."""
     from evals.perturbed import PerturbedModel
     from runtime.offline import OfflineModel
 
@@ -280,12 +314,12 @@ BoundOf = Callable[[str, ModelSet], Budget]
 def fuzz_budget(runs: int, *, full_runs: int | None = None, seed: int = 0,
                 bound_of: BoundOf = lambda graph, models: worst_case(graph, models)) -> dict[str, GraphFuzz]:
     """``runs`` adversarial runs in all, split over the three graphs; of each graph's share,
-    ``full_runs`` are full graph runs (by default one per 300, at least one) and the rest are
+    ``full_runs`` are full graph runs (by default one per 1000, at least one) and the rest are
     stage-composed; every run checked against ``bound_of`` for its model set."""
     results: dict[str, GraphFuzz] = {}
     for number, graph in enumerate(GRAPHS):
         share = runs // len(GRAPHS) + (1 if number < runs % len(GRAPHS) else 0)
-        full = min(share, max(1, share // 300) if full_runs is None else full_runs)
+        full = min(share, max(1, share // 1000) if full_runs is None else full_runs)
         bound = bound_of(graph, adversarial_models(seed)).as_dict()
         entry = results[graph] = GraphFuzz(bound={k: float(v) for k, v in bound.items()})
         for index in range(share - full):

@@ -171,7 +171,9 @@ def test_chat_on_a_terminal_prints_the_reply_as_it_is_written(cli_env, monkeypat
     assert len(pieces) >= 3 and "".join(pieces) == "(17+25)*3 = 126."
     shown = _screen(terminal.getvalue())
     assert shown[0] == STAND_IN_NOTICE[:80]
-    assert shown[-3:] == ["assistant> (17+25)*3 = 126.", "  · calculator((17+25)*3) → 126", "[success]"]
+    end = shown.index("[success]")
+    assert shown[end - 2:end + 1] == ["assistant> (17+25)*3 = 126.", "  · calculator((17+25)*3) → 126", "[success]"]
+    assert shown[end + 1].startswith("  budget (used/worst case): calls 3/52 · ")  # what the turn used, last
 
 
 def _rendered(draw) -> list[str]:
@@ -210,3 +212,13 @@ def test_steps_that_end_while_the_reply_shows_are_printed_above_it_and_a_second_
 
     assert _rendered(draw) == ["✓ Check the answer — findings", "✓ Check the answer — findings",
                                "assistant> The second draft."]
+
+
+def test_chat_json_reports_what_the_turn_used_beside_its_worst_case(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("REINS_HOME", str(tmp_path))
+    assert main(["chat", "--once", "what is (17+25)*3?", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    budget = payload["budget"]
+    assert budget["worst_case"]["calls"] == 52 and budget["worst_case"]["tool_calls"] == 20
+    assert budget["used"]["calls"] == payload["metrics"]["business_calls"] + payload["metrics"]["repair_calls"]
+    assert budget["used"]["tool_calls"] == len(payload["records"]) == 1

@@ -147,3 +147,14 @@ def test_without_the_flag_a_cap_below_the_worst_case_is_still_refused_at_start(c
     monkeypatch.setenv("REINS_MAX_CALLS", "5")
     assert main(["deliver", "--scenario", "request-limit-banner"]) == 2
     assert "does not fit your caps" in capsys.readouterr().err
+
+
+def test_a_tasklist_run_over_its_cap_fails_naming_it(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("REINS_HOME", str(tmp_path))
+    monkeypatch.setenv("REINS_MAX_CALLS", "1")
+    monkeypatch.setenv("REINS_ALLOW_OVER_CAP", "1")
+    assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--json"]) != 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["final_decision"] == "failed"
+    assert "budget cap reached: calls (REINS_MAX_CALLS=1)" in out["message"]
+    assert out["budget"]["used"]["calls"] == 1

@@ -233,3 +233,15 @@ def test_a_failing_editor_leaves_the_strategy_unchanged(tmp_path, monkeypatch, c
     decision = ask_review(_review_payload(LONG_STRATEGY), lambda prompt="": "edit")
     assert decision == {"type": "edit", "strategy": LONG_STRATEGY}
     assert "the editor exited with status 1" in capsys.readouterr().err
+
+
+def test_tasklist_reports_what_it_used_beside_its_worst_case(capsys):
+    """The plan read and its model requests, beside the worst case of this configuration."""
+    assert main(["tasklist", "docs://versions/v0.2.0-ready.md", "--json"]) == 0
+    budget = json.loads(capsys.readouterr().out)["budget"]
+    assert budget["worst_case"] == {"calls": 16, "output_tokens": 196608, "tool_calls": 2, "seconds": 2896.0}
+    spent = budget["used"]
+    assert spent["tool_calls"] == 1 and 0 < spent["calls"] <= budget["worst_case"]["calls"]
+    assert budget["line"].startswith(f"calls {spent['calls']}/16 · output tokens {spent['output_tokens']}/196608")
+    assert main(["tasklist", "docs://versions/v0.2.0-ready.md"]) == 0
+    assert f"budget (used/worst case): calls {spent['calls']}/16 · " in capsys.readouterr().out
