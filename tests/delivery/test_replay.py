@@ -17,18 +17,20 @@ from policies.delegation import DEFAULT_POLICY
 from policies.reviewers import DEFAULT_REVIEWERS
 from runtime.models import ModelSet
 from runtime.offline import OfflineModel
-from nodes.delivery.replay import replay_delivery
+from evals.records import decision_inputs
+from nodes.delivery.replay import replay_delivery, replay_values
 
 
 @pytest.fixture(scope="module")
 def recorded():
-    """Every scenario on the stand-in, and the same scenarios under the evaluation's faults (manager
-    turns refused and re-asked, reviews lost), each on its own thread."""
+    """Nine scenarios on the stand-in, and the same scenarios under the evaluation's faults (manager
+    turns refused and re-asked, reviews lost), each on its own thread. (The stored evaluation records
+    and fuzz sequences, tests/evals/test_replay_records.py, cover every scenario.)"""
     saver = InMemorySaver()
     models = ModelSet.uniform(OfflineModel())
     threads = {}
-    for seed in range(3):
-        for scenario in SCENARIOS:
+    for seed in (0, 2):  # seed 2 refuses manager turns in six of them, two past the re-ask budget
+        for scenario in SCENARIOS[:9]:
             rate = 0.0 if seed == 0 else 0.4
             faulty, _ = wrap_models(models, rate=rate, seed=run_seed(seed, 0, scenario.id), scenario=scenario,
                                     baseline="controlled_chain")
@@ -51,6 +53,15 @@ def test_the_unchanged_policy_flips_nothing(recorded):
         expected = len(values.get("manager_proposals") or []) + len(values.get("manager_refusals") or [])
         expected += bool(values.get("review_bundle")) + bool(values.get("review_bundle") and values.get("post_review_decision"))
         assert len(replay.decisions) == expected, replay.thread_id
+
+
+def test_the_compact_evaluation_record_replays_as_the_whole_state(recorded):
+    graph, threads = recorded
+    for thread, values in threads.items():  # records.json keeps only what the decisions read
+        for options in ({}, *MUTATIONS.values()):
+            whole, compact = replay_values(values, thread, **options), replay_values(decision_inputs(values), thread, **options)
+            assert (compact.decisions, compact.replayed_status, compact.stopped) == (
+                whole.decisions, whole.replayed_status, whole.stopped), thread
 
 
 MUTATIONS = {
