@@ -233,6 +233,8 @@ class McpSessions:
     async def _call(self, scope: str, spec: ServerSpec, name: str, args: Mapping[str, Any],
                     meta: Mapping[str, Any] | None, key: str | None = None,
                     reply: Mapping[str, Any] | None = None) -> Any:
+        for stale in [k for k, f in self._inflight.items() if f.task.done() and k != key]:
+            del self._inflight[stale]  # ended without anyone awaiting it (its session closed meanwhile)
         flight = self._inflight.get(key) if key is not None else None
         if flight is not None:  # the node re-runs after its pause: the same call, never a new one
             if reply is not None:
