@@ -68,7 +68,8 @@ def run_fuzz(runs: int, as_json: bool) -> int:
                           for graph, entry in results.items()}, indent=2))
         return EXIT_FAILED if violations else 0
     print(f"Budget fuzz: {runs} adversarial runs in all (stage-composed: each stage on the real call machinery, "
-          "simulated clock; full graph: the compiled graph under perturbed models, wall clock)")
+          "simulated clock; worst-adversary: the same with every attempt failing but the last, cut off; "
+          "full-graph: the compiled graph under perturbed models, wall clock)")
     for graph, entry in results.items():
         kinds = ", ".join(f"{count} {kind.replace('_', '-')}" for kind, count in entry.runs.items())
         print(f"  {graph}: {kinds}")
