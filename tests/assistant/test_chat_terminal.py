@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pexpect
@@ -50,6 +51,19 @@ def _spawn(args: list[str], env: dict[str, str], cwd: Path) -> pexpect.spawn:
                           dimensions=(ROWS, COLUMNS), timeout=WAIT_S)
     child.logfile_read = io.StringIO()
     return child
+
+
+def _reading_the_prompt(child: pexpect.spawn) -> None:
+    """Wait until the program blocks in its prompt's read (Linux: its main thread in select/poll on the
+    terminal). readline looks for a signal only when that wait is interrupted, so a Ctrl-C that lands
+    between the prompt being written and the wait starting is not seen until the next key."""
+    wchan = Path(f"/proc/{child.pid}/wchan")
+    if not wchan.exists():  # no /proc: nothing to wait on
+        return
+    deadline = time.monotonic() + WAIT_S  # only a bound on a broken run
+    while not any(word in wchan.read_text() for word in ("poll", "select")):
+        assert child.isalive() and time.monotonic() < deadline
+        time.sleep(0.01)
 
 
 def test_chat_once_leaves_the_answer_on_the_final_screen(tmp_path):
@@ -103,8 +117,11 @@ def test_ctrl_c_cancels_the_turn_returns_to_the_prompt_and_the_thread_resumes(st
         child.expect("finishing the interrupted turn")
         child.expect(r"\[success\]")
         child.expect("you> ")
+        _reading_the_prompt(child)
         child.sendintr()  # Ctrl-C at the prompt: a hint first …
         child.expect("Ctrl-C again")
+        child.expect("you> ")
+        _reading_the_prompt(child)
         child.sendintr()  # … and a second one quits
         child.expect(pexpect.EOF)
     finally:
