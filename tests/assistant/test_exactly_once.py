@@ -222,7 +222,8 @@ def test_cli_two_racing_resumes_one_runs_one_is_refused(cli_env):
     assert line.startswith("reins: error: resume refused: ") and "Traceback" not in refusal
     # Refused at the claim, or (on a slow machine, the second process starting late) after the first
     # finished the turn: either way a clear refusal, and the write ran once.
-    assert any(why in line for why in ("already taken", "not waiting for a decision", "no question or approval waiting"))
+    refusals = ("already taken", "not waiting for a decision", "no question or approval waiting")
+    assert any(why in line for why in refusals)
     assert executions(record) == [json.dumps({"tool": "slow_note", "text": "buy milk"})]
 
 
@@ -237,7 +238,8 @@ def test_cli_bad_values_are_refused_and_a_following_approve_runs_once(cli_env):
     fingerprint = _pause_in_cli(cwd, env)
     for kind, value in TYPED_BAD_VALUES.items():
         refused = _reins(cwd, env, "resume", "t1", "--decision", "-", stdin=value)
-        assert refused.returncode == EXIT_BAD_INPUT and "Traceback" not in refused.stderr, (kind, refused.stderr[-2000:])
+        assert refused.returncode == EXIT_BAD_INPUT, (kind, refused.stderr[-2000:])
+        assert "Traceback" not in refused.stderr, kind
         assert len(refused.stderr.strip().splitlines()) == 1, kind
     stale = _reins(cwd, env, "resume", "t1", "--decision", json.dumps({**APPROVE, "fingerprint": "f" * 16}))
     assert stale.returncode == EXIT_BAD_INPUT and "stale decision" in stale.stderr
