@@ -10,7 +10,7 @@ def pytest_configure(config):
     # langchain-core's retry parameters still call tenacity's initial backoff "initial", which
     # tenacity deprecates; tests with a short backoff would otherwise warn on every retry wrapper.
     config.addinivalue_line("filterwarnings", "ignore:The 'initial' parameter is deprecated:DeprecationWarning")
-    config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker with the group (--dist loadgroup)")
+    config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker with its group (loadgroup)")
 
 
 SHARED_SCOPES = ("session", "package", "module", "class")

@@ -220,21 +220,26 @@ def test_cli_two_racing_resumes_one_runs_one_is_refused(cli_env):
     (refusal,) = [err for code, err in results if code == EXIT_BAD_INPUT]
     line = refusal.strip().splitlines()[-1]
     assert line.startswith("reins: error: resume refused: ") and "Traceback" not in refusal
-    assert "already taken" in line or "not waiting for a decision" in line
+    # Refused at the claim, or (on a slow machine, the second process starting late) after the first
+    # finished the turn: either way a clear refusal, and the write ran once.
+    refusals = ("already taken", "not waiting for a decision", "no question or approval waiting")
+    assert any(why in line for why in refusals)
     assert executions(record) == [json.dumps({"tool": "slow_note", "text": "buy milk"})]
 
 
-BAD_VALUES = {"a list as the type": json.dumps({"type": ["approve"]}), "5,000 levels deep": "[" * 5000 + "]" * 5000,
-              "2 MB": json.dumps({"type": "approve", "note": "x" * 2_000_000})}
+# The bad values as typed on the command line (json cannot write 5,000 levels: that one is spelled out).
+TYPED_BAD_VALUES = {kind: "[" * 5000 + "]" * 5000 if kind == "5,000 levels deep" else json.dumps(value)
+                    for kind, value in BAD_VALUES.items()}
 
 
 def test_cli_bad_values_are_refused_and_a_following_approve_runs_once(cli_env):
     # One paused call takes every bad value in turn: each is refused and leaves the call paused.
     cwd, record, env, _ = cli_env
     fingerprint = _pause_in_cli(cwd, env)
-    for kind, value in BAD_VALUES.items():
+    for kind, value in TYPED_BAD_VALUES.items():
         refused = _reins(cwd, env, "resume", "t1", "--decision", "-", stdin=value)
-        assert refused.returncode == EXIT_BAD_INPUT and "Traceback" not in refused.stderr, (kind, refused.stderr[-2000:])
+        assert refused.returncode == EXIT_BAD_INPUT, (kind, refused.stderr[-2000:])
+        assert "Traceback" not in refused.stderr, kind
         assert len(refused.stderr.strip().splitlines()) == 1, kind
     stale = _reins(cwd, env, "resume", "t1", "--decision", json.dumps({**APPROVE, "fingerprint": "f" * 16}))
     assert stale.returncode == EXIT_BAD_INPUT and "stale decision" in stale.stderr
