@@ -15,7 +15,7 @@ each request takes a drawn latency up to its timeout (a timeout takes all of it)
 the backoff the machinery computed (not slept), and a parallel stage (the reviewers) takes its
 slowest branch, cut at the reviewer's deadline as the graph cuts it. A few **full graph runs** of
 each graph under ``evals.perturbed`` at a high rate check the stage lists themselves (and tool calls,
-which only a graph makes). Each run is compared with ``runtime.budget.worst_case`` for its model set.
+which only a graph makes). Each run is compared with ``runtime.execution.budget.worst_case`` for its model set.
 """
 
 from __future__ import annotations
@@ -40,14 +40,14 @@ from policies.budget import CAP_NAMES, Budget, Stage
 from policies.delegation import DEFAULT_POLICY
 from policies.reviewers import reviewer_table
 from policies.run_budgets import assistant_stages, delivery_stages, tasklist_stages
-from runtime.budget import GRAPHS, reviewer_deadline_s, used, worst_case
-from runtime.contract_roles import register_contracts
+from runtime.execution.budget import GRAPHS, reviewer_deadline_s, used, worst_case
+from runtime.contracts.roles import register_contracts
 from runtime.contracts import contract_steps, text_steps, tool_turn_steps
-from runtime.escalation import escalated
-from runtime.langchain_private import config_within
-from runtime.fake_base import CONTRACT_KEY, ROLE_KEY, ModelCall, StandInChatModel
-from runtime.model_calls import _Invoke, _Wait, merge_metrics
-from runtime.models import ModelSet
+from runtime.llm.escalation import escalated
+from runtime.llm.langchain_private import config_within
+from runtime.standins.fake_base import CONTRACT_KEY, ROLE_KEY, ModelCall, StandInChatModel
+from runtime.llm.model_calls import _Invoke, _Wait, merge_metrics
+from runtime.llm.models import ModelSet
 from schemas.strict import Strict
 
 OUTCOMES = ("valid", "drifted", "cut_off", "connection_error", "provider_timeout", "bad_request")
@@ -176,7 +176,7 @@ class _Clock:
     seconds: float = 0.0
 
     def drive(self, steps: Any) -> Any:
-        """Run a request generator (``runtime.driving``'s protocol) on the real models."""
+        """Run a request generator (``runtime.execution.driving``'s protocol) on the real models."""
         answer, failure = None, None
         while True:
             try:
@@ -276,7 +276,7 @@ def full_graph_run(graph: str, seed: int) -> tuple[dict[str, float], ModelSet]:
     """One run of the compiled graph under the evaluation's perturbed models (rate 0.5, a fallback
     per role): what it used (wall time measured) and the model set its bound is computed for."""
     from evals.perturbed import PerturbedModel
-    from runtime.offline import OfflineModel
+    from runtime.standins.offline import OfflineModel
 
     started = time.monotonic()
     if graph == "delivery_chain":

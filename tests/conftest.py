@@ -109,7 +109,7 @@ def mcp_sessions_closed():
     """The MCP sessions a test opened in this process (its stdio servers) close when it ends: the
     process-wide pool keeps a session for minutes, which would leave servers running behind the test."""
     yield
-    tools = sys.modules.get("runtime.mcp_tools")
+    tools = sys.modules.get("runtime.tools.mcp_tools")
     if tools is not None:
         for scope in {scope for scope, _ in tools.SESSIONS.open_sessions()}:
             tools.SESSIONS.close_scope(scope)

@@ -44,7 +44,7 @@ BAD_VALUES = {
 
 def _graph(saver, mcp):
     from graphs.assistant import build_graph
-    from runtime.offline import OfflineModel
+    from runtime.standins.offline import OfflineModel
 
     return build_graph(models=OfflineModel(), checkpointer=saver, mcp_config=mcp, store=None)
 
@@ -55,7 +55,7 @@ def paused(tmp_path):
     (open a graph on the same database, the server's record, the database)."""
     from langchain_core.messages import HumanMessage
 
-    from runtime.checkpoint import open_checkpointer
+    from runtime.persistence.checkpoint import open_checkpointer
 
     record, db = tmp_path / "executions.jsonl", tmp_path / "checkpoints.db"
     mcp = config(notes=stdio_server(record, slow_s=1.5))
@@ -73,7 +73,7 @@ def paused(tmp_path):
 
 
 def test_two_racing_resumes_run_the_call_once_and_the_other_is_refused(paused):
-    from runtime.user_input import DecisionTaken, ResumeRefused
+    from runtime.execution.user_input import DecisionTaken, ResumeRefused
 
     opened, mcp, record, _ = paused
     barrier, outcomes = threading.Barrier(2), []
@@ -103,7 +103,7 @@ def test_two_racing_resumes_run_the_call_once_and_the_other_is_refused(paused):
 
 @pytest.mark.parametrize("value", BAD_VALUES.values(), ids=BAD_VALUES.keys())
 def test_a_bad_value_leaves_the_call_paused_and_answerable(paused, value):
-    from runtime.user_input import ResumeRefused
+    from runtime.execution.user_input import ResumeRefused
 
     opened, mcp, record, _ = paused
     with opened() as saver:
@@ -118,7 +118,7 @@ def test_a_bad_value_leaves_the_call_paused_and_answerable(paused, value):
 
 
 def test_a_decision_is_bound_to_the_call_it_names(paused):
-    from runtime.user_input import ResumeRefused
+    from runtime.execution.user_input import ResumeRefused
 
     opened, mcp, record, _ = paused
     with opened() as saver:
@@ -139,8 +139,8 @@ _RESUME_IN_A_CHILD = """
 import json, sys
 from langgraph.types import Command
 from graphs.assistant import build_graph
-from runtime.checkpoint import open_checkpointer
-from runtime.offline import OfflineModel
+from runtime.persistence.checkpoint import open_checkpointer
+from runtime.standins.offline import OfflineModel
 with open_checkpointer("sqlite", path=sys.argv[1]) as saver:
     graph = build_graph(models=OfflineModel(), checkpointer=saver, mcp_config=json.loads(sys.argv[2]), store=None)
     graph.invoke(Command(resume={"type": "approve"}), {"configurable": {"thread_id": "t1"}}, durability="sync")
@@ -159,7 +159,7 @@ def _kill_when_dispatched(proc: subprocess.Popen, record: Path, timeout_s: float
 
 
 def test_after_a_kill_mid_write_the_thread_asks_and_never_repeats_implicitly(paused):
-    from runtime.user_input import ResumeRefused
+    from runtime.execution.user_input import ResumeRefused
 
     opened, _, record, db = paused
     mcp = config(notes=stdio_server(record, slow_s=60))  # the write stays in flight until the kill

@@ -9,7 +9,7 @@ from cli import main
 import pytest
 
 from evals.budget_fuzz import fuzz_budget, stage_composed_run
-from runtime.budget import GRAPHS, worst_case
+from runtime.execution.budget import GRAPHS, worst_case
 
 
 def test_adversarial_runs_never_exceed_the_bound():
