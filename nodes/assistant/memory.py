@@ -39,7 +39,7 @@ from policies.slash_commands import parse_slash
 from policies.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
 from runtime.execution.calls import Contract, OffLoop, StorePut, StoreSearch
 from runtime.llm.messages import message_text
-from runtime.config.persona import context_persona
+from runtime.config.persona import context_persona, persona_file
 from runtime.config.settings import VISION_ROLE
 from runtime.execution.steps import attempt, recorded_step
 from schemas.assistant import AssistantReflection, MemoryNote
@@ -115,7 +115,12 @@ def prepare_turn(
     if image_route(len(images), deps.models_for(runtime).has_model(VISION_ROLE)) == "refuse":
         return {**fresh_turn(), "input_refusal": NO_VISION_MODEL}  # before any model call
     yield from deps.load_tools(runtime)  # the MCP servers start here, off the event loop
-    persona = yield OffLoop(context_persona, (runtime.context,))  # may read REINS_ASSISTANT_PROMPT_FILE
+    # Only a configured persona file is read off the event loop; the context alone needs no thread.
+    path = persona_file()
+    if path:
+        persona = yield OffLoop(context_persona, (runtime.context, path))
+    else:
+        persona = context_persona(runtime.context, "")
     with recorded_step(progress, "memory", "Recall the conversation and related notes") as step:
         start = window_start([_role(m) for m in messages])
         removed = [RemoveMessage(id=m.id) for m in messages[:start] if m.id]

@@ -52,11 +52,16 @@ def read_persona_file(path: str | Path) -> dict[str, Any]:
     return parse_persona(document, source.name)
 
 
+def persona_file() -> str:
+    """The persona file ``REINS_ASSISTANT_PROMPT_FILE`` names, or "" when none is configured."""
+    return os.environ.get(PROMPT_FILE_ENV, "").strip()
+
+
 def persona_in_force(instructions: str | None, examples: Sequence[Mapping[str, Any]] | None,
                      path: str | None = None) -> dict[str, Any]:
     """The run's persona: each of the context's fields that is given, else the file's (``path``, default
     ``REINS_ASSISTANT_PROMPT_FILE`` read now), else none. Reads a file: call it off the event loop."""
-    path = path if path is not None else os.environ.get(PROMPT_FILE_ENV, "").strip()
+    path = path if path is not None else persona_file()
     base = read_persona_file(path) if path else {"instructions": "", "examples": []}
     document = {"instructions": base["instructions"] if instructions is None else instructions,
                 "examples": base["examples"] if examples is None else [dict(e) for e in examples]}
