@@ -21,10 +21,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from pydantic import PrivateAttr
 
-from runtime.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY, ModelCall, StandInChatModel
-from runtime.offline import OfflineModel
-from runtime.paths import RESOURCES
-from runtime.prompt_inputs import HeldInputs
+from runtime.standins.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY, ModelCall, StandInChatModel
+from runtime.standins.offline import OfflineModel
+from runtime.config.paths import RESOURCES
+from runtime.llm.prompt_inputs import HeldInputs
 
 SCENARIO = "request-limit-banner"
 REQUIREMENT = {"requirement_uri": f"demo://scenarios/{SCENARIO}/requirement.md"}
@@ -91,7 +91,7 @@ class ReplayModel(StandInChatModel):
 def record_delivery_run() -> list[Recorded]:
     """The calls and answers of one offline delivery run on the benchmark scenario."""
     from graphs.delivery_chain import build_graph
-    from runtime.models import ModelSet
+    from runtime.llm.models import ModelSet
 
     model = RecordingModel()
     result = build_graph(models=ModelSet.uniform(model)).invoke(REQUIREMENT)
@@ -120,7 +120,7 @@ def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded], 
     runs under ``ainvoke`` only) — the yardstick for concurrent runs on one event loop."""
     from policies.delegation import MANAGER
     from policies.reviewers import DEFAULT_REVIEWERS
-    from runtime.toolbox import default_registry
+    from runtime.tools.toolbox import default_registry
     from schemas.delivery import (
         DeliveryPlan,
         DeliveryTasks,

@@ -34,9 +34,9 @@ from typing import Any
 
 from pydantic import PrivateAttr
 
-from runtime.fake_base import ModelCall
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
+from runtime.standins.fake_base import ModelCall
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
 
 REQUIREMENT = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
 

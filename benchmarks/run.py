@@ -46,9 +46,9 @@ from pydantic import PrivateAttr
 
 from policies.redaction import redact
 from policies.reviewers import DEFAULT_REVIEWERS
-from runtime.fake_base import ModelCall
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
+from runtime.standins.fake_base import ModelCall
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
 
 REQUIREMENT = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
 REVIEW_CONTRACTS = tuple(spec.contract for spec in DEFAULT_REVIEWERS)
@@ -126,7 +126,7 @@ def redaction_scaling() -> float:
 
 
 def checkpoint_memory() -> float:
-    from runtime.checkpoint import open_checkpointer
+    from runtime.persistence.checkpoint import open_checkpointer
 
     def peak(checkpointed: bool) -> int:
         tracemalloc.start()
@@ -200,8 +200,8 @@ def checkpoint_cost(runs: int = 20, slow_runs: int = 4, latency_s: float = 0.2) 
 
     from graphs.delivery_chain import build_graph
     from policies.retention import durability_for
-    from runtime.checkpoint import open_checkpointer
-    from runtime.runs import keep_latest_checkpoints
+    from runtime.persistence.checkpoint import open_checkpointer
+    from runtime.persistence.runs import keep_latest_checkpoints
 
     mode = durability_for(can_pause=False)
     results: dict[str, float] = {}

@@ -3,6 +3,6 @@
 
 from benchmarks.concurrency import LatencyModel
 from graphs.delivery_chain import build_graph
-from runtime.models import ModelSet
+from runtime.llm.models import ModelSet
 
 graph = build_graph(models=ModelSet.uniform(LatencyModel(latency_s=0.2)))

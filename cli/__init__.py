@@ -21,7 +21,7 @@ from policies.redaction import redact
 from policies.terminal_text import printable
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_INTERRUPTED, UserError
 from runtime.resources import ResourceError
-from runtime.settings import SettingsError
+from runtime.config.settings import SettingsError
 
 # Sub-command modules, in the order ``reins --help`` lists them.
 COMMAND_MODULES = (
@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _exit_now(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     except Exception as error:  # never a traceback in front of a user, nor a provider's message
-        from runtime.failures import failure_line
+        from runtime.llm.failures import failure_line
 
         _report(as_json, "failed", failure_line(error), prefix="failed")
         return EXIT_FAILED

@@ -19,8 +19,8 @@ def bench_failure(name: str, error: BaseException) -> str:
     """A failed benchmark, diagnosable in one line: the node it escaped from, the exception's class
     and its message, redacted and cut (a benchmark's own errors say what went wrong: the run's
     status, the server's log)."""
-    from runtime.contracts import safe_error
-    from runtime.failures import failed_stage
+    from runtime.llm.failures import safe_error
+    from runtime.llm.failures import failed_stage
 
     stage = failed_stage(error)
     where = f" in node {stage}" if stage else ""

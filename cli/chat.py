@@ -27,7 +27,7 @@ from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATT
 from cli.inputs import read_text
 from cli.model_config import fallbacks_of, models_of
 from cli.render import ProgressView, RunInterrupted, colour, print_json, stream_run, styled, write
-from runtime.settings import Settings
+from runtime.config.settings import Settings
 
 MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
@@ -44,7 +44,7 @@ class _HelpWithTools(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show this help and the tools")
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        from runtime.toolbox import chat_toolset
+        from runtime.tools.toolbox import chat_toolset
 
         lines = "\n".join(f"  {line}" for line in chat_toolset().help_lines())
         parser.epilog = f"tools:\n{lines}\n\nCommands inside the chat: /help."
@@ -99,10 +99,10 @@ def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen:
     ``asks``: a person answers pauses now (the interactive chat), so skill drafts are offered."""
     from langchain_core.messages import HumanMessage
 
-    from runtime.tracing import run_config
+    from runtime.config.tracing import run_config
 
     from cli.doctor_audit import run_caps
-    from runtime.budget import configured_budget
+    from runtime.execution.budget import configured_budget
 
     started = time.monotonic()
     with run_caps():  # every request checked against the user's caps before it is made
@@ -183,7 +183,7 @@ def _metrics(values: Mapping[str, Any]) -> dict[str, Any]:
     """The turn's model calls: totals (calls, repairs, retries, fallbacks, failed calls, tokens), the
     fallbacks per role, and the same per contract."""
     from runtime.contracts import fallbacks_per_role, metrics_totals
-    from runtime.steps import METRICS_KEY
+    from runtime.execution.steps import METRICS_KEY
 
     per_contract = values.get(METRICS_KEY) or {}
     return {**metrics_totals(per_contract), "fallbacks_per_role": fallbacks_per_role(per_contract),
@@ -197,10 +197,10 @@ def run(args: argparse.Namespace) -> int:
         args.once = read_text(args.file)
     settings = Settings.from_env()
     from graphs.assistant import build_graph  # the CLI is the application's entry point
-    from runtime.checkpoint import checkpointer_from_settings
-    from runtime.memory_store import open_store
+    from runtime.persistence.checkpoint import checkpointer_from_settings
+    from runtime.persistence.memory_store import open_store
 
-    from runtime.runs import keep_latest_checkpoints
+    from runtime.persistence.runs import keep_latest_checkpoints
 
     thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
     user = (args.user or "local").strip() or "local"
@@ -236,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _stand_in_first(settings: Settings, out: TextIO) -> None:
     """Say first when the offline stand-in answers: its replies are rules', not a language model's."""
-    from runtime.models import OFFLINE_LABEL, model_set_from_settings
+    from runtime.llm.models import OFFLINE_LABEL, model_set_from_settings
 
     if model_set_from_settings(settings).label("chat") == OFFLINE_LABEL:
         out.write(STAND_IN_NOTICE + "\n")
@@ -251,13 +251,13 @@ def _screen_for(out: TextIO) -> ChatScreen | None:
 def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
     from policies.mcp_config import McpConfigError
 
-    from runtime.toolbox import chat_servers
+    from runtime.tools.toolbox import chat_servers
 
     try:
         _, servers = chat_servers()  # REINS_MCP_CONFIG checked (and its servers started) before the first message
     except McpConfigError as error:  # a broken file: bad configuration
         raise UserError(str(error)) from None
-    from runtime.persona import PersonaError, persona_in_force
+    from runtime.config.persona import PersonaError, persona_in_force
 
     try:  # REINS_ASSISTANT_PROMPT_FILE checked before the first message, as the MCP file is
         persona_in_force(None, None)
@@ -279,8 +279,8 @@ def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
     """Ask every pause of the turn in the terminal and resume; None when input ends first."""
     from langgraph.types import Command
 
-    from runtime.toolbox import chat_toolset
-    from runtime.user_input import ResumeRefused
+    from runtime.tools.toolbox import chat_toolset
+    from runtime.execution.user_input import ResumeRefused
 
     while waiting := pending(graph, thread):
         if screen is not None:
@@ -308,9 +308,9 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
     from langgraph.types import Command
 
     from graphs.assistant import build_graph
-    from runtime.memory_store import open_store
-    from runtime.toolbox import chat_toolset
-    from runtime.user_input import ResumeRefused
+    from runtime.persistence.memory_store import open_store
+    from runtime.tools.toolbox import chat_toolset
+    from runtime.execution.user_input import ResumeRefused
 
     with open_store(settings) as opened:
         graph = _build(build_graph, saver, opened.store)
@@ -425,7 +425,7 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: 
         except Exception as error:  # one failed message does not end the session
             if screen is not None:
                 screen.stop()
-            from runtime.contracts import safe_error  # imported late: the CLI starts without LangChain
+            from runtime.llm.failures import safe_error  # imported late: the CLI starts without LangChain
 
             sys.stderr.write(f"reins: failed: {printable(safe_error(error, 300))}\n")  # a provider's: its cause
             continue

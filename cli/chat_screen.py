@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from policies.terminal_text import printable
 from cli.render import ProgressView, console_for, fit, rich_style, step_line
-from runtime.progress import EVENT_TYPE
+from runtime.execution.progress import EVENT_TYPE
 
 REFRESH_SECONDS = 0.05  # a long reply is re-rendered at most this often while it streams
 PROMPT = "assistant>"

@@ -24,9 +24,9 @@ from cli.errors import EXIT_OK, UserError, exit_code
 from cli.inputs import text_argument
 from cli.model_config import check_models_unchanged, stamped
 from cli.render import ProgressView, colour, print_json, stream_run, write
-from runtime.paths import RESOURCES
-from runtime.settings import Settings
-from runtime.tracing import new_run_id, run_config
+from runtime.config.paths import RESOURCES
+from runtime.config.settings import Settings
+from runtime.config.tracing import new_run_id, run_config
 
 GRAPH_NAME = "delivery_chain"
 PUBLIC_KEYS = (
@@ -115,8 +115,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     payload = resume_check(args) if args.resume else payload_for(args)
     settings = Settings.from_env()
-    from runtime.checkpoint import checkpointer_from_settings
-    from runtime.runs import keep_latest_checkpoints
+    from runtime.persistence.checkpoint import checkpointer_from_settings
+    from runtime.persistence.runs import keep_latest_checkpoints
 
     from cli.doctor_audit import run_caps
 

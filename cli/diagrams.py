@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.paths import LANGGRAPH_JSON, PROJECT_ROOT
+from runtime.config.paths import LANGGRAPH_JSON, PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
 

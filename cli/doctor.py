@@ -2,7 +2,7 @@
 checkpointer, the home for runs (``REINS_HOME``), the assistant's tools (its MCP servers with theirs,
 each with whether it asks first; a server that cannot start in one line with its command and log,
 and then a non-zero exit); ``--check`` also makes tiny requests to every configured model (see
-``runtime.probe``)."""
+``runtime.llm.probe``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import asdict
 from policies.redaction import redact
 from cli.errors import EXIT_BAD_INPUT, EXIT_FAILED
 
-from runtime.settings import ROLES, Settings
+from runtime.config.settings import ROLES, Settings
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -37,8 +37,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def describe(settings: Settings) -> dict:
     from cli.env_file import env_file_status
-    from runtime.home import reins_home
-    from runtime.labels import entry_label, model_label
+    from runtime.persistence.home import reins_home
+    from runtime.llm.labels import entry_label, model_label
 
     return {
         "roles": {role: model_label(settings, role) for role in ROLES},
@@ -70,9 +70,9 @@ def describe(settings: Settings) -> dict:
 def describe_tools(settings: Settings) -> dict:
     """The chat tools with their approval traits, and each MCP server with its tools or its problem."""
     from policies.mcp_config import McpConfigError
-    from runtime.chat_tools import CHAT_SCOPE
-    from runtime.mcp_tools import load_mcp_tools
-    from runtime.toolbox import default_registry
+    from runtime.tools.chat_tools import CHAT_SCOPE
+    from runtime.tools.mcp_tools import load_mcp_tools
+    from runtime.tools.toolbox import default_registry
 
     builtins = default_registry().for_scope(CHAT_SCOPE)
     report: dict = {"chat_tools": [{"name": t.name, "approval": t.trait} for t in builtins], "mcp_servers": []}
@@ -118,7 +118,7 @@ def _print_tools(report: dict) -> None:
 def describe_skills() -> dict:
     """Which skills the assistant lists, and each one left out with its reason."""
     from runtime.resources import ResourceError
-    from runtime.skills import load_catalog
+    from runtime.tools.skills import load_catalog
 
     try:
         catalog, problem = load_catalog(), None
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     report = {**describe(settings), **describe_tools(settings)}
     checks = None
     if args.check:  # only the probes need the provider libraries
-        from runtime.probe import configured_models, probe_model
+        from runtime.llm.probe import configured_models, probe_model
 
         checks = [probe_model(name, settings, roles) for name, roles in configured_models(settings)]
     code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0

@@ -8,9 +8,9 @@ import os
 
 from cli.errors import EXIT_BAD_INPUT
 from policies.budget import over_caps
-from runtime.budget import CAP_VARIABLES, GRAPHS, BudgetExceeded, caps_from_env, check_caps, worst_case
-from runtime.models import model_set_from_settings
-from runtime.settings import Settings
+from runtime.execution.budget import CAP_VARIABLES, GRAPHS, BudgetExceeded, caps_from_env, check_caps, worst_case
+from runtime.llm.models import model_set_from_settings
+from runtime.config.settings import Settings
 
 ALLOW_OVER_CAP = "REINS_ALLOW_OVER_CAP"  # start a run whose worst case passes a cap; its ledger stops it there
 UNITS = {"calls": "model requests", "output_tokens": "output tokens", "tool_calls": "tool calls",
@@ -68,7 +68,8 @@ def run_fuzz(runs: int, as_json: bool) -> int:
                           for graph, entry in results.items()}, indent=2))
         return EXIT_FAILED if violations else 0
     print(f"Budget fuzz: {runs} adversarial runs in all (stage-composed: each stage on the real call machinery, "
-          "simulated clock; full graph: the compiled graph under perturbed models, wall clock)")
+          "simulated clock; worst-adversary: the same with every attempt failing but the last, cut off; "
+          "full-graph: the compiled graph under perturbed models, wall clock)")
     for graph, entry in results.items():
         kinds = ", ".join(f"{count} {kind.replace('_', '-')}" for kind, count in entry.runs.items())
         print(f"  {graph}: {kinds}")
@@ -101,9 +102,9 @@ def refuse_over_caps(graph: str, **options: object) -> None:
 
 
 def run_caps():
-    """The run's ledger (``runtime.run_ledger``) under the user's caps: every model request and tool
+    """The run's ledger (``runtime.execution.run_ledger``) under the user's caps: every model request and tool
     call inside is refused before it is made once it would pass one (nothing checked without caps)."""
-    from runtime.run_ledger import run_ledger
+    from runtime.execution.run_ledger import run_ledger
 
     caps = caps_from_env(os.environ)
     return run_ledger(caps, {name: CAP_VARIABLES[name] for name in caps})
@@ -114,7 +115,7 @@ def run_guards(as_json: bool) -> int:
     (subgraphs included) and the policy that decides it; exit 4 when one is unguarded."""
     from cli.errors import EXIT_FAILED
     from graphs import assistant, delivery_chain, tasklist_agent
-    from runtime.graph_shape import guard_coverage
+    from runtime.execution.graph_shape import guard_coverage
 
     results = {module.graph.name: guard_coverage(module.graph) for module in (tasklist_agent, delivery_chain, assistant)}
     findings = [line for coverage in results.values() for line in coverage.findings]

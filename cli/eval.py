@@ -21,7 +21,7 @@ from policies.redaction import redact
 from cli.errors import EXIT_OK, UserError
 from cli.render import print_json, progress_bar, styled, table, write
 
-EVAL_DIR = "eval"  # in the home for runs (``runtime.home``) unless --out names another directory
+EVAL_DIR = "eval"  # in the home for runs (``runtime.persistence.home``) unless --out names another directory
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -56,7 +56,7 @@ def _check(args: argparse.Namespace) -> None:
     args.rates = _rates(args.perturb)
     args.kinds = _kinds(args.perturb_kinds)
     if args.out is None:
-        from runtime.home import home_file
+        from runtime.persistence.home import home_file
 
         args.out = home_file(EVAL_DIR)
     if args.out.exists() and not args.out.is_dir():
@@ -139,7 +139,7 @@ def run_agentdojo(args: argparse.Namespace) -> int:
 
 
 def _default_out() -> Path:
-    from runtime.home import home_file
+    from runtime.persistence.home import home_file
 
     return home_file(EVAL_DIR)
 

@@ -17,7 +17,7 @@ from typing import Any
 from cli.errors import EXIT_FAILED, EXIT_OK, UserError
 from cli.render import print_json
 from policies.redaction import redact
-from runtime.settings import Settings
+from runtime.config.settings import Settings
 
 REPLAYED_GRAPHS = ("delivery_chain", "tasklist_agent", "assistant")
 ALL_RUNS = 1000
@@ -71,8 +71,8 @@ def eval_replays(text: str, overrides: Any) -> list[Any]:
 def thread_replays(threads: list[str], overrides: Any) -> list[Any]:
     """The named threads (or, with none named, every recorded run of a replayed graph), re-decided."""
     from nodes.replay import replay_thread
-    from runtime.checkpoint import checkpointer_from_settings
-    from runtime.runs import recent_runs, summarise
+    from runtime.persistence.checkpoint import checkpointer_from_settings
+    from runtime.persistence.runs import recent_runs, summarise
 
     replays = []
     with checkpointer_from_settings(Settings.from_env()) as saver:

@@ -20,8 +20,8 @@ from cli.errors import EXIT_BAD_INPUT, UserError
 from cli.model_config import check_models_unchanged, stamped
 from cli.render import ProgressView, stream_run
 from cli.tasklist import GRAPH_NAME, _graph, drive
-from runtime.settings import Settings
-from runtime.tracing import run_config
+from runtime.config.settings import Settings
+from runtime.config.tracing import run_config
 
 MAX_DECISION_CHARS = 200_000
 
@@ -53,8 +53,8 @@ def read_decision(raw: str) -> object:
 
 def run(args: argparse.Namespace) -> int:
     from graphs.tasklist_agent import ResumeError, resume_command
-    from runtime.checkpoint import checkpointer_from_settings
-    from runtime.runs import keep_latest_checkpoints
+    from runtime.persistence.checkpoint import checkpointer_from_settings
+    from runtime.persistence.runs import keep_latest_checkpoints
 
     raw = sys.stdin.read(MAX_DECISION_CHARS + 1) if args.decision == "-" else args.decision
     decision = None if raw is None else read_decision(raw)

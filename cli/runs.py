@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from policies.redaction import redact
 from cli.errors import EXIT_OK, UserError
 from cli.render import print_json, table, write
-from runtime.settings import Settings
+from runtime.config.settings import Settings
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UserError(str(error)) from None
     settings = Settings.from_env()
-    from runtime.checkpoint import checkpointer_from_settings
-    from runtime.runs import prune_runs, recent_runs
+    from runtime.persistence.checkpoint import checkpointer_from_settings
+    from runtime.persistence.runs import prune_runs, recent_runs
 
     durable = settings.checkpoint != "memory"
     with checkpointer_from_settings(settings) as saver:

@@ -22,8 +22,8 @@ from policies.terminal_text import printable
 from cli.errors import UserError, exit_code
 from cli.model_config import fallbacks_of, models_of, stamped, stand_in_notice
 from cli.render import ProgressView, RunOutcome, colour, print_json, stream_run, write
-from runtime.settings import Settings
-from runtime.tracing import new_run_id, run_config
+from runtime.config.settings import Settings
+from runtime.config.tracing import new_run_id, run_config
 
 GRAPH_NAME = "tasklist_agent"
 # One status: ``final_decision`` (the state machine's own ``status`` stays internal).
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("reference a version plan: reins tasklist docs://versions/<plan>.md")
     request = request if request.lstrip().startswith("/tasklist") else f"/tasklist {request}"
     settings = Settings.from_env()
-    from runtime.checkpoint import checkpointer_from_settings
+    from runtime.persistence.checkpoint import checkpointer_from_settings
 
     from cli.doctor_audit import run_caps
 
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             code = drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json,
                          resumable=resumable, spent_s=time.monotonic() - started)
         if not args.keep_history:
-            from runtime.runs import keep_latest_checkpoints
+            from runtime.persistence.runs import keep_latest_checkpoints
 
             keep_latest_checkpoints(saver, thread_id)
         return code
@@ -254,7 +254,7 @@ def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) ->
 
 def _budget(values: Mapping[str, Any], seconds: float, human_review: bool) -> dict[str, Any]:
     """What the run used beside its worst case: its model requests, the plan and context reads."""
-    from runtime.budget import configured_budget
+    from runtime.execution.budget import configured_budget
 
     reads = 1 + int((values.get("counters") or {}).get("optional_context_reads", 0))
     return configured_budget("tasklist_agent", values, reads, seconds, human_review=human_review)

@@ -153,8 +153,8 @@ def ungated(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[boo
 
 
 def _registry(suite: Any, pair: _Pair, trust_all: bool) -> Any:
-    from runtime.chat_tools import CHAT_SCOPE, ToolFailure
-    from runtime.registry import RegisteredTool, ToolRegistry
+    from runtime.tools.chat_tools import CHAT_SCOPE, ToolFailure
+    from runtime.tools.registry import RegisteredTool, ToolRegistry
 
     registry = ToolRegistry()
     for function in suite.tools:
@@ -180,7 +180,7 @@ def _registry(suite: Any, pair: _Pair, trust_all: bool) -> Any:
 def _model(pair: _Pair) -> Any:
     from langchain_core.messages import AIMessage
 
-    from runtime.scripted import ScriptedModel
+    from runtime.standins.scripted import ScriptedModel
 
     counter = iter(range(1, 10**9))
 
@@ -225,7 +225,7 @@ class Harness:
         from langgraph.checkpoint.memory import InMemorySaver
 
         from graphs.assistant import build_graph
-        from runtime.models import ModelSet
+        from runtime.llm.models import ModelSet
 
         self.suite_name, self.suite, self.pair = suite_name, suite, _Pair()
         self.graph = build_graph(models=ModelSet.uniform(_model(self.pair)), checkpointer=InMemorySaver(),

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policies.redaction import redact
-from runtime.contracts import SERVED_PREFIX, invoke_text, merge_metrics, metrics_totals, safe_error
-from runtime.models import ModelSet
+from runtime.contracts import SERVED_PREFIX, invoke_text, merge_metrics, metrics_totals
+from runtime.llm.failures import safe_error
+from runtime.llm.models import ModelSet
 from runtime.resources import ResourceError, ResourceResolver
 from evals.contracts import fixed_review_contract
 from evals.markers import BLOCKING, fixed_status, read_marker, review_verdict, single_agent_reading
 from evals.prompts import fixed_plan_messages, fixed_review_messages, fixed_tasks_messages, single_agent_messages
-from runtime.steps import failure_code
+from runtime.execution.steps import failure_code
 from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
 from policies.reviewers import DEFAULT_REVIEWERS
 
@@ -214,7 +215,7 @@ def chain_stops(out: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def call_outcome(failure: Mapping[str, Any]) -> str:
     """A failed call as contract_failure | timeout | execution_failed: the supervisor and the manager
-    fail closed with their own codes, so their cause (``runtime.failures.failure_cause``) tells. A stop
+    fail closed with their own codes, so their cause (``runtime.llm.failures.failure_cause``) tells. A stop
     without a cause is a rule's (e.g. ``reviewer_roles_inexact``): its code is kept."""
     code = str(failure.get("code") or "")
     cause = str(failure.get("cause") or "")

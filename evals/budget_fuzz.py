@@ -15,7 +15,7 @@ each request takes a drawn latency up to its timeout (a timeout takes all of it)
 the backoff the machinery computed (not slept), and a parallel stage (the reviewers) takes its
 slowest branch, cut at the reviewer's deadline as the graph cuts it. A few **full graph runs** of
 each graph under ``evals.perturbed`` at a high rate check the stage lists themselves (and tool calls,
-which only a graph makes). Each run is compared with ``runtime.budget.worst_case`` for its model set.
+which only a graph makes). Each run is compared with ``runtime.execution.budget.worst_case`` for its model set.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import httpx
+import openai
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableSequence
 from pydantic import ConfigDict, PrivateAttr
@@ -38,14 +40,14 @@ from policies.budget import CAP_NAMES, Budget, Stage
 from policies.delegation import DEFAULT_POLICY
 from policies.reviewers import reviewer_table
 from policies.run_budgets import assistant_stages, delivery_stages, tasklist_stages
-from runtime.budget import GRAPHS, reviewer_deadline_s, used, worst_case
-from runtime.contract_roles import register_contracts
+from runtime.execution.budget import GRAPHS, reviewer_deadline_s, used, worst_case
+from runtime.contracts.roles import register_contracts
 from runtime.contracts import contract_steps, text_steps, tool_turn_steps
-from runtime.escalation import escalated
-from runtime.langchain_private import config_within
-from runtime.fake_base import CONTRACT_KEY, ROLE_KEY, ModelCall, StandInChatModel
-from runtime.model_calls import _Invoke, _Wait, merge_metrics
-from runtime.models import ModelSet
+from runtime.llm.escalation import escalated
+from runtime.llm.langchain_private import config_within
+from runtime.standins.fake_base import CONTRACT_KEY, ROLE_KEY, ModelCall, StandInChatModel
+from runtime.llm.model_calls import _Invoke, _Wait, merge_metrics
+from runtime.llm.models import ModelSet
 from schemas.strict import Strict
 
 OUTCOMES = ("valid", "drifted", "cut_off", "connection_error", "provider_timeout", "bad_request")
@@ -63,6 +65,7 @@ class AdversarialModel(StandInChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     seed: int
+    primary: bool = False  # at its worst, a role's own model never answers: every call falls back
     max_tokens: int = 0
     # Shared with the copies the role policy makes per request (a shallow copy keeps this dict), so
     # ``reseed`` starts every copy's draws again.
@@ -74,11 +77,11 @@ class AdversarialModel(StandInChatModel):
 
     def model_post_init(self, context: Any) -> None:
         super().model_post_init(context)
-        self._state = {"seed": self.seed, "n": 0, "lock": threading.Lock()}
+        self._state = {"seed": self.seed, "n": 0, "worst": False, "lock": threading.Lock()}
 
-    def reseed(self, seed: int) -> None:
+    def reseed(self, seed: int, worst: bool = False) -> None:
         with self._state["lock"]:
-            self._state.update(seed=seed, n=0)
+            self._state.update(seed=seed, n=0, worst=worst)
 
     def _rng(self) -> random.Random:
         with self._state["lock"]:
@@ -88,6 +91,10 @@ class AdversarialModel(StandInChatModel):
     def respond(self, call: ModelCall) -> Any:
         rng = self._rng()
         outcome = rng.choices(OUTCOMES, WEIGHTS)[0]
+        if self._state["worst"]:  # each attempt but a model's last fails retryably; the last is cut off
+            if self.primary or self._state["n"] % 2:
+                return overloaded()
+            outcome = "cut_off"
         if outcome in ("connection_error", "provider_timeout", "bad_request"):
             return raised_error(outcome, call.contract)
         usage = {"input_tokens": 0, "output_tokens": self.max_tokens, "total_tokens": self.max_tokens}
@@ -103,17 +110,25 @@ class AdversarialModel(StandInChatModel):
         return AIMessage(content="A short answer.", usage_metadata=usage)
 
 
+def overloaded() -> BaseException:
+    """A 503: retryable, and — unlike a dropped connection — no sign the model is gone for the run,
+    so every later request still tries it first."""
+    request = httpx.Request("POST", "https://provider.invalid/v1/chat/completions")
+    return openai.InternalServerError("the model provider is overloaded", body=None,
+                                      response=httpx.Response(503, request=request))
+
+
 _ADVERSARIES: dict[str, AdversarialModel] = {}
 _RUN_NUMBERS = itertools.count()
 _MODELS: list[ModelSet] = []
 
 
-def adversarial_models(seed: int) -> ModelSet:
+def adversarial_models(seed: int, worst: bool = False) -> ModelSet:
     """Every role on an adversarial model with one adversarial fallback; the manager and the
     reviewers with an escalation model too — every path the bound counts can be taken. One model
     set, reseeded per run (its bound runnables are built once)."""
     if not _MODELS:
-        _ADVERSARIES.update(primary=AdversarialModel(seed=0), fallback=AdversarialModel(seed=0),
+        _ADVERSARIES.update(primary=AdversarialModel(seed=0, primary=True), fallback=AdversarialModel(seed=0),
                             manager=AdversarialModel(seed=0), reviewer=AdversarialModel(seed=0))
         base = ModelSet.uniform(_ADVERSARIES["primary"])
         models = base.with_fallbacks({role: _ADVERSARIES["fallback"] for role in base.models})
@@ -121,7 +136,7 @@ def adversarial_models(seed: int) -> ModelSet:
                                                 "reviewer": _ADVERSARIES["reviewer"]}))
         register_contracts({f"budget_fuzz.{role}": role for role in base.models})
     for offset, model in enumerate(_ADVERSARIES.values()):
-        model.reseed(seed * 8 + offset)
+        model.reseed(seed * 8 + offset, worst)
     return _MODELS[0]
 
 
@@ -157,10 +172,11 @@ class _Clock:
     models: ModelSet
     rng: random.Random
     through_langchain: bool = False
+    worst: bool = False  # every request takes its whole timeout
     seconds: float = 0.0
 
     def drive(self, steps: Any) -> Any:
-        """Run a request generator (``runtime.driving``'s protocol) on the real models."""
+        """Run a request generator (``runtime.execution.driving``'s protocol) on the real models."""
         answer, failure = None, None
         while True:
             try:
@@ -175,10 +191,11 @@ class _Clock:
             timeout = float(self.models.policy(str(request.config["metadata"][ROLE_KEY])).timeout_s)
             try:
                 answer = request.run() if self.through_langchain else answered_directly(request)
-                self.seconds += self.rng.uniform(0, timeout)
+                self.seconds += timeout if self.worst else self.rng.uniform(0, timeout)
             except Exception as error:  # a timeout took all of it
                 failure = error
-                self.seconds += timeout if "Timeout" in type(error).__name__ else self.rng.uniform(0, timeout)
+                slow = self.worst or "Timeout" in type(error).__name__
+                self.seconds += timeout if slow else self.rng.uniform(0, timeout)
 
 
 def _stage_asks(stage: Stage, models: ModelSet, clock: _Clock, metrics: dict) -> dict:
@@ -208,28 +225,32 @@ def _stage_asks(stage: Stage, models: ModelSet, clock: _Clock, metrics: dict) ->
     return metrics
 
 
-def stage_composed_run(graph: str, seed: int, through_langchain: bool = False) -> dict[str, float]:
+def stage_composed_run(graph: str, seed: int, through_langchain: bool = False, worst: bool = False) -> dict[str, float]:
     """One adversarial run of ``graph``'s stages on the real call machinery; what it used.
-    ``through_langchain``: each request through LangChain's invoke (else ``answered_directly``)."""
+    ``through_langchain``: each request through LangChain's invoke (else ``answered_directly``);
+    ``worst``: the adversary at its worst — the role's model always fails retryably, every other
+    model fails its first attempt and is cut off on its last, every request takes its timeout — so
+    every retry, fallback, repair with more room and escalation the bound counts is taken."""
     # its own run, as a graph's thread is: the models one run found not there are skipped by its
     # later calls, not by the next run's
     with config_within({"configurable": {"thread_id": f"budget-fuzz-{next(_RUN_NUMBERS)}"}}):
-        return _stage_composed(graph, adversarial_models(seed), random.Random(seed), through_langchain)
+        return _stage_composed(graph, adversarial_models(seed, worst), random.Random(seed), through_langchain, worst)
 
 
-def _stage_composed(graph: str, models: ModelSet, rng: random.Random, through_langchain: bool) -> dict[str, float]:
+def _stage_composed(graph: str, models: ModelSet, rng: random.Random, through_langchain: bool,
+                    worst: bool) -> dict[str, float]:
     metrics: dict = {}
     seconds = 0.0
     for stage in _stages(graph, models):
         if stage.parallel:  # each branch on its own clock; the stage takes the slowest, cut at its deadline
             slowest = 0.0
             for _ in range(stage.count):
-                clock = _Clock(models, rng, through_langchain)
+                clock = _Clock(models, rng, through_langchain, worst)
                 metrics = _stage_asks(stage, models, clock, metrics)
                 slowest = max(slowest, min(clock.seconds, stage.deadline_s or clock.seconds))
             seconds += slowest
         else:
-            clock = _Clock(models, rng, through_langchain)
+            clock = _Clock(models, rng, through_langchain, worst)
             metrics = _stage_asks(stage, models, clock, metrics)
             seconds += clock.seconds
     spent = used(metrics, 0, 0.0)
@@ -255,7 +276,7 @@ def full_graph_run(graph: str, seed: int) -> tuple[dict[str, float], ModelSet]:
     """One run of the compiled graph under the evaluation's perturbed models (rate 0.5, a fallback
     per role): what it used (wall time measured) and the model set its bound is computed for."""
     from evals.perturbed import PerturbedModel
-    from runtime.offline import OfflineModel
+    from runtime.standins.offline import OfflineModel
 
     started = time.monotonic()
     if graph == "delivery_chain":
@@ -292,7 +313,7 @@ class GraphFuzz:
     """One graph's fuzz: runs of each kind, the largest observed use, the bound, and violations."""
 
     bound: dict[str, float]
-    runs: dict[str, int] = field(default_factory=lambda: {"stage_composed": 0, "full_graph": 0})
+    runs: dict[str, int] = field(default_factory=lambda: {"stage_composed": 0, "worst_adversary": 0, "full_graph": 0})
     observed: dict[str, float] = field(default_factory=lambda: dict.fromkeys(CAP_NAMES, 0))
     violations: list[str] = field(default_factory=list)
 
@@ -309,6 +330,7 @@ class GraphFuzz:
 
 
 BoundOf = Callable[[str, ModelSet], Budget]
+WORST_EVERY = 10  # one stage-composed run in ten meets the adversary at its worst
 
 
 def fuzz_budget(runs: int, *, full_runs: int | None = None, seed: int = 0,
@@ -323,7 +345,9 @@ def fuzz_budget(runs: int, *, full_runs: int | None = None, seed: int = 0,
         bound = bound_of(graph, adversarial_models(seed)).as_dict()
         entry = results[graph] = GraphFuzz(bound={k: float(v) for k, v in bound.items()})
         for index in range(share - full):
-            entry.add("stage_composed", stage_composed_run(graph, seed + index), bound, seed + index)
+            worst = index % WORST_EVERY == WORST_EVERY - 1
+            entry.add("worst_adversary" if worst else "stage_composed",
+                      stage_composed_run(graph, seed + index, worst=worst), bound, seed + index)
         for index in range(full):
             spent, models = full_graph_run(graph, seed + index)
             entry.add("full_graph", spent, bound_of(graph, models).as_dict(), seed + index)

@@ -20,7 +20,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from runtime.models import ModelSet, default_model_set
+from runtime.llm.models import ModelSet, default_model_set
 from runtime.resources import ResourceResolver
 from evals.baselines import run_baseline
 from evals.perturbed import PERTURBATIONS, PerturbedModel, expand_kinds

@@ -59,14 +59,14 @@ from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantStat
 from nodes.assistant.tool_call import execute_tool
 from policies.pipeline_reply import delivery_outcome, tasklist_outcome
 from policies.slash_commands import DELIVERY_CHAIN, TASKLIST
-from runtime.calls import inline, node
-from runtime.context import model_set_of
-from runtime.embeddings import memory_index
-from runtime.models import ModelSet
-from runtime.mcp_tools import McpSource
-from runtime.registry import ToolRegistry
-from runtime.toolbox import chat_toolset
-from runtime.user_input import guard_input
+from runtime.execution.calls import inline, node
+from runtime.config.context import model_set_of
+from runtime.persistence.embeddings import memory_index
+from runtime.llm.models import ModelSet
+from runtime.tools.mcp_tools import McpSource
+from runtime.tools.registry import ToolRegistry
+from runtime.tools.toolbox import chat_toolset
+from runtime.execution.user_input import guard_input
 
 __all__ = ["AssistantContext", "AssistantState", "build_graph", "default_pipelines", "graph"]
 
@@ -150,7 +150,7 @@ def build_graph(
         AssistantState, context_schema=AssistantContext, input_schema=AssistantInput, output_schema=AssistantOutput
     )
     # Model- and store-calling nodes run sync under invoke and async under ainvoke; quick rule-only
-    # nodes run on the event loop under ainvoke (runtime/calls.py). Slash commands and tool
+    # nodes run on the event loop under ainvoke (runtime/execution/calls.py). Slash commands and tool
     # execution may block: they keep LangGraph's executor thread. Every node that decides where the
     # turn goes routes with Command (nodes/assistant/routing.py); ``destinations`` draws its branches.
     turn_start = routed(prepare_turn, partial(routing.route_input, pipelines=subgraphs))

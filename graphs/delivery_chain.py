@@ -25,15 +25,15 @@ from langgraph.graph import END, START, StateGraph
 from policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy, for_reviewers
 from policies.delivery_input import check_review_timeout
 from policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
-from runtime.calls import inline, node
+from runtime.execution.calls import inline, node
 from runtime.contracts import register_contracts
-from runtime.context import model_set_of
-from runtime.models import ModelSet
-from runtime.registry import ToolRegistry
-from runtime.toolbox import default_registry
-from runtime.user_input import guard_input
+from runtime.config.context import model_set_of
+from runtime.llm.models import ModelSet
+from runtime.tools.registry import ToolRegistry
+from runtime.tools.toolbox import default_registry
+from runtime.execution.user_input import guard_input
 from runtime.resources import ResourceResolver
-from runtime.settings import ROLES
+from runtime.config.settings import ROLES
 from nodes.delivery import routing
 from nodes.delivery.common import DeliveryDeps
 from nodes.delivery.context import DeliveryContext
@@ -88,7 +88,7 @@ def build_graph(
         DeliveryState, context_schema=DeliveryContext, input_schema=DeliveryInput, output_schema=DeliveryOutput
     )
     # Model-calling nodes run sync under invoke and async under ainvoke; quick rule-only nodes run on
-    # the event loop under ainvoke instead of an executor thread (runtime/calls.py).
+    # the event loop under ainvoke instead of an executor thread (runtime/execution/calls.py).
     # Every deciding node routes with Command; ``destinations`` lets Studio draw its branches.
     builder.add_node("load_context", node(load_context, deps=deps), destinations=routing.AFTER_LOAD)
     builder.add_node("supervisor_pre", node(supervisor_pre, deps=deps), destinations=routing.AFTER_PRE)

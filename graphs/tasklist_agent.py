@@ -33,11 +33,11 @@ from nodes.tasklist.intake import GRAPH_VERSION
 from nodes.tasklist.steps import nodes_by_action
 from policies.tasklist_machine import entry_action, exits, next_action, routes
 from policies.tasklist_review import check_review_decision
-from runtime.calls import inline, node
-from runtime.context import model_set_of
-from runtime.models import ModelSet
+from runtime.execution.calls import inline, node
+from runtime.config.context import model_set_of
+from runtime.llm.models import ModelSet
 from runtime.resources import ResourceResolver
-from runtime.user_input import guard_input
+from runtime.execution.user_input import guard_input
 
 # One node per action of the machine's table, from the steps the stages list; the edges are the table's too.
 NODES = nodes_by_action(STEPS)
@@ -73,7 +73,7 @@ def build_graph(
         # A step that waits on a model or reads a file is a generator: sync under invoke; under
         # ainvoke the model call is awaited and the file read runs in a worker thread. Every other
         # step is rules, state shaping or a review pause: under ainvoke it runs on the event loop,
-        # not in an executor thread (runtime/calls.py).
+        # not in an executor thread (runtime/execution/calls.py).
         wrap = node if inspect.isgeneratorfunction(function) else inline
         builder.add_node(name, wrap(function, name, deps=deps))
     builder.add_edge(START, entry_action())

@@ -29,7 +29,7 @@ APPROVAL_DECISIONS: tuple[Mapping[str, Any], ...] = (
     {"type": "edit", "args": {"...": "..."}},
 )
 # Why a tool call failed: no result within its deadline, a lost connection to its server, or the
-# tool's own error (runtime.failures classifies an exception into one).
+# tool's own error (runtime.llm.failures classifies an exception into one).
 DEADLINE = "deadline"
 CONNECTION = "connection"
 TOOL_ERROR = "tool_error"

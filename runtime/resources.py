@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from policies.redaction import redact, redact_secrets, truncate
-from runtime.paths import BUNDLED_DOCS, RESOURCES
+from runtime.config.paths import BUNDLED_DOCS, RESOURCES
 
 MAX_FILE_BYTES = 128 * 1024
 PROMPT_CHARS = 12_000

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.offline import OfflineModel
-from runtime.scripted import ScriptedModel
+from runtime.standins.offline import OfflineModel
+from runtime.standins.scripted import ScriptedModel
 
 
 class ApiRecorder:

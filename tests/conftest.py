@@ -10,7 +10,7 @@ def pytest_configure(config):
     # langchain-core's retry parameters still call tenacity's initial backoff "initial", which
     # tenacity deprecates; tests with a short backoff would otherwise warn on every retry wrapper.
     config.addinivalue_line("filterwarnings", "ignore:The 'initial' parameter is deprecated:DeprecationWarning")
-    config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker with the group (--dist loadgroup)")
+    config.addinivalue_line("markers", "xdist_group(name): run on one pytest-xdist worker with its group (loadgroup)")
 
 
 SHARED_SCOPES = ("session", "package", "module", "class")
@@ -109,7 +109,7 @@ def mcp_sessions_closed():
     """The MCP sessions a test opened in this process (its stdio servers) close when it ends: the
     process-wide pool keeps a session for minutes, which would leave servers running behind the test."""
     yield
-    tools = sys.modules.get("runtime.mcp_tools")
+    tools = sys.modules.get("runtime.tools.mcp_tools")
     if tools is not None:
         for scope in {scope for scope, _ in tools.SESSIONS.open_sessions()}:
             tools.SESSIONS.close_scope(scope)

@@ -119,7 +119,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_project_packages_are_all_checked():
     modules = project_modules()
     assert {name.partition(".")[0] for name in modules} == PACKAGES
-    assert {"runtime.contracts", "cli", "cli.diagrams", "evals.contracts", "runtime.toolbox"} <= set(modules)
+    assert {"runtime.contracts", "cli", "cli.diagrams", "evals.contracts", "runtime.tools.toolbox"} <= set(modules)
 
 
 def test_no_package_imports_a_layer_above_it():

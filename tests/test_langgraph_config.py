@@ -107,9 +107,9 @@ def test_the_assistants_persona_fields_are_in_studios_context_form():
 def test_the_contract_mode_choices_are_the_runtimes():
     from typing import get_args
 
-    from runtime.context import ContractMode
+    from runtime.config.context import ContractMode
     from runtime.contracts import CONTRACT_MODES
-    from runtime.settings import CONTRACT_MODES as SETTINGS_MODES
+    from runtime.config.settings import CONTRACT_MODES as SETTINGS_MODES
 
     assert get_args(ContractMode) == CONTRACT_MODES == SETTINGS_MODES
 

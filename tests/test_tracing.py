@@ -11,7 +11,7 @@ from langchain_core.tracers.schemas import Run
 
 from graphs.delivery_chain import build_graph
 from policies.tracing import TRACE_METADATA_ALLOWLIST
-from runtime.tracing import run_config
+from runtime.config.tracing import run_config
 
 SECRETS = ("sk-live-planted0123456789", "Bearer planted.token.value", "/home/alice/.ssh/id_rsa")
 REQUIREMENT = (

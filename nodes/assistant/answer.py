@@ -26,10 +26,10 @@ from policies.answer_check import (
 from policies.loop_guards import STOP_MESSAGES
 from policies.replanning import active_steps
 from policies.redaction import redact, redact_secrets, truncate
-from runtime.calls import Contract, Streamed
-from runtime.failures import stage_failure
-from runtime.run_ledger import CAP_CODE
-from runtime.steps import EXECUTION_FAILED, attempt, recorded_step
+from runtime.execution.calls import Contract, Streamed
+from runtime.llm.failures import stage_failure
+from runtime.execution.run_ledger import CAP_CODE
+from runtime.execution.steps import EXECUTION_FAILED, attempt, recorded_step
 from schemas.assistant import AssistantAnswer
 
 SUMMARY_LIMIT = 2000

@@ -2,7 +2,7 @@
 
 The pause names the tool, its exact arguments and the fingerprint of both (with the policy that
 asked); a decision naming another fingerprint is stale. A valid decision is *claimed* in the
-thread's checkpoint (``runtime.dispatch``) before anything happens: of two resumes racing for the same
+thread's checkpoint (``runtime.execution.dispatch``) before anything happens: of two resumes racing for the same
 pause, one runs the call and the other raises ``DecisionTaken``. The claim of an approved call is its
 dispatch record; when the run that wrote it ended before the call's result was saved, the pause is
 shown as a different question — the call may already have run — and only ``run_again`` runs it
@@ -33,11 +33,11 @@ from policies.approvals import (
 )
 from policies.elicitation import question_payload, server_reply
 from policies.tool_calls import APPROVAL_DECISIONS, read_answer, rejection_observation
-from runtime.dispatch import ReadClaims, TakeClaim, new_claim, thread_claims
-from runtime.mcp_tools import SESSIONS
-from runtime.registry import RegisteredTool
-from runtime.tool_runner import arg_issues
-from runtime.user_input import DecisionTaken, running_checkpoint
+from runtime.execution.dispatch import ReadClaims, TakeClaim, new_claim, thread_claims
+from runtime.tools.mcp_tools import SESSIONS
+from runtime.tools.registry import RegisteredTool
+from runtime.tools.runner import arg_issues
+from runtime.execution.user_input import DecisionTaken, running_checkpoint
 
 APPROVAL = "tool_approval"
 QUESTION = "question"

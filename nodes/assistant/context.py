@@ -7,10 +7,10 @@ from typing import Any
 
 from policies.mcp_config import parse_config
 from policies.memory import DEFAULT_SCOPE, SCOPES, MemoryScope
-from runtime.context import ReinsContext, model_field
-from runtime.flow_rules import parse_rules
+from runtime.config.context import ReinsContext, model_field
+from runtime.tools.flow_rules import parse_rules
 from nodes.assistant.state import PersonaExample
-from runtime.persona import parse_persona
+from runtime.config.persona import parse_persona
 
 
 

@@ -16,9 +16,9 @@ from policies.data_flow import FlowDecision, FlowTool, TurnRecord, decide, prove
 from policies.flow_replay import flow_record
 from policies.provenance import sources_of
 from policies.tool_approval import Approval
-from runtime.flow_rules import rules_in_force
-from runtime.registry import RegisteredTool, ScopedTools
-from runtime.settings import Settings
+from runtime.tools.flow_rules import rules_in_force
+from runtime.tools.registry import RegisteredTool, ScopedTools
+from runtime.config.settings import Settings
 from schemas.flow_rules import FlowRule
 
 FLOW = "flow"  # the key of the decision on a pending call

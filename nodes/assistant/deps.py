@@ -11,13 +11,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.assistant.context import AssistantContext
-from runtime.calls import OffLoop
-from runtime.context import resolve_contract_mode, resolve_models
-from runtime.models import ModelSet
-from runtime.progress import Progress
-from runtime.mcp_tools import load_mcp_tools
-from runtime.registry import ScopedTools
-from runtime.settings import TASK_ROLES, VISION_ROLE, Settings
+from runtime.execution.calls import OffLoop
+from runtime.config.context import resolve_contract_mode, resolve_models
+from runtime.llm.models import ModelSet
+from runtime.execution.progress import Progress
+from runtime.tools.mcp_tools import load_mcp_tools
+from runtime.tools.registry import ScopedTools
+from runtime.config.settings import TASK_ROLES, VISION_ROLE, Settings
 
 WORKFLOW = "assistant"
 

@@ -39,13 +39,13 @@ from policies.loop_guards import (
 from policies.redaction import redact
 from policies.tool_approval import Approval
 from policies.tool_calls import batch, question_allowed
-from runtime.calls import ToolTurn
-from runtime.chat_tools import ASK_USER
-from runtime.messages import with_text_tool_calls
-from runtime.registry import OFFERED_NAME, ScopedTools
-from runtime.run_ledger import CAP_CODE, BudgetCapReached
-from runtime.steps import attempt, recorded_step
-from runtime.tool_runner import arg_issues
+from runtime.execution.calls import ToolTurn
+from runtime.tools.chat_tools import ASK_USER
+from runtime.llm.messages import with_text_tool_calls
+from runtime.tools.registry import OFFERED_NAME, ScopedTools
+from runtime.execution.run_ledger import CAP_CODE, BudgetCapReached
+from runtime.execution.steps import attempt, recorded_step
+from runtime.tools.runner import arg_issues
 from schemas.assistant import AssistantStep
 
 MODEL_ERROR = "model_error"

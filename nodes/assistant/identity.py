@@ -45,7 +45,7 @@ def _as_started(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]
     context = context_as_started(runtime.context, state.get("identity"))
     if context is runtime.context:
         return kwargs
-    # The tools a node runs get this runtime too (``runtime.tool_runner.RunTool``).
+    # The tools a node runs get this runtime too (``runtime.tools.runner.RunTool``).
     return {**kwargs, "runtime": runtime.override(context=context)}
 
 

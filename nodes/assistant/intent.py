@@ -12,10 +12,10 @@ from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps, progress_for
 from nodes.assistant.prompts import intent_messages
 from nodes.assistant.state import AssistantState, NodeSteps, Plan, traced
-from runtime.calls import Contract
-from runtime.failures import stage_failure
-from runtime.registry import ScopedTools
-from runtime.steps import EXECUTION_FAILED, attempt, recorded_step
+from runtime.execution.calls import Contract
+from runtime.llm.failures import stage_failure
+from runtime.tools.registry import ScopedTools
+from runtime.execution.steps import EXECUTION_FAILED, attempt, recorded_step
 from schemas.assistant import AssistantIntent, AssistantPlan
 
 

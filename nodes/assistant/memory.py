@@ -37,11 +37,11 @@ from policies.redaction import redact, was_redacted
 from policies.skill_drafts import topic_of
 from policies.slash_commands import parse_slash
 from policies.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
-from runtime.calls import Contract, OffLoop, StorePut, StoreSearch
-from runtime.messages import message_text
-from runtime.persona import context_persona
-from runtime.settings import VISION_ROLE
-from runtime.steps import attempt, recorded_step
+from runtime.execution.calls import Contract, OffLoop, StorePut, StoreSearch
+from runtime.llm.messages import message_text
+from runtime.config.persona import context_persona
+from runtime.config.settings import VISION_ROLE
+from runtime.execution.steps import attempt, recorded_step
 from schemas.assistant import AssistantReflection, MemoryNote
 
 MAX_NOTES_SCANNED = 200
@@ -134,7 +134,7 @@ def prepare_turn(
         step.summary = f"{len(conversation)} earlier message(s) in the window, {len(removed)} dropped"
         if recollections:
             step.summary += f"; {len(recollections)} recollection(s) injected"
-        if was_redacted(text):  # the message was redacted before it was stored (runtime/user_input.py)
+        if was_redacted(text):  # the message was redacted before it was stored (runtime/execution/user_input.py)
             step.summary += "; a secret in the message was redacted before it was stored or sent to a model"
         if skills:
             step.summary += f"; {len(skills)} skill(s) listed" + (f" ({skills_note})" if skills_note else "")

@@ -26,8 +26,8 @@ from nodes.assistant.slash import REPLY_LIMIT, reply_update
 from nodes.assistant.state import AssistantState, NodeSteps, PipelineOutcome, PipelineReview, traced
 from policies.redaction import redact
 from policies.slash_commands import parse_slash, pipeline_verdict
-from runtime.calls import Subgraph, node
-from runtime.steps import attempt, recorded_step
+from runtime.execution.calls import Subgraph, node
+from runtime.execution.steps import attempt, recorded_step
 
 
 def node_name(command: str) -> str:

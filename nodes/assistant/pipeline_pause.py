@@ -27,7 +27,7 @@ from typing_extensions import TypedDict
 
 from policies.redaction import redact
 from policies.terminal_text import printable
-from runtime.calls import Subgraph, node
+from runtime.execution.calls import Subgraph, node
 
 QUESTION_LIMIT = 300
 DETAIL_LIMIT = 400

@@ -15,8 +15,8 @@ from nodes.assistant.intent import available_plan
 from nodes.assistant.prompts import replan_messages
 from nodes.assistant.state import AssistantState, NodeSteps, Plan, traced
 from policies.replanning import CONTINUE, REPLAN, RevisionDecision, decide_revision, merge_replan
-from runtime.calls import Contract
-from runtime.steps import attempt, recorded_step
+from runtime.execution.calls import Contract
+from runtime.execution.steps import attempt, recorded_step
 from schemas.assistant import AssistantReplan
 
 

@@ -59,7 +59,7 @@ def route_intent(state: AssistantState) -> str:
 
 
 def routed(node: Callable[..., Any], route: Route) -> Callable[..., Any]:
-    """``node`` (a plain function or a generator of requests, as ``runtime.calls`` runs it) routing
+    """``node`` (a plain function or a generator of requests, as ``runtime.execution.calls`` runs it) routing
     with ``Command``: its update, and where ``route`` sends the turn from there."""
 
     def command(state: AssistantState, update: Any) -> Command:

@@ -22,9 +22,9 @@ from nodes.assistant.prompts import skill_draft_messages
 from nodes.assistant.state import AssistantState, NodeSteps, SkillDraftRecord, Update, traced
 from policies.memory import user_namespace
 from policies.skill_drafts import APPROVED, DECISIONS, MIN_SUCCESSES, PENDING, REJECTED, check_draft_decision, draft_due, topic_key
-from runtime.calls import Contract, StorePut, StoreSearch
-from runtime.skill_tools import MAX_DRAFTS_SCANNED
-from runtime.steps import attempt, recorded_step
+from runtime.execution.calls import Contract, StorePut, StoreSearch
+from runtime.tools.skill_tools import MAX_DRAFTS_SCANNED
+from runtime.execution.steps import attempt, recorded_step
 from schemas.assistant import MemoryNote
 from schemas.skills import SkillDraft
 

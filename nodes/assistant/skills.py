@@ -12,11 +12,11 @@ from langgraph.runtime import Runtime
 from nodes.assistant.context import AssistantContext
 from policies.memory import user_namespace
 from policies.skills import index_lines
-from runtime.calls import StoreSearch
-from runtime.calls import OffLoop
+from runtime.execution.calls import StoreSearch
+from runtime.execution.calls import OffLoop
 from runtime.resources import ResourceError
-from runtime.skill_tools import MAX_DRAFTS_SCANNED
-from runtime.skills import SkillCatalog, approved_drafts, load_catalog
+from runtime.tools.skill_tools import MAX_DRAFTS_SCANNED
+from runtime.tools.skills import SkillCatalog, approved_drafts, load_catalog
 
 
 def skills_index(runtime: Runtime[AssistantContext], tool_names: tuple[str, ...]) -> Generator[Any, Any, tuple[list[str], str]]:

@@ -20,8 +20,8 @@ from policies.slash_commands import (
     unknown_command_message,
     usage_problem,
 )
-from runtime.registry import ScopedTools
-from runtime.steps import recorded_step
+from runtime.tools.registry import ScopedTools
+from runtime.execution.steps import recorded_step
 from schemas.assistant import Verdict
 from schemas.trace import TraceRecord
 

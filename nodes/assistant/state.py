@@ -16,8 +16,8 @@ from langgraph.types import Overwrite
 # typing_extensions: pydantic builds the graph's JSON schemas from these on Python 3.11.
 from typing_extensions import NotRequired, TypedDict
 
-from runtime.steps import METRICS_KEY, ContractMetrics
-from runtime.user_input import add_redacted_messages
+from runtime.execution.steps import METRICS_KEY, ContractMetrics
+from runtime.execution.user_input import add_redacted_messages
 from schemas.assistant import Intent, Verdict
 from schemas.trace import TraceRecord
 
@@ -148,7 +148,7 @@ class PersonaExample(TypedDict):
 
 
 class Persona(TypedDict):
-    """The user's instructions and few-shot examples for this turn's prompts (runtime.persona)."""
+    """The user's instructions and few-shot examples for this turn's prompts (runtime.config.persona)."""
 
     instructions: str
     examples: list[PersonaExample]

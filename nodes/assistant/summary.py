@@ -12,8 +12,8 @@ from nodes.assistant.context import AssistantContext
 from nodes.assistant.deps import AssistantDeps
 from nodes.assistant.prompts import summary_messages
 from nodes.assistant.state import Turn
-from runtime.calls import Contract
-from runtime.steps import attempt
+from runtime.execution.calls import Contract
+from runtime.execution.steps import attempt
 from schemas.assistant import AssistantSummary
 
 

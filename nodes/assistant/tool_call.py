@@ -1,5 +1,5 @@
 """One tool call of a step (``execute_tool``, one ``Send`` per call): pause first when the rules
-say so, then run it through ``runtime.tool_runner`` and hand the observation to ``observe``.
+say so, then run it through ``runtime.tools.runner`` and hand the observation to ``observe``.
 
 - A side-effecting call pauses the thread with ``interrupt`` *before* it runs
   (``nodes.assistant.approval``): an approval covers this call with these arguments only and is
@@ -30,12 +30,12 @@ from policies.answer_check import assign_plan_step
 from policies.approvals import IDEMPOTENCY_META, call_fingerprint, idempotency_key
 from policies.replanning import active_steps
 from policies.tool_calls import should_dispatch_again
-from runtime.mcp_tools import SESSIONS
-from runtime.registry import RegisteredTool
-from runtime.run_ledger import CAP_CODE, BudgetCapReached
-from runtime.steps import recorded_step
-from runtime.tool_runner import QUESTION_TAKEN, CallResult, RunTool, digest
-from runtime.user_input import DecisionTaken
+from runtime.tools.mcp_tools import SESSIONS
+from runtime.tools.registry import RegisteredTool
+from runtime.execution.run_ledger import CAP_CODE, BudgetCapReached
+from runtime.execution.steps import recorded_step
+from runtime.tools.runner import QUESTION_TAKEN, CallResult, RunTool, digest
+from runtime.execution.user_input import DecisionTaken
 
 
 def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, call_id: str, runtime: Any,

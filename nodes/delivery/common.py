@@ -15,13 +15,13 @@ from policies.deadlines import contract_deadline_s
 from policies.delegation import DEFAULT_POLICY, PLAN_TOOL, TASK_TOOL, DelegationPolicy
 from policies.redaction import redact, redact_mapping
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
-from runtime.context import resolve_contract_mode, resolve_models
-from runtime.failures import failure_cause
-from runtime.models import ModelSet
-from runtime.progress import Progress
-from runtime.registry import ScopedTools, SubagentToolDefinition
+from runtime.config.context import resolve_contract_mode, resolve_models
+from runtime.llm.failures import failure_cause
+from runtime.llm.models import ModelSet
+from runtime.execution.progress import Progress
+from runtime.tools.registry import ScopedTools, SubagentToolDefinition
 from runtime.resources import ResourceResolver
-from runtime.steps import Attempt, failure_label, trace_record
+from runtime.execution.steps import Attempt, failure_label, trace_record
 from schemas.trace import TraceRecord
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.state import ArtifactRecord, DeliveryState, Failure, ToolResultView

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from policies.delivery_input import check_review_timeout
-from runtime.context import ReinsContext, model_field
+from runtime.config.context import ReinsContext, model_field
 
 
 @dataclass(kw_only=True)

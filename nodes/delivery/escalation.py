@@ -13,8 +13,8 @@ from __future__ import annotations
 from langgraph.types import Command
 
 from policies.escalation import escalation_allowed
-from runtime.escalation import escalated, escalation_label
-from runtime.models import ModelSet
+from runtime.llm.escalation import escalated, escalation_label
+from runtime.llm.models import ModelSet
 from nodes.delivery.common import trace
 from nodes.delivery.routing import refusals_in_turn
 from nodes.delivery.state import DeliveryState, ManagerRefusal

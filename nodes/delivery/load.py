@@ -14,9 +14,9 @@ from langgraph.types import Command
 
 from policies.delivery_input import classify_delivery_input
 from policies.redaction import redact, was_redacted
-from runtime.calls import OffLoop
+from runtime.execution.calls import OffLoop
 from runtime.resources import ResourceError, ResourceNotFound
-from runtime.steps import recorded_step
+from runtime.execution.steps import recorded_step
 from nodes.delivery.common import DeliveryDeps, fail, progress
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS

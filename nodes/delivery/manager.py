@@ -28,10 +28,10 @@ from policies.manager_reask import UNPARSED_ARGS, fit_advisory_args
 from policies.second_attempt import reask_temperature
 from policies.text_tool_calls import recover_text_tool_calls
 from policies.truncation import TRUNCATED, is_truncated
-from runtime.calls import ToolTurn
-from runtime.messages import message_text
-from runtime.models import ModelSet
-from runtime.steps import attempt, recorded_step
+from runtime.execution.calls import ToolTurn
+from runtime.llm.messages import message_text
+from runtime.llm.models import ModelSet
+from runtime.execution.steps import attempt, recorded_step
 from schemas.delivery import WORK_ARTIFACTS
 from nodes.delivery.common import DeliveryDeps, call_failed, fail, progress
 from nodes.delivery.context import DeliveryContext

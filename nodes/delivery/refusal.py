@@ -18,7 +18,7 @@ from policies.guard_coverage import declare
 from policies.manager_reask import describe_issues, refusal_issues
 from policies.second_attempt import reask_temperature, repair_output_bound
 from policies.truncation import TRUNCATED
-from runtime.models import RolePolicy
+from runtime.llm.models import RolePolicy
 from nodes.delivery.common import DeliveryDeps, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.escalation import escalate_refused_turn

@@ -15,12 +15,12 @@ from policies.delivery_report import narrative, render_delivery_report
 from policies.model_notice import fallback_warnings
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from policies.revision import status_after_revision
-from runtime.calls import Contract
-from runtime.budget import budget_line, used, worst_case
-from runtime.run_ledger import refusal_notes
-from runtime.models import served_by_stand_in
+from runtime.execution.calls import Contract
+from runtime.execution.budget import budget_line, used, worst_case
+from runtime.execution.run_ledger import refusal_notes
+from runtime.llm.models import served_by_stand_in
 from runtime.contracts import CONTRACT_ROLES, fallbacks_per_role, merge_metrics, metrics_totals, models_served
-from runtime.steps import attempt, recorded_step
+from runtime.execution.steps import attempt, recorded_step
 from schemas.delivery import PolishedSummary, RuntimeArtifact
 from schemas.trace import TraceRecord
 from nodes.delivery.common import DeliveryDeps, artifact_id, progress, trace
@@ -102,7 +102,7 @@ def public_metrics(state: DeliveryState) -> RunMetrics:
 
 
 def run_budget(state: DeliveryState, runtime: Runtime[DeliveryContext] | None, deps: DeliveryDeps) -> RunBudget:
-    """What the run used beside the most its configuration allows (``runtime.budget``)."""
+    """What the run used beside the most its configuration allows (``runtime.execution.budget``)."""
     models = deps.models_for(runtime)
     worst = worst_case("delivery_chain", models, contract_mode=deps.mode_for(runtime), policy=deps.policy,
                        reviewers=deps.reviewers, polish=deps.polish_enabled(runtime),

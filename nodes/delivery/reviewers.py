@@ -15,10 +15,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from runtime.calls import Contract, Within
+from runtime.execution.calls import Contract, Within
 from runtime.contracts import ContractError
-from runtime.failures import failure_cause
-from runtime.steps import attempt, failure_code
+from runtime.llm.failures import failure_cause
+from runtime.execution.steps import attempt, failure_code
 from nodes.delivery.common import DeliveryDeps, clean, trace
 from nodes.delivery.context import DeliveryContext
 from nodes.delivery.prompts import worker_messages

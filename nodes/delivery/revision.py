@@ -16,9 +16,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from policies.delegation import PLAN_TOOL, TASK_TOOL
-from runtime.calls import Contract
-from runtime.failures import failure_cause
-from runtime.steps import attempt, recorded_step
+from runtime.execution.calls import Contract
+from runtime.llm.failures import failure_cause
+from runtime.execution.steps import attempt, recorded_step
 from schemas.delivery import DeliveryPlan, DeliveryTasks
 from nodes.delivery.common import DeliveryDeps, artifact_record, clean, progress, without_markdown
 from nodes.delivery.context import DeliveryContext

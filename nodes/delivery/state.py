@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
-from runtime.steps import ContractMetrics
+from runtime.execution.steps import ContractMetrics
 from schemas.delivery import PreBranch, ReviewerOutcome, RunStatus
 from schemas.trace import TraceRecord
 

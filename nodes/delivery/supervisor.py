@@ -14,8 +14,8 @@ from langgraph.types import Command
 
 from policies.delegation import validate_exact_reviewer_roles
 from policies.revision import derive_post_review_decision
-from runtime.calls import Contract
-from runtime.steps import attempt, failure_label, recorded_step
+from runtime.execution.calls import Contract
+from runtime.execution.steps import attempt, failure_label, recorded_step
 from schemas.delivery import SupervisorPostGuidance, pre_decision_schema
 from schemas.trace import TraceRecord
 from nodes.delivery.common import DeliveryDeps, call_failed, clean, progress, trace

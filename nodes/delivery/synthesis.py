@@ -9,7 +9,7 @@ from langgraph.types import Command
 
 from policies.review_bundle import build_review_bundle
 from policies.reviewers import count_word
-from runtime.steps import recorded_step
+from runtime.execution.steps import recorded_step
 from nodes.delivery.common import DeliveryDeps, progress
 from nodes.delivery.routing import after_synthesis
 from nodes.delivery.state import AfterSynthesis, DeliveryState, Failure

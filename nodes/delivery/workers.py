@@ -18,8 +18,8 @@ from pydantic import BaseModel
 
 from policies.delegation import PLAN_TOOL, TASK_TOOL
 from policies.redaction import redact
-from runtime.calls import Contract
-from runtime.steps import attempt, recorded_step
+from runtime.execution.calls import Contract
+from runtime.execution.steps import attempt, recorded_step
 from schemas.delivery import DeliveryPlan, DeliveryTasks, SubagentToolResult
 from nodes.delivery.common import (
     DeliveryDeps,

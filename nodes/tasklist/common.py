@@ -8,12 +8,12 @@ from langgraph.runtime import Runtime
 
 from policies.redaction import redact
 from policies.tasklist_machine import Counters, Limits, Machine, Verdict, limits_for
-from runtime.context import resolve_contract_mode, resolve_models
-from runtime.failures import stage_failure
-from runtime.models import ModelSet
-from runtime.progress import Progress
+from runtime.config.context import resolve_contract_mode, resolve_models
+from runtime.llm.failures import stage_failure
+from runtime.llm.models import ModelSet
+from runtime.execution.progress import Progress
 from runtime.resources import ResourceResolver
-from runtime.steps import CONTRACT_FAILURE, TIMEOUT, Attempt, RecordedStep, trace_record
+from runtime.execution.steps import CONTRACT_FAILURE, TIMEOUT, Attempt, RecordedStep, trace_record
 from nodes.tasklist.state import TasklistState
 from nodes.tasklist.context import TasklistContext
 

@@ -12,8 +12,8 @@ from policies.tasklist_structure import (
     enforce_header,
     validate_tasklist_structure,
 )
-from runtime.calls import Text
-from runtime.steps import attempt
+from runtime.execution.calls import Text
+from runtime.execution.steps import attempt
 from nodes.tasklist import prompts
 from nodes.tasklist.intake import the_plan
 from nodes.tasklist.review import await_review, review_rejected

@@ -12,10 +12,10 @@ from langgraph.runtime import Runtime
 from policies.redaction import redact, was_redacted
 from policies.tasklist_plan import REFERENCE_MESSAGES, allowed_actions, assess_readiness, extract_plan, plan_reference
 from policies.tasklist_machine import Counters
-from runtime.calls import OffLoop
+from runtime.execution.calls import OffLoop
 from runtime.resources import ResourceError
-from runtime.tracing import new_run_id
-from runtime.steps import trace_record
+from runtime.config.tracing import new_run_id
+from runtime.execution.steps import trace_record
 from nodes.tasklist.common import TasklistDeps, progress_of
 from nodes.tasklist.steps import Admission, StepRun, guarded
 from nodes.tasklist.state import TasklistState
@@ -52,7 +52,7 @@ def open_run(state: TasklistState, runtime: Runtime[TasklistContext] | None, dep
         "limits": deps.limits(human_review).as_dict(),
         "counters": Counters().as_dict(),
         "status": "idle",
-        # The request was redacted before it was stored (runtime/user_input.py); say so.
+        # The request was redacted before it was stored (runtime/execution/user_input.py); say so.
         "manual_review_items": [INPUT_REDACTED_ITEM] if was_redacted(state.get("request")) else [],
     }
     progress_of(started).start("Tasklist agent")

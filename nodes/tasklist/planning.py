@@ -9,9 +9,9 @@ from typing import Any
 
 from policies.redaction import redact_mapping
 from policies.tasklist_review import CONTEXT_READ_FAILED_TITLE, manual_item
-from runtime.calls import Contract, OffLoop
+from runtime.execution.calls import Contract, OffLoop
 from runtime.resources import PROMPT_CHARS, ResourceError, cut_for_prompt
-from runtime.steps import attempt
+from runtime.execution.steps import attempt
 from schemas.tasklist import PlanningDecision
 from nodes.tasklist import prompts
 from nodes.tasklist.common import stop

@@ -16,7 +16,7 @@ from pydantic import Field
 # needs its TypedDict (and NotRequired with it).
 from typing_extensions import NotRequired, TypedDict
 
-from runtime.steps import ContractMetrics
+from runtime.execution.steps import ContractMetrics
 from schemas.trace import TraceRecord
 
 

@@ -35,9 +35,9 @@ from policies.tasklist_machine import (
     leads_to,
 )
 from policies.tasklist_replay import guard_record
-from runtime.calls import drive
-from runtime.models import ModelSet
-from runtime.steps import Attempt, RecordedStep, recorded_step
+from runtime.execution.calls import drive
+from runtime.llm.models import ModelSet
+from runtime.execution.steps import Attempt, RecordedStep, recorded_step
 from nodes.tasklist.common import TasklistDeps, machine_of, model_failed, progress_of, refused
 from nodes.tasklist.state import GuardRecord, TasklistState
 from nodes.tasklist.context import TasklistContext
@@ -186,7 +186,7 @@ def guarded(
     spec = _Step(action, step_id or action.replace("_", "-"), title, acts_on, admits)
 
     def decorate(body: Body) -> Callable[..., Any]:
-        # A body that waits on a model is a generator, and so is its node (runtime/calls.py runs it
+        # A body that waits on a model is a generator, and so is its node (runtime/execution/calls.py runs it
         # sync or async); any other body makes a plain node, which must stay quick and local (the
         # graph runs it on the event loop under ainvoke).
         if inspect.isgeneratorfunction(body):

@@ -7,8 +7,8 @@ from policies.guard_coverage import declare
 
 from policies.redaction import redact, redact_mapping
 from policies.tasklist_review import strategy_review_options
-from runtime.calls import Contract
-from runtime.steps import attempt
+from runtime.execution.calls import Contract
+from runtime.execution.steps import attempt
 from schemas.tasklist import TasklistStrategy
 from nodes.tasklist import prompts
 from nodes.tasklist.review import await_review, review_rejected

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from runtime.registry import ToolRegistry
-from runtime.scripted import ScriptedModel
+from runtime.tools.registry import ToolRegistry
+from runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import Runner, chat_registry
 
 

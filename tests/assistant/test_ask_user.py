@@ -7,9 +7,9 @@ import pytest
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 
-from runtime.registry import RegisteredTool
-from runtime.scripted import ScriptedModel
-from runtime.user_input import ResumeRefused
+from runtime.tools.registry import RegisteredTool
+from runtime.standins.scripted import ScriptedModel
+from runtime.execution.user_input import ResumeRefused
 from tests.assistant.helpers import Runner, answer, chat_registry, complex_, tool_call
 
 THREAD = {"configurable": {"thread_id": "t1"}}

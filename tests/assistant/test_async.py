@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from graphs.assistant import build_graph
-from runtime.models import ModelSet
+from runtime.llm.models import ModelSet
 from tests.api_recorder import RecordingOfflineModel
 from tests.assistant.helpers import chat_registry
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pexpect
@@ -44,12 +46,32 @@ class Screen:
         return [line.rstrip() for line in self.screen.display]
 
 
+def _ctrl_c_as_on_a_terminal() -> None:
+    """Ctrl-C reaches the program as in a terminal's shell even when the suite itself was started in
+    the background (where SIGINT is inherited ignored, and Python then keeps it ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _spawn(args: list[str], env: dict[str, str], cwd: Path) -> pexpect.spawn:
     """The command on a pseudo-terminal; everything it writes is kept in ``child.logfile_read``."""
     child = pexpect.spawn(sys.executable, ["-m", "cli", *args], env=env, cwd=str(cwd), encoding="utf-8",
-                          dimensions=(ROWS, COLUMNS), timeout=WAIT_S)
+                          dimensions=(ROWS, COLUMNS), timeout=WAIT_S, preexec_fn=_ctrl_c_as_on_a_terminal)
     child.logfile_read = io.StringIO()
     return child
+
+
+def _reading_the_prompt(child: pexpect.spawn) -> None:
+    """Wait until the program blocks in its prompt's read (Linux: its main thread's kernel wait, a
+    terminal read or readline's select). ``input()`` looks for a signal only when that wait is
+    interrupted, so a Ctrl-C that lands between the prompt being written and the wait starting is
+    not seen until the next key."""
+    wchan = Path(f"/proc/{child.pid}/wchan")
+    if not wchan.exists():  # no /proc: nothing to wait on
+        return
+    deadline = time.monotonic() + WAIT_S  # only a bound on a broken run
+    while not any(word in wchan.read_text() for word in ("wait_woken", "n_tty_read", "poll", "select")):
+        assert child.isalive() and time.monotonic() < deadline
+        time.sleep(0.01)
 
 
 def test_chat_once_leaves_the_answer_on_the_final_screen(tmp_path):
@@ -103,8 +125,11 @@ def test_ctrl_c_cancels_the_turn_returns_to_the_prompt_and_the_thread_resumes(st
         child.expect("finishing the interrupted turn")
         child.expect(r"\[success\]")
         child.expect("you> ")
+        _reading_the_prompt(child)
         child.sendintr()  # Ctrl-C at the prompt: a hint first …
         child.expect("Ctrl-C again")
+        child.expect("you> ")
+        _reading_the_prompt(child)
         child.sendintr()  # … and a second one quits
         child.expect(pexpect.EOF)
     finally:

@@ -1,4 +1,4 @@
-"""runtime/chat_tools.py: the four chat tools, their limits, and their scope."""
+"""runtime/tools/chat_tools.py: the four chat tools, their limits, and their scope."""
 
 import threading
 from datetime import datetime, timezone
@@ -6,10 +6,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from runtime import chat_tools
-from runtime.chat_tools import ToolFailure, calculator, clock
-from runtime.registry import RegisteredTool, SubagentToolDefinition, ToolRegistry
-from runtime.toolbox import default_registry
+from runtime.tools import chat_tools
+from runtime.tools.chat_tools import ToolFailure, calculator, clock
+from runtime.tools.registry import RegisteredTool, SubagentToolDefinition, ToolRegistry
+from runtime.tools.toolbox import default_registry
 from schemas.assistant import ToolCall
 
 from tests.assistant.helpers import CHAT_TOOLS

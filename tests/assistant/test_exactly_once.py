@@ -44,7 +44,7 @@ BAD_VALUES = {
 
 def _graph(saver, mcp):
     from graphs.assistant import build_graph
-    from runtime.offline import OfflineModel
+    from runtime.standins.offline import OfflineModel
 
     return build_graph(models=OfflineModel(), checkpointer=saver, mcp_config=mcp, store=None)
 
@@ -55,7 +55,7 @@ def paused(tmp_path):
     (open a graph on the same database, the server's record, the database)."""
     from langchain_core.messages import HumanMessage
 
-    from runtime.checkpoint import open_checkpointer
+    from runtime.persistence.checkpoint import open_checkpointer
 
     record, db = tmp_path / "executions.jsonl", tmp_path / "checkpoints.db"
     mcp = config(notes=stdio_server(record, slow_s=1.5))
@@ -73,7 +73,7 @@ def paused(tmp_path):
 
 
 def test_two_racing_resumes_run_the_call_once_and_the_other_is_refused(paused):
-    from runtime.user_input import DecisionTaken, ResumeRefused
+    from runtime.execution.user_input import DecisionTaken, ResumeRefused
 
     opened, mcp, record, _ = paused
     barrier, outcomes = threading.Barrier(2), []
@@ -103,7 +103,7 @@ def test_two_racing_resumes_run_the_call_once_and_the_other_is_refused(paused):
 
 @pytest.mark.parametrize("value", BAD_VALUES.values(), ids=BAD_VALUES.keys())
 def test_a_bad_value_leaves_the_call_paused_and_answerable(paused, value):
-    from runtime.user_input import ResumeRefused
+    from runtime.execution.user_input import ResumeRefused
 
     opened, mcp, record, _ = paused
     with opened() as saver:
@@ -118,7 +118,7 @@ def test_a_bad_value_leaves_the_call_paused_and_answerable(paused, value):
 
 
 def test_a_decision_is_bound_to_the_call_it_names(paused):
-    from runtime.user_input import ResumeRefused
+    from runtime.execution.user_input import ResumeRefused
 
     opened, mcp, record, _ = paused
     with opened() as saver:
@@ -139,8 +139,8 @@ _RESUME_IN_A_CHILD = """
 import json, sys
 from langgraph.types import Command
 from graphs.assistant import build_graph
-from runtime.checkpoint import open_checkpointer
-from runtime.offline import OfflineModel
+from runtime.persistence.checkpoint import open_checkpointer
+from runtime.standins.offline import OfflineModel
 with open_checkpointer("sqlite", path=sys.argv[1]) as saver:
     graph = build_graph(models=OfflineModel(), checkpointer=saver, mcp_config=json.loads(sys.argv[2]), store=None)
     graph.invoke(Command(resume={"type": "approve"}), {"configurable": {"thread_id": "t1"}}, durability="sync")
@@ -159,7 +159,7 @@ def _kill_when_dispatched(proc: subprocess.Popen, record: Path, timeout_s: float
 
 
 def test_after_a_kill_mid_write_the_thread_asks_and_never_repeats_implicitly(paused):
-    from runtime.user_input import ResumeRefused
+    from runtime.execution.user_input import ResumeRefused
 
     opened, _, record, db = paused
     mcp = config(notes=stdio_server(record, slow_s=60))  # the write stays in flight until the kill
@@ -220,21 +220,26 @@ def test_cli_two_racing_resumes_one_runs_one_is_refused(cli_env):
     (refusal,) = [err for code, err in results if code == EXIT_BAD_INPUT]
     line = refusal.strip().splitlines()[-1]
     assert line.startswith("reins: error: resume refused: ") and "Traceback" not in refusal
-    assert "already taken" in line or "not waiting for a decision" in line
+    # Refused at the claim, or (on a slow machine, the second process starting late) after the first
+    # finished the turn: either way a clear refusal, and the write ran once.
+    refusals = ("already taken", "not waiting for a decision", "no question or approval waiting")
+    assert any(why in line for why in refusals)
     assert executions(record) == [json.dumps({"tool": "slow_note", "text": "buy milk"})]
 
 
-BAD_VALUES = {"a list as the type": json.dumps({"type": ["approve"]}), "5,000 levels deep": "[" * 5000 + "]" * 5000,
-              "2 MB": json.dumps({"type": "approve", "note": "x" * 2_000_000})}
+# The bad values as typed on the command line (json cannot write 5,000 levels: that one is spelled out).
+TYPED_BAD_VALUES = {kind: "[" * 5000 + "]" * 5000 if kind == "5,000 levels deep" else json.dumps(value)
+                    for kind, value in BAD_VALUES.items()}
 
 
 def test_cli_bad_values_are_refused_and_a_following_approve_runs_once(cli_env):
     # One paused call takes every bad value in turn: each is refused and leaves the call paused.
     cwd, record, env, _ = cli_env
     fingerprint = _pause_in_cli(cwd, env)
-    for kind, value in BAD_VALUES.items():
+    for kind, value in TYPED_BAD_VALUES.items():
         refused = _reins(cwd, env, "resume", "t1", "--decision", "-", stdin=value)
-        assert refused.returncode == EXIT_BAD_INPUT and "Traceback" not in refused.stderr, (kind, refused.stderr[-2000:])
+        assert refused.returncode == EXIT_BAD_INPUT, (kind, refused.stderr[-2000:])
+        assert "Traceback" not in refused.stderr, kind
         assert len(refused.stderr.strip().splitlines()) == 1, kind
     stale = _reins(cwd, env, "resume", "t1", "--decision", json.dumps({**APPROVE, "fingerprint": "f" * 16}))
     assert stale.returncode == EXIT_BAD_INPUT and "stale decision" in stale.stderr

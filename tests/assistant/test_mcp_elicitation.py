@@ -9,7 +9,7 @@ import json
 import pytest
 from langgraph.types import Command
 
-from runtime.scripted import ScriptedModel
+from runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import Runner, answer, chat_registry, simple, tool_call
 from tests.assistant.mcp.servers import config, executions, stdio_server
 
@@ -102,7 +102,7 @@ def test_reins_chat_asks_the_servers_question_at_the_prompt(notes, monkeypatch, 
 def test_two_racing_answers_reach_the_server_once_and_the_other_is_refused(notes):
     import threading
 
-    from runtime.user_input import ResumeRefused
+    from runtime.execution.user_input import ResumeRefused
 
     mcp, record = notes
     run = _runner(mcp)
@@ -130,8 +130,8 @@ def test_two_racing_answers_reach_the_server_once_and_the_other_is_refused(notes
 
 
 def test_an_answer_the_call_can_no_longer_receive_is_refused_and_nothing_is_sent_again(notes):
-    from runtime.mcp_tools import SESSIONS
-    from runtime.user_input import ResumeRefused
+    from runtime.tools.mcp_tools import SESSIONS
+    from runtime.execution.user_input import ResumeRefused
 
     mcp, record = notes
     run = _runner(mcp)

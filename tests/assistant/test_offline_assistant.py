@@ -7,9 +7,9 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from graphs.assistant import build_graph
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel, OfflineRequest
-from runtime.offline.assistant import answer, classify, find_subtasks, next_step, reflection
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel, OfflineRequest
+from runtime.standins.offline.assistant import answer, classify, find_subtasks, next_step, reflection
 from schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection
 from tests.assistant.helpers import CHAT_TOOLS, chat_registry, summaries
 

@@ -8,9 +8,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.assistant import build_graph
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
-from runtime.offline.skill_rules import FORMS, read_rules, subject
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
+from runtime.standins.offline.skill_rules import FORMS, read_rules, subject
 
 
 def _observed(instructions: str, name: str = "tone") -> str:

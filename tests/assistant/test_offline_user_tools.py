@@ -10,10 +10,10 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from graphs.assistant import build_graph
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
-from runtime.offline.tool_args import fill_arguments, usage
-from runtime.registry import RegisteredTool
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
+from runtime.standins.offline.tool_args import fill_arguments, usage
+from runtime.tools.registry import RegisteredTool
 from tests.assistant.helpers import chat_registry
 
 TYPES = {"note": "string", "tag": "string", "priority": "integer", "urgent": "boolean", "weight": "number"}

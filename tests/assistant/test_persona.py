@@ -13,10 +13,10 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from graphs.assistant import build_graph
-from runtime.models import ModelSet
-from runtime.persona import PROMPT_FILE_ENV, PersonaError, persona_in_force, read_persona_file
-from runtime.registry import RegisteredTool
-from runtime.scripted import ScriptedModel
+from runtime.llm.models import ModelSet
+from runtime.config.persona import PROMPT_FILE_ENV, PersonaError, persona_in_force, read_persona_file
+from runtime.tools.registry import RegisteredTool
+from runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import answer, block, chat_registry, done, prompt_of, qa, simple, tool_call
 
 PERSONA_TOML = '''instructions = """

@@ -13,8 +13,8 @@ from langgraph.types import Command
 
 from graphs.assistant import build_graph
 from nodes.assistant.pipeline_pause import review_message
-from runtime.checkpoint import strict_serializer
-from runtime.models import ModelSet
+from runtime.persistence.checkpoint import strict_serializer
+from runtime.llm.models import ModelSet
 from tests.api_recorder import RecordingOfflineModel
 from tests.assistant.helpers import chat_registry
 

@@ -12,8 +12,8 @@ from graphs.assistant import build_graph
 from cli import main
 from cli.chat import exit_code_for
 from policies.model_notice import STAND_IN_NOTICE
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
 from tests.assistant.helpers import chat_registry
 
 

@@ -9,8 +9,8 @@ import pytest
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 
-from runtime.registry import RegisteredTool
-from runtime.scripted import ScriptedModel
+from runtime.tools.registry import RegisteredTool
+from runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import REFLECTION, Runner, answer, chat_registry, complex_, done, tool_call
 
 THREAD = {"configurable": {"thread_id": "t1"}}

@@ -15,8 +15,8 @@ from nodes.replay import replay_thread
 from policies.replay import parse_overrides
 from policies.retention import run_status
 from policies.tool_approval import mcp_approval
-from runtime.registry import RegisteredTool
-from runtime.scripted import ScriptedModel
+from runtime.tools.registry import RegisteredTool
+from runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import REFLECTION, Runner, answer, chat_registry, complex_, done, tool_call
 
 THREAD = {"configurable": {"thread_id": "t1"}}

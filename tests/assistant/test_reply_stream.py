@@ -10,9 +10,9 @@ from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
 from graphs.assistant import build_graph
-from runtime.models import ModelSet
-from runtime.reply_stream import REPLY_KEY, field_text
-from runtime.scripted import ScriptedModel
+from runtime.llm.models import ModelSet
+from runtime.llm.reply_stream import REPLY_KEY, field_text
+from runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import answer, chat_registry, qa
 
 

@@ -11,9 +11,9 @@ from langchain_core.messages import AIMessage
 from pydantic import BaseModel, ConfigDict
 
 from nodes.assistant.executor import malformed_issues
-from runtime.chat_tools import ToolFailure
-from runtime.registry import RegisteredTool
-from runtime.tool_runner import OBSERVATION_CHARS, RunTool
+from runtime.tools.chat_tools import ToolFailure
+from runtime.tools.registry import RegisteredTool
+from runtime.tools.runner import OBSERVATION_CHARS, RunTool
 from tests.assistant.helpers import chat_registry, tool_call
 
 

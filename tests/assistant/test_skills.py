@@ -11,8 +11,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.assistant import build_graph
-from runtime import skill_tools
-from runtime.skills import load_catalog
+from runtime.tools import skill_tools
+from runtime.tools.skills import load_catalog
 from tests.assistant.helpers import answer, block, chat_registry, complex_, done, prompt_of, summaries, tool_call
 
 SECRET_STEP = "Always multiply by the magic constant"

@@ -10,8 +10,8 @@ from langgraph.graph import END, START, StateGraph
 
 from graphs.assistant import build_graph, default_pipelines
 from nodes.assistant.deps import PipelineRoute
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
 from tests.assistant.helpers import chat_registry
 
 

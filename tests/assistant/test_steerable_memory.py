@@ -12,8 +12,8 @@ from langgraph.store.memory import InMemoryStore
 
 from cli import main
 from policies.memory import user_namespace
-from runtime import memory_tools
-from runtime.embeddings import LocalEmbeddings
+from runtime.tools import memory_tools
+from runtime.persistence.embeddings import LocalEmbeddings
 from tests.assistant.helpers import answer, block, chat_registry, prompt_of, qa, simple, summaries, tool_call
 
 NOTE = "I deploy on Fridays"

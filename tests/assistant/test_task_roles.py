@@ -11,9 +11,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graphs.assistant import build_graph
 from policies.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
 from runtime.contracts import role_for
-from runtime.models import ModelSet, model_set_from_settings
-from runtime.scripted import ScriptedModel
-from runtime.settings import TASK_ROLES, Settings
+from runtime.llm.models import ModelSet, model_set_from_settings
+from runtime.standins.scripted import ScriptedModel
+from runtime.config.settings import TASK_ROLES, Settings
 from tests.assistant.helpers import REFLECTION, answer, chat_registry, qa
 
 IMAGE = {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}

@@ -10,8 +10,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.assistant import build_graph
-from runtime.models import ModelSet
-from runtime.scripted import ScriptedModel
+from runtime.llm.models import ModelSet
+from runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import REFLECTION, answer, chat_registry, done, simple, summaries
 
 FAMILY_TEXTS = {

@@ -10,7 +10,7 @@ from langgraph.types import Command
 
 from cli import main
 from policies.memory import user_namespace
-from runtime import memory_tools
+from runtime.tools import memory_tools
 from tests.assistant.helpers import answer, qa, simple, tool_call
 
 NOTE = "I deploy on Fridays"

@@ -9,8 +9,8 @@ from langchain_core.messages import AIMessage
 
 from graphs.delivery_chain import build_graph
 from policies.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
-from runtime.models import ModelSet
-from runtime.scripted import ScriptedModel
+from runtime.llm.models import ModelSet
+from runtime.standins.scripted import ScriptedModel
 
 OUTPUT_KEYS = ("run_status", "report", "artifacts", "review_bundle", "post_review_decision", "revision",
                "policy_violation", "failure", "metrics", "trace")

@@ -15,9 +15,9 @@ from pathlib import Path
 from delivery_builders import boundary, post
 
 from graphs.delivery_chain import build_graph
-from runtime.checkpoint import open_checkpointer
-from runtime.models import ModelSet
-from runtime.scripted import ScriptedModel
+from runtime.persistence.checkpoint import open_checkpointer
+from runtime.llm.models import ModelSet
+from runtime.standins.scripted import ScriptedModel
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -29,9 +29,9 @@ CHILD = textwrap.dedent(
     from pathlib import Path
     from delivery_builders import script
     from graphs.delivery_chain import build_graph
-    from runtime.checkpoint import open_checkpointer
-    from runtime.models import ModelSet
-    from runtime.scripted import ScriptedModel
+    from runtime.persistence.checkpoint import open_checkpointer
+    from runtime.llm.models import ModelSet
+    from runtime.standins.scripted import ScriptedModel
 
     db, marker = sys.argv[1], Path(sys.argv[2])
 

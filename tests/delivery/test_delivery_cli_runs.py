@@ -28,9 +28,9 @@ def test_an_interrupted_delivery_run_lists_as_incomplete_and_resumable(sqlite_en
     from delivery_builders import general, risk, script
 
     from graphs.delivery_chain import build_graph
-    from runtime.checkpoint import open_checkpointer
-    from runtime.models import ModelSet
-    from runtime.scripted import ScriptedModel
+    from runtime.persistence.checkpoint import open_checkpointer
+    from runtime.llm.models import ModelSet
+    from runtime.standins.scripted import ScriptedModel
 
     # The boundary review dies only after the other two reviews have answered (and had a moment to
     # finish), so which reviews were saved does not depend on thread scheduling.

@@ -9,10 +9,10 @@ import os
 import pytest
 
 from graphs.delivery_chain import build_graph
-from runtime.offline import OfflineModel
+from runtime.standins.offline import OfflineModel
 from runtime.resources import MAX_FILE_BYTES, ResourceError, ResourceResolver
-from runtime.scripted import ScriptedModel
-from runtime.settings import Settings, SettingsError
+from runtime.standins.scripted import ScriptedModel
+from runtime.config.settings import Settings, SettingsError
 
 BANNER = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
 

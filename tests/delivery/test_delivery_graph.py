@@ -33,8 +33,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.delivery_chain import build_graph
 from policies.delegation import DEFAULT_POLICY
-from runtime.models import ModelSet
-from runtime.scripted import ScriptedModel
+from runtime.llm.models import ModelSet
+from runtime.standins.scripted import ScriptedModel
 
 REVIEWS = ("delivery.general_review", "delivery.risk_review", "delivery.boundary_review")
 INVALID = {"role": "risk"}  # misses every other field: fails the contract (and its repair)

@@ -6,8 +6,8 @@ from delivery_builders import finding, general, plan, risk, tasks
 from policies.delivery_input import INPUT_MESSAGES, classify_delivery_input
 from policies.delivery_report import narrative, render_delivery_report
 from policies.review_bundle import build_review_bundle
-from runtime.toolbox import default_registry
-from runtime.subagents import SCOPE, definitions
+from runtime.tools.toolbox import default_registry
+from runtime.tools.subagents import SCOPE, definitions
 
 
 @pytest.mark.parametrize(

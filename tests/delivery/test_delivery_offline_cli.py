@@ -9,9 +9,9 @@ import pytest
 from graphs.delivery_chain import build_graph
 from cli import main
 from cli.deliver import scenario_ids
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
-from runtime.offline.text_rules import (
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
+from runtime.standins.offline.text_rules import (
     covers,
     is_concrete,
     matched,
@@ -277,7 +277,7 @@ def test_deliver_list(offline_env, capsys):
 
 def test_deliver_failed_run_exit_code(offline_env, capsys, monkeypatch):
     from cli import deliver
-    from runtime.scripted import ScriptedModel
+    from runtime.standins.scripted import ScriptedModel
 
     def scripted_graph(saver):
         return build_graph(ModelSet.uniform(ScriptedModel({"delivery.supervisor_pre": [RuntimeError("down")]})),
@@ -291,9 +291,9 @@ def test_deliver_failed_run_exit_code(offline_env, capsys, monkeypatch):
 def test_deliver_resume_finishes_an_interrupted_run(offline_env, capsys, monkeypatch, reins_home):
     from delivery_builders import script
 
-    from runtime.checkpoint import open_checkpointer
+    from runtime.persistence.checkpoint import open_checkpointer
     from cli import deliver
-    from runtime.scripted import ScriptedModel
+    from runtime.standins.scripted import ScriptedModel
 
     # A run dies mid-review (KeyboardInterrupt escapes every handler), leaving its checkpoint behind.
     dying = ScriptedModel(script(boundary_review=[KeyboardInterrupt()]))
@@ -322,9 +322,9 @@ def test_deliver_resume_on_other_models_is_refused_unless_allowed(offline_env, c
 
     from cli import deliver
     from cli.model_config import stamped
-    from runtime.checkpoint import open_checkpointer
-    from runtime.scripted import ScriptedModel
-    from runtime.settings import Settings
+    from runtime.persistence.checkpoint import open_checkpointer
+    from runtime.standins.scripted import ScriptedModel
+    from runtime.config.settings import Settings
 
     monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
     dying = ScriptedModel(script(boundary_review=[KeyboardInterrupt()]))

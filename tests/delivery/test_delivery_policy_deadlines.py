@@ -3,7 +3,7 @@
 import pytest
 
 from policies.deadlines import backoff_budget_s, contract_deadline_s
-from runtime.models import ROLE_POLICIES
+from runtime.llm.models import ROLE_POLICIES
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ import pytest
 from delivery_builders import finding, general, plan, post, script, tasks
 
 from graphs.delivery_chain import build_graph
-from runtime.models import ModelSet
-from runtime.scripted import ScriptedModel
+from runtime.llm.models import ModelSet
+from runtime.standins.scripted import ScriptedModel
 
 REQUEST = httpx.Request("POST", "https://provider.invalid/v1/chat/completions")
 REQUIREMENT = {"requirement": "Show a banner when the request limit is reached."}
@@ -113,7 +113,7 @@ def test_retries_stop_at_the_role_policy_in_a_reviewer():
 
 def test_the_reviewer_deadline_leaves_room_for_a_retry():
     from nodes.delivery.common import DeliveryDeps
-    from runtime.toolbox import default_registry
+    from runtime.tools.toolbox import default_registry
 
     models = ModelSet.uniform(ScriptedModel({}))
     deps = DeliveryDeps(models=models, tools=default_registry().for_scope("delivery-chain-manager"))

@@ -9,8 +9,8 @@ from delivery_builders import honest_manager, script, turn
 from langchain_core.messages import AIMessage, messages_to_dict
 
 from graphs.delivery_chain import build_graph
-from runtime.models import ModelSet
-from runtime.scripted import ScriptedModel
+from runtime.llm.models import ModelSet
+from runtime.standins.scripted import ScriptedModel
 
 REFUSED = AIMessage(content="I would rather write the plan myself.")  # no tool call
 

@@ -15,8 +15,8 @@ from evals.scenarios import SCENARIOS
 from graphs.delivery_chain import build_graph
 from policies.delegation import DEFAULT_POLICY
 from policies.reviewers import DEFAULT_REVIEWERS
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
 from evals.records import decision_inputs
 from nodes.delivery.replay import replay_delivery, replay_values
 

@@ -13,9 +13,9 @@ from evals.scenarios import SCENARIOS
 from graphs.delivery_chain import build_graph
 from policies.budget import tightness
 from policies.delegation import DelegationPolicy
-from runtime.budget import used, worst_case
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
+from runtime.execution.budget import used, worst_case
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
 
 
 def test_faulty_runs_never_exceed_the_worst_case():

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 import schemas.assistant as assistant_schemas
 import schemas.delivery as delivery_schemas
 import schemas.tasklist as tasklist_schemas
-from runtime.contracts import _issues_from
+from runtime.contracts.checks import _issues_from
 from schemas.assistant import AssistantIntent, AssistantPlan, AssistantReflection, ToolCall
 from schemas.delivery import (
     BoundaryReview,

@@ -7,9 +7,9 @@ import pytest
 from evals.baselines import UNREADABLE, run_baseline
 from evals.markers import read_marker
 from evals.scenarios import SCENARIOS, scenario_by_id
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel, registered_contracts
-from runtime.scripted import ScriptedModel
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel, registered_contracts
+from runtime.standins.scripted import ScriptedModel
 
 MODELS = ModelSet.uniform(OfflineModel())
 PLAIN = [s for s in SCENARIOS if not s.failing_reviewers]

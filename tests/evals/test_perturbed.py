@@ -30,11 +30,11 @@ from evals.perturbed import (
 from graphs.delivery_chain import build_graph
 from policies.delegation import DEFAULT_POLICY, DelegationLedger, ProposedCall, SUBAGENT_TOOLS, check_delegation, MANAGER
 from runtime.contracts import ContractError, ContractTimeout, invoke_contract, invoke_text
-from runtime.model_calls import _json_schema
-from runtime.failures import is_retryable
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
-from runtime.scripted import ScriptedModel
+from runtime.llm.model_calls import _json_schema
+from runtime.llm.failures import is_retryable
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
+from runtime.standins.scripted import ScriptedModel
 from schemas.delivery import BoundaryReview, DeliveryPlan, GeneralReview, RiskReview, SupervisorPreDecision
 from tests.delivery.delivery_builders import boundary, general, plan, pre_execute, risk
 
@@ -180,7 +180,7 @@ def test_perturbations_are_deterministic_for_a_seed_and_every_kind_occurs():
 
 
 def test_a_deadline_overrun_is_injected_only_under_a_deadline():
-    from runtime.deadline import deadline_scope
+    from runtime.execution.deadline import deadline_scope
 
     def overruns(under_deadline: bool) -> Counter:
         inner = ScriptedModel({"delivery.risk_review": lambda messages: risk("medium")})

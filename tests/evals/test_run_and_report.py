@@ -13,8 +13,8 @@ from evals.run import run_evaluation
 from evals.scenarios import scenario_by_id
 from evals.scorer import hard_rule_violations
 from cli import main
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
 
 MODELS = ModelSet.uniform(OfflineModel())
 IDS = ("direct-pass", "revision-required", "boundary-blocked", "one-reviewer-failure", "two-reviewer-failures",

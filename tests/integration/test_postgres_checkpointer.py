@@ -11,8 +11,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from runtime.checkpoint import open_checkpointer
-from runtime.tracing import run_config
+from runtime.persistence.checkpoint import open_checkpointer
+from runtime.config.tracing import run_config
 
 pytestmark = pytest.mark.integration
 
@@ -77,7 +77,7 @@ def test_delivery_chain_runs_with_the_postgres_checkpointer(postgres_url):
 def test_every_graph_under_ainvoke_with_the_async_postgres_saver(postgres_url):
     import asyncio
 
-    from runtime.checkpoint import open_async_checkpointer
+    from runtime.persistence.checkpoint import open_async_checkpointer
     from tests.runtime.test_async_checkpointers import check, run_every_graph
 
     async def main():

@@ -12,8 +12,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from runtime.memory_store import open_store
-from runtime.settings import Settings
+from runtime.persistence.memory_store import open_store
+from runtime.config.settings import Settings
 
 pytestmark = pytest.mark.integration
 

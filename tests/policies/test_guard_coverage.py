@@ -15,8 +15,8 @@ from cli import main
 from graphs import assistant, delivery_chain, tasklist_agent
 from policies.guard_coverage import Edge, GraphShape, NodeDeclaration, check, declare
 from policies.memory import check_lesson
-from runtime.calls import inline, node
-from runtime.graph_shape import guard_coverage, shape_of
+from runtime.execution.calls import inline, node
+from runtime.execution.graph_shape import guard_coverage, shape_of
 
 REAL = {"tasklist_agent": tasklist_agent.graph, "delivery_chain": delivery_chain.graph, "assistant": assistant.graph}
 

@@ -1,7 +1,7 @@
 import pytest
 
 from policies.tracing import TRACE_METADATA_ALLOWLIST, allowlisted_metadata
-from runtime.tracing import run_config
+from runtime.config.tracing import run_config
 
 
 @pytest.mark.parametrize(

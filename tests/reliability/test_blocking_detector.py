@@ -15,8 +15,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graphs.assistant import build_graph as build_assistant
 from graphs.delivery_chain import build_graph as build_delivery
 from graphs.tasklist_agent import build_graph as build_tasklist
-from runtime.offline import OfflineModel
-from runtime.paths import BUNDLED_DOCS
+from runtime.standins.offline import OfflineModel
+from runtime.config.paths import BUNDLED_DOCS
 from runtime.resources import ResourceResolver
 
 
@@ -87,7 +87,7 @@ def test_the_assistant_with_stdio_and_http_mcp_servers_never_blocks_the_loop(blo
 
     from langgraph.types import Command
 
-    from runtime.scripted import ScriptedModel
+    from runtime.standins.scripted import ScriptedModel
     from tests.assistant.helpers import answer, tool_call
     from tests.assistant.mcp.servers import config, executions, http_server, stdio_server
 

@@ -102,7 +102,8 @@ def baseline() -> Callable[..., tuple[Any, int]]:
     parallel run keeps the module's tests on one worker and makes each baseline once."""
     made: dict[tuple[str, ...], tuple[Any, int]] = {}
 
-    def run(tmp_path: Path, env: dict[str, str], provider: SlowProvider, *args: str, stdin: str = "") -> tuple[Any, int]:
+    def run(tmp_path: Path, env: dict[str, str], provider: SlowProvider, *args: str,
+            stdin: str = "") -> tuple[Any, int]:
         key = (*args, stdin)
         if key not in made:
             before = provider.received

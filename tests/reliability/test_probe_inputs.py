@@ -13,10 +13,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from cli import main
 from graphs.tasklist_agent import ResumeError, resume_command
 from policies.tasklist_plan import plan_reference
-from runtime.checkpoint import strict_serializer
-from runtime.paths import BUNDLED_DOCS
+from runtime.persistence.checkpoint import strict_serializer
+from runtime.config.paths import BUNDLED_DOCS
 from runtime.resources import ResourceResolver
-from runtime.scripted import ScriptedModel
+from runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import answer, qa
 from tests.tasklist.builders import graph_for, tasklist_script
 
@@ -105,7 +105,7 @@ SERVICE_TOKEN = "tok-Qm9vYmFyYmF6cXV4"
 
 def test_a_key_put_into_the_environment_after_import_is_redacted_from_a_model_s_echo(monkeypatch):
     from graphs.assistant import build_graph
-    from runtime.models import ModelSet
+    from runtime.llm.models import ModelSet
 
     model = ScriptedModel({"assistant.intent": [qa()], "assistant.answer": [answer(f"Your token is {SERVICE_TOKEN}.")]})
     # A graph given its own MCP servers reads no settings while it runs: nothing else re-reads the environment.

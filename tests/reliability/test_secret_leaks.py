@@ -70,7 +70,7 @@ def test_typed_secrets_are_redacted_before_state_and_said_so(graph_name):
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from runtime.offline import OfflineModel
+    from runtime.standins.offline import OfflineModel
 
     module = __import__(f"graphs.{graph_name}", fromlist=["build_graph"])
     saver = InMemorySaver()

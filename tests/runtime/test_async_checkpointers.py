@@ -1,4 +1,4 @@
-"""The async savers runtime.checkpoint hands out run every graph under ainvoke (SQLite here; the
+"""The async savers runtime.persistence.checkpoint hands out run every graph under ainvoke (SQLite here; the
 PostgreSQL one in tests/integration), a review pause and its resume included."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from langgraph.types import Command
 from graphs.assistant import build_graph as build_assistant
 from graphs.delivery_chain import build_graph as build_delivery
 from graphs.tasklist_agent import build_graph as build_tasklist
-from runtime.checkpoint import open_async_checkpointer, open_checkpointer
-from runtime.offline import OfflineModel
-from runtime.settings import SettingsError
+from runtime.persistence.checkpoint import open_async_checkpointer, open_checkpointer
+from runtime.standins.offline import OfflineModel
+from runtime.config.settings import SettingsError
 
 
 async def run_every_graph(saver) -> dict:

@@ -7,8 +7,8 @@ import importlib
 
 import pytest
 
-from runtime.offline import OfflineModel
-from runtime.scripted import ScriptedModel
+from runtime.standins.offline import OfflineModel
+from runtime.standins.scripted import ScriptedModel
 
 GRAPHS = ("graphs.delivery_chain", "graphs.tasklist_agent", "graphs.assistant")
 
@@ -17,7 +17,7 @@ GRAPHS = ("graphs.delivery_chain", "graphs.tasklist_agent", "graphs.assistant")
 @pytest.mark.parametrize("wrong", ["gpt-4o", {"planner": OfflineModel()}, [OfflineModel()], OfflineModel])
 def test_anything_but_a_chat_model_or_model_set_is_refused_at_build_time(module, wrong):
     build_graph = importlib.import_module(module).build_graph
-    with pytest.raises(TypeError, match="models must be a LangChain chat model .* or a runtime.models.ModelSet"):
+    with pytest.raises(TypeError, match="models must be a LangChain chat model .* or a runtime.llm.models.ModelSet"):
         build_graph(models=wrong)
 
 

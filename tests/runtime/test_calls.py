@@ -1,4 +1,4 @@
-"""runtime/calls.py: one generator per node, driven sync or async with the same outcomes."""
+"""runtime/execution/calls.py: one generator per node, driven sync or async with the same outcomes."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from runtime.calls import Within, adrive, drive, inline, node
+from runtime.execution.calls import Within, adrive, drive, inline, node
 from runtime.contracts import Contracted
-from runtime.model_calls import merge_metrics
-from runtime.steps import ContractMetrics, attempt
-from runtime.deadline import DeadlineExceeded
+from runtime.llm.model_calls import merge_metrics
+from runtime.execution.steps import ContractMetrics, attempt
+from runtime.execution.deadline import DeadlineExceeded
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import pytest
 
 from cli import main
 from cli.render import ProgressView, colour
-from runtime.progress import EVENT_TYPE
+from runtime.execution.progress import EVENT_TYPE
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 SECRET = "sk-abcdefghijklmnopqrstuvwx"

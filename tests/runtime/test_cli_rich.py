@@ -12,7 +12,7 @@ from rich.console import Console
 
 from cli import main, render
 from cli.render import ProgressView, progress_bar
-from runtime.progress import EVENT_TYPE
+from runtime.execution.progress import EVENT_TYPE
 
 
 class Terminal(io.StringIO):
@@ -139,9 +139,9 @@ def _many_runs(count: int) -> list[str]:
 
     from langgraph.graph import END, START, StateGraph
 
-    from runtime.checkpoint import checkpointer_from_settings
-    from runtime.settings import Settings
-    from runtime.tracing import run_config
+    from runtime.persistence.checkpoint import checkpointer_from_settings
+    from runtime.config.settings import Settings
+    from runtime.config.tracing import run_config
 
     class State(TypedDict, total=False):
         run_status: str

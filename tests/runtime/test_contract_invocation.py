@@ -22,10 +22,10 @@ from runtime.contracts import (
     invoke_tool_turn,
     merge_metrics,
     metrics_totals,
-    safe_error,
 )
-from runtime.scripted import ScriptedModel
-from runtime.settings import TASK_ROLES
+from runtime.llm.failures import safe_error
+from runtime.standins.scripted import ScriptedModel
+from runtime.config.settings import TASK_ROLES
 
 CONTRACT = "delivery.general_review"  # any real contract name works; its role is "reviewer"
 PLANTED = "ZEBRA-PLANTED-7731"  # a string only the rejected output contains

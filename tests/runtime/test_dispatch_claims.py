@@ -1,4 +1,4 @@
-"""runtime/dispatch.py: a claim on a paused checkpoint is a compare-and-set on the saver's own
+"""runtime/execution/dispatch.py: a claim on a paused checkpoint is a compare-and-set on the saver's own
 writes — the first claim of an attempt wins, a later one with another token loses, and the claims
 are read back by the pause's fingerprint (memory and SQLite savers, sync and async)."""
 
@@ -9,8 +9,8 @@ import asyncio
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from runtime.checkpoint import open_async_checkpointer, open_checkpointer
-from runtime.dispatch import ReadClaims, TakeClaim, claims_in, new_claim, thread_claims
+from runtime.persistence.checkpoint import open_async_checkpointer, open_checkpointer
+from runtime.execution.dispatch import ReadClaims, TakeClaim, claims_in, new_claim, thread_claims
 
 
 def _paused_checkpoint(saver):

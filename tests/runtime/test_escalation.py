@@ -10,10 +10,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from policies.escalation import escalation_allowed
 from runtime.contracts import ContractError, ainvoke_contract, invoke_contract, invoke_text
-from runtime.escalation import escalated, escalation_label
-from runtime.models import ModelSet, model_set_from_settings
-from runtime.scripted import ScriptedModel
-from runtime.settings import Settings, SettingsError
+from runtime.llm.escalation import escalated, escalation_label
+from runtime.llm.models import ModelSet, model_set_from_settings
+from runtime.standins.scripted import ScriptedModel
+from runtime.config.settings import Settings, SettingsError
 from tests.runtime.test_contract_invocation import GOOD, Review
 
 CONTRACT = "delivery.general_review"  # role "reviewer"

@@ -1,5 +1,5 @@
 """LangGraph's private node wrapper (``RunnableCallable``) is used in exactly one module,
-``runtime.calls``: the day LangGraph moves or renames it, the first test here fails (not a graph in
+``runtime.execution.calls``: the day LangGraph moves or renames it, the first test here fails (not a graph in
 some user's notebook), and the second keeps a second import of it from creeping in."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import ast
 import importlib
 from pathlib import Path
 
-import runtime.calls as calls
+import runtime.execution.calls as calls
 
 ROOT = Path(__file__).resolve().parents[2]
 PRIVATE_MODULE = "langgraph._internal._runnable"
-HOME = "runtime/calls.py"  # the one module allowed to import it
+HOME = "runtime/execution/calls.py"  # the one module allowed to import it
 PACKAGES = ("schemas", "policies", "runtime", "nodes", "graphs", "evals", "benchmarks", "cli")
 
 
@@ -56,17 +56,17 @@ def test_no_other_module_uses_the_private_wrapper():
 
 
 # Every private LangGraph or LangChain name the project reads, and the one module allowed to read it.
-LANGCHAIN_PRIVATE = "runtime/langchain_private.py"
+LANGCHAIN_PRIVATE = "runtime/llm/langchain_private.py"
 PRIVATE_NAMES = {
-    ("langgraph._internal._runnable", "RunnableCallable"): "runtime/calls.py",
-    ("langgraph._internal._constants", "CONFIG_KEY_CHECKPOINTER"): "runtime/user_input.py",
-    ("langgraph._internal._constants", "CONFIG_KEY_CHECKPOINT_MAP"): "runtime/user_input.py",
+    ("langgraph._internal._runnable", "RunnableCallable"): "runtime/execution/calls.py",
+    ("langgraph._internal._constants", "CONFIG_KEY_CHECKPOINTER"): "runtime/execution/user_input.py",
+    ("langgraph._internal._constants", "CONFIG_KEY_CHECKPOINT_MAP"): "runtime/execution/user_input.py",
     ("langchain.chat_models.base", "_BUILTIN_PROVIDERS"): LANGCHAIN_PRIVATE,
     ("langchain_core.tracers._streaming", "_StreamingCallbackHandler"): LANGCHAIN_PRIVATE,
     ("langchain_core.runnables.config", "var_child_runnable_config"): LANGCHAIN_PRIVATE,
 }
 # The same for LangGraph's private configuration keys, written as strings: the key, and where.
-PRIVATE_KEYS = {"__pregel_runtime": "runtime/tool_runner.py"}
+PRIVATE_KEYS = {"__pregel_runtime": "runtime/tools/runner.py"}
 
 
 def _is_private(module: str, name: str) -> bool:

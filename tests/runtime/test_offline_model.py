@@ -7,7 +7,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.contracts import ContractError, invoke_contract, invoke_text, invoke_tool_turn
-from runtime.offline import OfflineModel, OfflineRequest, framework, registered_contracts, responder
+from runtime.standins.offline import OfflineModel, OfflineRequest, framework, registered_contracts, responder
 
 
 class Intent(BaseModel):
@@ -196,7 +196,7 @@ def test_stemming_from_many_threads_gives_the_stems_of_one_thread():
 
     import snowballstemmer
 
-    from runtime.offline import text_rules as delivery
+    from runtime.standins.offline import text_rules as delivery
 
     bases = ("connect", "relate", "generous", "nation", "rational", "hope", "operat", "formal", "sensitiv",
              "adjust", "depend", "stor", "patch", "secur", "authent")

@@ -16,12 +16,12 @@ from graphs.assistant import build_graph as build_assistant
 from graphs.delivery_chain import build_graph as build_delivery
 from graphs.tasklist_agent import build_graph as build_tasklist
 from policies.reviewers import DEFAULT_REVIEWERS
-from runtime.contract_roles import CONTRACT_ROLES
-from runtime.fake_base import ModelCall
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel, registered_contracts
-from runtime.offline.bounds import limit
-from runtime.paths import RESOURCES
+from runtime.contracts.roles import CONTRACT_ROLES
+from runtime.standins.fake_base import ModelCall
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel, registered_contracts
+from runtime.standins.offline.bounds import limit
+from runtime.config.paths import RESOURCES
 from runtime.resources import ResourceResolver
 from schemas.assistant import (
     AssistantAnswer,

@@ -11,9 +11,9 @@ import json
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from runtime.contracts import ainvoke_contract, invoke_contract, invoke_text
-from runtime.models import ModelSet
-from runtime.prompt_inputs import HeldInputs, Prompt, Tagged, held_inputs, inputs_of
-from runtime.scripted import ScriptedModel
+from runtime.llm.models import ModelSet
+from runtime.llm.prompt_inputs import HeldInputs, Prompt, Tagged, held_inputs, inputs_of
+from runtime.standins.scripted import ScriptedModel
 from schemas.delivery import PolishedSummary
 
 MESSAGES = [SystemMessage(content="Polish the summary."), HumanMessage(content="<summary>\nx\n</summary>")]

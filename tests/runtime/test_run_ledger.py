@@ -12,10 +12,10 @@ import pytest
 
 from cli import main
 from runtime.contracts import ContractError, invoke_contract
-from runtime.models import ModelSet
-from runtime.run_ledger import BudgetCapReached, current_ledger, ledgered, run_ledger
-from runtime.scripted import ScriptedModel
-from runtime.models import ROLE_POLICIES
+from runtime.llm.models import ModelSet
+from runtime.execution.run_ledger import BudgetCapReached, current_ledger, ledgered, run_ledger
+from runtime.standins.scripted import ScriptedModel
+from runtime.llm.models import ROLE_POLICIES
 from schemas.strict import Strict
 
 POLICY = ROLE_POLICIES["reviewer"]  # max_tokens 4096, limit 8192

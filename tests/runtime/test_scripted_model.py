@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict
 
 from runtime.contracts import ContractError, invoke_contract, invoke_text, invoke_tool_turn
-from runtime.scripted import ScriptedModel, UnscriptedCallError
+from runtime.standins.scripted import ScriptedModel, UnscriptedCallError
 
 
 class Answer(BaseModel):

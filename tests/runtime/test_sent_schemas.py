@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from policies.provider_schema import repetition_overruns
-from runtime.contract_roles import CONTRACT_ROLES
-from runtime.model_calls import _json_schema, sent_schema, sent_tool
-from runtime.toolbox import default_registry
+from runtime.contracts.roles import CONTRACT_ROLES
+from runtime.llm.model_calls import _json_schema, sent_schema, sent_tool
+from runtime.tools.toolbox import default_registry
 from schemas.assistant import AssistantAnswer
 from tests.runtime.test_offline_responder_schemas import BUILT_IN, SCHEMAS
 
@@ -46,7 +46,7 @@ def test_every_tool_sent_compiles():
 
 
 def test_doctor_probes_every_structured_contract_with_its_schema():
-    from runtime.probe import PROBED_SCHEMAS
+    from runtime.llm.probe import PROBED_SCHEMAS
 
     assert all(dict(STRUCTURED)[name] is schema for name, schema in PROBED_SCHEMAS.items())
     # revisions send the plan's and the tasks' schemas again: nothing of their own to probe

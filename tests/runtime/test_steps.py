@@ -1,4 +1,4 @@
-"""runtime/steps.py: a request's outcome (unwrapped value or failure code plus metrics) under both
+"""runtime/execution/steps.py: a request's outcome (unwrapped value or failure code plus metrics) under both
 drivers, the metrics merged into the node's update, and a recorded step whose trace record is the
 summary its progress event shows."""
 
@@ -13,12 +13,12 @@ from langchain_core.messages import AIMessage
 from langgraph.errors import GraphInterrupt
 from langgraph.types import Command, Overwrite
 
-from runtime.calls import adrive, drive
+from runtime.execution.calls import adrive, drive
 from runtime.contracts import ContractError, ContractIssue, ContractTimeout, Contracted, TextResult, ToolTurn
-from runtime.deadline import DeadlineExceeded
-from runtime.model_calls import merge_metrics
-from runtime.progress import SUMMARY_LIMIT, Progress
-from runtime.steps import (
+from runtime.execution.deadline import DeadlineExceeded
+from runtime.llm.model_calls import merge_metrics
+from runtime.execution.progress import SUMMARY_LIMIT, Progress
+from runtime.execution.steps import (
     METRICS_KEY,
     Attempt,
     attempt,

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from graphs.tasklist_agent import build_graph
-from runtime.models import ModelSet
+from runtime.llm.models import ModelSet
 from runtime.resources import ResourceResolver
-from runtime.scripted import ScriptedModel
+from runtime.standins.scripted import ScriptedModel
 
 READY = "docs://versions/v0.2.0-ready.md"
 NEEDS_REVIEW = "docs://versions/v0.3.0-needs-review.md"

@@ -9,7 +9,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from graphs.tasklist_agent import build_graph
-from runtime.models import ModelSet
+from runtime.llm.models import ModelSet
 from tests.api_recorder import RecordingOfflineModel
 
 READY = {"request": "/tasklist docs://versions/v0.2.0-ready.md"}

@@ -11,8 +11,8 @@ from graphs.tasklist_agent import NODES, build_graph, graph as exported_graph
 from nodes.tasklist.common import TasklistDeps
 from nodes.tasklist.planning import read_optional_context
 from policies.tasklist_machine import ENTRY, EXIT, edge_allowed
-from runtime.models import ModelSet
-from runtime.scripted import ScriptedModel
+from runtime.llm.models import ModelSet
+from runtime.standins.scripted import ScriptedModel
 from tests.tasklist.builders import (
     BLOCKED,
     FAILING,
@@ -297,7 +297,7 @@ class CountingResolver:
 )
 def test_the_read_node_refuses_a_second_or_undecided_read(changes):
     resolver = CountingResolver()
-    from runtime.calls import drive
+    from runtime.execution.calls import drive
 
     update = drive(read_optional_context(_decided_state(**changes), deps=TasklistDeps(resolver=resolver)))  # a generator node: it reads off the loop
     assert update["status"] == "stopped" and resolver.reads == []
@@ -388,8 +388,8 @@ def test_the_longest_path_fits_the_step_budget_exactly(tmp_path):
 
 
 def test_a_model_timeout_fails_the_run_with_a_static_message():
-    from runtime.models import RolePolicy
-    from runtime.settings import ROLES
+    from runtime.llm.models import RolePolicy
+    from runtime.config.settings import ROLES
 
     model = ScriptedModel({"tasklist.planning_decision": [proceed()], "tasklist.draft": [TimeoutError("slow"), TimeoutError("slow")]})
     fast = ModelSet.uniform(model).with_policies(**dict.fromkeys(ROLES, RolePolicy(5, 0, 0.0)))

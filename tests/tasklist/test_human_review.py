@@ -16,8 +16,8 @@ from graphs.tasklist_agent import ResumeError, pending_review, resume_command
 from policies.tasklist_machine import MAX_STEPS_WITH_REVIEW
 from langgraph.checkpoint.memory import InMemorySaver
 
-from runtime.checkpoint import open_checkpointer, strict_serializer
-from runtime.scripted import ScriptedModel
+from runtime.persistence.checkpoint import open_checkpointer, strict_serializer
+from runtime.standins.scripted import ScriptedModel
 from tests.tasklist.builders import NEEDS_NON_GOALS, PASSING, READY, STRATEGY, graph_for, proceed, steps_of
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -183,8 +183,8 @@ def test_resume_of_an_unknown_thread_is_refused():
 def test_a_paused_run_survives_a_process_restart(tmp_path):
     """Pause in this process with SQLite, then finish it from a brand-new Python process (the CLI)."""
     from graphs.tasklist_agent import build_graph
-    from runtime.models import ModelSet
-    from runtime.offline import OfflineModel
+    from runtime.llm.models import ModelSet
+    from runtime.standins.offline import OfflineModel
 
     db = tmp_path / ".reins" / "checkpoints.db"
     config = {"configurable": {"thread_id": "tasklist-restart"}}

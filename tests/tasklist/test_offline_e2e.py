@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from graphs.tasklist_agent import build_graph
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
 from runtime.resources import ResourceResolver
 from tests.tasklist.builders import steps_of
 

@@ -16,8 +16,8 @@ from nodes.replay import replay_thread
 from policies.replay import parse_overrides
 from policies.retention import run_status
 from policies.tasklist_machine import counts_as_step
-from runtime.models import ModelSet
-from runtime.offline import OfflineModel
+from runtime.llm.models import ModelSet
+from runtime.standins.offline import OfflineModel
 from runtime.resources import ResourceResolver
 
 PLANS = ("v0.2.0-ready.md", "v0.3.0-needs-review.md", "draft-ideas.md", "v0.4.0-overscoped.md",

@@ -10,8 +10,8 @@ from langgraph.types import Command
 from pydantic import TypeAdapter
 
 from policies.tasklist_review import check_review_decision
-from runtime.checkpoint import strict_serializer
-from runtime.scripted import ScriptedModel
+from runtime.persistence.checkpoint import strict_serializer
+from runtime.standins.scripted import ScriptedModel
 from schemas.tasklist import (
     REVIEW_KINDS,
     REVISION_REVIEW_DECISIONS,

@@ -14,9 +14,9 @@ import pytest
 
 from graphs.delivery_chain import build_graph
 from cli import main
-from runtime.models import ROLE_POLICIES
-from runtime.offline import OfflineModel
-from runtime.models import ModelSet
+from runtime.llm.models import ROLE_POLICIES
+from runtime.standins.offline import OfflineModel
+from runtime.llm.models import ModelSet
 from tests.wire.behaviours import asks_for, cooperative, failing, kind_of, schema_name, text_only, tool_names
 from tests.wire.conftest import KEY, wire_models
 from tests.wire.llama_server import CONTEXT_400

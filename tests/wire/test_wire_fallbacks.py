@@ -18,9 +18,9 @@ from langchain_openai import ChatOpenAI
 
 from cli import main
 from graphs.delivery_chain import build_graph
-from runtime.model_calls import MODEL_KEY
-from runtime.models import ModelSet, RolePolicy
-from runtime.settings import ROLES, Settings
+from runtime.llm.model_calls import MODEL_KEY
+from runtime.llm.models import ModelSet, RolePolicy
+from runtime.config.settings import ROLES, Settings
 from tests.wire.behaviours import cooperative
 from tests.wire.conftest import KEY, env_for, wire_models
 from tests.wire.provider_stub import Completion, HttpError

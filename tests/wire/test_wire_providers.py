@@ -13,7 +13,7 @@ import shlex
 import pytest
 
 from graphs.delivery_chain import build_graph
-from runtime.paths import PROJECT_ROOT
+from runtime.config.paths import PROJECT_ROOT
 from tests.wire.behaviours import cooperative, schema_name, tool_names
 from tests.wire.conftest import wire_models
 

@@ -1,0 +1,160 @@
+"""A graph's worst case under a model set and its options, what a run used, and the user's caps.
+
+The arithmetic is ``policies.budget``; the stages are ``policies.run_budgets``. This module reads the
+configuration those need — every role's policy and model chain, the delegation policy, the reviewer
+table, the contract mode — and the metrics a run recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from policies.budget import CAP_NAMES, Budget, CallLimits, budget, over_caps
+from policies.deadlines import contract_deadline_s
+from policies.delegation import DEFAULT_POLICY, DelegationPolicy
+from policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
+from policies.run_budgets import (
+    ESCALATION,
+    TASKLIST_READS,
+    assistant_stages,
+    assistant_tool_calls,
+    delivery_stages,
+    tasklist_stages,
+)
+from runtime.llm.models import ModelSet
+from runtime.config.settings import ROLES
+
+GRAPHS = ("tasklist_agent", "delivery_chain", "assistant")
+CAP_VARIABLES: Mapping[str, str] = {
+    "calls": "REINS_MAX_CALLS",
+    "output_tokens": "REINS_MAX_OUTPUT_TOKENS",
+    "tool_calls": "REINS_MAX_TOOL_CALLS",
+    "seconds": "REINS_MAX_SECONDS",
+}
+assert set(CAP_VARIABLES) == set(CAP_NAMES)
+
+
+class BudgetExceeded(ValueError):
+    """The configuration's worst case does not fit the user's caps; ``str(error)`` is safe to show."""
+
+
+def call_limits(models: ModelSet) -> dict[str, CallLimits]:
+    """What one request of each role may cost under ``models``: its chain's length, its retries,
+    output bounds and timeout."""
+    limits = {}
+    for role in ROLES:
+        policy = models.policy(role)
+        attempts = 1 + max(policy.retries, 0)
+        escalation = attempts if models.escalation(role) else 0
+        limits[role] = CallLimits(
+            models=len(models.chain(role)), attempts=attempts, max_tokens=policy.max_tokens,
+            max_tokens_limit=policy.max_tokens_limit, timeout_s=float(policy.timeout_s),
+            backoff_initial_s=policy.backoff_initial_s, escalation_attempts=escalation,
+        )
+        if escalation:  # the escalation model alone: no fallbacks, the role's policy
+            limits[ESCALATION.format(role=role)] = replace(limits[role], models=1, escalation_attempts=0)
+    return limits
+
+
+def reviewer_deadline_s(models: ModelSet, role: str = "reviewer", review_timeout_s: float | None = None) -> float:
+    """A reviewer's wall-clock limit: the one given, else what its model role's policy needs (as the
+    delivery chain sets it)."""
+    if review_timeout_s:
+        return float(review_timeout_s)
+    policy = models.policy(role)
+    return contract_deadline_s(policy.timeout_s, policy.retries, policy.backoff_initial_s)
+
+
+def worst_case(
+    graph: str,
+    models: ModelSet,
+    *,
+    contract_mode: str = "direct",
+    policy: DelegationPolicy = DEFAULT_POLICY,
+    reviewers: Reviewers | Iterable[ReviewerSpec] | None = None,
+    polish: bool = False,
+    review_timeout_s: float | None = None,
+    human_review: bool = False,
+    tool_timeout_s: float = 30.0,
+) -> Budget:
+    """The most one run of ``graph`` may take under this configuration."""
+    two_step = contract_mode == "two_step"
+    limits = call_limits(models)
+    if graph == "delivery_chain":
+        table = reviewer_table(reviewers)
+        roles = [spec.model_role for spec in table]
+        stages = delivery_stages(roles, max_manager_reasks=policy.max_manager_reasks, two_step=two_step, polish=polish,
+                                 review_deadlines={r: reviewer_deadline_s(models, r, review_timeout_s) for r in roles},
+                                 manager_escalation=models.escalation("manager") is not None)
+        # Sub-agents are the manager's tools; their model calls are the stages above.
+        return budget(stages, limits, tool_calls=policy.max_tool_calls)
+    if graph == "tasklist_agent":
+        return budget(tasklist_stages(human_review=human_review, two_step=two_step), limits,
+                      tool_calls=TASKLIST_READS)
+    if graph == "assistant":
+        calls = assistant_tool_calls()
+        return budget(assistant_stages(two_step=two_step), limits, tool_calls=calls,
+                      tool_seconds=calls * tool_timeout_s)
+    raise ValueError(f"unknown graph {graph!r}; one of {', '.join(GRAPHS)}")
+
+
+def used(metrics: Mapping[str, Mapping[str, int]], tool_calls: int = 0, seconds: float = 0.0) -> dict[str, float]:
+    """What a run used, from its per-contract metrics: every request made (business, encoder and
+    repair calls and their retries), output tokens, tool calls and wall time."""
+    kinds = ("business_calls", "encoder_calls", "repair_calls", "escalations", "retries", "fallbacks")
+    calls = sum(int(v.get(kind, 0)) for v in metrics.values() for kind in kinds)
+    tokens = sum(int(v.get("output_tokens", 0)) for v in metrics.values())
+    return {"calls": calls, "output_tokens": tokens, "tool_calls": tool_calls, "seconds": round(seconds, 1)}
+
+
+def budget_line(used_now: Mapping[str, float], worst: Budget) -> str:
+    """``calls 10/38 · output tokens 812/61440 · …``: what a run used beside its worst case."""
+    bound = worst.as_dict()
+    names = {"calls": "calls", "output_tokens": "output tokens", "tool_calls": "tool calls", "seconds": "seconds"}
+    return " · ".join(f"{names[k]} {used_now.get(k, 0):g}/{bound[k]:g}" for k in CAP_NAMES)
+
+
+def run_budget_of(worst: Budget, metrics: Mapping[str, Mapping[str, int]], tool_calls: int = 0,
+                  seconds: float = 0.0) -> dict:
+    """A report's budget entry: what the run used beside its worst case, and the line that says it."""
+    spent = used(metrics, tool_calls, seconds)
+    return {"used": spent, "worst_case": worst.as_dict(), "line": budget_line(spent, worst)}
+
+
+def configured_budget(graph: str, values: Mapping[str, object], tool_calls: int, seconds: float,
+                      **options: object) -> dict:
+    """``run_budget_of`` for a run of ``graph`` under the environment's configuration (the CLI's)."""
+    from runtime.llm.models import model_set_from_settings
+    from runtime.config.settings import Settings
+
+    settings = Settings.from_env()
+    worst = worst_case(graph, model_set_from_settings(settings), contract_mode=settings.contract_mode,
+                       **options)  # type: ignore[arg-type]
+    return run_budget_of(worst, values.get("contract_metrics") or {}, tool_calls, seconds)  # type: ignore[arg-type]
+
+
+def caps_from_env(env: Mapping[str, str]) -> dict[str, float]:
+    """The user's caps (``REINS_MAX_CALLS`` …): positive numbers; a wrong value is an error naming it."""
+    caps = {}
+    for name, key in CAP_VARIABLES.items():
+        text = env.get(key, "").strip()
+        if not text:
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if value <= 0:
+            raise BudgetExceeded(f"{key} must be a positive number")
+        caps[name] = value
+    return caps
+
+
+def check_caps(worst: Budget, caps: Mapping[str, float], graph: str) -> None:
+    """Refuse a configuration whose worst case does not fit the caps, before anything runs."""
+    over = over_caps(worst, caps)
+    if over:
+        raise BudgetExceeded(
+            f"the {graph} worst case does not fit your caps ({'; '.join(over)}): lower retries, fallbacks, "
+            "re-asks or output bounds, or raise the cap"
+        )
