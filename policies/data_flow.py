@@ -10,7 +10,9 @@ The tool-call rules (``policies.tool_calls``) decide from *which* tool; this pol
   tainted data, so a user who trusts every tool is still protected;
 - **control flow**: a side effect proposed after untrusted content entered the turn pauses when the
   user's request does not ask for its action (its declared action words): untrusted text may
-  have chosen the tool;
+  have chosen the tool. Its values may come from the user or from nowhere (an id the model made
+  up), so the prompt names the untrusted text the call follows instead: the first tool result
+  that asks for the action, else the latest one read;
 - **user rules** (``schemas.flow_rules``): a rule that fires pauses or refuses the call;
   refusal wins over a pause.
 
@@ -28,7 +30,7 @@ from typing import Any, Literal
 
 import snowballstemmer
 
-from policies.provenance import Origin, Source, origin_of, sink_origins, untrusted_seen
+from policies.provenance import Origin, Source, excerpt, origin_of, sink_origins, untrusted_seen
 from policies.tool_approval import Approval
 from schemas.flow_rules import ArgsMatchRule, FlowRule, MaxPerTurnRule, UserGivenRule
 
@@ -36,9 +38,10 @@ FlowExecution = Literal["run", "ask", "question", "refuse"]
 TAINTED = "tainted_sink"
 UNASKED = "unasked_side_effect"
 RULE = "rule"
+THE_CALL = "(the call itself)"  # the origin's argument when it names what chose the call, not a value
 
 _STEMMER = snowballstemmer.stemmer("english")
-_WORD = re.compile(r"[a-z]+")
+_WORD = re.compile(r"[a-z]+", re.I)
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,31 @@ def action_words(tool: FlowTool) -> tuple[str, ...]:
 def request_asks_for(request: str, tool: FlowTool) -> bool:
     """The user's request names the tool's action (compared by word stems)."""
     return bool(_stems(request) & _stems(" ".join(action_words(tool))))
+
+
+def _asks_at(text: str, stems: set[str]) -> int:
+    """Where ``text`` first names one of the action ``stems``, -1 when it does not."""
+    for match in _WORD.finditer(text):
+        word = match.group(0).casefold()
+        if len(word) > 2 and _STEMMER.stemWord(word) in stems:
+            return match.start()
+    return -1
+
+
+def followed_source(tool: FlowTool, sources: Sequence[Source]) -> Origin | None:
+    """The untrusted text a side effect nobody asked for follows, as an origin of the call itself:
+    the first tool result that names its action (the excerpt around that word), else the latest
+    tool result read; None when no tool returned anything."""
+    results = [s for s in sources if s.kind == "tool" and s.text.strip()]
+    if not results:
+        return None
+    stems = _stems(" ".join(action_words(tool)))
+    for source in results:
+        at = _asks_at(source.text, stems)
+        if at >= 0:
+            return Origin(THE_CALL, tool.name, False, source.label, excerpt(source.text, at))
+    latest = results[-1]
+    return Origin(THE_CALL, tool.name, False, latest.label, excerpt(latest.text, 0))
 
 
 # ------------------------------------------------------------------------------------ rules
@@ -151,10 +179,14 @@ def decide(base: Approval, tool: FlowTool, args: Mapping[str, Any], turn: TurnRe
         if origin.tainted:
             reasons.append(f"{origin.argument} comes from {origin.source}, not from you")
             codes.append(TAINTED)
+    followed = None
     if not tool.read_only and untrusted_seen(turn.sources) and not request_asks_for(turn.request, tool):
+        followed = followed_source(tool, turn.sources)
+        where = f" ({followed.source})" if followed else ""
         reasons.append(f"your request did not ask to {' / '.join(action_words(tool)) or tool.name}, "
-                       "and untrusted content was read before it was proposed")
+                       f"and untrusted content was read before it was proposed{where}")
         codes.append(UNASKED)
+    origins += (followed,) if followed else ()
     return FlowDecision(flow_execution(base, refused=False, paused=bool(reasons)), origins, tuple(reasons),
                         tuple(dict.fromkeys(codes)))
 
@@ -178,5 +210,6 @@ def provenance_lines(origins: Sequence[Origin]) -> list[str]:
     return lines
 
 
-__all__ = ["FlowDecision", "FlowTool", "TurnRecord", "action_words", "decide", "flow_execution", "origin_of", "provenance_lines",
+__all__ = ["FlowDecision", "FlowTool", "THE_CALL", "TurnRecord", "action_words", "decide", "flow_execution",
+           "followed_source", "origin_of", "provenance_lines",
            "request_asks_for", "rule_fires"]
