@@ -20,6 +20,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from runtime.llm.labels import OFFLINE_LABEL
 from runtime.llm.models import ModelSet, default_model_set
 from runtime.resources import ResourceResolver
 from evals.baselines import run_baseline
@@ -97,6 +98,11 @@ def wrap_models(models: ModelSet, *, rate: float, seed: int, scenario: Scenario,
         return wrap
 
     primary = wrapper(seed)
+    if all(models.label(role) == OFFLINE_LABEL for role in models.models):
+        # The stand-in's faults are simulated and raised at once: there is no provider to recover, so
+        # a retry after one need not wait (a backoff slept here would only lengthen the run).
+        models = replace(models, policies={role: replace(models.policy(role), backoff_initial_s=0.0)
+                                           for role in models.models})
     # The roles' own models keep their labels through the wrappers (the primary-served share reads them).
     run_models = replace(models.with_models({role: primary(model) for role, model in models.models.items()}),
                          labels={role: models.label(role) for role in models.models})
