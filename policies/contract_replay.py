@@ -20,7 +20,7 @@ import dataclasses
 import hashlib
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, get_args
 
 from annotated_types import MaxLen
 from pydantic import BaseModel, StringConstraints, ValidationError, create_model
@@ -28,15 +28,18 @@ from pydantic import BaseModel, StringConstraints, ValidationError, create_model
 from policies.json_limits import JsonLimitError, check_json_value
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from schemas.delivery import DeliveryPlan, DeliveryTasks, pre_decision_schema
+from schemas.tasklist import PlanningDecision, TasklistStrategy
 
 ACCEPTED, REPAIRED = "accepted", "repaired"  # what the runtime recorded: the first answer, or the repair's
 PRE_DECISION = "delivery.supervisor_pre"
-# The delivery contracts whose accepted output a run keeps, beside the reviewers' (one per reviewer spec).
+# The contracts whose accepted output a run keeps, beside the reviewers' (one per reviewer spec).
 WORK_SCHEMAS: Mapping[str, type[BaseModel]] = {
     "delivery.plan": DeliveryPlan,
     "delivery.plan_revision": DeliveryPlan,
     "delivery.tasks": DeliveryTasks,
     "delivery.task_revision": DeliveryTasks,
+    "tasklist.planning_decision": PlanningDecision,
+    "tasklist.strategy": TasklistStrategy,
 }
 ELIDED_OVER = 40  # characters: a longer string is kept in a compact record as its length only
 _CHARS, _DIGEST = "chars", "id"
@@ -104,21 +107,38 @@ def _bounds(schema: type[BaseModel], limits: Iterable[Limit], reviewers: Reviewe
 def revalidate(contract: str, value: Any, recorded: str, limits: Iterable[Limit] = (),
                reviewers: Reviewers = DEFAULT_REVIEWERS) -> str:
     """The label of ``value`` under the current schema and ``limits``: ``recorded`` when it is
-    accepted again, ``rejected (<code> at <path>)`` otherwise."""
+    accepted again, ``rejected (<code> at <path>)`` otherwise. A limit on a schema also binds it
+    where it is a field of this one (a planning decision's strategy)."""
     schema = schema_for(contract, reviewers)
     if schema is None:
         return "rejected (unknown_contract at $)"
-    value = restored(value)
+    limits, value = tuple(limits), restored(value)
     try:
         check_json_value(value)
-        limited(schema, _bounds(schema, tuple(limits), reviewers)).model_validate(value)
     except JsonLimitError as error:
         return f"rejected ({error.code} at $)"
+    issue = _first_issue(limited(schema, _bounds(schema, limits, reviewers)), value)
+    for name, inner in _nested(schema, limits, reviewers):
+        if issue is None and isinstance(value, Mapping) and value.get(name) is not None:
+            issue = _first_issue(limited(inner, _bounds(inner, limits, reviewers)), value[name], (name,))
+    return recorded if issue is None else f"rejected ({issue[1]} at {issue[0]})"
+
+
+def _first_issue(schema: type[BaseModel], value: Any, under: tuple[str, ...] = ()) -> tuple[str, str] | None:
+    """The first ``(path, code)`` the schema finds in ``value`` (its paths under ``under``), or None."""
+    try:
+        schema.model_validate(value)
     except ValidationError as error:
         first = error.errors()[0]
-        path = ".".join(str(part) for part in first.get("loc", ())) or "$"
-        return f"rejected ({first.get('type', 'invalid')} at {path})"
-    return recorded
+        return ".".join(str(part) for part in (*under, *first.get("loc", ()))) or "$", str(first.get("type", "invalid"))
+    return None
+
+
+def _nested(schema: type[BaseModel], limits: tuple[Limit, ...], reviewers: Reviewers) -> list[tuple[str, type[BaseModel]]]:
+    """The top-level fields of ``schema`` typed by another schema some limit changes."""
+    changed = {schema_for(contract, reviewers) for contract, _, _ in limits} - {schema, None}
+    return [(name, inner) for name, info in schema.model_fields.items() for inner in changed
+            if info.annotation is inner or inner in get_args(info.annotation)]
 
 
 def after_rejection(contract: str, recorded: str) -> str:

@@ -20,6 +20,7 @@ from policies.contract_replay import (
 )
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
 from schemas.delivery import DeliveryTasks
+from schemas.tasklist import EXAMPLE_STRATEGY
 
 LONG = "a target area described at more length than a compact record keeps"
 
@@ -34,6 +35,7 @@ def tasks(*items: dict[str, Any], summary: str = "three tasks") -> dict[str, Any
 
 
 THREE = tasks(task("T-a"), task("T-b", ("T-a",)), task("T-c", ("T-b",), area=LONG))
+PROCEED = {"decision": {"type": "proceed_to_tasklist_strategy", "reason": "ready"}, "strategy": EXAMPLE_STRATEGY}
 LONG_KEYS = tasks(task("T-" + "k" * 50), task("T-" + "j" * 50, ("T-" + "k" * 50,)))
 
 # name: (contract, value, recorded, --set limits, the label replay gives)
@@ -55,6 +57,13 @@ CASES = {
                                   "rejected (dependency_cycle at tasks)"),
     "an unknown field": ("delivery.tasks", {**THREE, "extra": 1}, ACCEPTED, (), "rejected (extra_forbidden at extra)"),
     "no such contract": ("delivery.nope", THREE, ACCEPTED, (), "rejected (unknown_contract at $)"),
+    "a strategy limit binds a planning decision's strategy": (
+        "tasklist.planning_decision", PROCEED, ACCEPTED, (("tasklist.strategy", "grouping", 2),),
+        "rejected (too_long at strategy.grouping)"),
+    "which fits it when short enough": ("tasklist.planning_decision", PROCEED, REPAIRED,
+                                        (("tasklist.strategy", "grouping", 3),), REPAIRED),
+    "the strategy contract itself": ("tasklist.strategy", EXAMPLE_STRATEGY, ACCEPTED,
+                                     (("tasklist.strategy", "grouping", 2),), "rejected (too_long at grouping)"),
 }
 
 
