@@ -11,21 +11,24 @@ from typing import Any
 
 from nodes.delivery.replay import replay_values
 from policies.contract_replay import ACCEPTED, REPAIRED
-from policies.flow_replay import replay_flow_log
+from policies.flow_replay import flow_turn, replay_flow_turns
 from policies.replay import DEFAULT_OVERRIDES, Overrides, Replay
 from policies.tasklist_replay import replay_guard_log
 
 
 def replay_thread(graph: str, values: Mapping[str, Any], thread_id: str, status: str | None,
                   overrides: Overrides = DEFAULT_OVERRIDES) -> Replay:
-    """``values``: the thread's latest checkpointed state; ``status``: its run's recorded status."""
+    """``values``: the thread's latest checkpointed state; ``status``: its run's recorded status (an
+    assistant thread's latest turn's; its earlier turns keep their own, ``flow_turns``)."""
     if graph == "delivery_chain":
         return replay_values(values, thread_id, overrides=overrides)
     if graph == "tasklist_agent":
         log = values.get("guard_log") or []
         return replay_guard_log(log, status, thread_id, overrides, tasklist_contract_outputs(values, log))
     if graph == "assistant":
-        return replay_flow_log(values.get("flow_log") or [], status, thread_id, overrides)
+        kept = list(values.get("flow_turns") or [])
+        latest = flow_turn((kept[-1]["turn"] if kept else 0) + 1, status or "incomplete", values.get("flow_log") or [])
+        return replay_flow_turns([*kept, latest], thread_id, overrides)
     raise ValueError(f"no replay for the {graph} graph")
 
 

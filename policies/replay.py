@@ -42,6 +42,7 @@ class Decision:
     kind: str  # delegation | reask | review_status | revision | contract:<name> | tasklist.<action> | tool:<name>
     recorded: str
     replayed: str
+    chat_turn: int | None = None  # the conversation turn of an assistant thread's decision
 
     @property
     def flipped(self) -> bool:

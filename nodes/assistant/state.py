@@ -16,6 +16,8 @@ from langgraph.types import Overwrite
 # typing_extensions: pydantic builds the graph's JSON schemas from these on Python 3.11.
 from typing_extensions import NotRequired, TypedDict
 
+from policies.flow_replay import flow_turn, kept_turns
+from policies.retention import run_status
 from runtime.execution.steps import METRICS_KEY, ContractMetrics
 from runtime.execution.user_input import add_redacted_messages
 from schemas.assistant import Intent, Verdict
@@ -69,6 +71,14 @@ class FlowRecord(TypedDict):
     codes: list[str]  # the data-flow policy's pause (and refusing rule) codes
     refused: bool
     execution: str  # run | ask | question | refuse
+
+
+class FlowTurn(TypedDict):
+    """A finished turn's flow log, kept across turns for replay (``policies.flow_replay.flow_turn``)."""
+
+    turn: int
+    status: str  # how the turn ended (``policies.retention.run_status``)
+    log: list[FlowRecord]
 
 
 class ToolRecord(TypedDict):
@@ -191,6 +201,7 @@ class AssistantState(AssistantOutput, total=False):
     steps_taken: int  # tool calls dispatched this turn (the loop budget counts every call)
     pending_calls: list[PendingCall]
     flow_log: list[FlowRecord]  # every let-through call's execution this turn: what a replay re-decides
+    flow_turns: list[FlowTurn]  # the earlier turns' flow logs (kept across turns, the latest 50)
     identity: TurnIdentity  # who the turn acts for, kept across a pause (nodes/assistant/identity.py)
     observed: Annotated[list[Observed], gather]
     draft: Answer | None
@@ -213,10 +224,16 @@ def traced(state: AssistantState, *records: TraceRecord) -> list[TraceRecord]:
     return [*state.get("trace", []), *records]
 
 
-def fresh_turn() -> Update:
+def fresh_turn(state: AssistantState | None = None) -> Update:
     """The per-turn keys at the start of a turn (a checkpointed thread keeps the previous turn's):
-    the trace and the metrics start again together, so both describe this turn only."""
+    the trace and the metrics start again together, so both describe this turn only. The previous
+    turn's flow log, when a turn ran before this one on the thread, joins the kept ones."""
+    state = state or {}
+    kept = state.get("flow_turns") or []
+    ended = (flow_turn((kept[-1]["turn"] if kept else 0) + 1, run_status(state, False), state.get("flow_log") or [])
+             if state.get("trace") else None)
     return {
+        "flow_turns": kept_turns(kept, ended),
         "reply": "",
         "answer": None,
         "intent": None,
