@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nodes.delivery.replay import replay_values
+from nodes.assistant.state import kept_answer
 from policies.contract_replay import ACCEPTED, REPAIRED
 from policies.flow_replay import flow_turn, replay_flow_turns
 from policies.replay import DEFAULT_OVERRIDES, Overrides, Replay
@@ -27,7 +28,8 @@ def replay_thread(graph: str, values: Mapping[str, Any], thread_id: str, status:
         return replay_guard_log(log, status, thread_id, overrides, tasklist_contract_outputs(values, log))
     if graph == "assistant":
         kept = list(values.get("flow_turns") or [])
-        latest = flow_turn((kept[-1]["turn"] if kept else 0) + 1, status or "incomplete", values.get("flow_log") or [])
+        latest = flow_turn((kept[-1]["turn"] if kept else 0) + 1, status or "incomplete", values.get("flow_log") or [],
+                           kept_answer(values))
         return replay_flow_turns([*kept, latest], thread_id, overrides)
     raise ValueError(f"no replay for the {graph} graph")
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, StringConstraints, ValidationError, create_model
 
 from policies.json_limits import JsonLimitError, check_json_value
 from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
+from schemas.assistant import AssistantAnswer
 from schemas.delivery import DeliveryPlan, DeliveryTasks, pre_decision_schema
 from schemas.tasklist import PlanningDecision, TasklistStrategy
 
@@ -40,6 +41,7 @@ WORK_SCHEMAS: Mapping[str, type[BaseModel]] = {
     "delivery.task_revision": DeliveryTasks,
     "tasklist.planning_decision": PlanningDecision,
     "tasklist.strategy": TasklistStrategy,
+    "assistant.answer": AssistantAnswer,
 }
 ELIDED_OVER = 40  # characters: a longer string is kept in a compact record as its length only
 _CHARS, _DIGEST = "chars", "id"

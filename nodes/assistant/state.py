@@ -16,6 +16,7 @@ from langgraph.types import Overwrite
 # typing_extensions: pydantic builds the graph's JSON schemas from these on Python 3.11.
 from typing_extensions import NotRequired, TypedDict
 
+from policies.contract_replay import ACCEPTED, REPAIRED
 from policies.flow_replay import flow_turn, kept_turns
 from policies.retention import run_status
 from runtime.execution.steps import METRICS_KEY, ContractMetrics
@@ -79,6 +80,7 @@ class FlowTurn(TypedDict):
     turn: int
     status: str  # how the turn ended (``policies.retention.run_status``)
     log: list[FlowRecord]
+    answer: dict[str, Any] | None  # the answer contract's output: {contract, recorded, value} (``kept_answer``)
 
 
 class ToolRecord(TypedDict):
@@ -205,6 +207,7 @@ class AssistantState(AssistantOutput, total=False):
     identity: TurnIdentity  # who the turn acts for, kept across a pause (nodes/assistant/identity.py)
     observed: Annotated[list[Observed], gather]
     draft: Answer | None
+    answer_from_contract: bool  # the draft is the answer contract's output (not the runtime's fallback)
     check_findings: list[dict[str, str]]  # {code, where} of the check that sent the turn back
     check_rounds: int  # check → act rounds taken (at most one)
     revisit: bool  # the check sends the turn back to the tool loop
@@ -212,6 +215,8 @@ class AssistantState(AssistantOutput, total=False):
     skill_draft: SkillDraftRecord | None  # the draft waiting for a person's review
     pipeline_review: PipelineReview | None  # a pipeline's review pause, announced and waited for next
 
+
+ANSWER_CONTRACT = "assistant.answer"
 
 # A node's state update (any subset of the state), and a model-calling node's generator of it.
 Update = AssistantState
@@ -230,8 +235,8 @@ def fresh_turn(state: AssistantState | None = None) -> Update:
     turn's flow log, when a turn ran before this one on the thread, joins the kept ones."""
     state = state or {}
     kept = state.get("flow_turns") or []
-    ended = (flow_turn((kept[-1]["turn"] if kept else 0) + 1, run_status(state, False), state.get("flow_log") or [])
-             if state.get("trace") else None)
+    ended = (flow_turn((kept[-1]["turn"] if kept else 0) + 1, run_status(state, False), state.get("flow_log") or [],
+                       kept_answer(state)) if state.get("trace") else None)
     return {
         "flow_turns": kept_turns(kept, ended),
         "reply": "",
@@ -258,6 +263,7 @@ def fresh_turn(state: AssistantState | None = None) -> Update:
         "flow_log": [],
         "observed": None,
         "draft": None,
+        "answer_from_contract": False,
         "check_findings": [],
         "check_rounds": 0,
         "revisit": False,
@@ -265,3 +271,13 @@ def fresh_turn(state: AssistantState | None = None) -> Update:
         "skill_draft": None,
         "pipeline_review": None,
     }
+
+
+def kept_answer(state: AssistantState) -> dict[str, Any] | None:
+    """The turn's answer as the answer contract gave it, for replay: accepted on the first answer or
+    repaired (from the turn's metrics); None when the runtime wrote a fallback or no answer ran."""
+    draft = state.get("draft")
+    if not draft or not state.get("answer_from_contract"):
+        return None
+    repaired = int(((state.get(METRICS_KEY) or {}).get(ANSWER_CONTRACT) or {}).get("repair_calls") or 0) > 0
+    return {"contract": ANSWER_CONTRACT, "recorded": REPAIRED if repaired else ACCEPTED, "value": dict(draft)}

@@ -15,6 +15,7 @@ from nodes.replay import replay_thread
 from policies.replay import parse_overrides
 from policies.retention import run_status
 from policies.tool_approval import mcp_approval
+from runtime.execution.steps import METRICS_KEY
 from runtime.tools.registry import RegisteredTool
 from runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import REFLECTION, Runner, answer, chat_registry, complex_, done, tool_call
@@ -133,12 +134,13 @@ def test_a_trust_change_flips_exactly_the_calls_it_should(recorded, name):
 
 @pytest.fixture(scope="module")
 def two_turns() -> tuple[Mapping[str, Any], str]:
-    """One thread, two turns: a payment (the tool runs unasked), then a page read."""
+    """One thread, two turns: a payment (the tool runs unasked, the answer says so at length), then a
+    page read (a short answer)."""
     script = {
         "assistant.intent": [complex_("transfer_money"), complex_("fetch_page")],
-        "assistant.step": [tool_call("transfer_money", recipient="Alice Landlord", amount=900), done(), done(),
-                           tool_call("fetch_page", url="https://docs.example.org"), done(), done()],
-        "assistant.answer": [answer("Done.")] * 4,
+        "assistant.step": [tool_call("transfer_money", recipient="Alice Landlord", amount=900), done(),
+                           tool_call("fetch_page", url="https://docs.example.org"), done()],
+        "assistant.answer": [answer("Paid 900 to Alice Landlord."), answer("Done.")],
         "assistant.reflection": [REFLECTION] * 2,
     }
     run = Runner(ScriptedModel(script), _registry(), store=None)
@@ -155,6 +157,9 @@ TWO_TURN_MUTATIONS = {
     "withdraw trust from the transfer": (["tools.untrust=transfer_money"], (1, 1, "run", "ask"), "paused"),
     "trust the read-only tool": (["tools.trust=fetch_page"], None, None),
     "trust the MCP tool": (["tools.trust=" + MCP_DELETE], None, None),
+    # the answer contract's summary bound (AssistantAnswer declares it) below the first answer only
+    "a ten-character answer": (["contract.assistant.answer.summary=10"],
+                               (1, 2, "accepted", "rejected (string_too_long at summary)"), None),
 }
 
 
@@ -169,11 +174,16 @@ def test_every_turn_of_a_thread_is_replayed_and_a_flip_in_the_first_stops_there(
     flip = replay.first_flip
     assert ((flip.chat_turn, flip.step, flip.recorded, flip.replayed) if flip else None) == expected
     if flip:
-        assert len(replay.decisions) == 1 and replay.replayed_status == replayed_status
+        assert len(replay.decisions) == flip.step and replay.replayed_status == replayed_status
         assert replay.recorded_status == values["flow_turns"][0]["status"]
         assert replay.stopped.startswith("turn 1: ") and "the 1 later turn(s) followed from this one" in replay.stopped
+        assert replayed_status or "new model call" in replay.stopped
     else:
-        assert [d.chat_turn for d in replay.decisions] == [1, 2] and replay.replayed_status == status
+        assert [(d.chat_turn, d.kind) for d in replay.decisions] == [
+            (1, "tool:transfer_money"), (1, "contract:assistant.answer"),
+            (2, "tool:fetch_page"), (2, "contract:assistant.answer")]
+        assert replay.replayed_status == status
     # the latest turn alone holds no trace of the payment: only the kept turns let the flip be seen
-    latest_only = replay_thread("assistant", {"flow_log": values["flow_log"]}, "t1", status, parse_overrides(changes))
-    assert latest_only.first_flip is None
+    latest = {key: values[key] for key in ("flow_log", "draft", "answer_from_contract", METRICS_KEY)}
+    latest_only = replay_thread("assistant", latest, "t1", status, parse_overrides(changes))
+    assert latest_only.first_flip is None and len(latest_only.decisions) == 2
