@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
             status = f"{replay.recorded_status} (unchanged)"
         where = f"turn {flip.step}" if flip.kind in ("delegation", "reask") else f"#{flip.step}"
         if flip.chat_turn is not None:  # an assistant thread: the conversation turn and the call in it
-            where = f"turn {flip.chat_turn}, call {flip.step}"
+            where = f"turn {flip.chat_turn}" + (f", call {flip.step}" if flip.kind.startswith("tool:") else "")
         print(f"{replay.thread_id}: flips at {flip.kind} ({where}): {flip.recorded} → {flip.replayed}; "
               f"status {status}; {replay.stopped}")
     print(f"{counts['runs']} run(s) replayed, {counts['decisions']} decision(s) re-decided, "

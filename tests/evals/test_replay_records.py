@@ -7,6 +7,7 @@ it predicts, and no other run. The predictions read the recorded proposals, neve
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -234,3 +235,18 @@ def test_a_version_1_file_without_contract_outputs_still_replays(tmp_path):
     replays = replay_records(load_records(tmp_path))
     assert figures(replays)["flipped"] == 0
     assert not any(d.kind.startswith("contract:") for r in replays for d in r.decisions)
+
+
+def test_the_readme_prints_what_replay_prints_over_the_stored_records(capsys, monkeypatch):
+    """Each ``reins replay --eval tests/evals/eval_records …`` example of the README: its figures line
+    is the one the command prints, and each run line it shows is one the command prints."""
+    readme = (HERE.parent.parent / "README.md").read_text(encoding="utf-8")
+    examples = re.findall(r"^\$ reins replay --eval tests/evals/eval_records(.*)\n((?:[^$`].*\n)*)", readme, re.M)
+    assert len(examples) >= 4
+    monkeypatch.chdir(HERE.parent.parent)
+    for arguments, shown in examples:
+        main(["replay", "--eval", "tests/evals/eval_records", *arguments.split()])
+        printed = capsys.readouterr().out.splitlines()
+        lines = [line for line in shown.splitlines() if line != "…"]
+        assert lines[-1] == printed[-1], arguments
+        assert set(lines[:-1]) <= set(printed), arguments
