@@ -2,8 +2,9 @@
 re-decided by the current policy (or one changed with ``--set``), without calling any model.
 
 Checkpointed threads of all three graphs — delivery runs (manager turns, re-asks, review status,
-revision targets), tasklist runs (the machine's guard on every step) and assistant turns (each tool
-call's execution) — and the evaluation's records (``records.json`` of ``reins eval``). Per run: the
+revision targets, contract acceptance), tasklist runs (the machine's guard on every step, contract
+acceptance) and assistant threads (each tool call's execution, turn by turn) — and the evaluation's
+records (``records.json`` of ``reins eval``). Per run: the
 first decision that flips, the status that changes, and where a flipped decision would need a new
 model call; then the figures: runs replayed, decisions re-decided, runs that flip, status changes.
 Exit 4 when anything flips (for CI)."""
@@ -35,7 +36,8 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="change a rule for the replay, e.g. --set max_manager_reasks=0, "
                              "--set require_tasks_before_review=false, --set reviewers.drop=boundary, "
                              "--set reviewers.risk.low=concern, --set tasklist.max_draft_revisions=0, "
-                             "--set tools.trust=files__delete_file (see README: auditing the guardrails)")
+                             "--set tools.trust=files__delete_file, --set contract.delivery.tasks.tasks=12 "
+                             "(see README: auditing the guardrails)")
     parser.add_argument("--flips-only", action="store_true", help="list only the runs whose decisions flip")
     parser.add_argument("--json", action="store_true", help="machine-readable output (for CI)")
     parser.set_defaults(handler=run)
@@ -116,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         if replay.replayed_status == replay.recorded_status:
             status = f"{replay.recorded_status} (unchanged)"
         where = f"turn {flip.step}" if flip.kind in ("delegation", "reask") else f"#{flip.step}"
+        if flip.chat_turn is not None:  # an assistant thread: the conversation turn and the call in it
+            where = f"turn {flip.chat_turn}" + (f", call {flip.step}" if flip.kind.startswith("tool:") else "")
         print(f"{replay.thread_id}: flips at {flip.kind} ({where}): {flip.recorded} → {flip.replayed}; "
               f"status {status}; {replay.stopped}")
     print(f"{counts['runs']} run(s) replayed, {counts['decisions']} decision(s) re-decided, "

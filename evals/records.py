@@ -1,10 +1,13 @@
 """The evaluation's per-run records of decisions: what each controlled-chain run's policies were
-given (the manager's proposals, the refusals, the reviewers' outcomes, the bundle's findings) and
-what they decided, kept so ``reins replay --eval`` can re-decide every run under a changed policy
-without a model.
+given (the manager's proposals, the refusals, the reviewers' outcomes, the bundle's findings, the
+contract outputs the runtime accepted) and what they decided, kept so ``reins replay --eval`` can
+re-decide every run under a changed policy without a model.
 
 ``reins eval`` writes them to ``records.json`` beside ``report.md``; a record is compact (no
-markdown, no call ids, no summaries the decisions do not read), about 2 KB a run.
+markdown, no call ids, no summaries the decisions do not read; a contract output's long strings
+kept as their length and digest, ``policies.contract_replay.elided``), and a contract output that
+several runs share (the same plan of the same scenario) is kept once, in the document's ``outputs``
+table, and named by its position there: about 2 KB a run.
 """
 
 from __future__ import annotations
@@ -15,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from nodes.delivery.replay import replay_values
+from nodes.delivery.replay_contracts import contract_outputs
 from policies.replay import DEFAULT_OVERRIDES, Overrides, Replay
 
 RECORDS_FILE = "records.json"
-RECORDS_VERSION = 1
+RECORDS_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # version 1 kept no contract outputs: its runs replay without them
 
 
 def decision_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -41,6 +46,7 @@ def decision_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
         "post_review_decision": ({"action": decision["action"], "revision_targets": decision["revision_targets"]}
                                  if decision else None),
         "run_status": values.get("run_status"),
+        "contract_outputs": contract_outputs(values, compact=True),
     }
 
 
@@ -51,16 +57,26 @@ def run_id(record: Mapping[str, Any]) -> str:
 
 def records_document(runs: Iterable[Any]) -> dict[str, Any]:
     """Every run with recorded decisions, from one or several ``EvaluationResults``."""
-    entries = []
+    entries, outputs, known = [], [], {}
     for results in runs:
         for record in results.records:
             if record.decisions is None:  # a baseline without Reins' policies decides nothing to replay
                 continue
             entry = {"baseline": record.baseline, "scenario": record.scenario, "repeat": record.repeat,
                      "rate": record.rate, "seed": results.settings.get("seed", 0), "status": record.status,
-                     "decisions": record.decisions}
+                     "decisions": {**record.decisions, "contract_outputs": [
+                         _shared(output, outputs, known) for output in record.decisions.get("contract_outputs") or []]}}
             entries.append({"id": run_id(entry), **entry})
-    return {"version": RECORDS_VERSION, "records": entries}
+    return {"version": RECORDS_VERSION, "outputs": outputs, "records": entries}
+
+
+def _shared(output: Mapping[str, Any], outputs: list[Any], known: dict[str, int]) -> dict[str, Any]:
+    """``output`` with its value replaced by its position in ``outputs`` (added there when new)."""
+    key = json.dumps(output["value"], sort_keys=True, separators=(",", ":"))
+    if key not in known:
+        known[key] = len(outputs)
+        outputs.append(output["value"])
+    return {**{k: v for k, v in output.items() if k != "value"}, "value_at": known[key]}
 
 
 def write_records(runs: Sequence[Any], out_dir: Path) -> Path:
@@ -80,10 +96,19 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         raise ValueError(f"{path} is not a records file") from None
     records = document.get("records") if isinstance(document, dict) else None
-    if document.get("version") != RECORDS_VERSION or not isinstance(records, list) or not all(
+    readable = isinstance(document, dict) and document.get("version") in READABLE_VERSIONS
+    if not readable or not isinstance(records, list) or not all(
         isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("decisions"), dict) for r in records
     ):
-        raise ValueError(f"{path} is not a records file of version {RECORDS_VERSION}")
+        raise ValueError(f"{path} is not a records file of version {' or '.join(map(str, READABLE_VERSIONS))}")
+    outputs = document.get("outputs") or []
+    try:
+        for record in records:
+            record["decisions"]["contract_outputs"] = [
+                {**{k: v for k, v in output.items() if k != "value_at"}, "value": outputs[output["value_at"]]}
+                for output in record["decisions"].get("contract_outputs") or []]
+    except (TypeError, KeyError, IndexError, AttributeError):
+        raise ValueError(f"{path}: a record names a contract output the file does not hold") from None
     return records
 
 

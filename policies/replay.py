@@ -12,6 +12,8 @@ key                                 what it changes
 ``tasklist.<limit>=N``              a ``Limits`` field of the tasklist machine (``max_steps`` only lower)
 ``tools.trust=<tool>``              the user trusts the tool: it runs unasked unless data flow asks
 ``tools.untrust=<tool>``            the user's trust withdrawn: a tool that acts asks first
+``contract.<contract>.<field>=N``   the length bound a contract's schema declares for a field
+                                    (list items or characters); binds every contract of the schema
 ==================================  ==========================================================
 
 Every bad change is one line naming the key; nothing here reads a file or a model.
@@ -25,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from policies.contract_replay import Limit, bounded_fields, replay_contracts
 from policies.delegation import DEFAULT_POLICY, DelegationPolicy
 from policies.redaction import redact
 from policies.reviewers import DEFAULT_REVIEWERS, LEVELS, Reviewers
@@ -36,9 +39,10 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 @dataclass(frozen=True)
 class Decision:
     step: int  # the checkpoint's step, a turn, or the position of the decision in the run
-    kind: str  # delegation | reask | review_status | revision | tasklist.<action> | tool:<name>
+    kind: str  # delegation | reask | review_status | revision | contract:<name> | tasklist.<action> | tool:<name>
     recorded: str
     replayed: str
+    chat_turn: int | None = None  # the conversation turn of an assistant thread's decision
 
     @property
     def flipped(self) -> bool:
@@ -93,6 +97,7 @@ class Overrides:
     tasklist: tuple[tuple[str, int], ...] = ()  # Limits fields to tighten, in the order given
     trust: frozenset[str] = frozenset()
     untrust: frozenset[str] = frozenset()
+    contracts: tuple[Limit, ...] = ()  # (contract, field, max_length), in the order given
 
     def limits(self, recorded: Limits) -> Limits:
         """A run's recorded limits with the changes (the step budget only ever lowered, as the machine's is)."""
@@ -146,10 +151,23 @@ def parse_overrides(changes: Iterable[str], base: Overrides = DEFAULT_OVERRIDES)
             (trust if rest == "trust" else untrust).add(value)
             (untrust if rest == "trust" else trust).discard(value)
             result = dataclasses.replace(result, trust=frozenset(trust), untrust=frozenset(untrust))
+        elif head == "contract":
+            result = dataclasses.replace(result, contracts=(*result.contracts, _contract_limit(rest, value, shown)))
         else:
             raise OverrideError(f"--set {shown}: unknown rule; a delegation rule ({', '.join(sorted(rules))}), "
-                                "reviewers.drop, reviewers.<role>.<verdict>, tasklist.<limit>, tools.trust or tools.untrust")
+                                "reviewers.drop, reviewers.<role>.<verdict>, tasklist.<limit>, tools.trust, tools.untrust "
+                                "or contract.<contract>.<field>")
     return result
+
+
+def _contract_limit(rest: str, value: str, shown: str) -> Limit:
+    contract, _, name = rest.rpartition(".")
+    if contract not in replay_contracts():
+        raise OverrideError(f"--set {shown}: contract.<contract>.<field>; contracts: {', '.join(replay_contracts())}")
+    fields = bounded_fields(contract)
+    if name not in fields:
+        raise OverrideError(f"--set {shown}: not a bounded field of {contract}; one of {', '.join(fields) or 'none'}")
+    return contract, name, _number(f"contract.{rest}", value)
 
 
 def _delegation_change(policy: DelegationPolicy, rule: str, kind: type, value: str) -> DelegationPolicy:

@@ -5,7 +5,9 @@ answer in ``guard_log`` (``guard_record``): the machine as the guard saw it, the
 resource, the model's planning choice) and the verdict. Replay asks the guard again with the
 changed limits (``tasklist.<limit>=N``). Routing reads no limit, so the recorded action is the one
 the run would have taken; a step the guard now refuses ends the run in ``stopped`` (rules alone), a
-step it now allows that was refused would need new model calls from there.
+step it now allows that was refused would need new model calls from there. The contract outputs
+the run kept (the planning decision, a generated strategy) are validated again right after the guard
+question of the step that made them (``policies.contract_replay``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from policies.contract_replay import after_rejection, revalidate
 from policies.replay import DEFAULT_OVERRIDES, Decision, Overrides, Replay
 from policies.tasklist_machine import Counters, Limits, Machine, Proposal, StepVerdict, guard
 
@@ -40,7 +43,9 @@ def machine_of_record(record: Mapping[str, Any], overrides: Overrides = DEFAULT_
 
 
 def replay_guard_log(log: Sequence[Mapping[str, Any]], recorded_status: str | None, thread_id: str = "",
-                     overrides: Overrides = DEFAULT_OVERRIDES) -> Replay:
+                     overrides: Overrides = DEFAULT_OVERRIDES, contracts: Sequence[Mapping[str, Any]] = ()) -> Replay:
+    """``contracts``: the contract outputs the run kept (``{contract, at, recorded, value}``, ``at`` the
+    position of the guard question whose step made it), each validated again where it was made."""
     result = Replay(thread_id, recorded_status=recorded_status, graph="tasklist_agent")
     for position, record in enumerate(log):
         proposal = Proposal(record["action"], resource_uri=record.get("resource_uri"), choice=record.get("choice"))
@@ -53,5 +58,12 @@ def replay_guard_log(log: Sequence[Mapping[str, Any]], recorded_status: str | No
             else:
                 result.stopped = f"needs a new model call: {record['action']} would now run"
             return result
+        for output in (o for o in contracts if o["at"] == position):
+            replayed = revalidate(output["contract"], output["value"], output["recorded"], overrides.contracts)
+            decision = Decision(position, f"contract:{output['contract']}", output["recorded"], replayed)
+            result.decisions.append(decision)
+            if decision.flipped:
+                result.stopped = after_rejection(output["contract"], output["recorded"])
+                return result
     result.replayed_status = recorded_status
     return result

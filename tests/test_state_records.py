@@ -24,7 +24,7 @@ from nodes.tasklist import state as tasklist_state
 from nodes.delivery.routing import policy_violation
 from policies.data_flow import FlowDecision
 from policies.delegation import violation
-from policies.flow_replay import flow_record
+from policies.flow_replay import flow_record, flow_turn
 from policies.tasklist_machine import Counters, Limits, Machine, Proposal, guard
 from policies.tasklist_plan import PlanExtraction, Readiness
 from policies.tasklist_replay import guard_record
@@ -83,6 +83,8 @@ POLICY_RECORDS: tuple[tuple[type, dict[str, Any]], ...] = (
     (tasklist_state.Limits, Limits(max_steps=12).as_dict()),
     (tasklist_state.Counters, Counters(steps=3, optional_context_reads=1).as_dict()),
     (assistant_state.FlowRecord, flow_record(2, "send_email", False, "ask", FlowDecision("ask", codes=("tainted_sink",)))),
+    (assistant_state.FlowTurn, flow_turn(1, "paused", [flow_record(1, "send_email", False, "ask", FlowDecision("ask"))],
+                                         {"contract": "assistant.answer", "recorded": "accepted", "value": {"summary": "Sent."}})),
     (tasklist_state.GuardRecord, guard_record(Machine(), Proposal("read_plan", "docs://versions/v.md"),
                                               guard(Machine(), Proposal("read_plan", "docs://versions/v.md")))),
     (tasklist_state.PlanExtraction, PlanExtraction("Plan", "v0.2.0", {"goals": ("Ship it",)}, ("Notes",)).as_dict()),

@@ -56,7 +56,7 @@ def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, d
     with recorded_step(progress_for(runtime), "answer", "Write the answer") as step:
         if state.get("failure"):  # the provider already failed for good this turn: no second try
             step.skip("skipped: the model is unavailable")
-            return {"draft": NO_DRAFT, "trace": traced(state, step.trace())}
+            return {"draft": NO_DRAFT, "answer_from_contract": False, "trace": traced(state, step.trace())}
         outcome = yield from attempt(Streamed("summary", Contract(  # the summary streams as it is written
             "assistant.answer",
             AssistantAnswer,
@@ -76,8 +76,10 @@ def draft_answer(state: AssistantState, runtime: Runtime[AssistantContext], *, d
             draft = {"summary": fallback_summary(records), "evidence": [], "verdict": verdict}
             if outcome.code == EXECUTION_FAILED:
                 failure = stage_failure("draft_answer", outcome.error)
-                return {"draft": draft, "failure": failure, "trace": traced(state, step.trace())}
-    return {"draft": draft, "trace": traced(state, step.trace())}
+                return {"draft": draft, "answer_from_contract": False, "failure": failure,
+                        "trace": traced(state, step.trace())}
+    # Only the contract's own output is what a replay validates again (a fallback is the runtime's).
+    return {"draft": draft, "answer_from_contract": outcome.ok, "trace": traced(state, step.trace())}
 
 
 def _notices(state: AssistantState, unfinished: tuple[int, ...]) -> list[str]:

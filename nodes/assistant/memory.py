@@ -113,7 +113,7 @@ def prepare_turn(
     progress = progress_for(runtime)
     progress.start("Assistant turn")
     if image_route(len(images), deps.models_for(runtime).has_model(VISION_ROLE)) == "refuse":
-        return {**fresh_turn(), "input_refusal": NO_VISION_MODEL}  # before any model call
+        return {**fresh_turn(state), "input_refusal": NO_VISION_MODEL}  # before any model call
     yield from deps.load_tools(runtime)  # the MCP servers start here, off the event loop
     # Only a configured persona file is read off the event loop; the context alone needs no thread.
     path = persona_file()
@@ -145,7 +145,7 @@ def prepare_turn(
             step.summary += f"; {len(skills)} skill(s) listed" + (f" ({skills_note})" if skills_note else "")
         if summary_note:
             step.summary += f"; {summary_note}"
-    return {**fresh_turn(), "identity": identity_of(runtime.context), "messages": removed, "request": request,
+    return {**fresh_turn(state), "identity": identity_of(runtime.context), "messages": removed, "request": request,
             "images": images, "conversation": conversation, "persona": persona,
             "conversation_summary": summary, "recollections": recollections, "skills": skills,
             "trace": [step.trace()]}

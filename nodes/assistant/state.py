@@ -16,6 +16,9 @@ from langgraph.types import Overwrite
 # typing_extensions: pydantic builds the graph's JSON schemas from these on Python 3.11.
 from typing_extensions import NotRequired, TypedDict
 
+from policies.contract_replay import ACCEPTED, REPAIRED
+from policies.flow_replay import flow_turn, kept_turns
+from policies.retention import run_status
 from runtime.execution.steps import METRICS_KEY, ContractMetrics
 from runtime.execution.user_input import add_redacted_messages
 from schemas.assistant import Intent, Verdict
@@ -69,6 +72,15 @@ class FlowRecord(TypedDict):
     codes: list[str]  # the data-flow policy's pause (and refusing rule) codes
     refused: bool
     execution: str  # run | ask | question | refuse
+
+
+class FlowTurn(TypedDict):
+    """A finished turn's flow log, kept across turns for replay (``policies.flow_replay.flow_turn``)."""
+
+    turn: int
+    status: str  # how the turn ended (``policies.retention.run_status``)
+    log: list[FlowRecord]
+    answer: dict[str, Any] | None  # the answer contract's output: {contract, recorded, value} (``kept_answer``)
 
 
 class ToolRecord(TypedDict):
@@ -191,9 +203,11 @@ class AssistantState(AssistantOutput, total=False):
     steps_taken: int  # tool calls dispatched this turn (the loop budget counts every call)
     pending_calls: list[PendingCall]
     flow_log: list[FlowRecord]  # every let-through call's execution this turn: what a replay re-decides
+    flow_turns: list[FlowTurn]  # the earlier turns' flow logs (kept across turns, the latest 50)
     identity: TurnIdentity  # who the turn acts for, kept across a pause (nodes/assistant/identity.py)
     observed: Annotated[list[Observed], gather]
     draft: Answer | None
+    answer_from_contract: bool  # the draft is the answer contract's output (not the runtime's fallback)
     check_findings: list[dict[str, str]]  # {code, where} of the check that sent the turn back
     check_rounds: int  # check → act rounds taken (at most one)
     revisit: bool  # the check sends the turn back to the tool loop
@@ -201,6 +215,8 @@ class AssistantState(AssistantOutput, total=False):
     skill_draft: SkillDraftRecord | None  # the draft waiting for a person's review
     pipeline_review: PipelineReview | None  # a pipeline's review pause, announced and waited for next
 
+
+ANSWER_CONTRACT = "assistant.answer"
 
 # A node's state update (any subset of the state), and a model-calling node's generator of it.
 Update = AssistantState
@@ -213,10 +229,16 @@ def traced(state: AssistantState, *records: TraceRecord) -> list[TraceRecord]:
     return [*state.get("trace", []), *records]
 
 
-def fresh_turn() -> Update:
+def fresh_turn(state: AssistantState | None = None) -> Update:
     """The per-turn keys at the start of a turn (a checkpointed thread keeps the previous turn's):
-    the trace and the metrics start again together, so both describe this turn only."""
+    the trace and the metrics start again together, so both describe this turn only. The previous
+    turn's flow log, when a turn ran before this one on the thread, joins the kept ones."""
+    state = state or {}
+    kept = state.get("flow_turns") or []
+    ended = (flow_turn((kept[-1]["turn"] if kept else 0) + 1, run_status(state, False), state.get("flow_log") or [],
+                       kept_answer(state)) if state.get("trace") else None)
     return {
+        "flow_turns": kept_turns(kept, ended),
         "reply": "",
         "answer": None,
         "intent": None,
@@ -241,6 +263,7 @@ def fresh_turn() -> Update:
         "flow_log": [],
         "observed": None,
         "draft": None,
+        "answer_from_contract": False,
         "check_findings": [],
         "check_rounds": 0,
         "revisit": False,
@@ -248,3 +271,13 @@ def fresh_turn() -> Update:
         "skill_draft": None,
         "pipeline_review": None,
     }
+
+
+def kept_answer(state: AssistantState) -> dict[str, Any] | None:
+    """The turn's answer as the answer contract gave it, for replay: accepted on the first answer or
+    repaired (from the turn's metrics); None when the runtime wrote a fallback or no answer ran."""
+    draft = state.get("draft")
+    if not draft or not state.get("answer_from_contract"):
+        return None
+    repaired = int(((state.get(METRICS_KEY) or {}).get(ANSWER_CONTRACT) or {}).get("repair_calls") or 0) > 0
+    return {"contract": ANSWER_CONTRACT, "recorded": REPAIRED if repaired else ACCEPTED, "value": dict(draft)}

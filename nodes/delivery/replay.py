@@ -7,7 +7,10 @@ at every recorded decision, asks the given policy again with exactly the state t
 - each manager turn's proposal → the delegation verdict (``delegation``);
 - each refused turn → ask again or fail closed (``reask``);
 - the review outcomes → the review bundle's status (``review_status``);
-- the bundle → the post-review decision's revision targets (``revision``).
+- the bundle → the post-review decision's revision targets (``revision``);
+- each contract output the run kept (pre-decision, plan, tasks, reviews, revisions) → accepted
+  again by its strict schema and limits, or rejected (``contract:<name>``,
+  ``nodes.delivery.replay_contracts``), where the run made it.
 
 The first decision that comes out differently is where the run would have gone another way. What
 follows it depended on that decision, so replay stops there, and says whether going on would have
@@ -19,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from nodes.delivery.replay_contracts import contract_outputs
 from nodes.delivery.routing import delegation_verdict, refusals_in_turn
+from policies.contract_replay import after_rejection, revalidate
 from policies.delegation import DelegationPolicy, for_reviewers, reask_allowed
 from policies.replay import DEFAULT_OVERRIDES, Decision, Overrides, Replay
 from policies.review_bundle import build_review_bundle
@@ -53,6 +58,15 @@ def replay_values(values: Mapping[str, Any], thread_id: str = "", *, overrides: 
     result = Replay(thread_id, recorded_status=values.get("run_status"))
     refusals = list(values.get("manager_refusals") or [])
     decisions: list[tuple[Decision, dict[str, Any]]] = []
+    outputs = values["contract_outputs"] if "contract_outputs" in values else contract_outputs(values)
+
+    def contracts_at(*places: str | int | None) -> None:
+        for output in (o for o in outputs if o["at"] in places):
+            replayed = revalidate(output["contract"], output["value"], output["recorded"], overrides.contracts, table)
+            decisions.append((Decision(len(decisions), f"contract:{output['contract']}", output["recorded"], replayed), {}))
+
+    contracts_at("start")
+    turns: set[int] = set()
     for proposal in values.get("manager_proposals") or []:
         state = _turn_state(proposal, refusals)
         replayed = delegation_verdict(proposal["calls"], state, policy, cut_off=proposal["cut_off"])
@@ -65,6 +79,11 @@ def replay_values(values: Mapping[str, Any], thread_id: str = "", *, overrides: 
             spent = "manager (escalated)" if refusal.get("escalated") else "fail_closed"
             decisions.append((Decision(refusal["turn"], "reask", "manager" if refusal["reasked"] else spent,
                                        "manager" if again else spent), {**state, "manager_refusals": earlier[:-1]}))
+        turns.add(proposal["turn"])
+        contracts_at(proposal["turn"])
+    # a worker whose turn the record does not hold: after the turns
+    contracts_at(None, *({o["at"] for o in outputs if isinstance(o["at"], int)} - turns))
+    contracts_at("reviews")
     bundle = values.get("review_bundle")
     if bundle and values.get("review_outcomes") is not None:
         status = build_review_bundle(values["review_outcomes"], table)["status"]
@@ -74,6 +93,7 @@ def replay_values(values: Mapping[str, Any], thread_id: str = "", *, overrides: 
         # The targets come from the findings alone (the model's guidance only words the requests).
         again = derive_post_review_decision(bundle["status"], bundle["findings"])
         decisions.append((Decision(len(decisions), "revision", _targets(decision), _targets(again)), {}))
+    contracts_at("revision")
     for decision_made, state in decisions:
         result.decisions.append(decision_made)
         if decision_made.flipped:
@@ -100,6 +120,8 @@ def _went(replayed: str) -> str:
 def _after_flip(decision: Decision, state: Mapping[str, Any], policy: DelegationPolicy) -> tuple[str | None, str]:
     """Where the run goes from a flipped decision: a status rules alone give, or the new model call
     it would need (replay makes none)."""
+    if decision.kind.startswith("contract:"):
+        return None, after_rejection(decision.kind.removeprefix("contract:"), decision.recorded)
     target = _went(decision.replayed)
     if decision.kind == "delegation" and target == "manager_refused":
         if reask_allowed(refusals_in_turn(dict(state)) + 1, policy):

@@ -15,6 +15,7 @@ from nodes.replay import replay_thread
 from policies.replay import parse_overrides
 from policies.retention import run_status
 from policies.tool_approval import mcp_approval
+from runtime.execution.steps import METRICS_KEY
 from runtime.tools.registry import RegisteredTool
 from runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import REFLECTION, Runner, answer, chat_registry, complex_, done, tool_call
@@ -129,3 +130,60 @@ def test_a_trust_change_flips_exactly_the_calls_it_should(recorded, name):
             assert replay.replayed_status == status
             assert status or "new model call" in replay.stopped
 
+
+
+@pytest.fixture(scope="module")
+def two_turns() -> tuple[Mapping[str, Any], str]:
+    """One thread, two turns: a payment (the tool runs unasked, the answer says so at length), then a
+    page read (a short answer)."""
+    script = {
+        "assistant.intent": [complex_("transfer_money"), complex_("fetch_page")],
+        "assistant.step": [tool_call("transfer_money", recipient="Alice Landlord", amount=900), done(),
+                           tool_call("fetch_page", url="https://docs.example.org"), done()],
+        "assistant.answer": [answer("Paid 900 to Alice Landlord."), answer("Done.")],
+        "assistant.reflection": [REFLECTION] * 2,
+    }
+    run = Runner(ScriptedModel(script), _registry(), store=None)
+    run.ask(TURNS["transfer"][0])
+    run.ask(TURNS["read-only"][0])
+    snapshot = run.graph.get_state(THREAD)
+    return snapshot.values, run_status(snapshot.values, bool(snapshot.interrupts))
+
+
+# name: (--set changes, the flip (turn, call, recorded, replayed) or none, the status the thread replays to)
+TWO_TURN_MUTATIONS = {
+    "unchanged": ([], None, None),
+    # only the first turn paid: withdrawing trust from the transfer pauses that turn, the second never came
+    "withdraw trust from the transfer": (["tools.untrust=transfer_money"], (1, 1, "run", "ask"), "paused"),
+    "trust the read-only tool": (["tools.trust=fetch_page"], None, None),
+    "trust the MCP tool": (["tools.trust=" + MCP_DELETE], None, None),
+    # the answer contract's summary bound (AssistantAnswer declares it) below the first answer only
+    "a ten-character answer": (["contract.assistant.answer.summary=10"],
+                               (1, 2, "accepted", "rejected (string_too_long at summary)"), None),
+}
+
+
+@pytest.mark.parametrize("name", list(TWO_TURN_MUTATIONS))
+def test_every_turn_of_a_thread_is_replayed_and_a_flip_in_the_first_stops_there(two_turns, name):
+    values, status = two_turns
+    assert [(t["turn"], [r["tool"] for r in t["log"]]) for t in values["flow_turns"]] == [(1, ["transfer_money"])]
+    assert [r["tool"] for r in values["flow_log"]] == ["fetch_page"]  # the latest turn's own log
+    changes, expected, replayed_status = TWO_TURN_MUTATIONS[name]
+    replay = replay_thread("assistant", values, "t1", status, parse_overrides(changes))
+    assert [(d.chat_turn, d.kind) for d in replay.decisions][:1] == [(1, "tool:transfer_money")]
+    flip = replay.first_flip
+    assert ((flip.chat_turn, flip.step, flip.recorded, flip.replayed) if flip else None) == expected
+    if flip:
+        assert len(replay.decisions) == flip.step and replay.replayed_status == replayed_status
+        assert replay.recorded_status == values["flow_turns"][0]["status"]
+        assert replay.stopped.startswith("turn 1: ") and "the 1 later turn(s) followed from this one" in replay.stopped
+        assert replayed_status or "new model call" in replay.stopped
+    else:
+        assert [(d.chat_turn, d.kind) for d in replay.decisions] == [
+            (1, "tool:transfer_money"), (1, "contract:assistant.answer"),
+            (2, "tool:fetch_page"), (2, "contract:assistant.answer")]
+        assert replay.replayed_status == status
+    # the latest turn alone holds no trace of the payment: only the kept turns let the flip be seen
+    latest = {key: values[key] for key in ("flow_log", "draft", "answer_from_contract", METRICS_KEY)}
+    latest_only = replay_thread("assistant", latest, "t1", status, parse_overrides(changes))
+    assert latest_only.first_flip is None and len(latest_only.decisions) == 2

@@ -19,6 +19,7 @@ from runtime.llm.models import ModelSet
 from runtime.standins.offline import OfflineModel
 from evals.records import decision_inputs
 from nodes.delivery.replay import replay_delivery, replay_values
+from policies.replay import parse_overrides
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,11 @@ def test_the_unchanged_policy_flips_nothing(recorded):
         values = threads[replay.thread_id]
         expected = len(values.get("manager_proposals") or []) + len(values.get("manager_refusals") or [])
         expected += bool(values.get("review_bundle")) + bool(values.get("review_bundle") and values.get("post_review_decision"))
-        assert len(replay.decisions) == expected, replay.thread_id
+        # and every contract output the run kept: the pre-decision, the plan, the tasks, each completed review
+        kept = bool(values.get("pre_decision")) + bool(values.get("plan")) + bool(values.get("tasks"))
+        kept += sum(o["outcome"] == "completed" for o in values.get("review_outcomes") or [])
+        contracts = [d for d in replay.decisions if d.kind.startswith("contract:")]
+        assert len(contracts) == kept and len(replay.decisions) == expected + kept, replay.thread_id
 
 
 def test_the_compact_evaluation_record_replays_as_the_whole_state(recorded):
@@ -71,6 +76,8 @@ MUTATIONS = {
     "no re-ask": dict(policy=replace(DEFAULT_POLICY, max_manager_reasks=0)),
     # a two-reviewer table: the recorded three-reviewer groups no longer fit
     "two reviewers": dict(reviewers=tuple(spec for spec in DEFAULT_REVIEWERS if spec.role != "boundary")),
+    # at most five tasks (the bound DeliveryTasks declares, lowered): longer task lists are rejected
+    "at most five tasks": dict(overrides=parse_overrides(["contract.delivery.tasks.tasks=5"])),
 }
 
 
@@ -107,6 +114,12 @@ def test_a_smaller_reviewer_table_flips_the_recorded_review_groups(recorded):
     graph, threads = recorded
     for thread, values in threads.items():
         result = replay_delivery(graph, thread, **MUTATIONS["two reviewers"])
+        if "boundary" in ((values.get("pre_decision") or {}).get("review_focus") or {}):
+            # the pre-decision schema of a two-reviewer table has no boundary focus: rejected first
+            assert (result.first_flip.kind, result.first_flip.replayed) == (
+                "contract:delivery.supervisor_pre", "rejected (extra_forbidden at review_focus.boundary)"), thread
+            assert result.stopped.startswith("needs a new model call: the repair of delivery.supervisor_pre")
+            continue
         # exactly the turns that named the dropped reviewer's tool are decided differently (unless
         # already refused as calling a tool the manager does not have: the reason stays the same)
         named = any(any(call["name"] == "boundary-subagent" for call in p["calls"])
@@ -115,6 +128,21 @@ def test_a_smaller_reviewer_table_flips_the_recorded_review_groups(recorded):
         assert (result.first_flip is not None) == named, thread
         if named:
             assert result.first_flip.replayed.startswith("manager_refused")
+
+
+def test_a_lower_task_bound_rejects_exactly_the_longer_task_lists(recorded):
+    graph, threads = recorded
+    flipped = 0
+    for thread, values in threads.items():
+        result = replay_delivery(graph, thread, **MUTATIONS["at most five tasks"])
+        longer = len((values.get("tasks") or {"value": {"tasks": []}})["value"]["tasks"]) > 5
+        assert (result.first_flip is not None) == longer, thread
+        if longer:
+            flipped += 1
+            kind = "contract:delivery.tasks" if values["tasks"]["revision"] == 1 else "contract:delivery.task_revision"
+            assert (result.first_flip.kind, result.first_flip.replayed) == (kind, "rejected (too_long at tasks)")
+            assert result.replayed_status is None and "new model call" in result.stopped
+    assert flipped >= 3
 
 
 def test_reins_replay_over_the_cli(tmp_path, monkeypatch, capsys):

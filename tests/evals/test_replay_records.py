@@ -7,6 +7,7 @@ it predicts, and no other run. The predictions read the recorded proposals, neve
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,10 @@ def test_the_unchanged_policy_flips_nothing_in_any_stored_run(runs):
     assert all(r.replayed_status == r.recorded_status for r in replays)
     counts = figures(replays)
     assert counts["decisions"] > 2 * counts["runs"]  # turns, re-asks, statuses and revisions were re-decided
+    kept = [o for v in runs.values() for o in v.get("contract_outputs") or []]
+    contracts = [d for r in replays for d in r.decisions if d.kind.startswith("contract:")]
+    assert len(contracts) == len(kept) > 400  # every kept contract output was validated again
+    assert {o["recorded"] for o in kept} == {"accepted", "repaired"}
     reasked = [v for v in runs.values() if any(r["reasked"] for r in v.get("manager_refusals") or [])]
     assert len(reasked) >= 10, "the stored runs include refused turns asked again"
 
@@ -91,8 +96,17 @@ def first_review_turn(values: Mapping[str, Any]) -> Expected:
     return None
 
 
+def _outputs(values: Mapping[str, Any], *contracts: str) -> list[Mapping[str, Any]]:
+    return [o for o in values.get("contract_outputs") or [] if o["contract"] in contracts]
+
+
 def names_boundary(values: Mapping[str, Any]) -> Expected:
-    """Without the boundary reviewer its tool is unregistered: the first turn naming it is refused so."""
+    """Without the boundary reviewer the supervisor's pre-decision schema has no boundary focus: a
+    recorded pre-decision that gave one is rejected before anything else. Otherwise its tool is
+    unregistered: the first turn naming it is refused so."""
+    for pre in _outputs(values, "delivery.supervisor_pre"):
+        if "boundary" in (pre["value"].get("review_focus") or {}):
+            return "contract:delivery.supervisor_pre", pre["recorded"], "rejected (extra_forbidden at review_focus.boundary)"
     for turn in values.get("manager_proposals") or []:
         if any(call["name"] == "boundary-subagent" for call in turn["calls"]) and \
                 (turn["verdict"]["violation"] or {}).get("code") != "unregistered_tool":
@@ -110,6 +124,25 @@ def low_risk_passes(values: Mapping[str, Any]) -> Expected:
     return None
 
 
+def more_tasks_than(bound: int) -> Callable[[Mapping[str, Any]], Expected]:
+    """A lower bound on the task list (declared once, on ``DeliveryTasks``, so it binds the revision
+    too): the first kept task list longer than it is rejected, and its repair needs the model."""
+    def first(values: Mapping[str, Any]) -> Expected:
+        for output in _outputs(values, "delivery.tasks", "delivery.task_revision"):
+            if len(output["value"]["tasks"]) > bound:
+                return f"contract:{output['contract']}", output["recorded"], "rejected (too_long at tasks)"
+        return None
+    return first
+
+
+def general_findings(values: Mapping[str, Any]) -> Expected:
+    """No finding allowed in a general review: the first such review with findings is rejected."""
+    for output in _outputs(values, "delivery.general_review"):
+        if output["value"]["findings"]:
+            return "contract:delivery.general_review", output["recorded"], "rejected (too_long at findings)"
+    return None
+
+
 MUTATIONS: dict[str, tuple[list[str], Callable[[Mapping[str, Any]], Expected], str | None]] = {
     # name: (--set changes, the first flip each run should show, the status a flipped run ends in)
     "allow the review group before tasks": (["require_tasks_before_review=false"], review_before_tasks, None),
@@ -118,6 +151,9 @@ MUTATIONS: dict[str, tuple[list[str], Callable[[Mapping[str, Any]], Expected], s
     "drop the boundary reviewer": (["reviewers.drop=boundary"], names_boundary, None),
     # the reviewer-table change that stands for dropping a boundary keyword: what a verdict means
     "a low risk is a concern": (["reviewers.risk.low=concern"], low_risk_passes, None),
+    # contract acceptance: a limit of the strict schema, changed where the schema declares it
+    "at most five tasks": (["contract.delivery.tasks.tasks=5"], more_tasks_than(5), None),
+    "a general review without findings": (["contract.delivery.general_review.findings=0"], general_findings, None),
 }
 
 
@@ -162,6 +198,9 @@ def test_replay_over_the_cli_prints_the_figures_and_exits_4_on_a_flip(capsys):
     ("tasklist.max_loops=3", "--set tasklist.max_loops: not a tasklist limit"),
     ("tools.trust=a b", "--set tools.trust: a tool name"),
     ("max_tool_calls", "--set max_tool_calls: give RULE=VALUE"),
+    ("contract.delivery.nope.tasks=1", "--set contract.delivery.nope.tasks: contract.<contract>.<field>; contracts:"),
+    ("contract.delivery.tasks.task_id=3", "--set contract.delivery.tasks.task_id: not a bounded field of delivery.tasks"),
+    ("contract.delivery.tasks.tasks=few", "--set contract.delivery.tasks.tasks: a whole number"),
 ])
 def test_a_bad_change_is_one_line_and_exit_2(capsys, change, message):
     assert main(["replay", "--eval", str(RECORDS), "--set", change]) == 2
@@ -173,3 +212,41 @@ def test_replay_needs_something_to_replay_and_a_records_file(tmp_path, capsys):
     assert main(["replay"]) == 2
     assert main(["replay", "--eval", str(tmp_path)]) == 2
     assert "no records.json" in capsys.readouterr().err
+
+
+def test_a_shared_contract_output_is_stored_once_and_read_back_whole(tmp_path):
+    document = json.loads(RECORDS.read_text(encoding="utf-8"))
+    named = [o["value_at"] for r in document["records"] for o in r["decisions"]["contract_outputs"]]
+    assert len(document["outputs"]) < len(named) / 5 and set(named) == set(range(len(document["outputs"])))
+    for record in load_records(RECORDS):
+        for output in record["decisions"]["contract_outputs"]:
+            assert set(output) == {"contract", "at", "recorded", "value"} and isinstance(output["value"], dict)
+    broken = {**document, "outputs": document["outputs"][:1]}
+    (tmp_path / "records.json").write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(ValueError, match="names a contract output the file does not hold"):
+        load_records(tmp_path)
+
+
+def test_a_version_1_file_without_contract_outputs_still_replays(tmp_path):
+    document = json.loads(RECORDS.read_text(encoding="utf-8"))
+    for record in document["records"]:
+        del record["decisions"]["contract_outputs"]
+    (tmp_path / "records.json").write_text(json.dumps({"version": 1, "records": document["records"]}), encoding="utf-8")
+    replays = replay_records(load_records(tmp_path))
+    assert figures(replays)["flipped"] == 0
+    assert not any(d.kind.startswith("contract:") for r in replays for d in r.decisions)
+
+
+def test_the_readme_prints_what_replay_prints_over_the_stored_records(capsys, monkeypatch):
+    """Each ``reins replay --eval tests/evals/eval_records …`` example of the README: its figures line
+    is the one the command prints, and each run line it shows is one the command prints."""
+    readme = (HERE.parent.parent / "README.md").read_text(encoding="utf-8")
+    examples = re.findall(r"^\$ reins replay --eval tests/evals/eval_records(.*)\n((?:[^$`].*\n)*)", readme, re.M)
+    assert len(examples) >= 4
+    monkeypatch.chdir(HERE.parent.parent)
+    for arguments, shown in examples:
+        main(["replay", "--eval", "tests/evals/eval_records", *arguments.split()])
+        printed = capsys.readouterr().out.splitlines()
+        lines = [line for line in shown.splitlines() if line != "…"]
+        assert lines[-1] == printed[-1], arguments
+        assert set(lines[:-1]) <= set(printed), arguments

@@ -45,7 +45,11 @@ def test_every_step_is_logged_and_the_unchanged_limits_flip_nothing(recorded):
         assert len(log) >= values["counters"]["steps"] > 0, plan  # each counted step asked the guard
         replay = _replay(values, plan, [])
         assert replay.first_flip is None and replay.replayed_status == values["final_decision"], plan
-        assert len(replay.decisions) == len(log)
+        # every guard question, then the kept contract outputs: the planning decision, a written strategy
+        contracts = [d.kind for d in replay.decisions if d.kind.startswith("contract:")]
+        written = plan == "v0.2.3-runtime-context.md"  # its strategy came after the optional context read
+        assert contracts == ["contract:tasklist.planning_decision", *(["contract:tasklist.strategy"] if written else [])]
+        assert len(replay.decisions) == len(log) + len(contracts)
 
 
 def allowed(action: str) -> Callable[[list[dict[str, Any]]], tuple[int, str] | None]:
@@ -69,6 +73,32 @@ MUTATIONS = {
     "no optional context": (["tasklist.max_optional_context_reads=0"], allowed("read_optional_context")),
     "seven steps": (["tasklist.max_steps=7"], past_steps(7)),
 }
+
+
+def strategy_groups_over(bound: int) -> Callable[[Mapping[str, Any]], tuple[str, str, str] | None]:
+    """Fewer groups allowed in a split strategy (``TasklistStrategy`` declares the bound; a planning
+    decision carries one): the first kept output whose strategy has more groups is rejected."""
+    def first(values: Mapping[str, Any]) -> tuple[str, str, str] | None:
+        decision, strategy = values.get("decision") or {}, values.get("strategy")
+        if len((decision.get("strategy") or {}).get("grouping") or []) > bound:
+            return "contract:tasklist.planning_decision", "accepted", "rejected (too_long at strategy.grouping)"
+        if strategy and strategy != decision.get("strategy") and len(strategy["grouping"]) > bound:
+            return "contract:tasklist.strategy", "accepted", "rejected (too_long at grouping)"
+        return None
+    return first
+
+
+def test_a_contract_limit_flips_exactly_the_kept_outputs_over_it(recorded):
+    expected_of = strategy_groups_over(2)
+    flipped = set()
+    for plan, values in recorded.items():
+        replay = _replay(values, plan, ["contract.tasklist.strategy.grouping=2"])
+        flip = replay.first_flip
+        assert ((flip.kind, flip.recorded, flip.replayed) if flip else None) == expected_of(values), plan
+        if flip:
+            flipped.add(flip.kind)
+            assert replay.replayed_status is None and "the repair of" in replay.stopped
+    assert flipped == {"contract:tasklist.planning_decision", "contract:tasklist.strategy"}
 
 
 @pytest.mark.parametrize("name", list(MUTATIONS))
