@@ -49,6 +49,9 @@ PAUSE_KINDS = (APPROVAL, QUESTION, POSSIBLY_RAN, SKILL_DRAFT)
 LOST_QUESTION = ("the MCP server {server!r} asked inside a call that is not running here any more (it was not sent "
                  "again and may have partly run); send a new message to go on")
 
+# A server's question another resume of this thread answered first.
+ANSWERED_QUESTION = "the question of the MCP server {server!r} was answered already (by another resume)"
+
 _NOTES = {"approve": "approved", "edit": "approved with edited arguments", "run_again": "run again by the user",
           "reject": "rejected by the user", "mark_done": "marked done by the user", "skip": "skipped by the user"}
 
@@ -190,8 +193,10 @@ def resume_refusal(interrupts: Sequence[Any], claims: Mapping[str, Sequence[Clai
     if not interrupts:
         return "the thread is not waiting for a decision (it may already have been taken)"
     for payload, answer in _pairs(interrupts, value):
-        if payload.get("kind") == QUESTION and payload.get("call") and not SESSIONS.waiting(str(payload["call"])):
-            problem = LOST_QUESTION.format(server=payload.get("server", ""))
+        call = str(payload.get("call") or "")
+        if payload.get("kind") == QUESTION and call and not SESSIONS.waiting(call):
+            problem = (ANSWERED_QUESTION if SESSIONS.answered(call) else LOST_QUESTION).format(
+                server=payload.get("server", ""))
         elif payload.get("kind") == QUESTION:
             problem = read_answer(answer, payload.get("options"))[1]
         elif payload.get("kind") == APPROVAL:

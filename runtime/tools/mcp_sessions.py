@@ -41,6 +41,7 @@ from runtime.execution.deadline import DeadlineExceeded
 IDLE_S = 600.0  # a chat's session idle this long is closed (the next call opens a new one)
 MAX_SESSIONS = 16  # past this many open sessions, the least recently used is closed
 CLOSE_WAIT_S = 5.0
+ANSWERS_KEPT = 256  # answered calls remembered, so a late racing answer is told it was taken
 NO_THREAD = ""  # the scope of calls made outside a thread (a graph without a checkpointer)
 T = TypeVar("T")
 
@@ -143,6 +144,9 @@ class McpSessions:
     _opening: dict[tuple[str, str, str], asyncio.Future[_Held]] = field(default_factory=dict)
     _reaper: asyncio.Task[None] | None = None
     _inflight: dict[str, _InFlight] = field(default_factory=dict)
+    # Calls whose question a resume answered here (the latest ANSWERS_KEPT): a racing second answer that
+    # arrives once the call has ended is refused as taken, not mistaken for a call lost to a restart.
+    _answered: dict[str, None] = field(default_factory=dict)
     opened: int = 0  # sessions opened since the process started (tests and benchmarks read it)
 
     # ------------------------------------------------------------------ on the host loop
@@ -241,7 +245,12 @@ class McpSessions:
                 if flight.reply is None or flight.reply.done():
                     raise QuestionTaken("the server's question was answered already (by another resume)")
                 flight.reply.set_result(dict(reply))
+                self._answered[key] = None
+                while len(self._answered) > ANSWERS_KEPT:
+                    del self._answered[next(iter(self._answered))]
             return await self._await(key, flight)
+        if reply is not None and key in self._answered:
+            raise QuestionTaken("the server's question was answered already (by another resume)")
         if reply is not None:
             raise QuestionLost("the call that asked is not running here any more (the process restarted or it "
                                "ended); it was not sent again and may have partly run")
@@ -252,6 +261,7 @@ class McpSessions:
             self._dispatch(scope, spec, held, name, args, meta)))
         if key is not None:
             self._inflight[key] = flight
+            self._answered.pop(key, None)  # a new call under this key: its questions are new ones
         return await self._await(key, flight)
 
     async def _dispatch(self, scope: str, spec: ServerSpec, held: _Held, name: str, args: Mapping[str, Any],
@@ -298,6 +308,10 @@ class McpSessions:
         """Call ``name`` on the scope's session with ``spec``'s server (opened on first use)."""
         return await self.host.run(self._call(scope, spec, name, args, call_meta.get(), call_key.get(),
                                               question_reply.get()))
+
+    def answered(self, key: str) -> bool:
+        """Whether a resume in this process already answered the question of the call with this key."""
+        return key in self._answered
 
     def waiting(self, key: str) -> bool:
         """Whether the call with this key is in flight here, waiting for the person's answer."""

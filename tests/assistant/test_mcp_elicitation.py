@@ -133,6 +133,28 @@ def test_two_racing_answers_reach_the_server_once_and_the_other_is_refused(notes
     assert (len(refused), answered) in [(1, [stored]), (0, [stored, stored])], outcomes
 
 
+def test_a_second_answer_that_arrives_after_the_first_finished_the_call_is_refused_as_taken(notes):
+    # The losing side of a race, made deterministic: a resume that read the paused checkpoint before the
+    # first answer finished the call, and runs only after it. It is refused as taken (not as a call lost
+    # to a restart), the server is not asked again, and the node itself refuses it too.
+    from nodes.assistant.approval import resume_refusal
+    from runtime.execution.user_input import DecisionTaken, ResumeRefused
+
+    mcp, record = notes
+    run = _runner(mcp)
+    run.ask("file buy milk")
+    run.graph.invoke(Command(resume={"type": "approve"}), THREAD)
+    paused = run.graph.get_state(THREAD)
+    run.graph.invoke(Command(resume="groceries"), THREAD)
+    assert resume_refusal(paused.interrupts, {}, "errands") == "the question of the MCP server 'notes' was answered already (by another resume)"
+    with pytest.raises(ResumeRefused, match="answered already"):
+        run.graph.invoke(Command(resume="errands"), paused.config)  # the check, against the paused checkpoint
+    node = run.graph.__class__.__mro__[1]  # the graph without its resume check: the node's own refusal
+    with pytest.raises(DecisionTaken, match="already taken"):  # its approval's claim: dispatched already
+        list(node.stream(run.graph, Command(resume="errands"), paused.config))
+    assert executions(record) == [json.dumps({"tool": "filed_note", "text": "buy milk", "folder": "groceries"})]
+
+
 def test_an_answer_the_call_can_no_longer_receive_is_refused_and_nothing_is_sent_again(notes):
     from runtime.tools.mcp_tools import SESSIONS
     from runtime.execution.user_input import ResumeRefused
