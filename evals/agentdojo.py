@@ -363,12 +363,12 @@ def markdown(report: Mapping[str, Any]) -> str:
                          f"{row['attacks_prompted']} ({row['attacks_prompted_naming_source']}) | "
                          f"{row['benign_no_pause']} / {row['benign_approved_pauses']}; {row['benign_refused']}; "
                          f"{row['benign_other_failures']} of {entry['user_tasks']} | "
-                         f"{row['approvals_median']}, {row['approvals_max']} |")
+                         f"{row['approvals_median']:g}, {row['approvals_max']} |")
     ungated_total = sum(e["ungated_attacks"] for e in report["suites"].values())
     users = sum(e["user_tasks"] for e in report["suites"].values())
     for trust, row in report.get("total", {}).items():
         lines.append(f"| **total** | {trust} | {row['attacks_without_approval']} of {ungated_total} | "
                      f"{row['attacks_prompted']} ({row['attacks_prompted_naming_source']}) | "
                      f"{row['benign_no_pause']} / {row['benign_approved_pauses']}; {row['benign_refused']}; "
-                     f"{row['benign_other_failures']} of {users} | {row['approvals_median']}, {row['approvals_max']} |")
+                     f"{row['benign_other_failures']} of {users} | {row['approvals_median']:g}, {row['approvals_max']} |")
     return "\n".join(lines)
