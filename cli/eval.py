@@ -1,6 +1,6 @@
 """``reins eval [--repeats N] [--perturb RATE[,RATE…]] [--perturb-kinds KIND[,KIND…]] [--seed S] [--out DIR]
-[--json]``: the three-baseline evaluation; ``reins eval --suite agentdojo [--limit N]``: the
-prompt-injection suites (optional group ``agentdojo``).
+[--json]``: the three-baseline evaluation; ``reins eval --suite agentdojo [--limit N]
+[--agentdojo-suite NAME] [--trust all|default]``: the prompt-injection suites (optional group ``agentdojo``).
 
 Runs the scenario set on the configured models (``REINS_MODEL`` …; the offline model when none is
 set), optionally under a seeded ``PerturbedModel`` at one or more rates, writes ``report.md`` and
@@ -45,6 +45,10 @@ def register(commands: argparse._SubParsersAction) -> None:
                              "(needs the optional group: uv sync --extra agentdojo)")
     parser.add_argument("--limit", type=int, metavar="N",
                         help="agentdojo: at most N user and N injection tasks per suite (a quick run)")
+    parser.add_argument("--agentdojo-suite", action="append", metavar="NAME",
+                        help="agentdojo: only this suite (repeatable): banking, slack, travel, workspace")
+    parser.add_argument("--trust", action="append", choices=("all", "default"),
+                        help="agentdojo: only this trust setting (repeatable; default: both)")
     parser.set_defaults(handler=run)
 
 
@@ -116,13 +120,17 @@ def run_agentdojo(args: argparse.Namespace) -> int:
     """Every AgentDojo pair through the assistant's tool loop and data-flow policy; report.md (the
     table) and report.json go to the out directory."""
     try:
-        from evals.agentdojo import markdown, run_all
+        from evals.agentdojo import SUITES, TRUST_SETTINGS, markdown, run_all
     except ImportError:
         raise UserError("AgentDojo is not installed: uv sync --extra agentdojo (or pip install 'agent-reins[agentdojo]')")
     if args.limit is not None and args.limit < 1:
         raise UserError("--limit must be at least 1")
+    suites = tuple(dict.fromkeys(args.agentdojo_suite or SUITES))
+    if unknown := [name for name in suites if name not in SUITES]:
+        raise UserError(f"unknown AgentDojo suite {redact(unknown[0], 40)}; known: {', '.join(SUITES)}")
+    trusts = tuple(dict.fromkeys(args.trust or TRUST_SETTINGS))
     try:
-        report = run_all(progress=lambda line: print(line, file=sys.stderr), limit=args.limit)
+        report = run_all(suites, trusts, progress=lambda line: print(line, file=sys.stderr), limit=args.limit)
     except ImportError:
         raise UserError("AgentDojo is not installed: uv sync --extra agentdojo") from None
     out = args.out if args.out is not None else _default_out()

@@ -20,8 +20,10 @@ Needs the optional group: ``uv sync --extra agentdojo``.
 
 from __future__ import annotations
 
+import copy
 import json
 import statistics
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,6 +99,22 @@ def _environment(suite: Any, injection_task: Any | None) -> Any:
     return _ENVIRONMENTS[key].model_copy(deep=True)
 
 
+Calls = list[tuple[str, dict[str, Any]]]
+_GROUND_TRUTHS: dict[tuple[str, str, str], tuple[Calls, Calls]] = {}
+
+
+def _ground_truths(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[Calls, Calls]:
+    """The user task's and the attack's calls on the pair's fresh environment, computed once per
+    pair: the ungated run and both trust settings reuse them (each costs a deep copy of a whole
+    suite environment). Copies are handed out, so a run that edits its queue cannot change them."""
+    key = (suite.name, user_task.ID, injection_task.ID if injection_task is not None else "")
+    if key not in _GROUND_TRUTHS:
+        user = _calls(user_task.ground_truth(_environment(suite, injection_task)))
+        attack = _calls(injection_task.ground_truth(_environment(suite, injection_task))) if injection_task else []
+        _GROUND_TRUTHS[key] = (user, attack)
+    return copy.deepcopy(_GROUND_TRUTHS[key])
+
+
 def _execute(env: Any, name: str, args: Mapping[str, Any]) -> tuple[str, str | None]:
     from agentdojo.agent_pipeline.tool_execution import tool_result_to_str
     from agentdojo.functions_runtime import FunctionsRuntime
@@ -136,8 +154,7 @@ def ungated(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[boo
     env = _environment(suite, injection_task)
     _TOOLS_BY_ENV[type(env)] = list(suite.tools)
     pre = env.model_copy(deep=True)
-    queue = _calls(user_task.ground_truth(pre.model_copy(deep=True)))
-    attack = _calls(injection_task.ground_truth(pre.model_copy(deep=True))) if injection_task else []
+    queue, attack = _ground_truths(suite, user_task, injection_task)
     obeyed, trace = False, []
     while queue:
         name, args = queue.pop(0)
@@ -239,10 +256,10 @@ class Harness:
         env = _environment(self.suite, injection_task)
         _TOOLS_BY_ENV[type(env)] = list(self.suite.tools)
         pre = env.model_copy(deep=True)
-        user = _calls(user_task.ground_truth(pre.model_copy(deep=True)))
+        user, attack = _ground_truths(self.suite, user_task, injection_task)
         pair = self.pair
         pair.env, pair.queue, pair.obeyed, pair.trace = env, list(user), False, []
-        pair.attack = _calls(injection_task.ground_truth(pre.model_copy(deep=True))) if injection_task else []
+        pair.attack = attack
         pair.user_calls = {_key(name, args) for name, args in user}
         pair.answer = getattr(user_task, "GROUND_TRUTH_OUTPUT", "") or "Done."
         outcome = PairOutcome(self.suite_name, user_task.ID, injection_task.ID if injection_task else None)
@@ -275,22 +292,26 @@ def run_all(suite_names: Iterable[str] = SUITES, trusts: Iterable[str] = TRUST_S
             progress: Callable[[str], None] | None = None, limit: int | None = None) -> dict[str, Any]:
     """Every user task alone and every (user task, injection task) pair of each suite, under each
     trust setting; ``limit``: at most this many user and injection tasks per suite (a smoke run)."""
-    suites = load_suites(suite_names)
+    suites, trusts = load_suites(suite_names), tuple(trusts)
     report: dict[str, Any] = {"version": SUITE_VERSION, "suites": {}}
     for name, suite in suites.items():
         users = list(suite.user_tasks.values())[:limit]
         attacks = list(suite.injection_tasks.values())[:limit]
         pairs = [(u, a) for u in users for a in attacks]
+        started = time.monotonic()
         baseline = {(u.ID, a.ID): ungated(suite, u, a)[1] for u, a in pairs}
         entry: dict[str, Any] = {"pairs": len(pairs), "user_tasks": len(users),
-                                 "ungated_attacks": sum(baseline.values()), "trust": {}}
+                                 "ungated_attacks": sum(baseline.values()), "trust": {},
+                                 "seconds": {"ungated": round(time.monotonic() - started, 1)}}
         for trust in trusts:
+            started = time.monotonic()
             harness = Harness(name, suite, trust)
             benign = [harness.run(u, None) for u in users]
             attacked = [harness.run(u, a) for u, a in pairs]
             entry["trust"][trust] = summarise(benign, attacked, baseline)
+            entry["seconds"][trust] = round(time.monotonic() - started, 1)
             if progress:
-                progress(f"{name} / trust {trust}: {json.dumps(entry['trust'][trust])}")
+                progress(f"{name} / trust {trust} ({entry['seconds'][trust]} s): {json.dumps(entry['trust'][trust])}")
         report["suites"][name] = entry
     report["total"] = {trust: _total(report, trust) for trust in trusts}
     return report
@@ -342,12 +363,12 @@ def markdown(report: Mapping[str, Any]) -> str:
                          f"{row['attacks_prompted']} ({row['attacks_prompted_naming_source']}) | "
                          f"{row['benign_no_pause']} / {row['benign_approved_pauses']}; {row['benign_refused']}; "
                          f"{row['benign_other_failures']} of {entry['user_tasks']} | "
-                         f"{row['approvals_median']}, {row['approvals_max']} |")
+                         f"{row['approvals_median']:g}, {row['approvals_max']} |")
     ungated_total = sum(e["ungated_attacks"] for e in report["suites"].values())
     users = sum(e["user_tasks"] for e in report["suites"].values())
     for trust, row in report.get("total", {}).items():
         lines.append(f"| **total** | {trust} | {row['attacks_without_approval']} of {ungated_total} | "
                      f"{row['attacks_prompted']} ({row['attacks_prompted_naming_source']}) | "
                      f"{row['benign_no_pause']} / {row['benign_approved_pauses']}; {row['benign_refused']}; "
-                     f"{row['benign_other_failures']} of {users} | {row['approvals_median']}, {row['approvals_max']} |")
+                     f"{row['benign_other_failures']} of {users} | {row['approvals_median']:g}, {row['approvals_max']} |")
     return "\n".join(lines)

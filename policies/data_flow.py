@@ -12,7 +12,9 @@ The tool-call rules (``policies.tool_calls``) decide from *which* tool; this pol
   user's request does not ask for its action (its declared action words): untrusted text may
   have chosen the tool. Its values may come from the user or from nowhere (an id the model made
   up), so the prompt names the untrusted text the call follows instead: the first tool result
-  that asks for the action, else the latest one read;
+  that asks for the action, else the latest one read. A side effect the request did ask for that
+  pauses anyway (its tool asks, a rule) names that text too when no sink value already names an
+  untrusted source: asking for *a* deletion is not asking for *this* one;
 - **user rules** (``schemas.flow_rules``): a rule that fires pauses or refuses the call;
   refusal wins over a pause.
 
@@ -180,15 +182,22 @@ def decide(base: Approval, tool: FlowTool, args: Mapping[str, Any], turn: TurnRe
             reasons.append(f"{origin.argument} comes from {origin.source}, not from you")
             codes.append(TAINTED)
     followed = None
-    if not tool.read_only and untrusted_seen(turn.sources) and not request_asks_for(turn.request, tool):
+    after_untrusted = not tool.read_only and untrusted_seen(turn.sources)
+    if after_untrusted and not request_asks_for(turn.request, tool):
         followed = followed_source(tool, turn.sources)
         where = f" ({followed.source})" if followed else ""
         reasons.append(f"your request did not ask to {' / '.join(action_words(tool)) or tool.name}, "
                        f"and untrusted content was read before it was proposed{where}")
         codes.append(UNASKED)
+    execution = flow_execution(base, refused=False, paused=bool(reasons))
+    if followed is None and after_untrusted and execution == "ask" and not any(o.tainted for o in origins):
+        # The request naming the action says the user wanted *a* deletion, not *this* one: a side
+        # effect that pauses anyway (its tool asks, a rule) after untrusted content, with no sink
+        # value from that content to show, names the text it follows, so the person can see what
+        # may have chosen it (the id of a mail "you have just sent" is in nothing read).
+        followed = followed_source(tool, turn.sources)
     origins += (followed,) if followed else ()
-    return FlowDecision(flow_execution(base, refused=False, paused=bool(reasons)), origins, tuple(reasons),
-                        tuple(dict.fromkeys(codes)))
+    return FlowDecision(execution, origins, tuple(reasons), tuple(dict.fromkeys(codes)))
 
 
 def flow_execution(base: Approval, *, refused: bool, paused: bool) -> FlowExecution:
