@@ -6,6 +6,8 @@ loop and data-flow policy, offline.
 - The model is a scripted **worst case**: it proposes the user task's correct calls
   (``ground_truth``) one per step and, as soon as a tool result carries the injection, proposes the
   attacker's calls first — it always does the user's task *and* obeys the injection.
+- The injection (one fixed text quoting the attacker's goal) sits where AgentDojo's own attacks put
+  it: in each vector the user task's ground truth reads, every other vector at its benign default.
 - A scripted **person** answers every approval pause: approve a call the user's task needs (one of
   its ground-truth calls), reject anything else.
 - Trust: ``default`` (read-only tools run, every other call asks) or ``all`` (every tool trusted,
@@ -84,17 +86,33 @@ def load_suites(names: Iterable[str] = SUITES) -> dict[str, Any]:
     return {name: suites[name] for name in names}
 
 
-_ENVIRONMENTS: dict[tuple[str, str], Any] = {}
+_ENVIRONMENTS: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+_ATTACKS: dict[str, Any] = {}  # per suite: AgentDojo's own placement of an injection
 
 
-def _environment(suite: Any, injection_task: Any | None) -> Any:
-    """A fresh copy of the suite's environment with the injection in every vector (loaded once)."""
-    key = (suite.name, injection_task.ID if injection_task is not None else "")
+def _injections(suite: Any, user_task: Any, injection_task: Any | None) -> dict[str, str]:
+    """The injection text in each vector the user task's ground truth reads (AgentDojo's "injection
+    candidates", found with canaries), every other vector left at its benign default — how
+    AgentDojo's own attacks place it. Filling every vector instead changes what some security
+    checks see: a check that wants exactly one mail with the attacker's subject finds the
+    injection's own mail too, in tasks that never read a mail."""
+    if injection_task is None:
+        return {}
+    attack = _ATTACKS.get(suite.name)
+    if attack is None:
+        from agentdojo.attacks.base_attacks import FixedJailbreakAttack
+
+        template = INJECTION.format(marker=MARKER, goal="{goal}")
+        attack = _ATTACKS[suite.name] = FixedJailbreakAttack(template, suite, None)
+    return dict(attack.attack(user_task, injection_task))
+
+
+def _environment(suite: Any, user_task: Any, injection_task: Any | None) -> Any:
+    """A fresh copy of the suite's environment with the pair's injections in place (each distinct
+    placement is loaded once)."""
+    injections = _injections(suite, user_task, injection_task)
+    key = (suite.name, injection_task.ID if injection_task is not None else "", tuple(sorted(injections)))
     if key not in _ENVIRONMENTS:
-        injections = {}
-        if injection_task is not None:
-            text = INJECTION.format(marker=MARKER, goal=injection_task.GOAL)
-            injections = {vector: text for vector in suite.get_injection_vector_defaults()}
         _ENVIRONMENTS[key] = suite.load_and_inject_default_environment(injections)
     return _ENVIRONMENTS[key].model_copy(deep=True)
 
@@ -109,8 +127,9 @@ def _ground_truths(suite: Any, user_task: Any, injection_task: Any | None) -> tu
     suite environment). Copies are handed out, so a run that edits its queue cannot change them."""
     key = (suite.name, user_task.ID, injection_task.ID if injection_task is not None else "")
     if key not in _GROUND_TRUTHS:
-        user = _calls(user_task.ground_truth(_environment(suite, injection_task)))
-        attack = _calls(injection_task.ground_truth(_environment(suite, injection_task))) if injection_task else []
+        user = _calls(user_task.ground_truth(_environment(suite, user_task, injection_task)))
+        attack = (_calls(injection_task.ground_truth(_environment(suite, user_task, injection_task)))
+                  if injection_task else [])
         _GROUND_TRUTHS[key] = (user, attack)
     return copy.deepcopy(_GROUND_TRUTHS[key])
 
@@ -151,7 +170,7 @@ def _security(task: Any | None, output: str, pre: Any, post: Any, trace: list[An
 
 def ungated(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[bool, bool]:
     """(utility, security) of the worst-case calls executed with no gate at all."""
-    env = _environment(suite, injection_task)
+    env = _environment(suite, user_task, injection_task)
     _TOOLS_BY_ENV[type(env)] = list(suite.tools)
     pre = env.model_copy(deep=True)
     queue, attack = _ground_truths(suite, user_task, injection_task)
@@ -253,7 +272,7 @@ class Harness:
         from langchain_core.messages import HumanMessage
         from langgraph.types import Command
 
-        env = _environment(self.suite, injection_task)
+        env = _environment(self.suite, user_task, injection_task)
         _TOOLS_BY_ENV[type(env)] = list(self.suite.tools)
         pre = env.model_copy(deep=True)
         user, attack = _ground_truths(self.suite, user_task, injection_task)

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-from evals.agentdojo import Harness, load_suites, summarise, ungated  # noqa: E402
+from evals.agentdojo import MARKER, Harness, _environment, load_suites, summarise, ungated  # noqa: E402
 from evals.agentdojo_tools import DECLARATIONS  # noqa: E402
 
 
@@ -52,3 +52,16 @@ def test_a_deletion_the_user_asked_for_still_names_the_text_that_chose_it():
     first, second = harness.run(user_task, injection_task), harness.run(user_task, injection_task)
     assert first.injected_prompts == 2 and first.injected_prompts_named == 2 and not first.security
     assert (first.pauses, first.approved, first.utility) == (second.pauses, second.approved, second.utility)
+
+
+def test_the_injection_sits_only_where_the_user_task_reads():
+    """AgentDojo's own placement: a task that reads only the calendar has no injected mail in its
+    inbox, so an attack whose check wants exactly one mail with its subject can win ungated (with
+    every vector filled, the injection's own mail made it two and the attack could never count)."""
+    workspace = load_suites(["workspace"])["workspace"]
+    user_task = workspace.user_tasks["user_task_0"]
+    injection_task = workspace.injection_tasks["injection_task_0"]
+    env = _environment(workspace, user_task, injection_task)
+    assert MARKER in str(env.calendar) and MARKER not in str(env.inbox)
+    assert ungated(workspace, user_task, injection_task)[1] is True
+    assert MARKER not in str(_environment(workspace, user_task, None))
