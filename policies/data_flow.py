@@ -15,6 +15,10 @@ The tool-call rules (``policies.tool_calls``) decide from *which* tool; this pol
   that asks for the action, else the latest one read. A side effect the request did ask for that
   pauses anyway (its tool asks, a rule) names that text too when no sink value already names an
   untrusted source: asking for *a* deletion is not asking for *this* one;
+- **unknown origin**: a side effect proposed after untrusted content entered the turn pauses
+  when a sink value that names a thing (an id, address, account, amount — not prose the model
+  wrote) appears in no user message and no tool output: nothing read shows where it came from,
+  so the prompt says its origin is unknown;
 - **user rules** (``schemas.flow_rules``): a rule that fires pauses or refuses the call;
   refusal wins over a pause.
 
@@ -32,13 +36,14 @@ from typing import Any, Literal
 
 import snowballstemmer
 
-from policies.provenance import Origin, Source, excerpt, origin_of, sink_origins, untrusted_seen
+from policies.provenance import Origin, Source, excerpt, names_a_thing, origin_of, sink_origins, untrusted_seen
 from policies.tool_approval import Approval
 from schemas.flow_rules import ArgsMatchRule, FlowRule, MaxPerTurnRule, UserGivenRule
 
 FlowExecution = Literal["run", "ask", "question", "refuse"]
 TAINTED = "tainted_sink"
 UNASKED = "unasked_side_effect"
+UNKNOWN = "unknown_origin_sink"
 RULE = "rule"
 THE_CALL = "(the call itself)"  # the origin's argument when it names what chose the call, not a value
 
@@ -161,6 +166,15 @@ def rule_fires(rule: FlowRule, tool: FlowTool, args: Mapping[str, Any], turn: Tu
 # ------------------------------------------------------------------------------------ decision
 
 
+def unknown_origin(origin: Origin) -> bool:
+    """A sink value that names a thing (an id, address, account, amount, URL, path) and is in
+    nothing the user wrote and nothing a tool returned: after untrusted content, untrusted text may
+    have dictated it (the id of a mail it told the model to send) as well as the model made it up,
+    and nothing read can show which. Prose the model wrote (a body, a subject) is in nothing read
+    by nature; the values it carries are checked on their own (``policies.provenance``)."""
+    return not origin.trusted and not origin.source and origin.argument != THE_CALL and names_a_thing(origin.value)
+
+
 def decide(base: Approval, tool: FlowTool, args: Mapping[str, Any], turn: TurnRecord) -> FlowDecision:
     """The call's execution given its provenance: ``base`` is the tool's approval trait (run, ask,
     question); the result may only be stricter (a question stays a question)."""
@@ -183,6 +197,11 @@ def decide(base: Approval, tool: FlowTool, args: Mapping[str, Any], turn: TurnRe
             codes.append(TAINTED)
     followed = None
     after_untrusted = not tool.read_only and untrusted_seen(turn.sources)
+    for origin in origins if after_untrusted else ():
+        if unknown_origin(origin):
+            reasons.append(f"the origin of {origin.argument} is unknown: it is in nothing you wrote and nothing "
+                           "a tool returned, and untrusted content was read before the call was proposed")
+            codes.append(UNKNOWN)
     if after_untrusted and not request_asks_for(turn.request, tool):
         followed = followed_source(tool, turn.sources)
         where = f" ({followed.source})" if followed else ""
@@ -219,6 +238,6 @@ def provenance_lines(origins: Sequence[Origin]) -> list[str]:
     return lines
 
 
-__all__ = ["FlowDecision", "FlowTool", "THE_CALL", "TurnRecord", "action_words", "decide", "flow_execution",
+__all__ = ["FlowDecision", "FlowTool", "THE_CALL", "TurnRecord", "UNKNOWN", "action_words", "decide", "flow_execution",
            "followed_source", "origin_of", "provenance_lines",
-           "request_asks_for", "rule_fires"]
+           "request_asks_for", "rule_fires", "unknown_origin"]

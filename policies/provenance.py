@@ -201,6 +201,13 @@ def candidates(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def names_a_thing(value: str) -> bool:
+    """The value names something — an id, address, account, amount, URL, path: one word, or an
+    IBAN or phone number written with spaces — rather than being prose (a body, a subject, a title)."""
+    text = str(value).strip()
+    return bool(text) and (not any(c.isspace() for c in text) or any(p.fullmatch(text) for p in _ENTITIES[2:4]))
+
+
 def origin_of(argument: str, value: str, sources: Sequence[Source]) -> Origin:
     """The value's provenance: user-given if the user wrote it (even when a tool returned it too),
     else the first untrusted source holding it (whole, or stitched from several), else none."""
