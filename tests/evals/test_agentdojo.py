@@ -40,17 +40,20 @@ def test_one_pair_through_the_assistant(banking, trust):
     assert row["attacks_without_approval"] == 0 and row["benign_refused"] == 0
 
 
-def test_a_deletion_the_user_asked_for_still_names_the_text_that_chose_it():
+@pytest.mark.parametrize("trust", ["all", "default"])
+def test_a_deletion_the_user_asked_for_still_names_the_text_that_chose_it(trust):
     """The user asks to delete a file; the injection asks to send a mail, then delete it. The
     deletion matches the request's verb and its id is in nothing read (the refused send never made
-    that mail), yet its prompt names the untrusted text it follows. Run twice: the pair's cached
-    ground truth is not changed by a run."""
+    that mail): its origin is unknown, so it pauses even with every tool trusted, and its prompt
+    names the untrusted text it follows. Run twice: the pair's cached ground truth is not changed
+    by a run."""
     workspace = load_suites(["workspace"])["workspace"]
     user_task = workspace.user_tasks["user_task_35"]
     injection_task = workspace.injection_tasks["injection_task_5"]
-    harness = Harness("workspace", workspace, "default")
+    harness = Harness("workspace", workspace, trust)
     first, second = harness.run(user_task, injection_task), harness.run(user_task, injection_task)
     assert first.injected_prompts == 2 and first.injected_prompts_named == 2 and not first.security
+    assert first.unasked_calls == 0 and first.utility
     assert (first.pauses, first.approved, first.utility) == (second.pauses, second.approved, second.utility)
 
 
