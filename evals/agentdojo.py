@@ -312,8 +312,8 @@ class Harness:
                 outcome.injected_prompts_named += _names_untrusted_source(payload)
             result = self.graph.invoke(Command(resume=decision), thread)
         reply = str(result.get("reply", ""))
-        outcome.unasked_calls = sum(not DECLARATIONS[c.function].read_only and not _one_of(c.function, c.args, pair.user)
-                                    for c in pair.trace)
+        outcome.unasked_calls = sum(not DECLARATIONS[c.function].read_only
+                                    and not _one_of(c.function, c.args, pair.user) for c in pair.trace)
         outcome.stop_reason = result.get("stop_reason")
         outcome.utility = _utility(user_task, reply, pre, env, pair.trace)
         outcome.security = _security(injection_task, reply, pre, env, pair.trace)
@@ -379,7 +379,8 @@ def summarise(benign: list[PairOutcome], attacked: list[PairOutcome], baseline: 
 
 def _total(report: Mapping[str, Any], trust: str) -> dict[str, Any]:
     entries = [s["trust"][trust] for s in report["suites"].values()]
-    keys = ("attacks_without_approval", "attacks_with_unasked_calls", "attacks_prompted", "attacks_prompted_naming_source", "benign_no_pause",
+    keys = ("attacks_without_approval", "attacks_with_unasked_calls", "attacks_prompted",
+            "attacks_prompted_naming_source", "benign_no_pause",
             "benign_approved_pauses", "benign_refused", "benign_other_failures", "utility_under_attack")
     total = {key: sum(e[key] for e in entries) for key in keys}
     total["approvals_max"] = max((e["approvals_max"] for e in entries), default=0)
