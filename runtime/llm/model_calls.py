@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+import httpx
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, message_chunk_to_message
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -266,21 +267,29 @@ class _LoopWatch:
 class _Invoke:
     """One request of a call: these messages to this runnable, with this config. ``watch``: a free-text
     answer, streamed and stopped as soon as it runs away in a loop (the server stops generating
-    when the stream is closed)."""
+    when the stream is closed). ``timeout_s``: how long a streamed answer may take in all — the
+    client's own timeout bounds only the wait for each chunk, so a slow server that keeps writing
+    would otherwise run past the role's timeout (and the run's worst-case bound)."""
 
     runnable: Runnable
     messages: Sequence[BaseMessage]
     config: RunnableConfig
     watch: bool = False
+    timeout_s: float | None = None
+
+    def _overran(self, started: float) -> bool:
+        return self.timeout_s is not None and time.monotonic() - started > self.timeout_s
 
     def run(self) -> Any:
         if not self.watch:
             return self.runnable.invoke(list(self.messages), self.config)
-        watch, chunks = _LoopWatch(), self.runnable.stream(list(self.messages), self.config)
+        started, watch, chunks = time.monotonic(), _LoopWatch(), self.runnable.stream(list(self.messages), self.config)
         try:
             for chunk in chunks:
                 if watch.add(chunk):
                     return watch.result(stopped=True)
+                if self._overran(started):
+                    raise stream_timeout()
         finally:
             close = getattr(chunks, "close", None)
             if close is not None:
@@ -290,14 +299,22 @@ class _Invoke:
     async def arun(self) -> Any:
         if not self.watch:
             return await self.runnable.ainvoke(list(self.messages), self.config)
-        watch, chunks = _LoopWatch(), self.runnable.astream(list(self.messages), self.config)
+        started, watch, chunks = time.monotonic(), _LoopWatch(), self.runnable.astream(list(self.messages), self.config)
         try:
             async for chunk in chunks:
                 if watch.add(chunk):
                     return watch.result(stopped=True)
+                if self._overran(started):
+                    raise stream_timeout()
         finally:
             await chunks.aclose()
         return watch.result(stopped=False)
+
+
+def stream_timeout() -> openai.APITimeoutError:
+    """A streamed answer that ran past its timeout: the provider timeout a request that is not
+    streamed gets from its client (retried as that one is; the stream is closed, so the server stops)."""
+    return openai.APITimeoutError(request=httpx.Request("POST", "streamed-answer"))
 
 
 @dataclass(frozen=True)
@@ -424,7 +441,8 @@ class _Caller:
             while True:
                 try:
                     result = yield from ledgered(
-                        _Invoke(runnable, messages, _config(self.contract, role, attempt, label, self.inputs), watch),
+                        _Invoke(runnable, messages, _config(self.contract, role, attempt, label, self.inputs), watch,
+                                self.models.policy(role).timeout_s),
                         self.models.policy(role), more_room, self.meter.snapshot)
                     break
                 except BudgetCapReached:  # refused before it was made: no retry, no fallback

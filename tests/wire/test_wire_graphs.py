@@ -123,3 +123,21 @@ def test_a_draft_that_loops_again_after_its_repair_fails_as_cut_off(stub):
     out = build_tasklist(models=wire_models(provider.base_url)).invoke({"request": READY})
     assert len([b for b in provider.bodies() if kind_of(b) == "text"]) == 2  # the draft and its one repair
     assert out["status"] == "stopped" and not out.get("artifact")
+
+
+def test_a_streamed_draft_that_runs_past_its_timeout_is_closed_and_fails_as_a_timeout(stub):
+    # A slow server that keeps writing (no loop, each chunk well within the client's read timeout)
+    # ran a 1.5B model's draft for 604 s under a 180 s timeout: the timeout bounds the whole answer.
+    import dataclasses
+
+    slow = Completion(content="# v0.2.0 Tasklist\n\n" + "".join(f"- step {n} of the plan\n" for n in range(3000)),
+                      chunk_delay_s=0.01)
+    provider = stub(lambda body: slow if kind_of(body) == "text" else cooperative(body))
+    models = wire_models(provider.base_url)
+    models = models.with_policies(tasklist=dataclasses.replace(models.policy("tasklist"), timeout_s=0.3))
+    out = build_tasklist(models=models).invoke({"request": READY})
+
+    texts = [b for b in provider.bodies() if kind_of(b) == "text"]
+    assert len(texts) == 2  # the draft and its one retry, as for a request that is not streamed
+    assert all(0 < written < len(slow.chunks("m")) // 10 for written in provider.streamed)  # closed early
+    assert out["status"] == "failed" and "timeout" in json.dumps(out.get("failure") or out, default=str).lower()
