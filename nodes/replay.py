@@ -11,7 +11,7 @@ from typing import Any
 
 from nodes.delivery.replay import replay_values
 from nodes.assistant.state import kept_answer
-from policies.contract_replay import ACCEPTED, REPAIRED
+from policies.contract_replay import recorded_label
 from policies.flow_replay import flow_turn, replay_flow_turns
 from policies.replay import DEFAULT_OVERRIDES, Overrides, Replay
 from policies.tasklist_replay import replay_guard_log
@@ -43,8 +43,7 @@ def tasklist_contract_outputs(values: Mapping[str, Any], log: list[Mapping[str, 
 
     def entry(contract: str, action: str, value: Any) -> list[dict[str, Any]]:
         places = [position for position, record in enumerate(log) if record["action"] == action]
-        repaired = int((metrics.get(contract) or {}).get("repair_calls") or 0) > 0
-        return [{"contract": contract, "at": places[-1], "recorded": REPAIRED if repaired else ACCEPTED,
+        return [{"contract": contract, "at": places[-1], "recorded": recorded_label(metrics, contract),
                  "value": value}] if places else []
 
     decision, strategy = values.get("decision"), values.get("strategy")

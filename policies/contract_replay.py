@@ -16,6 +16,7 @@ when the originals were) validates as the original did.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 from collections.abc import Iterable, Mapping
@@ -47,6 +48,13 @@ ELIDED_OVER = 40  # characters: a longer string is kept in a compact record as i
 _CHARS, _DIGEST = "chars", "id"
 
 Limit = tuple[str, str, int]  # (contract, top-level field, its max_length)
+
+
+def recorded_label(metrics: Mapping[str, Any] | None, contract: str) -> str:
+    """How the runtime accepted a kept output, from the run's contract metrics: on the first answer,
+    or after the one repair."""
+    repairs = ((metrics or {}).get(contract) or {}).get("repair_calls") or 0
+    return REPAIRED if int(repairs) > 0 else ACCEPTED
 
 
 def schema_for(contract: str, reviewers: Reviewers = DEFAULT_REVIEWERS) -> type[BaseModel] | None:
@@ -94,7 +102,7 @@ def limited(schema: type[BaseModel], bounds: tuple[tuple[str, int], ...]) -> typ
     fields: dict[str, Any] = {}
     for name, bound in bounds:
         info = schema.model_fields[name]
-        changed = info._copy()  # noqa: SLF001 - the declaration itself, with one bound replaced
+        changed = copy.copy(info)  # the declaration itself, with one bound replaced
         changed.metadata = [_rebound(item, bound) for item in info.metadata]
         fields[name] = (info.annotation, changed)
     return create_model(schema.__name__, __base__=schema, __doc__=schema.__doc__, **fields)

@@ -16,7 +16,7 @@ from langgraph.types import Overwrite
 # typing_extensions: pydantic builds the graph's JSON schemas from these on Python 3.11.
 from typing_extensions import NotRequired, TypedDict
 
-from policies.contract_replay import ACCEPTED, REPAIRED
+from policies.contract_replay import recorded_label
 from policies.flow_replay import flow_turn, kept_turns
 from policies.retention import run_status
 from runtime.execution.steps import METRICS_KEY, ContractMetrics
@@ -279,5 +279,5 @@ def kept_answer(state: AssistantState) -> dict[str, Any] | None:
     draft = state.get("draft")
     if not draft or not state.get("answer_from_contract"):
         return None
-    repaired = int(((state.get(METRICS_KEY) or {}).get(ANSWER_CONTRACT) or {}).get("repair_calls") or 0) > 0
-    return {"contract": ANSWER_CONTRACT, "recorded": REPAIRED if repaired else ACCEPTED, "value": dict(draft)}
+    return {"contract": ANSWER_CONTRACT, "recorded": recorded_label(state.get(METRICS_KEY), ANSWER_CONTRACT),
+            "value": dict(draft)}

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from policies.contract_replay import ACCEPTED, PRE_DECISION, REPAIRED, elided
+from policies.contract_replay import PRE_DECISION, elided, recorded_label
 from policies.reviewers import DEFAULT_REVIEWERS
 
 # artifact kind → (the manager verdict that sends its worker, its first contract, its revision contract)
@@ -32,8 +32,7 @@ def contract_outputs(values: Mapping[str, Any], *, compact: bool = False) -> lis
     metrics = values.get("contract_metrics") or {}
 
     def entry(contract: str, at: str | int | None, value: Any) -> dict[str, Any]:
-        repaired = int((metrics.get(contract) or {}).get("repair_calls") or 0) > 0
-        return {"contract": contract, "at": at, "recorded": REPAIRED if repaired else ACCEPTED,
+        return {"contract": contract, "at": at, "recorded": recorded_label(metrics, contract),
                 "value": elided(value) if compact else value}
 
     outputs = []

@@ -113,3 +113,16 @@ def test_the_pre_decision_schema_follows_the_reviewer_table():
 ])
 def test_a_rejection_says_what_would_follow(recorded, says):
     assert says in after_rejection("delivery.tasks", recorded)
+
+
+@pytest.mark.parametrize(("metrics", "label"), [
+    (None, "accepted"),
+    ({}, "accepted"),
+    ({"delivery.plan": {"repair_calls": 0}}, "accepted"),
+    ({"delivery.plan": {"repair_calls": 1}}, "repaired"),
+    ({"delivery.tasks": {"repair_calls": 1}}, "accepted"),  # another contract's repair is not this one's
+])
+def test_the_recorded_label_reads_the_contracts_own_repairs(metrics, label):
+    from policies.contract_replay import recorded_label
+
+    assert recorded_label(metrics, "delivery.plan") == label
