@@ -15,6 +15,8 @@ reads this module.
 
 from __future__ import annotations
 
+import asyncio
+
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -279,6 +281,19 @@ def failure_line(error: BaseException) -> str:
     """One line for a user: the failed stage when known, and the cause class."""
     stage = failed_stage(error)
     return stage_failure(stage, error) if stage else failure_cause(error)
+
+
+# Raised only by Reins' own machinery around a call, never by a tool: its text says nothing true about
+# what the tool did, so it never becomes the tool's recorded outcome.
+INTERNAL_ERRORS: tuple[type[BaseException], ...] = (asyncio.InvalidStateError,)
+
+
+def tool_failure_text(tool: str, error: BaseException) -> str:
+    """The observation recorded for a tool call that raised: the tool's own (redacted) error, or, for an
+    internal one, that its outcome is unknown."""
+    if isinstance(innermost(error), INTERNAL_ERRORS):
+        return f"{tool}: its outcome is unknown (an internal error in Reins while waiting for it; it may have run)"
+    return f"{tool} failed: {safe_error(error, 300)}"
 
 
 def safe_error(error: BaseException, limit: int = 500) -> str:

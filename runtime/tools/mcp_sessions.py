@@ -81,6 +81,20 @@ class _InFlight:
     question: ServerQuestion | None = None
     reply: asyncio.Future[Any] | None = None
 
+    def open_question(self) -> ServerQuestion | None:
+        """The question the server waits on, while no reply has been handed to it."""
+        if self.question is None or self.reply is None or self.reply.done():
+            return None
+        return self.question
+
+    def answer(self, reply: Mapping[str, Any]) -> None:
+        """Hand the person's reply to the waiting server. The question is consumed here, at once: a
+        waiter that looks before the server has taken the reply sees no question and waits for the
+        call's result."""
+        assert self.reply is not None and not self.reply.done()
+        self.reply.set_result(dict(reply))
+        self.asked.clear()
+
 
 class SessionHost:
     """A daemon thread running an event loop that owns every MCP session of the process."""
@@ -219,17 +233,21 @@ class McpSessions:
             flight.asked.clear()
 
     async def _await(self, key: str | None, flight: _InFlight) -> Any:
-        """The call's result, or ``ServerQuestion`` when it waits for the person first."""
-        asked = asyncio.ensure_future(flight.asked.wait())
-        try:
-            await asyncio.wait({flight.task, asked}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            flight.task.cancel()  # the caller gave up (its deadline): so does the call
-            raise
-        finally:
-            asked.cancel()
-        if not flight.task.done() and (question := flight.question) is not None:
-            raise ServerQuestion(question.server, question.message, question.schema)
+        """The call's result once its task has finished, or ``ServerQuestion`` while the server waits
+        for the person's answer. A waiter woken by a question that was answered meanwhile (its reply
+        being handed over) waits on: it never reads the result of a task that has not finished."""
+        while not flight.task.done():
+            if (question := flight.open_question()) is not None:
+                raise ServerQuestion(question.server, question.message, question.schema)
+            flight.asked.clear()  # no open question: a signal still set is stale (its answer is on its way)
+            asked = asyncio.ensure_future(flight.asked.wait())
+            try:
+                await asyncio.wait({flight.task, asked}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                flight.task.cancel()  # the caller gave up (its deadline): so does the call
+                raise
+            finally:
+                asked.cancel()
         if key is not None:
             self._inflight.pop(key, None)
         return flight.task.result()
@@ -244,7 +262,7 @@ class McpSessions:
             if reply is not None:
                 if flight.reply is None or flight.reply.done():
                     raise QuestionTaken("the server's question was answered already (by another resume)")
-                flight.reply.set_result(dict(reply))
+                flight.answer(reply)
                 self._answered[key] = None
                 while len(self._answered) > ANSWERS_KEPT:
                     del self._answered[next(iter(self._answered))]

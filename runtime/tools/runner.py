@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from policies.redaction import redact
 from policies.tool_calls import DEADLINE, TOOL_ERROR
 from runtime.tools.chat_tools import ToolFailure
-from runtime.llm.failures import safe_error
+from runtime.llm.failures import tool_failure_text
 from runtime.llm.failures import tool_failure_kind
 from runtime.tools.mcp_sessions import QuestionLost, QuestionTaken, ServerQuestion, call_key, call_meta, question_reply
 from runtime.tools.registry import RegisteredTool
@@ -132,7 +132,7 @@ def redacting_wrapper(timeout_s: float) -> Callable[..., Awaitable[ToolMessage]]
                                tool_call_id=call["id"], name=call["name"], status="error",
                                additional_kwargs={"failure": DEADLINE})
         except Exception as error:  # a crashed server or a broken tool is an observation
-            return ToolMessage(content=f"{call['name']} failed: {safe_error(error, 300)}", tool_call_id=call["id"],
+            return ToolMessage(content=tool_failure_text(call["name"], error), tool_call_id=call["id"],
                                name=call["name"], status="error", additional_kwargs={"failure": tool_failure_kind(error)})
         return _capped(message)
 
