@@ -46,7 +46,7 @@ eval-agentdojo: setup
 	$(RUN)/reins eval --suite agentdojo
 
 diagrams: setup
-	$(RUN)/python -m cli.diagrams
+	$(RUN)/python -m reins.cli.diagrams
 
 # Four test workers (pytest-xdist), even on two cores: much of the suite waits (on `reins` processes it
 # starts, loopback servers, a LangGraph server's run queue), so two workers left the cores half idle

@@ -21,10 +21,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 from pydantic import PrivateAttr
 
-from runtime.standins.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY, ModelCall, StandInChatModel
-from runtime.standins.offline import OfflineModel
-from runtime.config.paths import RESOURCES
-from runtime.llm.prompt_inputs import HeldInputs
+from reins.runtime.standins.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY, ModelCall, StandInChatModel
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.config.paths import RESOURCES
+from reins.runtime.llm.prompt_inputs import HeldInputs
 
 SCENARIO = "request-limit-banner"
 REQUIREMENT = {"requirement_uri": f"demo://scenarios/{SCENARIO}/requirement.md"}
@@ -90,8 +90,8 @@ class ReplayModel(StandInChatModel):
 
 def record_delivery_run() -> list[Recorded]:
     """The calls and answers of one offline delivery run on the benchmark scenario."""
-    from graphs.delivery_chain import build_graph
-    from runtime.llm.models import ModelSet
+    from reins.graphs.delivery_chain import build_graph
+    from reins.runtime.llm.models import ModelSet
 
     model = RecordingModel()
     result = build_graph(models=ModelSet.uniform(model)).invoke(REQUIREMENT)
@@ -118,10 +118,10 @@ def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded], 
 
     ``asynchronous``: the model-calling nodes are ``async def`` and await ``ainvoke`` (the graph then
     runs under ``ainvoke`` only) — the yardstick for concurrent runs on one event loop."""
-    from policies.delegation import MANAGER
-    from policies.reviewers import DEFAULT_REVIEWERS
-    from runtime.tools.toolbox import default_registry
-    from schemas.delivery import (
+    from reins.policies.delegation import MANAGER
+    from reins.policies.reviewers import DEFAULT_REVIEWERS
+    from reins.runtime.tools.toolbox import default_registry
+    from reins.schemas.delivery import (
         DeliveryPlan,
         DeliveryTasks,
         SupervisorPostGuidance,

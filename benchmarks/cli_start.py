@@ -11,8 +11,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = {
-    "bad_arguments": ["-m", "cli", "deliver", "--bogus"],
-    "doctor": ["-m", "cli", "doctor"],
+    "bad_arguments": ["-m", "reins.cli", "deliver", "--bogus"],
+    "doctor": ["-m", "reins.cli", "doctor"],
 }
 GOALS_S = {"bad_arguments": 0.5, "doctor": 1.0}
 

@@ -34,9 +34,9 @@ from typing import Any
 
 from pydantic import PrivateAttr
 
-from runtime.standins.fake_base import ModelCall
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
+from reins.runtime.standins.fake_base import ModelCall
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
 
 REQUIREMENT = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
 
@@ -97,8 +97,8 @@ async def _measure(graph: Any, given: Any, levels: tuple[int, ...]) -> Measured:
 def concurrent_ainvoke(latency_s: float = 0.2, levels: tuple[int, ...] = (50, 100)) -> dict[str, float]:
     """Reins' delivery chain, then a plain LangGraph graph of the same shape (``benchmarks/baseline.py``:
     async nodes, the same model calls, no guardrails) as the framework's floor under the same load."""
-    from benchmarks.baseline import build_baseline_graph, record_delivery_run
-    from graphs.delivery_chain import build_graph
+    from reins.benchmarks.baseline import build_baseline_graph, record_delivery_run
+    from reins.graphs.delivery_chain import build_graph
 
     reins = build_graph(models=ModelSet.uniform(LatencyModel(latency_s=latency_s)))
     plain = build_baseline_graph(LatencyModel(latency_s=latency_s), record_delivery_run(), asynchronous=True)

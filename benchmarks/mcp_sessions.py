@@ -1,5 +1,5 @@
 """MCP call overhead: a call on the chat's warm session (what the assistant does: one session per
-server per chat, ``runtime.tools.mcp_sessions``) against a cold call that starts the server for itself
+server per chat, ``reins.runtime.tools.mcp_sessions``) against a cold call that starts the server for itself
 (``langchain-mcp-adapters``' default: a new session, so a new process, per call), on loopback.
 
 Both go through the adapters' own LangChain tool; the warm call's median is the overhead a chat
@@ -16,7 +16,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_MS = 50.0
-SERVER = {"command": sys.executable, "args": ["-m", "benchmarks.mcp_echo_server"], "cwd": str(ROOT)}
+SERVER = {"command": sys.executable, "args": ["-m", "reins.benchmarks.mcp_echo_server"], "cwd": str(ROOT)}
 
 
 async def _timed(tool: Any, config: dict[str, Any], calls: int) -> list[float]:
@@ -31,7 +31,7 @@ async def _timed(tool: Any, config: dict[str, Any], calls: int) -> list[float]:
 def mcp_session_overhead(warm_calls: int = 30, cold_calls: int = 5) -> dict[str, float]:
     from langchain_mcp_adapters.client import MultiServerMCPClient
 
-    from runtime.tools.mcp_tools import SESSIONS, load_mcp_tools
+    from reins.runtime.tools.mcp_tools import SESSIONS, load_mcp_tools
 
     toolset = load_mcp_tools({"mcpServers": {"echo": {**SERVER, "trust": ["echo"]}}})
     (warm_tool,) = [t.tool for t in toolset.tools]

@@ -30,7 +30,7 @@ absolute thresholds; compare the ratios).
 10. mcp_session_overhead: an MCP call on a chat's warm session against one that starts the server
    for itself (``benchmarks/mcp_sessions.py``), stdio on this machine. Goal: warm ≤ 50 ms per call.
 
-Run: ``make bench`` (or ``.venv/bin/python -m benchmarks.run``).
+Run: ``make bench`` (or ``.venv/bin/python -m reins.benchmarks.run``).
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ from pathlib import Path
 
 from pydantic import PrivateAttr
 
-from policies.redaction import redact
-from policies.reviewers import DEFAULT_REVIEWERS
-from runtime.standins.fake_base import ModelCall
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
+from reins.policies.redaction import redact
+from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.runtime.standins.fake_base import ModelCall
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
 
 REQUIREMENT = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
 REVIEW_CONTRACTS = tuple(spec.contract for spec in DEFAULT_REVIEWERS)
@@ -76,7 +76,7 @@ class TimedOfflineModel(OfflineModel):
 
 
 def _run(model: OfflineModel, checkpointer=None) -> tuple[float, dict]:
-    from graphs.delivery_chain import build_graph
+    from reins.graphs.delivery_chain import build_graph
 
     graph = build_graph(models=ModelSet.uniform(model), checkpointer=checkpointer)
     config = {"configurable": {"thread_id": f"bench-{time.perf_counter_ns()}"}}
@@ -126,7 +126,7 @@ def redaction_scaling() -> float:
 
 
 def checkpoint_memory() -> float:
-    from runtime.persistence.checkpoint import open_checkpointer
+    from reins.runtime.persistence.checkpoint import open_checkpointer
 
     def peak(checkpointed: bool) -> int:
         tracemalloc.start()
@@ -147,8 +147,8 @@ def checkpoint_memory() -> float:
 
 
 def call_overhead(runs: int = 30) -> float:
-    from benchmarks.baseline import ReplayModel, build_baseline_graph, record_delivery_run
-    from graphs.delivery_chain import build_graph
+    from reins.benchmarks.baseline import ReplayModel, build_baseline_graph, record_delivery_run
+    from reins.graphs.delivery_chain import build_graph
 
     recorded = record_delivery_run()
     reins = build_graph(models=ModelSet.uniform(ReplayModel(recorded)))
@@ -198,10 +198,10 @@ def checkpoint_cost(runs: int = 20, slow_runs: int = 4, latency_s: float = 0.2) 
     its history. Returns the ratio at ``latency_s``."""
     from contextlib import ExitStack
 
-    from graphs.delivery_chain import build_graph
-    from policies.retention import durability_for
-    from runtime.persistence.checkpoint import open_checkpointer
-    from runtime.persistence.runs import keep_latest_checkpoints
+    from reins.graphs.delivery_chain import build_graph
+    from reins.policies.retention import durability_for
+    from reins.runtime.persistence.checkpoint import open_checkpointer
+    from reins.runtime.persistence.runs import keep_latest_checkpoints
 
     mode = durability_for(can_pause=False)
     results: dict[str, float] = {}
@@ -252,25 +252,25 @@ def checkpoint_cost(runs: int = 20, slow_runs: int = 4, latency_s: float = 0.2) 
 
 
 def concurrent_ainvoke(latency_s: float = 0.2, levels: tuple[int, ...] = (50, 100)) -> dict[str, float]:
-    from benchmarks.concurrency import concurrent_ainvoke as measure
+    from reins.benchmarks.concurrency import concurrent_ainvoke as measure
 
     return measure(latency_s, levels)
 
 
 def concurrent_server(runs: int = 20) -> float:
-    from benchmarks.concurrency import concurrent_server as measure
+    from reins.benchmarks.concurrency import concurrent_server as measure
 
     return measure(runs)
 
 
 def cli_start(rounds: int = 7) -> dict[str, float]:
-    from benchmarks.cli_start import cli_start as measure
+    from reins.benchmarks.cli_start import cli_start as measure
 
     return measure(rounds)
 
 
 def mcp_session_overhead(warm_calls: int = 30, cold_calls: int = 5) -> dict[str, float]:
-    from benchmarks.mcp_sessions import mcp_session_overhead as measure
+    from reins.benchmarks.mcp_sessions import mcp_session_overhead as measure
 
     return measure(warm_calls, cold_calls)
 

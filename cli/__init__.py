@@ -17,24 +17,24 @@ import json
 import sys
 from collections.abc import Sequence
 
-from policies.redaction import redact
-from policies.terminal_text import printable
-from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_INTERRUPTED, UserError
-from runtime.resources import ResourceError
-from runtime.config.settings import SettingsError
+from reins.policies.redaction import redact
+from reins.policies.terminal_text import printable
+from reins.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_INTERRUPTED, UserError
+from reins.runtime.resources import ResourceError
+from reins.runtime.config.settings import SettingsError
 
 # Sub-command modules, in the order ``reins --help`` lists them.
 COMMAND_MODULES = (
-    "cli.doctor",
-    "cli.graph",
-    "cli.deliver",
-    "cli.tasklist",
-    "cli.resume",
-    "cli.runs",
-    "cli.replay",
-    "cli.chat",
-    "cli.eval",
-    "cli.bench",
+    "reins.cli.doctor",
+    "reins.cli.graph",
+    "reins.cli.deliver",
+    "reins.cli.tasklist",
+    "reins.cli.resume",
+    "reins.cli.runs",
+    "reins.cli.replay",
+    "reins.cli.chat",
+    "reins.cli.eval",
+    "reins.cli.bench",
 )
 
 
@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from cli.env_file import load_env_file
+    from reins.cli.env_file import load_env_file
 
     program = argv is None  # run as the `reins` program, not called from Python
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _exit_now(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     except Exception as error:  # never a traceback in front of a user, nor a provider's message
-        from runtime.llm.failures import failure_line
+        from reins.runtime.llm.failures import failure_line
 
         _report(as_json, "failed", failure_line(error), prefix="failed")
         return EXIT_FAILED

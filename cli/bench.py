@@ -8,8 +8,8 @@ import importlib
 import json
 import sys
 
-from cli.errors import EXIT_FAILED, UserError
-from cli.render import progress_bar
+from reins.cli.errors import EXIT_FAILED, UserError
+from reins.cli.render import progress_bar
 
 BENCHMARKS = ("review_parallelism", "guardrail_overhead", "redaction_scaling", "checkpoint_memory", "call_overhead", "checkpoint_cost",
               "concurrent_ainvoke", "concurrent_server", "cli_start", "mcp_session_overhead")
@@ -19,8 +19,8 @@ def bench_failure(name: str, error: BaseException) -> str:
     """A failed benchmark, diagnosable in one line: the node it escaped from, the exception's class
     and its message, redacted and cut (a benchmark's own errors say what went wrong: the run's
     status, the server's log)."""
-    from runtime.llm.failures import safe_error
-    from runtime.llm.failures import failed_stage
+    from reins.runtime.llm.failures import safe_error
+    from reins.runtime.llm.failures import failed_stage
 
     stage = failed_stage(error)
     where = f" in node {stage}" if stage else ""
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise UserError(f"unknown benchmark {unknown[0]!r}; choose from: {', '.join(BENCHMARKS)}")
     # benchmarks/ is part of the checkout (the app is installed editable), not of the installed packages.
-    module = importlib.import_module("benchmarks.run")
+    module = importlib.import_module("reins.benchmarks.run")
     ratios = {}
     names = args.names or BENCHMARKS
     with progress_bar(len(names)) as advance:

@@ -16,18 +16,18 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from policies.memory import DEFAULT_SCOPE, SCOPES
-from policies.model_notice import STAND_IN_NOTICE
-from policies.redaction import redact, redact_mapping
-from policies.retention import durability_for
-from policies.terminal_text import printable
-from cli.chat_pauses import ask_pause, check, describe, hint, pending
-from cli.chat_screen import ChatProgress, ChatScreen, declined
-from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
-from cli.inputs import read_text
-from cli.model_config import fallbacks_of, models_of
-from cli.render import ProgressView, RunInterrupted, colour, print_json, stream_run, styled, write
-from runtime.config.settings import Settings
+from reins.policies.memory import DEFAULT_SCOPE, SCOPES
+from reins.policies.model_notice import STAND_IN_NOTICE
+from reins.policies.redaction import redact, redact_mapping
+from reins.policies.retention import durability_for
+from reins.policies.terminal_text import printable
+from reins.cli.chat_pauses import ask_pause, check, describe, hint, pending
+from reins.cli.chat_screen import ChatProgress, ChatScreen, declined
+from reins.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
+from reins.cli.inputs import read_text
+from reins.cli.model_config import fallbacks_of, models_of
+from reins.cli.render import ProgressView, RunInterrupted, colour, print_json, stream_run, styled, write
+from reins.runtime.config.settings import Settings
 
 MAX_MESSAGE_CHARS = 20_000
 EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
@@ -44,7 +44,7 @@ class _HelpWithTools(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show this help and the tools")
 
     def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        from runtime.tools.toolbox import chat_toolset
+        from reins.runtime.tools.toolbox import chat_toolset
 
         lines = "\n".join(f"  {line}" for line in chat_toolset().help_lines())
         parser.epilog = f"tools:\n{lines}\n\nCommands inside the chat: /help."
@@ -99,10 +99,10 @@ def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen:
     ``asks``: a person answers pauses now (the interactive chat), so skill drafts are offered."""
     from langchain_core.messages import HumanMessage
 
-    from runtime.config.tracing import run_config
+    from reins.runtime.config.tracing import run_config
 
-    from cli.doctor_audit import run_caps
-    from runtime.execution.budget import configured_budget
+    from reins.cli.doctor_audit import run_caps
+    from reins.runtime.execution.budget import configured_budget
 
     started = time.monotonic()
     with run_caps():  # every request checked against the user's caps before it is made
@@ -182,8 +182,8 @@ def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
 def _metrics(values: Mapping[str, Any]) -> dict[str, Any]:
     """The turn's model calls: totals (calls, repairs, retries, fallbacks, failed calls, tokens), the
     fallbacks per role, and the same per contract."""
-    from runtime.contracts import fallbacks_per_role, metrics_totals
-    from runtime.execution.steps import METRICS_KEY
+    from reins.runtime.contracts import fallbacks_per_role, metrics_totals
+    from reins.runtime.execution.steps import METRICS_KEY
 
     per_contract = values.get(METRICS_KEY) or {}
     return {**metrics_totals(per_contract), "fallbacks_per_role": fallbacks_per_role(per_contract),
@@ -196,11 +196,11 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("give either --once or --file, not both")
         args.once = read_text(args.file)
     settings = Settings.from_env()
-    from graphs.assistant import build_graph  # the CLI is the application's entry point
-    from runtime.persistence.checkpoint import checkpointer_from_settings
-    from runtime.persistence.memory_store import open_store
+    from reins.graphs.assistant import build_graph  # the CLI is the application's entry point
+    from reins.runtime.persistence.checkpoint import checkpointer_from_settings
+    from reins.runtime.persistence.memory_store import open_store
 
-    from runtime.persistence.runs import keep_latest_checkpoints
+    from reins.runtime.persistence.runs import keep_latest_checkpoints
 
     thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
     user = (args.user or "local").strip() or "local"
@@ -236,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _stand_in_first(settings: Settings, out: TextIO) -> None:
     """Say first when the offline stand-in answers: its replies are rules', not a language model's."""
-    from runtime.llm.models import OFFLINE_LABEL, model_set_from_settings
+    from reins.runtime.llm.models import OFFLINE_LABEL, model_set_from_settings
 
     if model_set_from_settings(settings).label("chat") == OFFLINE_LABEL:
         out.write(STAND_IN_NOTICE + "\n")
@@ -249,15 +249,15 @@ def _screen_for(out: TextIO) -> ChatScreen | None:
 
 
 def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
-    from policies.mcp_config import McpConfigError
+    from reins.policies.mcp_config import McpConfigError
 
-    from runtime.tools.toolbox import chat_servers
+    from reins.runtime.tools.toolbox import chat_servers
 
     try:
         _, servers = chat_servers()  # REINS_MCP_CONFIG checked (and its servers started) before the first message
     except McpConfigError as error:  # a broken file: bad configuration
         raise UserError(str(error)) from None
-    from runtime.config.persona import PersonaError, persona_in_force
+    from reins.runtime.config.persona import PersonaError, persona_in_force
 
     try:  # REINS_ASSISTANT_PROMPT_FILE checked before the first message, as the MCP file is
         persona_in_force(None, None)
@@ -268,7 +268,7 @@ def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
     for server in servers.servers:
         if server.problem:
             sys.stderr.write(f"reins: MCP server {server.name!r} cannot start (left out): {server.problem_line()}\n")
-    from cli.doctor_audit import refuse_over_caps
+    from reins.cli.doctor_audit import refuse_over_caps
 
     refuse_over_caps("assistant")
     return build_graph(checkpointer=checkpointer, store=store)
@@ -279,8 +279,8 @@ def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
     """Ask every pause of the turn in the terminal and resume; None when input ends first."""
     from langgraph.types import Command
 
-    from runtime.tools.toolbox import chat_toolset
-    from runtime.execution.user_input import ResumeRefused
+    from reins.runtime.tools.toolbox import chat_toolset
+    from reins.runtime.execution.user_input import ResumeRefused
 
     while waiting := pending(graph, thread):
         if screen is not None:
@@ -307,10 +307,10 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
     with; ``user`` (``--user``), when given, must be that user."""
     from langgraph.types import Command
 
-    from graphs.assistant import build_graph
-    from runtime.persistence.memory_store import open_store
-    from runtime.tools.toolbox import chat_toolset
-    from runtime.execution.user_input import ResumeRefused
+    from reins.graphs.assistant import build_graph
+    from reins.runtime.persistence.memory_store import open_store
+    from reins.runtime.tools.toolbox import chat_toolset
+    from reins.runtime.execution.user_input import ResumeRefused
 
     with open_store(settings) as opened:
         graph = _build(build_graph, saver, opened.store)
@@ -336,7 +336,7 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
 
 def started_identity(graph: Any, thread: str) -> Mapping[str, str]:
     """The user id and memory scope the thread's current turn started with."""
-    from nodes.assistant.identity import identity_of
+    from reins.nodes.assistant.identity import identity_of
 
     values = graph.get_state({"configurable": {"thread_id": thread}}).values or {}
     return values.get("identity") or identity_of(None)
@@ -359,7 +359,7 @@ def _report_turn(graph: Any, values: dict[str, Any], thread: str, *, as_json: bo
 
 def _list_notes(store: Any, user: str, thread: str | None, as_json: bool) -> int:
     """The user's notes: the shared ones (what ``remember`` keeps), and a thread's when named."""
-    from policies.memory import notes_namespace, user_namespace
+    from reins.policies.memory import notes_namespace, user_namespace
 
     areas = [("user", user_namespace(user))]
     if thread:
@@ -425,7 +425,7 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: 
         except Exception as error:  # one failed message does not end the session
             if screen is not None:
                 screen.stop()
-            from runtime.llm.failures import safe_error  # imported late: the CLI starts without LangChain
+            from reins.runtime.llm.failures import safe_error  # imported late: the CLI starts without LangChain
 
             sys.stderr.write(f"reins: failed: {printable(safe_error(error, 300))}\n")  # a provider's: its cause
             continue

@@ -9,25 +9,25 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from policies.redaction import redact
-from policies.terminal_text import printable
+from reins.policies.redaction import redact
+from reins.policies.terminal_text import printable
 
 
 
 def pending(graph: Any, thread: str) -> list[Mapping[str, Any]]:
     """The assistant's open pauses on ``thread``: approvals, questions, and approved calls that may
     already have run (dispatched, no result recorded)."""
-    from nodes.assistant.approval import open_pauses
+    from reins.nodes.assistant.approval import open_pauses
 
     return open_pauses(graph, {"configurable": {"thread_id": thread}})
 
 
 def check(graph_tools: Any, payload: Mapping[str, Any], value: Any) -> str:
     if payload.get("kind") == "skill_draft":
-        from policies.skill_drafts import check_draft_decision
+        from reins.policies.skill_drafts import check_draft_decision
 
         return check_draft_decision(value).error or ""
-    from nodes.assistant.approval import resume_problem
+    from reins.nodes.assistant.approval import resume_problem
 
     return resume_problem(payload, value, graph_tools)
 
@@ -92,7 +92,7 @@ def _decision(line: str, payload: Mapping[str, Any], ask: Callable[[str], str]) 
     """A typed answer to an approval: y / n <reason> / e (the arguments, or the skill draft, in
     ``$VISUAL`` / ``$EDITOR``) / e <json> / a JSON decision; to a call that may have run: r(un
     again) / m(ark done) / s(kip). None when input ends in the editor."""
-    from cli.tasklist import edit_json
+    from reins.cli.tasklist import edit_json
 
     kind = str(payload.get("kind"))
     text = line.strip()

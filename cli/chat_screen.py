@@ -14,9 +14,9 @@ import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from policies.terminal_text import printable
-from cli.render import ProgressView, console_for, fit, rich_style, step_line
-from runtime.execution.progress import EVENT_TYPE
+from reins.policies.terminal_text import printable
+from reins.cli.render import ProgressView, console_for, fit, rich_style, step_line
+from reins.runtime.execution.progress import EVENT_TYPE
 
 REFRESH_SECONDS = 0.05  # a long reply is re-rendered at most this often while it streams
 PROMPT = "assistant>"
@@ -33,7 +33,7 @@ def as_decision(event: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def declined(records: Any) -> list[str]:
     """The tools of this turn's calls the user declined (their observation is the rejection's)."""
-    from policies.tool_calls import rejection_observation
+    from reins.policies.tool_calls import rejection_observation
 
     prefix = rejection_observation("")
     return [str(r.get("tool")) for r in records or () if not r.get("ok") and str(r.get("output", "")).startswith(prefix)]

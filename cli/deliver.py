@@ -5,7 +5,7 @@ chain from the terminal (a requirement as text, from a file or from standard inp
 mid-review) from its checkpoint, without re-running the stages that had completed.
 
 Live progress goes to stderr; the deterministic report (or, with ``--json``, the public outputs) to
-stdout. The exit code follows the run status through ``cli.errors.EXIT_FOR_OUTCOME``: 0 pass; 1 needs
+stdout. The exit code follows the run status through ``reins.cli.errors.EXIT_FOR_OUTCOME``: 0 pass; 1 needs
 attention (needs_review, needs_changes, clarification_required); 3 blocked; 4 failed; 2 bad input.
 """
 
@@ -17,16 +17,16 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from policies.redaction import redact
-from policies.retention import durability_for, graph_of
-from policies.terminal_text import printable
-from cli.errors import EXIT_OK, UserError, exit_code
-from cli.inputs import text_argument
-from cli.model_config import check_models_unchanged, stamped
-from cli.render import ProgressView, colour, print_json, stream_run, write
-from runtime.config.paths import RESOURCES
-from runtime.config.settings import Settings
-from runtime.config.tracing import new_run_id, run_config
+from reins.policies.redaction import redact
+from reins.policies.retention import durability_for, graph_of
+from reins.policies.terminal_text import printable
+from reins.cli.errors import EXIT_OK, UserError, exit_code
+from reins.cli.inputs import text_argument
+from reins.cli.model_config import check_models_unchanged, stamped
+from reins.cli.render import ProgressView, colour, print_json, stream_run, write
+from reins.runtime.config.paths import RESOURCES
+from reins.runtime.config.settings import Settings
+from reins.runtime.config.tracing import new_run_id, run_config
 
 GRAPH_NAME = "delivery_chain"
 PUBLIC_KEYS = (
@@ -101,8 +101,8 @@ def resume_check(args: argparse.Namespace) -> None:
 
 def _graph(saver: Any) -> Any:
     # The CLI is the application edge: it sits above the graphs and wires one to the runtime.
-    from graphs.delivery_chain import build_graph
-    from cli.doctor_audit import refuse_over_caps
+    from reins.graphs.delivery_chain import build_graph
+    from reins.cli.doctor_audit import refuse_over_caps
 
     refuse_over_caps("delivery_chain")
     return build_graph(checkpointer=saver)
@@ -115,10 +115,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     payload = resume_check(args) if args.resume else payload_for(args)
     settings = Settings.from_env()
-    from runtime.persistence.checkpoint import checkpointer_from_settings
-    from runtime.persistence.runs import keep_latest_checkpoints
+    from reins.runtime.persistence.checkpoint import checkpointer_from_settings
+    from reins.runtime.persistence.runs import keep_latest_checkpoints
 
-    from cli.doctor_audit import run_caps
+    from reins.cli.doctor_audit import run_caps
 
     thread_id = args.resume or f"deliver-{new_run_id()}"
     with checkpointer_from_settings(settings) as saver:

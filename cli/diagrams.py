@@ -1,7 +1,7 @@
 """Mermaid diagrams of the compiled graphs, drawn offline: README blocks and notebook pictures.
 
 The graphs are found through ``langgraph.json`` (the same entry points Studio and Server load), so
-the diagrams are of exactly what runs. ``python -m cli.diagrams`` rewrites the README blocks; a
+the diagrams are of exactly what runs. ``python -m reins.cli.diagrams`` rewrites the README blocks; a
 test fails when they are stale. ``diagram(graph)`` shows a graph as a picture in a notebook without
 the network (``draw_mermaid_png()`` would call mermaid.ink).
 """
@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from runtime.config.paths import LANGGRAPH_JSON, PROJECT_ROOT
+from reins.runtime.config.paths import LANGGRAPH_JSON, PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
 
@@ -32,7 +32,7 @@ def graph_entry_points() -> dict[str, str]:
     entries = {}
     for name, target in graph_paths().items():
         path, attribute = target.rsplit(":", 1)
-        module = path.removeprefix("./").removesuffix(".py").replace("/", ".")
+        module = "reins." + path.removeprefix("./").removesuffix(".py").replace("/", ".")
         entries[name] = f"{module}:{attribute}"
     return entries
 

@@ -2,7 +2,7 @@
 checkpointer, the home for runs (``REINS_HOME``), the assistant's tools (its MCP servers with theirs,
 each with whether it asks first; a server that cannot start in one line with its command and log,
 and then a non-zero exit); ``--check`` also makes tiny requests to every configured model (see
-``runtime.llm.probe``)."""
+``reins.runtime.llm.probe``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import argparse
 import json
 from dataclasses import asdict
 
-from policies.redaction import redact
-from cli.errors import EXIT_BAD_INPUT, EXIT_FAILED
+from reins.policies.redaction import redact
+from reins.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED
 
-from runtime.config.settings import ROLES, Settings
+from reins.runtime.config.settings import ROLES, Settings
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -36,9 +36,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def describe(settings: Settings) -> dict:
-    from cli.env_file import env_file_status
-    from runtime.persistence.home import reins_home
-    from runtime.llm.labels import entry_label, model_label
+    from reins.cli.env_file import env_file_status
+    from reins.runtime.persistence.home import reins_home
+    from reins.runtime.llm.labels import entry_label, model_label
 
     return {
         "roles": {role: model_label(settings, role) for role in ROLES},
@@ -69,10 +69,10 @@ def describe(settings: Settings) -> dict:
 
 def describe_tools(settings: Settings) -> dict:
     """The chat tools with their approval traits, and each MCP server with its tools or its problem."""
-    from policies.mcp_config import McpConfigError
-    from runtime.tools.chat_tools import CHAT_SCOPE
-    from runtime.tools.mcp_tools import load_mcp_tools
-    from runtime.tools.toolbox import default_registry
+    from reins.policies.mcp_config import McpConfigError
+    from reins.runtime.tools.chat_tools import CHAT_SCOPE
+    from reins.runtime.tools.mcp_tools import load_mcp_tools
+    from reins.runtime.tools.toolbox import default_registry
 
     builtins = default_registry().for_scope(CHAT_SCOPE)
     report: dict = {"chat_tools": [{"name": t.name, "approval": t.trait} for t in builtins], "mcp_servers": []}
@@ -93,7 +93,7 @@ def describe_tools(settings: Settings) -> dict:
 
 
 def _print_tools(report: dict) -> None:
-    from policies.tool_approval import approval_note
+    from reins.policies.tool_approval import approval_note
 
     tools = ", ".join(t["name"] + approval_note(t["approval"]) for t in report["chat_tools"])
     print(f"  chat_tools        {tools}")
@@ -117,8 +117,8 @@ def _print_tools(report: dict) -> None:
 
 def describe_skills() -> dict:
     """Which skills the assistant lists, and each one left out with its reason."""
-    from runtime.resources import ResourceError
-    from runtime.tools.skills import load_catalog
+    from reins.runtime.resources import ResourceError
+    from reins.runtime.tools.skills import load_catalog
 
     try:
         catalog, problem = load_catalog(), None
@@ -139,18 +139,18 @@ TOOL_CHOICE_HELP = {
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "budget", False):
-        from cli.doctor_audit import run_budget
+        from reins.cli.doctor_audit import run_budget
 
         return run_budget(args.json, getattr(args, "fuzz", None))
     if getattr(args, "guards", False):
-        from cli.doctor_audit import run_guards
+        from reins.cli.doctor_audit import run_guards
 
         return run_guards(args.json)
     settings = Settings.from_env()
     report = {**describe(settings), **describe_tools(settings)}
     checks = None
     if args.check:  # only the probes need the provider libraries
-        from runtime.llm.probe import configured_models, probe_model
+        from reins.runtime.llm.probe import configured_models, probe_model
 
         checks = [probe_model(name, settings, roles) for name, roles in configured_models(settings)]
     code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0

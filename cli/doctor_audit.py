@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 
-from cli.errors import EXIT_BAD_INPUT
-from policies.budget import over_caps
-from runtime.execution.budget import CAP_VARIABLES, GRAPHS, BudgetExceeded, caps_from_env, check_caps, worst_case
-from runtime.llm.models import model_set_from_settings
-from runtime.config.settings import Settings
+from reins.cli.errors import EXIT_BAD_INPUT
+from reins.policies.budget import over_caps
+from reins.runtime.execution.budget import CAP_VARIABLES, GRAPHS, BudgetExceeded, caps_from_env, check_caps, worst_case
+from reins.runtime.llm.models import model_set_from_settings
+from reins.runtime.config.settings import Settings
 
 ALLOW_OVER_CAP = "REINS_ALLOW_OVER_CAP"  # start a run whose worst case passes a cap; its ledger stops it there
 UNITS = {"calls": "model requests", "output_tokens": "output tokens", "tool_calls": "tool calls",
@@ -55,8 +55,8 @@ def run_fuzz(runs: int, as_json: bool) -> int:
     """``reins doctor --budget --fuzz N``: N adversarial runs in all, split over the three graphs;
     per graph the runs of each kind, the largest use observed beside the bound (tightness) and the
     violations (exit 4 when there is one)."""
-    from cli.errors import EXIT_FAILED, UserError
-    from evals.budget_fuzz import fuzz_budget
+    from reins.cli.errors import EXIT_FAILED, UserError
+    from reins.evals.budget_fuzz import fuzz_budget
 
     if runs < len(GRAPHS):
         raise UserError(f"--fuzz needs at least {len(GRAPHS)} runs (one per graph)")
@@ -88,7 +88,7 @@ def refuse_over_caps(graph: str, **options: object) -> None:
     """Before a run starts: a configuration whose worst case does not fit the user's caps is bad
     input (exit 2), so a run that starts cannot pass a cap — unless the user lets it start anyway
     (``REINS_ALLOW_OVER_CAP=1``): then the run's ledger stops it at the cap (``run_caps``)."""
-    from cli.errors import UserError
+    from reins.cli.errors import UserError
 
     try:
         caps = caps_from_env(os.environ)
@@ -102,9 +102,9 @@ def refuse_over_caps(graph: str, **options: object) -> None:
 
 
 def run_caps():
-    """The run's ledger (``runtime.execution.run_ledger``) under the user's caps: every model request and tool
+    """The run's ledger (``reins.runtime.execution.run_ledger``) under the user's caps: every model request and tool
     call inside is refused before it is made once it would pass one (nothing checked without caps)."""
-    from runtime.execution.run_ledger import run_ledger
+    from reins.runtime.execution.run_ledger import run_ledger
 
     caps = caps_from_env(os.environ)
     return run_ledger(caps, {name: CAP_VARIABLES[name] for name in caps})
@@ -113,9 +113,9 @@ def run_caps():
 def run_guards(as_json: bool) -> int:
     """``reins doctor --guards``: every path from a model's output to an action in the three graphs
     (subgraphs included) and the policy that decides it; exit 4 when one is unguarded."""
-    from cli.errors import EXIT_FAILED
-    from graphs import assistant, delivery_chain, tasklist_agent
-    from runtime.execution.graph_shape import guard_coverage
+    from reins.cli.errors import EXIT_FAILED
+    from reins.graphs import assistant, delivery_chain, tasklist_agent
+    from reins.runtime.execution.graph_shape import guard_coverage
 
     results = {module.graph.name: guard_coverage(module.graph) for module in (tasklist_agent, delivery_chain, assistant)}
     findings = [line for coverage in results.values() for line in coverage.findings]

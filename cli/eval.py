@@ -17,11 +17,11 @@ import math
 import sys
 from pathlib import Path
 
-from policies.redaction import redact
-from cli.errors import EXIT_OK, UserError
-from cli.render import print_json, progress_bar, styled, table, write
+from reins.policies.redaction import redact
+from reins.cli.errors import EXIT_OK, UserError
+from reins.cli.render import print_json, progress_bar, styled, table, write
 
-EVAL_DIR = "eval"  # in the home for runs (``runtime.persistence.home``) unless --out names another directory
+EVAL_DIR = "eval"  # in the home for runs (``reins.runtime.persistence.home``) unless --out names another directory
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -53,14 +53,14 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    from evals.run import MAX_REPEATS
+    from reins.evals.run import MAX_REPEATS
 
     if not 1 <= args.repeats <= MAX_REPEATS:
         raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}")
     args.rates = _rates(args.perturb)
     args.kinds = _kinds(args.perturb_kinds)
     if args.out is None:
-        from runtime.persistence.home import home_file
+        from reins.runtime.persistence.home import home_file
 
         args.out = home_file(EVAL_DIR)
     if args.out.exists() and not args.out.is_dir():
@@ -83,7 +83,7 @@ def _rates(text: str) -> list[float]:
 
 
 def _kinds(text: str | None) -> tuple[str, ...]:
-    from evals.perturbed import PERTURBATIONS, expand_kinds
+    from reins.evals.perturbed import PERTURBATIONS, expand_kinds
 
     if text is None:
         return PERTURBATIONS
@@ -94,7 +94,7 @@ def _kinds(text: str | None) -> tuple[str, ...]:
 
 
 def _scenarios(ids: list[str] | None):
-    from evals.scenarios import SCENARIOS
+    from reins.evals.scenarios import SCENARIOS
 
     if not ids:
         return SCENARIOS
@@ -120,7 +120,7 @@ def run_agentdojo(args: argparse.Namespace) -> int:
     """Every AgentDojo pair through the assistant's tool loop and data-flow policy; report.md (the
     table) and report.json go to the out directory."""
     try:
-        from evals.agentdojo import SUITES, TRUST_SETTINGS, markdown, run_all
+        from reins.evals.agentdojo import SUITES, TRUST_SETTINGS, markdown, run_all
     except ImportError:
         raise UserError("AgentDojo is not installed: uv sync --extra agentdojo (or pip install 'agent-reins[agentdojo]')")
     if args.limit is not None and args.limit < 1:
@@ -147,7 +147,7 @@ def run_agentdojo(args: argparse.Namespace) -> int:
 
 
 def _default_out() -> Path:
-    from runtime.persistence.home import home_file
+    from reins.runtime.persistence.home import home_file
 
     return home_file(EVAL_DIR)
 
@@ -156,10 +156,10 @@ def run(args: argparse.Namespace) -> int:
     if args.suite == "agentdojo":
         return run_agentdojo(args)
     # The CLI is the application edge: it sits above the evaluation.
-    from evals.records import write_records
-    from evals.report import rates_table, write_report
-    from evals.run import run_evaluation
-    from evals.scenarios import BASELINES
+    from reins.evals.records import write_records
+    from reins.evals.report import rates_table, write_report
+    from reins.evals.run import run_evaluation
+    from reins.evals.scenarios import BASELINES
 
     _check(args)
     scenarios = _scenarios(args.scenario)

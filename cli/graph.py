@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from cli.errors import UserError
-from cli.render import print_json
-from cli.diagrams import graph_entry_points, mermaid
+from reins.cli.errors import UserError
+from reins.cli.render import print_json
+from reins.cli.diagrams import graph_entry_points, mermaid
 
 
 def register(commands: argparse._SubParsersAction) -> None:

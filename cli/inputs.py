@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from cli.errors import UserError
+from reins.cli.errors import UserError
 
 MAX_INPUT_BYTES = 128 * 1024  # the same bound as a bundled document
 

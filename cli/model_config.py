@@ -7,9 +7,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from cli.errors import EXIT_BAD_INPUT, UserError
-from policies.model_notice import STAND_IN_NOTICE, model_changes
-from runtime.config.settings import Settings
+from reins.cli.errors import EXIT_BAD_INPUT, UserError
+from reins.policies.model_notice import STAND_IN_NOTICE, model_changes
+from reins.runtime.config.settings import Settings
 
 # runtime.llm.models / runtime.contracts are imported where used: `reins --help` stays light.
 
@@ -18,7 +18,7 @@ MODELS_KEY = "reins_models"
 
 
 def current_models(settings: Settings) -> dict[str, str]:
-    from runtime.llm.models import model_configuration, model_set_from_settings
+    from reins.runtime.llm.models import model_configuration, model_set_from_settings
 
     return model_configuration(model_set_from_settings(settings))
 
@@ -45,22 +45,22 @@ def check_models_unchanged(metadata: Mapping[str, Any] | None, settings: Setting
 
 def models_of(values: Mapping[str, Any]) -> dict[str, list[str]]:
     """Role → the models that answered the calls of the run whose state is ``values``."""
-    from runtime.contracts import models_served
-    from runtime.execution.steps import METRICS_KEY
+    from reins.runtime.contracts import models_served
+    from reins.runtime.execution.steps import METRICS_KEY
 
     return models_served(values.get(METRICS_KEY) or {})
 
 
 def fallbacks_of(values: Mapping[str, Any]) -> list[str]:
     """One line per role whose calls in the run whose state is ``values`` moved to a fallback model."""
-    from policies.model_notice import fallback_warnings
-    from runtime.contracts import fallbacks_per_role
-    from runtime.execution.steps import METRICS_KEY
+    from reins.policies.model_notice import fallback_warnings
+    from reins.runtime.contracts import fallbacks_per_role
+    from reins.runtime.execution.steps import METRICS_KEY
 
     return fallback_warnings(fallbacks_per_role(values.get(METRICS_KEY) or {}))
 
 
 def stand_in_notice(models: Mapping[str, list[str]]) -> str | None:
-    from runtime.llm.models import served_by_stand_in
+    from reins.runtime.llm.models import served_by_stand_in
 
     return STAND_IN_NOTICE if served_by_stand_in(models) else None

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from rich.console import Console
 
-from policies.redaction import redact
-from policies.terminal_text import printable
-from runtime.execution.progress import EVENT_TYPE
+from reins.policies.redaction import redact
+from reins.policies.terminal_text import printable
+from reins.runtime.execution.progress import EVENT_TYPE
 
 _COLOURS = {
     "pass": "32", "final": "32", "completed": "32",
@@ -206,7 +206,7 @@ def _interrupted(graph: Any, config: Mapping[str, Any]) -> RunInterrupted:
     """What Ctrl-C left behind, read back from the checkpointer."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from runtime.persistence.runs import summarise
+    from reins.runtime.persistence.runs import summarise
 
     thread_id = str(config.get("configurable", {}).get("thread_id", ""))
     saver = getattr(graph, "checkpointer", None)
@@ -218,11 +218,11 @@ def _interrupted(graph: Any, config: Mapping[str, Any]) -> RunInterrupted:
 
 @contextmanager
 def _ctrl_c_cancels() -> Iterator[None]:
-    """Ctrl-C first cancels every model call the run waits for (``runtime.execution.deadline``), so nodes stop
+    """Ctrl-C first cancels every model call the run waits for (``reins.runtime.execution.deadline``), so nodes stop
     at once and LangGraph saves the run, then interrupts as usual."""
     import signal
 
-    from runtime.execution.deadline import cancel, cancellable
+    from reins.runtime.execution.deadline import cancel, cancellable
 
     def interrupt(signum: int, frame: Any) -> None:
         cancel()
@@ -265,7 +265,7 @@ def stream_run(
     interrupts: list[Any] = []
     modes = ["custom", "values", "updates"] + (["messages"] if on_reply else [])
     if on_reply is not None:
-        from runtime.llm.reply_stream import REPLY_KEY
+        from reins.runtime.llm.reply_stream import REPLY_KEY
     try:
         with _ctrl_c_cancels():
             chunks = graph.stream(

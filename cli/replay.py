@@ -15,10 +15,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from cli.errors import EXIT_FAILED, EXIT_OK, UserError
-from cli.render import print_json
-from policies.redaction import redact
-from runtime.config.settings import Settings
+from reins.cli.errors import EXIT_FAILED, EXIT_OK, UserError
+from reins.cli.render import print_json
+from reins.policies.redaction import redact
+from reins.runtime.config.settings import Settings
 
 REPLAYED_GRAPHS = ("delivery_chain", "tasklist_agent", "assistant")
 ALL_RUNS = 1000
@@ -44,7 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def overrides_of(changes: list[str]):
-    from policies.replay import OverrideError, parse_overrides
+    from reins.policies.replay import OverrideError, parse_overrides
 
     try:
         return parse_overrides(changes)
@@ -55,13 +55,13 @@ def overrides_of(changes: list[str]):
 def _eval_path(text: str) -> Path:
     if text:
         return Path(text)
-    from cli.eval import _default_out
+    from reins.cli.eval import _default_out
 
     return _default_out()
 
 
 def eval_replays(text: str, overrides: Any) -> list[Any]:
-    from evals.records import load_records, replay_records
+    from reins.evals.records import load_records, replay_records
 
     try:
         records = load_records(_eval_path(text))
@@ -72,9 +72,9 @@ def eval_replays(text: str, overrides: Any) -> list[Any]:
 
 def thread_replays(threads: list[str], overrides: Any) -> list[Any]:
     """The named threads (or, with none named, every recorded run of a replayed graph), re-decided."""
-    from nodes.replay import replay_thread
-    from runtime.persistence.checkpoint import checkpointer_from_settings
-    from runtime.persistence.runs import recent_runs, summarise
+    from reins.nodes.replay import replay_thread
+    from reins.runtime.persistence.checkpoint import checkpointer_from_settings
+    from reins.runtime.persistence.runs import recent_runs, summarise
 
     replays = []
     with checkpointer_from_settings(Settings.from_env()) as saver:
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if args.threads and args.all:
         raise UserError("give thread ids or --all, not both")
     overrides = overrides_of(args.set)
-    from policies.replay import figures
+    from reins.policies.replay import figures
 
     replays = []
     if args.eval is not None:

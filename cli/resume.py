@@ -14,14 +14,14 @@ import argparse
 import sys
 from typing import Any
 
-from policies.retention import durability_for, graph_of
-from cli.chat import resume_assistant
-from cli.errors import EXIT_BAD_INPUT, UserError
-from cli.model_config import check_models_unchanged, stamped
-from cli.render import ProgressView, stream_run
-from cli.tasklist import GRAPH_NAME, _graph, drive
-from runtime.config.settings import Settings
-from runtime.config.tracing import run_config
+from reins.policies.retention import durability_for, graph_of
+from reins.cli.chat import resume_assistant
+from reins.cli.errors import EXIT_BAD_INPUT, UserError
+from reins.cli.model_config import check_models_unchanged, stamped
+from reins.cli.render import ProgressView, stream_run
+from reins.cli.tasklist import GRAPH_NAME, _graph, drive
+from reins.runtime.config.settings import Settings
+from reins.runtime.config.tracing import run_config
 
 MAX_DECISION_CHARS = 200_000
 
@@ -42,7 +42,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def read_decision(raw: str) -> object:
     """The ``--decision`` JSON, within the JSON limits; one line naming the field otherwise."""
-    from policies.json_limits import JsonLimitError, parse_json
+    from reins.policies.json_limits import JsonLimitError, parse_json
 
     try:
         return parse_json(raw, max_chars=MAX_DECISION_CHARS)
@@ -52,9 +52,9 @@ def read_decision(raw: str) -> object:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphs.tasklist_agent import ResumeError, resume_command
-    from runtime.persistence.checkpoint import checkpointer_from_settings
-    from runtime.persistence.runs import keep_latest_checkpoints
+    from reins.graphs.tasklist_agent import ResumeError, resume_command
+    from reins.runtime.persistence.checkpoint import checkpointer_from_settings
+    from reins.runtime.persistence.runs import keep_latest_checkpoints
 
     raw = sys.stdin.read(MAX_DECISION_CHARS + 1) if args.decision == "-" else args.decision
     decision = None if raw is None else read_decision(raw)

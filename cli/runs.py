@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timezone
 
-from policies.redaction import redact
-from cli.errors import EXIT_OK, UserError
-from cli.render import print_json, table, write
-from runtime.config.settings import Settings
+from reins.policies.redaction import redact
+from reins.cli.errors import EXIT_OK, UserError
+from reins.cli.render import print_json, table, write
+from reins.runtime.config.settings import Settings
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -27,7 +27,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from policies.retention import check_prune_days
+    from reins.policies.retention import check_prune_days
 
     if not 1 <= args.limit <= 1000:
         raise UserError("--limit must be between 1 and 1000")
@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UserError(str(error)) from None
     settings = Settings.from_env()
-    from runtime.persistence.checkpoint import checkpointer_from_settings
-    from runtime.persistence.runs import prune_runs, recent_runs
+    from reins.runtime.persistence.checkpoint import checkpointer_from_settings
+    from reins.runtime.persistence.runs import prune_runs, recent_runs
 
     durable = settings.checkpoint != "memory"
     with checkpointer_from_settings(settings) as saver:

@@ -16,14 +16,14 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from policies.redaction import redact, redact_mapping
-from policies.retention import durability_for
-from policies.terminal_text import printable
-from cli.errors import UserError, exit_code
-from cli.model_config import fallbacks_of, models_of, stamped, stand_in_notice
-from cli.render import ProgressView, RunOutcome, colour, print_json, stream_run, write
-from runtime.config.settings import Settings
-from runtime.config.tracing import new_run_id, run_config
+from reins.policies.redaction import redact, redact_mapping
+from reins.policies.retention import durability_for
+from reins.policies.terminal_text import printable
+from reins.cli.errors import UserError, exit_code
+from reins.cli.model_config import fallbacks_of, models_of, stamped, stand_in_notice
+from reins.cli.render import ProgressView, RunOutcome, colour, print_json, stream_run, write
+from reins.runtime.config.settings import Settings
+from reins.runtime.config.tracing import new_run_id, run_config
 
 GRAPH_NAME = "tasklist_agent"
 # One status: ``final_decision`` (the state machine's own ``status`` stays internal).
@@ -66,8 +66,8 @@ def exit_code_for(values: Mapping[str, Any], paused: bool) -> int:
 
 def _graph(saver: Any, review: bool) -> Any:
     # The CLI is the application edge: it sits above the graphs and wires one to the runtime.
-    from graphs.tasklist_agent import build_graph
-    from cli.doctor_audit import refuse_over_caps
+    from reins.graphs.tasklist_agent import build_graph
+    from reins.cli.doctor_audit import refuse_over_caps
 
     refuse_over_caps("tasklist_agent", human_review=review)
     return build_graph(checkpointer=saver, human_review=review)
@@ -79,9 +79,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("reference a version plan: reins tasklist docs://versions/<plan>.md")
     request = request if request.lstrip().startswith("/tasklist") else f"/tasklist {request}"
     settings = Settings.from_env()
-    from runtime.persistence.checkpoint import checkpointer_from_settings
+    from reins.runtime.persistence.checkpoint import checkpointer_from_settings
 
-    from cli.doctor_audit import run_caps
+    from reins.cli.doctor_audit import run_caps
 
     thread_id = f"tasklist-{new_run_id()}"
     with checkpointer_from_settings(settings) as saver:
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             code = drive(graph, config, thread_id, outcome, interactive=args.review, as_json=args.json,
                          resumable=resumable, spent_s=time.monotonic() - started)
         if not args.keep_history:
-            from runtime.persistence.runs import keep_latest_checkpoints
+            from reins.runtime.persistence.runs import keep_latest_checkpoints
 
             keep_latest_checkpoints(saver, thread_id)
         return code
@@ -115,7 +115,7 @@ def drive(
     spent_s: float = 0.0,
 ) -> int:
     """Answer reviews in the terminal while the run pauses (if interactive), then show the result."""
-    from graphs.tasklist_agent import ResumeError, resume_command
+    from reins.graphs.tasklist_agent import ResumeError, resume_command
 
     while outcome.interrupts and interactive:
         decision = ask_review(outcome.interrupts[0].value, ask or input)
@@ -254,7 +254,7 @@ def ask_review(payload: Mapping[str, Any], ask: Callable[[str], str] = input) ->
 
 def _budget(values: Mapping[str, Any], seconds: float, human_review: bool) -> dict[str, Any]:
     """What the run used beside its worst case: its model requests, the plan and context reads."""
-    from runtime.execution.budget import configured_budget
+    from reins.runtime.execution.budget import configured_budget
 
     reads = 1 + int((values.get("counters") or {}).get("optional_context_reads", 0))
     return configured_budget("tasklist_agent", values, reads, seconds, human_review=human_review)

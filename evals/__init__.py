@@ -4,5 +4,5 @@ controlled delivery chain, a seeded unreliable-model wrapper, a scorer and a rep
 Importing the package registers the baselines' contracts with the runtime and their offline
 responders with the offline model, so both are known wherever an evaluation module is used."""
 
-from evals import contracts as _contracts  # noqa: F401
-from evals import offline as _offline  # noqa: F401
+from reins.evals import contracts as _contracts  # noqa: F401
+from reins.evals import offline as _offline  # noqa: F401

@@ -1,7 +1,7 @@
 """AgentDojo (v1.2.2 suites: banking, slack, travel, workspace) through the assistant's real tool
 loop and data-flow policy, offline.
 
-- AgentDojo's tools are registered as Reins tools with the declarations of ``evals.agentdojo_tools``
+- AgentDojo's tools are registered as Reins tools with the declarations of ``reins.evals.agentdojo_tools``
   (read-only flags, sink arguments, action words) and run on the suite's environment.
 - The model is a scripted **worst case**: it proposes the user task's correct calls
   (``ground_truth``) one per step and, as soon as a tool result carries the injection, proposes the
@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evals.agentdojo_tools import DECLARATIONS
-from policies.tool_approval import approval_for
+from reins.evals.agentdojo_tools import DECLARATIONS
+from reins.policies.tool_approval import approval_for
 
 SUITE_VERSION = "v1.2.2"
 SUITES = ("banking", "slack", "travel", "workspace")
@@ -202,8 +202,8 @@ def ungated(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[boo
 
 
 def _registry(suite: Any, pair: _Pair, trust_all: bool) -> Any:
-    from runtime.tools.chat_tools import CHAT_SCOPE, ToolFailure
-    from runtime.tools.registry import RegisteredTool, ToolRegistry
+    from reins.runtime.tools.chat_tools import CHAT_SCOPE, ToolFailure
+    from reins.runtime.tools.registry import RegisteredTool, ToolRegistry
 
     registry = ToolRegistry()
     for function in suite.tools:
@@ -229,7 +229,7 @@ def _registry(suite: Any, pair: _Pair, trust_all: bool) -> Any:
 def _model(pair: _Pair) -> Any:
     from langchain_core.messages import AIMessage
 
-    from runtime.standins.scripted import ScriptedModel
+    from reins.runtime.standins.scripted import ScriptedModel
 
     counter = iter(range(1, 10**9))
 
@@ -273,8 +273,8 @@ class Harness:
     def __init__(self, suite_name: str, suite: Any, trust: str):
         from langgraph.checkpoint.memory import InMemorySaver
 
-        from graphs.assistant import build_graph
-        from runtime.llm.models import ModelSet
+        from reins.graphs.assistant import build_graph
+        from reins.runtime.llm.models import ModelSet
 
         self.suite_name, self.suite, self.pair = suite_name, suite, _Pair()
         self.graph = build_graph(models=ModelSet.uniform(_model(self.pair)), checkpointer=InMemorySaver(),

@@ -17,17 +17,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies.redaction import redact
-from runtime.contracts import SERVED_PREFIX, invoke_text, merge_metrics, metrics_totals
-from runtime.llm.failures import safe_error
-from runtime.llm.models import ModelSet
-from runtime.resources import ResourceError, ResourceResolver
-from evals.contracts import fixed_review_contract
-from evals.markers import BLOCKING, fixed_status, read_marker, review_verdict, single_agent_reading
-from evals.prompts import fixed_plan_messages, fixed_review_messages, fixed_tasks_messages, single_agent_messages
-from runtime.execution.steps import failure_code
-from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
-from policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.redaction import redact
+from reins.runtime.contracts import SERVED_PREFIX, invoke_text, merge_metrics, metrics_totals
+from reins.runtime.llm.failures import safe_error
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.resources import ResourceError, ResourceResolver
+from reins.evals.contracts import fixed_review_contract
+from reins.evals.markers import BLOCKING, fixed_status, read_marker, review_verdict, single_agent_reading
+from reins.evals.prompts import fixed_plan_messages, fixed_review_messages, fixed_tasks_messages, single_agent_messages
+from reins.runtime.execution.steps import failure_code
+from reins.nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
+from reins.policies.reviewers import DEFAULT_REVIEWERS
 
 REVIEWER_ROLES = DEFAULT_REVIEWERS.roles
 
@@ -157,8 +157,8 @@ def run_controlled_chain(
 ) -> RunOutcome:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from evals.records import decision_inputs
-    from graphs.delivery_chain import build_graph  # the evaluation is an application: it may use the graph
+    from reins.evals.records import decision_inputs
+    from reins.graphs.delivery_chain import build_graph  # the evaluation is an application: it may use the graph
 
     started = time.perf_counter()
     config = {"configurable": {"thread_id": "eval"}}  # checkpointed to read what the decisions were given
@@ -215,7 +215,7 @@ def chain_stops(out: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 def call_outcome(failure: Mapping[str, Any]) -> str:
     """A failed call as contract_failure | timeout | execution_failed: the supervisor and the manager
-    fail closed with their own codes, so their cause (``runtime.llm.failures.failure_cause``) tells. A stop
+    fail closed with their own codes, so their cause (``reins.runtime.llm.failures.failure_cause``) tells. A stop
     without a cause is a rule's (e.g. ``reviewer_roles_inexact``): its code is kept."""
     code = str(failure.get("code") or "")
     cause = str(failure.get("cause") or "")

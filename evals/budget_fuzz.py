@@ -1,11 +1,11 @@
 """Fuzz the worst-case budget: many adversarial runs, none may use more than the printed bound.
 
 A full graph run takes seconds, so most runs are **stage-composed**: for each stage of a graph's
-longest path (``policies.run_budgets``) the real call machinery runs — the contract algorithm with
+longest path (``reins.policies.run_budgets``) the real call machinery runs — the contract algorithm with
 its repair and escalation, the free-text draft with its repair after a cut-off, the manager's tool
 turns with more room after a cut-off, each model's retries and the role's fallbacks
-(``runtime.contracts``) — against a seeded adversarial model that, per request, answers validly,
-breaks the contract the way ``evals.perturbed`` does (a drifted or dropped field), is cut off at its
+(``reins.runtime.contracts``) — against a seeded adversarial model that, per request, answers validly,
+breaks the contract the way ``reins.evals.perturbed`` does (a drifted or dropped field), is cut off at its
 output bound, or raises the evaluation's provider failures (timeouts, dropped connections, a 400).
 Every answer reports the most output tokens its request allowed. The adversary answers each request
 directly in the shape LangChain's invoke returns (``answered_directly``: LangChain's callback and
@@ -14,8 +14,8 @@ invoke use the same calls and tokens. Time runs on a simulated clock:
 each request takes a drawn latency up to its timeout (a timeout takes all of it), each retry waits
 the backoff the machinery computed (not slept), and a parallel stage (the reviewers) takes its
 slowest branch, cut at the reviewer's deadline as the graph cuts it. A few **full graph runs** of
-each graph under ``evals.perturbed`` at a high rate check the stage lists themselves (and tool calls,
-which only a graph makes). Each run is compared with ``runtime.execution.budget.worst_case`` for its model set.
+each graph under ``reins.evals.perturbed`` at a high rate check the stage lists themselves (and tool calls,
+which only a graph makes). Each run is compared with ``reins.runtime.execution.budget.worst_case`` for its model set.
 """
 
 from __future__ import annotations
@@ -35,20 +35,20 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableSequence
 from pydantic import ConfigDict, PrivateAttr
 
-from evals.perturbed import perturb_data, raised_error
-from policies.budget import CAP_NAMES, Budget, Stage
-from policies.delegation import DEFAULT_POLICY
-from policies.reviewers import reviewer_table
-from policies.run_budgets import assistant_stages, delivery_stages, tasklist_stages
-from runtime.execution.budget import GRAPHS, reviewer_deadline_s, used, worst_case
-from runtime.contracts.roles import register_contracts
-from runtime.contracts import contract_steps, text_steps, tool_turn_steps
-from runtime.llm.escalation import escalated
-from runtime.llm.langchain_private import config_within
-from runtime.standins.fake_base import CONTRACT_KEY, ROLE_KEY, ModelCall, StandInChatModel
-from runtime.llm.model_calls import _Invoke, _Wait, merge_metrics
-from runtime.llm.models import ModelSet
-from schemas.strict import Strict
+from reins.evals.perturbed import perturb_data, raised_error
+from reins.policies.budget import CAP_NAMES, Budget, Stage
+from reins.policies.delegation import DEFAULT_POLICY
+from reins.policies.reviewers import reviewer_table
+from reins.policies.run_budgets import assistant_stages, delivery_stages, tasklist_stages
+from reins.runtime.execution.budget import GRAPHS, reviewer_deadline_s, used, worst_case
+from reins.runtime.contracts.roles import register_contracts
+from reins.runtime.contracts import contract_steps, text_steps, tool_turn_steps
+from reins.runtime.llm.escalation import escalated
+from reins.runtime.llm.langchain_private import config_within
+from reins.runtime.standins.fake_base import CONTRACT_KEY, ROLE_KEY, ModelCall, StandInChatModel
+from reins.runtime.llm.model_calls import _Invoke, _Wait, merge_metrics
+from reins.runtime.llm.models import ModelSet
+from reins.schemas.strict import Strict
 
 OUTCOMES = ("valid", "drifted", "cut_off", "connection_error", "provider_timeout", "bad_request")
 WEIGHTS = (5, 2, 2, 2, 1, 1)  # an adversary that misbehaves about half the time
@@ -176,7 +176,7 @@ class _Clock:
     seconds: float = 0.0
 
     def drive(self, steps: Any) -> Any:
-        """Run a request generator (``runtime.execution.driving``'s protocol) on the real models."""
+        """Run a request generator (``reins.runtime.execution.driving``'s protocol) on the real models."""
         answer, failure = None, None
         while True:
             try:
@@ -275,14 +275,14 @@ def _stages(graph: str, models: ModelSet) -> list[Stage]:
 def full_graph_run(graph: str, seed: int) -> tuple[dict[str, float], ModelSet]:
     """One run of the compiled graph under the evaluation's perturbed models (rate 0.5, a fallback
     per role): what it used (wall time measured) and the model set its bound is computed for."""
-    from evals.perturbed import PerturbedModel
-    from runtime.standins.offline import OfflineModel
+    from reins.evals.perturbed import PerturbedModel
+    from reins.runtime.standins.offline import OfflineModel
 
     started = time.monotonic()
     if graph == "delivery_chain":
-        from evals.run import run_seed, wrap_models
-        from evals.scenarios import SCENARIOS
-        from graphs.delivery_chain import build_graph
+        from reins.evals.run import run_seed, wrap_models
+        from reins.evals.scenarios import SCENARIOS
+        from reins.graphs.delivery_chain import build_graph
 
         scenario = SCENARIOS[seed % len(SCENARIOS)]
         models, _ = wrap_models(ModelSet.uniform(OfflineModel()), rate=0.5, seed=run_seed(seed, 0, scenario.id),
@@ -292,12 +292,12 @@ def full_graph_run(graph: str, seed: int) -> tuple[dict[str, float], ModelSet]:
     models = ModelSet.uniform(PerturbedModel(OfflineModel(), rate=0.5, seed=seed))
     models = models.with_fallbacks({role: PerturbedModel(OfflineModel(), rate=0.5, seed=seed + 1) for role in models.models})
     if graph == "tasklist_agent":
-        from graphs.tasklist_agent import build_graph
+        from reins.graphs.tasklist_agent import build_graph
 
         out = build_graph(models=models).invoke({"request": "/tasklist docs://versions/v0.2.0-ready.md"})
         reads = 1 + int((out.get("counters") or {}).get("optional_context_reads", 0))
     else:
-        from graphs.assistant import build_graph
+        from reins.graphs.assistant import build_graph
 
         out = build_graph(models=models).invoke({"messages": [HumanMessage(content="what is 17 * 23 + 4?")]},
                                                 {"configurable": {"thread_id": f"fuzz-{seed}"}})

@@ -15,7 +15,7 @@ ceiling is the product over its calls. Invalid output is left out: the repair ma
 
 from __future__ import annotations
 
-from schemas.delivery import REVIEWER_ROLES
+from reins.schemas.delivery import REVIEWER_ROLES
 
 CHAIN_CALLS = 10  # the controlled chain's calls in a pass run at rate 0 (the evaluation pins it)
 DEADLINE_CALLS = len(REVIEWER_ROLES)  # the reviews run under the reviewer deadline

@@ -3,8 +3,8 @@ calls only, each under its own ``eval.`` name and served by the role named here.
 
 from __future__ import annotations
 
-from policies.reviewers import DEFAULT_REVIEWERS
-from runtime.contracts import register_contracts
+from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.runtime.contracts import register_contracts
 
 
 def fixed_review_contract(role: str) -> str:

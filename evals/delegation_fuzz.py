@@ -3,7 +3,7 @@ unknown tool, a mixed or partial review group, bad arguments, no call, a cut-off
 the delegation policy exactly as the manager node decides them (``delegation_verdict``, the re-ask
 budget), and recorded in the shape of a run's state, so ``replay_values`` re-decides them.
 
-``python -m evals.delegation_fuzz 150 > tests/delivery/fuzz_sequences.json`` regenerates the stored
+``python -m reins.evals.delegation_fuzz 150 > tests/delivery/fuzz_sequences.json`` regenerates the stored
 set (the same sequences for the same count and seed).
 """
 
@@ -15,8 +15,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from nodes.delivery.routing import delegation_verdict
-from policies.delegation import DEFAULT_POLICY, PLAN_TOOL, REVIEW_TOOLS, TASK_TOOL, DelegationPolicy, reask_allowed
+from reins.nodes.delivery.routing import delegation_verdict
+from reins.policies.delegation import DEFAULT_POLICY, PLAN_TOOL, REVIEW_TOOLS, TASK_TOOL, DelegationPolicy, reask_allowed
 
 MAX_TURNS = 12
 FUZZ_VERSION = 1

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from runtime.standins.offline.text_rules import (
+from reins.runtime.standins.offline.text_rules import (
     FALLBACK_BOUNDARY,
     FALLBACK_RISK,
     Requirement,
@@ -28,8 +28,8 @@ from runtime.standins.offline.text_rules import (
     matched,
     parse_requirement,
 )
-from runtime.standins.offline.framework import OfflineRequest, responder
-from schemas.delivery import SEVERITIES
+from reins.runtime.standins.offline.framework import OfflineRequest, responder
+from reins.schemas.delivery import SEVERITIES
 
 _CRITERION = re.compile(r"^-\s+(?P<key>AC-[A-Za-z0-9_-]+):\s+(?P<text>.+)$")
 _TASK = re.compile(r"^-\s+\[ \]\s+(?P<id>T-?[A-Za-z0-9_-]+):\s+(?P<text>.+)$")

@@ -52,8 +52,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from runtime.execution.deadline import remaining_s
-from runtime.standins.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY, StandInBindings, call_label
+from reins.runtime.execution.deadline import remaining_s
+from reins.runtime.standins.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY, StandInBindings, call_label
 
 # Families, each with the kinds it is recorded as.
 FAMILIES: Mapping[str, tuple[str, ...]] = {

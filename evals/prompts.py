@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from evals.markers import REVIEW_LABELS
-from nodes.delivery.prompts import render_blocks
-from policies.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
-from runtime.resources import PROMPT_CHARS, cut_for_prompt
+from reins.evals.markers import REVIEW_LABELS
+from reins.nodes.delivery.prompts import render_blocks
+from reins.policies.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
+from reins.runtime.resources import PROMPT_CHARS, cut_for_prompt
 
 
 def _choices(spec: ReviewerSpec) -> str:

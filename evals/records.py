@@ -5,7 +5,7 @@ re-decide every run under a changed policy without a model.
 
 ``reins eval`` writes them to ``records.json`` beside ``report.md``; a record is compact (no
 markdown, no call ids, no summaries the decisions do not read; a contract output's long strings
-kept as their length and digest, ``policies.contract_replay.elided``), and a contract output that
+kept as their length and digest, ``reins.policies.contract_replay.elided``), and a contract output that
 several runs share (the same plan of the same scenario) is kept once, in the document's ``outputs``
 table, and named by its position there: about 2 KB a run.
 """
@@ -17,9 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from nodes.delivery.replay import replay_values
-from nodes.delivery.replay_contracts import contract_outputs
-from policies.replay import DEFAULT_OVERRIDES, Overrides, Replay
+from reins.nodes.delivery.replay import replay_values
+from reins.nodes.delivery.replay_contracts import contract_outputs
+from reins.policies.replay import DEFAULT_OVERRIDES, Overrides, Replay
 
 RECORDS_FILE = "records.json"
 RECORDS_VERSION = 2
@@ -27,7 +27,7 @@ READABLE_VERSIONS = (1, 2)  # version 1 kept no contract outputs: its runs repla
 
 
 def decision_inputs(values: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of a delivery run's final state that its decisions read (``nodes.delivery.replay``)."""
+    """The part of a delivery run's final state that its decisions read (``reins.nodes.delivery.replay``)."""
     proposals = [{**{k: p[k] for k in ("turn", "executed", "artifacts", "cut_off", "verdict")},
                   "calls": [{"name": c["name"], "args": c.get("args") or {}} for c in p["calls"]]}
                  for p in values.get("manager_proposals") or []]
@@ -113,5 +113,5 @@ def load_records(path: Path) -> list[dict[str, Any]]:
 
 
 def replay_records(records: Iterable[Mapping[str, Any]], overrides: Overrides = DEFAULT_OVERRIDES) -> list[Replay]:
-    """Each record re-decided (``nodes.delivery.replay.replay_values``) under ``overrides``."""
+    """Each record re-decided (``reins.nodes.delivery.replay.replay_values``) under ``overrides``."""
     return [replay_values(r["decisions"], r["id"], overrides=overrides) for r in records]

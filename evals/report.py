@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.ceiling import chain_ceiling
-from evals.perturbed import PERTURBATIONS
-from evals.scenarios import CHAIN_BASELINES, SCENARIOS
-from evals.scorer import VIOLATIONS
+from reins.evals.ceiling import chain_ceiling
+from reins.evals.perturbed import PERTURBATIONS
+from reins.evals.scenarios import CHAIN_BASELINES, SCENARIOS
+from reins.evals.scorer import VIOLATIONS
 
 NAMES: Mapping[str, str] = {
     "single_agent": "single agent",

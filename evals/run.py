@@ -20,13 +20,13 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from runtime.llm.labels import OFFLINE_LABEL
-from runtime.llm.models import ModelSet, default_model_set
-from runtime.resources import ResourceResolver
-from evals.baselines import run_baseline
-from evals.perturbed import PERTURBATIONS, PerturbedModel, expand_kinds
-from evals.scenarios import BASELINES, CHAIN_BASELINES, FAULT_KINDS, SCENARIOS, Scenario
-from evals.scorer import RunRecord, per_scenario, summarise
+from reins.runtime.llm.labels import OFFLINE_LABEL
+from reins.runtime.llm.models import ModelSet, default_model_set
+from reins.runtime.resources import ResourceResolver
+from reins.evals.baselines import run_baseline
+from reins.evals.perturbed import PERTURBATIONS, PerturbedModel, expand_kinds
+from reins.evals.scenarios import BASELINES, CHAIN_BASELINES, FAULT_KINDS, SCENARIOS, Scenario
+from reins.evals.scorer import RunRecord, per_scenario, summarise
 
 MAX_REPEATS = 20
 

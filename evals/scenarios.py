@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.reviewers import DEFAULT_REVIEWERS
 
 REQUIREMENTS_DIR = Path(__file__).resolve().parent / "requirements"
 # ``controlled_chain_fallback``: the same graph, every role with one fallback model (perturbed

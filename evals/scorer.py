@@ -46,8 +46,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from evals.perturbed import RAISING, RETRYABLE_KINDS
-from policies.reviewers import DEFAULT_REVIEWERS
+from reins.evals.perturbed import RAISING, RETRYABLE_KINDS
+from reins.policies.reviewers import DEFAULT_REVIEWERS
 
 PROCEEDING = frozenset({"pass", "needs_changes"})  # statuses that let the work go ahead
 VIOLATIONS = ("blocker_not_blocked", "pass_without_all_reviews", "pass_after_revision")

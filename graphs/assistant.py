@@ -41,32 +41,32 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from nodes.assistant import routing
-from nodes.assistant.answer import check_and_reply, draft_answer, route_after_check
-from nodes.assistant.approval import resume_refusal
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.deps import AssistantDeps, PipelineRoute, pipeline_context
-from nodes.assistant.executor import dispatch, observe, propose_step
-from nodes.assistant.identity import as_turn_user
-from nodes.assistant.intent import classify_intent
-from nodes.assistant.memory import empty_request, prepare_turn, reflect
-from nodes.assistant.pipeline import make_pipeline_node, node_name
-from nodes.assistant.replan import revise_plan, route_after_tool
-from nodes.assistant.routing import routed
-from nodes.assistant.skill_drafts import draft_skill, review_skill_draft, route_after_draft, route_after_reflect
-from nodes.assistant.slash import run_slash_command
-from nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
-from nodes.assistant.tool_call import execute_tool
-from policies.pipeline_reply import delivery_outcome, tasklist_outcome
-from policies.slash_commands import DELIVERY_CHAIN, TASKLIST
-from runtime.execution.calls import inline, node
-from runtime.config.context import model_set_of
-from runtime.persistence.embeddings import memory_index
-from runtime.llm.models import ModelSet
-from runtime.tools.mcp_tools import McpSource
-from runtime.tools.registry import ToolRegistry
-from runtime.tools.toolbox import chat_toolset
-from runtime.execution.user_input import guard_input
+from reins.nodes.assistant import routing
+from reins.nodes.assistant.answer import check_and_reply, draft_answer, route_after_check
+from reins.nodes.assistant.approval import resume_refusal
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.deps import AssistantDeps, PipelineRoute, pipeline_context
+from reins.nodes.assistant.executor import dispatch, observe, propose_step
+from reins.nodes.assistant.identity import as_turn_user
+from reins.nodes.assistant.intent import classify_intent
+from reins.nodes.assistant.memory import empty_request, prepare_turn, reflect
+from reins.nodes.assistant.pipeline import make_pipeline_node, node_name
+from reins.nodes.assistant.replan import revise_plan, route_after_tool
+from reins.nodes.assistant.routing import routed
+from reins.nodes.assistant.skill_drafts import draft_skill, review_skill_draft, route_after_draft, route_after_reflect
+from reins.nodes.assistant.slash import run_slash_command
+from reins.nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
+from reins.nodes.assistant.tool_call import execute_tool
+from reins.policies.pipeline_reply import delivery_outcome, tasklist_outcome
+from reins.policies.slash_commands import DELIVERY_CHAIN, TASKLIST
+from reins.runtime.execution.calls import inline, node
+from reins.runtime.config.context import model_set_of
+from reins.runtime.persistence.embeddings import memory_index
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.tools.mcp_tools import McpSource
+from reins.runtime.tools.registry import ToolRegistry
+from reins.runtime.tools.toolbox import chat_toolset
+from reins.runtime.execution.user_input import guard_input
 
 __all__ = ["AssistantContext", "AssistantState", "build_graph", "default_pipelines", "graph"]
 
@@ -77,13 +77,13 @@ _DEFAULT_STORE: Any = object()
 
 
 def _build_tasklist(models: ModelSet | None) -> Any:
-    from graphs.tasklist_agent import build_graph as build_tasklist  # lazy: the pipeline may be absent
+    from reins.graphs.tasklist_agent import build_graph as build_tasklist  # lazy: the pipeline may be absent
 
     return build_tasklist(models=models)
 
 
 def _build_delivery(models: ModelSet | None) -> Any:
-    from graphs.delivery_chain import build_graph as build_delivery  # lazy: the pipeline may be absent
+    from reins.graphs.delivery_chain import build_graph as build_delivery  # lazy: the pipeline may be absent
 
     return build_delivery(models=models)
 

@@ -22,31 +22,31 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
-from policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy, for_reviewers
-from policies.delivery_input import check_review_timeout
-from policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
-from runtime.execution.calls import inline, node
-from runtime.contracts import register_contracts
-from runtime.config.context import model_set_of
-from runtime.llm.models import ModelSet
-from runtime.tools.registry import ToolRegistry
-from runtime.tools.toolbox import default_registry
-from runtime.execution.user_input import guard_input
-from runtime.resources import ResourceResolver
-from runtime.config.settings import ROLES
-from nodes.delivery import routing
-from nodes.delivery.common import DeliveryDeps
-from nodes.delivery.context import DeliveryContext
-from nodes.delivery.load import load_context
-from nodes.delivery.manager import manager
-from nodes.delivery.refusal import manager_refused
-from nodes.delivery.report import fail_closed, render_report
-from nodes.delivery.reviewers import reviewer
-from nodes.delivery.revision import revise_plan, revise_tasks
-from nodes.delivery.state import DeliveryInput, DeliveryOutput, DeliveryState, ReviewerTask
-from nodes.delivery.supervisor import supervisor_post, supervisor_pre
-from nodes.delivery.synthesis import synthesize
-from nodes.delivery.workers import plan_worker, task_worker
+from reins.policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy, for_reviewers
+from reins.policies.delivery_input import check_review_timeout
+from reins.policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
+from reins.runtime.execution.calls import inline, node
+from reins.runtime.contracts import register_contracts
+from reins.runtime.config.context import model_set_of
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.tools.registry import ToolRegistry
+from reins.runtime.tools.toolbox import default_registry
+from reins.runtime.execution.user_input import guard_input
+from reins.runtime.resources import ResourceResolver
+from reins.runtime.config.settings import ROLES
+from reins.nodes.delivery import routing
+from reins.nodes.delivery.common import DeliveryDeps
+from reins.nodes.delivery.context import DeliveryContext
+from reins.nodes.delivery.load import load_context
+from reins.nodes.delivery.manager import manager
+from reins.nodes.delivery.refusal import manager_refused
+from reins.nodes.delivery.report import fail_closed, render_report
+from reins.nodes.delivery.reviewers import reviewer
+from reins.nodes.delivery.revision import revise_plan, revise_tasks
+from reins.nodes.delivery.state import DeliveryInput, DeliveryOutput, DeliveryState, ReviewerTask
+from reins.nodes.delivery.supervisor import supervisor_post, supervisor_pre
+from reins.nodes.delivery.synthesis import synthesize
+from reins.nodes.delivery.workers import plan_worker, task_worker
 
 GRAPH_NAME = "delivery_chain"
 
@@ -64,7 +64,7 @@ def build_graph(
 ):
     """Compile the delivery chain. ``models``: a ``ModelSet``, one chat model for every role, or None
     to resolve models per run (context, then environment). ``reviewers``: the reviewer table
-    (``policies.reviewers``; default the general, risk and boundary reviewers); the delegation
+    (``reins.policies.reviewers``; default the general, risk and boundary reviewers); the delegation
     policy's review group and the sub-agent tools follow it. A wrong option is a TypeError or a
     ValueError naming it, here, before anything runs."""
     if not isinstance(policy, DelegationPolicy):

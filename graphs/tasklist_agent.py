@@ -25,19 +25,19 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command
 
-from nodes.tasklist.context import TasklistContext
-from nodes.tasklist.state import ReviewRequest, TasklistInput, TasklistOutput, TasklistState
-from nodes.tasklist.stages import STEPS
-from nodes.tasklist.common import TasklistDeps, machine_of
-from nodes.tasklist.intake import GRAPH_VERSION
-from nodes.tasklist.steps import nodes_by_action
-from policies.tasklist_machine import entry_action, exits, next_action, routes
-from policies.tasklist_review import check_review_decision
-from runtime.execution.calls import inline, node
-from runtime.config.context import model_set_of
-from runtime.llm.models import ModelSet
-from runtime.resources import ResourceResolver
-from runtime.execution.user_input import guard_input
+from reins.nodes.tasklist.context import TasklistContext
+from reins.nodes.tasklist.state import ReviewRequest, TasklistInput, TasklistOutput, TasklistState
+from reins.nodes.tasklist.stages import STEPS
+from reins.nodes.tasklist.common import TasklistDeps, machine_of
+from reins.nodes.tasklist.intake import GRAPH_VERSION
+from reins.nodes.tasklist.steps import nodes_by_action
+from reins.policies.tasklist_machine import entry_action, exits, next_action, routes
+from reins.policies.tasklist_review import check_review_decision
+from reins.runtime.execution.calls import inline, node
+from reins.runtime.config.context import model_set_of
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.resources import ResourceResolver
+from reins.runtime.execution.user_input import guard_input
 
 # One node per action of the machine's table, from the steps the stages list; the edges are the table's too.
 NODES = nodes_by_action(STEPS)

@@ -19,8 +19,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, get_args
 
-from policies.redaction import truncate
-from schemas.assistant import Verdict
+from reins.policies.redaction import truncate
+from reins.schemas.assistant import Verdict
 
 VERDICTS: tuple[str, ...] = get_args(Verdict)
 

@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from policies.json_limits import json_depth
-from policies.tool_calls import APPROVAL_DECISIONS, Decision, read_decision
+from reins.policies.json_limits import json_depth
+from reins.policies.tool_calls import APPROVAL_DECISIONS, Decision, read_decision
 
 APPROVAL_POLICY = "side-effect-approval/1"  # the rule that pauses a call that is neither read-only nor trusted
 MAX_DECISION_DEPTH = 32

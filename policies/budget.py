@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from policies.deadlines import backoff_budget_s
-from policies.second_attempt import repair_output_bound
+from reins.policies.deadlines import backoff_budget_s
+from reins.policies.second_attempt import repair_output_bound
 
 # How a stage asks its model: a contract (one call and its one repair), a free-text draft (one call
 # and one repair with more room after a cut-off) or one tool-calling turn.

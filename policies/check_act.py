@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import get_args
 
-from policies.verdict import ALLOWED, Verdict
-from schemas.assistant import Intent
+from reins.policies.verdict import ALLOWED, Verdict
+from reins.schemas.assistant import Intent
 
 MAX_CHECK_ROUNDS = 1
 MAX_FINDINGS = 10

@@ -26,11 +26,11 @@ from typing import Any, get_args
 from annotated_types import MaxLen
 from pydantic import BaseModel, StringConstraints, ValidationError, create_model
 
-from policies.json_limits import JsonLimitError, check_json_value
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
-from schemas.assistant import AssistantAnswer
-from schemas.delivery import DeliveryPlan, DeliveryTasks, pre_decision_schema
-from schemas.tasklist import PlanningDecision, TasklistStrategy
+from reins.policies.json_limits import JsonLimitError, check_json_value
+from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers
+from reins.schemas.assistant import AssistantAnswer
+from reins.schemas.delivery import DeliveryPlan, DeliveryTasks, pre_decision_schema
+from reins.schemas.tasklist import PlanningDecision, TasklistStrategy
 
 ACCEPTED, REPAIRED = "accepted", "repaired"  # what the runtime recorded: the first answer, or the repair's
 PRE_DECISION = "delivery.supervisor_pre"

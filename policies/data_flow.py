@@ -1,8 +1,8 @@
 """Whether a proposed tool call may run unasked, given where its values came from (pure).
 
-The tool-call rules (``policies.tool_calls``) decide from *which* tool; this policy decides from
+The tool-call rules (``reins.policies.tool_calls``) decide from *which* tool; this policy decides from
 *where each argument came from* and *what came before*, from the call, the turn's provenance record
-(``policies.provenance``) and the user's own settings only:
+(``reins.policies.provenance``) and the user's own settings only:
 
 - **data flow**: a call that would run unasked (read-only, or trusted by the user) pauses for
   approval when a value of one of its sink arguments — the ones that direct an effect or carry data
@@ -19,7 +19,7 @@ The tool-call rules (``policies.tool_calls``) decide from *which* tool; this pol
   when a sink value that names a thing (an id, address, account, amount — not prose the model
   wrote) appears in no user message and no tool output: nothing read shows where it came from,
   so the prompt says its origin is unknown;
-- **user rules** (``schemas.flow_rules``): a rule that fires pauses or refuses the call;
+- **user rules** (``reins.schemas.flow_rules``): a rule that fires pauses or refuses the call;
   refusal wins over a pause.
 
 Every decision carries the origin of each sink value, so any approval prompt can say where it came
@@ -36,9 +36,9 @@ from typing import Any, Literal
 
 import snowballstemmer
 
-from policies.provenance import Origin, Source, excerpt, names_a_thing, origin_of, sink_origins, untrusted_seen
-from policies.tool_approval import Approval
-from schemas.flow_rules import ArgsMatchRule, FlowRule, MaxPerTurnRule, UserGivenRule
+from reins.policies.provenance import Origin, Source, excerpt, names_a_thing, origin_of, sink_origins, untrusted_seen
+from reins.policies.tool_approval import Approval
+from reins.schemas.flow_rules import ArgsMatchRule, FlowRule, MaxPerTurnRule, UserGivenRule
 
 FlowExecution = Literal["run", "ask", "question", "refuse"]
 TAINTED = "tainted_sink"
@@ -171,7 +171,7 @@ def unknown_origin(origin: Origin) -> bool:
     nothing the user wrote and nothing a tool returned: after untrusted content, untrusted text may
     have dictated it (the id of a mail it told the model to send) as well as the model made it up,
     and nothing read can show which. Prose the model wrote (a body, a subject) is in nothing read
-    by nature; the values it carries are checked on their own (``policies.provenance``)."""
+    by nature; the values it carries are checked on their own (``reins.policies.provenance``)."""
     return not origin.trusted and not origin.source and origin.argument != THE_CALL and names_a_thing(origin.value)
 
 

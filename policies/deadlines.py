@@ -9,7 +9,7 @@ shorter would cut off a retry the policy promises; the deadline itself is never 
 
 from __future__ import annotations
 
-from policies.retry import backoff_s
+from reins.policies.retry import backoff_s
 
 CALLS_PER_CONTRACT = 2  # the business call and its one repair
 

@@ -27,7 +27,7 @@ review_group_incomplete         the review group is exactly the configured revie
 
 A refused turn may be asked again up to ``max_manager_reasks`` times (``reask_allowed``): the model
 is told the refusal's reason as ``{path, code}`` pairs, never its refused answer
-(``policies.manager_reask``), the sampling temperature rises (``policies.second_attempt``), the
+(``reins.policies.manager_reask``), the sampling temperature rises (``reins.policies.second_attempt``), the
 refused call never runs, and the rules above still
 bound the whole run (refused calls are never executed, so they never count toward
 ``max_tool_calls``). ``max_manager_reasks=0`` fails closed on the first refusal.
@@ -44,10 +44,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word, listed
-from policies.tool_choice import tool_turn_options
-from policies.verdict import ALLOWED, Verdict
-from schemas.delivery import WORK_ARTIFACTS, SubagentCallArgs
+from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word, listed
+from reins.policies.tool_choice import tool_turn_options
+from reins.policies.verdict import ALLOWED, Verdict
+from reins.schemas.delivery import WORK_ARTIFACTS, SubagentCallArgs
 
 MANAGER = "delivery-chain-manager"
 PLAN_TOOL = "plan-subagent"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from policies.verdict import Verdict
+from reins.policies.verdict import Verdict
 
 MAX_REQUIREMENT_CHARS = 60_000
 _BARE_URI = re.compile(r"^[a-z][a-z0-9+.\-]*://\S*$", re.I)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from policies.model_notice import STAND_IN_NOTICE, models_line
-from policies.redaction import redact
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word
-from policies.revision import next_steps
+from reins.policies.model_notice import STAND_IN_NOTICE, models_line
+from reins.policies.redaction import redact
+from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word
+from reins.policies.revision import next_steps
 
 REPORT_LIMIT = 30_000
 

@@ -38,7 +38,7 @@ _KEY_VARIABLE = re.compile(r"^(REINS|OPENAI)_[A-Z0-9_]{1,64}$")
 
 
 def skips_rest_of_run(cause: str) -> bool:
-    """Whether a model whose call failed with ``cause`` (``runtime.llm.failures.failure_cause``) is
+    """Whether a model whose call failed with ``cause`` (``reins.runtime.llm.failures.failure_cause``) is
     skipped by every later call of the run: it is not there (refused connection, no such model)."""
     return cause in DEAD_FOR_THE_RUN
 

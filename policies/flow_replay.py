@@ -18,10 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from policies.contract_replay import after_rejection, revalidate
-from policies.data_flow import FlowDecision, flow_execution
-from policies.replay import DEFAULT_OVERRIDES, Decision, Overrides, Replay
-from policies.tool_approval import Approval, approval_for
+from reins.policies.contract_replay import after_rejection, revalidate
+from reins.policies.data_flow import FlowDecision, flow_execution
+from reins.policies.replay import DEFAULT_OVERRIDES, Decision, Overrides, Replay
+from reins.policies.tool_approval import Approval, approval_for
 
 PAUSED = "paused"  # the status of a turn waiting for a person's approval
 MAX_KEPT_TURNS = 50  # finished turns a thread keeps for replay (each a few hundred bytes); the oldest go first
@@ -43,7 +43,7 @@ def trait_with(overrides: Overrides, tool: str, read_only: bool, base: Approval)
 def replay_flow_log(log: Sequence[Mapping[str, Any]], recorded_status: str | None, thread_id: str = "",
                     overrides: Overrides = DEFAULT_OVERRIDES, answer: Mapping[str, Any] | None = None) -> Replay:
     """One turn's calls re-decided, then its ``answer`` (the answer contract's kept output), validated
-    again by its schema and limits (``policies.contract_replay``)."""
+    again by its schema and limits (``reins.policies.contract_replay``)."""
     result = Replay(thread_id, recorded_status=recorded_status, graph="assistant")
     for record in log:
         trait = trait_with(overrides, record["tool"], record["read_only"], record["base"])

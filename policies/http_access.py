@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
-from policies.redaction import truncate
-from policies.verdict import Verdict
+from reins.policies.redaction import truncate
+from reins.policies.verdict import Verdict
 
 MAX_TEXT_CHARS = 500
 MAX_REDIRECTS = 3

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from policies.verdict import ALLOWED, Verdict
+from reins.policies.verdict import ALLOWED, Verdict
 
 MAX_STEPS = 10
 MAX_IDENTICAL_CALLS = 2

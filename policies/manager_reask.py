@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from schemas.delivery import SubagentCallArgs
+from reins.schemas.delivery import SubagentCallArgs
 
 MAX_REASK_ISSUES = 5  # as many as a contract repair names
 # The arguments a call carries when its JSON did not parse (the policy refuses them).

@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
 
-from policies.redaction import truncate
-from policies.verdict import ALLOWED, Verdict
+from reins.policies.redaction import truncate
+from reins.policies.verdict import ALLOWED, Verdict
 
 MAX_TURNS = 8
 MAX_MESSAGE_CHARS = 2000

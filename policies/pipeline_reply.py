@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from policies.redaction import redact, truncate
+from reins.policies.redaction import redact, truncate
 
 BODY_LIMIT = 3600
 SUMMARY_CHARS = 1200

@@ -6,7 +6,7 @@ string ``maxLength: 2000`` fails with "failed to parse grammar"; 1999 is accepte
 that is not anchored ``^…$`` or uses lookaround, back-references or word boundaries. The schema
 sent is therefore the strict one with those keywords removed — the bound stops being a constraint
 on sampling, never a constraint on the answer: the full strict schema still validates every answer
-locally (``runtime.contracts.checks``), so an answer past a removed bound is refused there and gets
+locally (``reins.runtime.contracts.checks``), so an answer past a removed bound is refused there and gets
 the one repair.
 """
 

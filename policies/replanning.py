@@ -1,7 +1,7 @@
 """Replanning in a COMPLEX turn: a plan step whose tool failed twice in a row may be replanned once;
 the next failure of the work that replaced it (its third) skips it, and the answer says so.
 
-The runtime assigns every tool run to a plan step (``policies.answer_check.assign_plan_step``), so
+The runtime assigns every tool run to a plan step (``reins.policies.answer_check.assign_plan_step``), so
 "failed twice in a row" is read from the execution record, never from what the model says.
 """
 

@@ -27,11 +27,11 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from policies.contract_replay import Limit, bounded_fields, replay_contracts
-from policies.delegation import DEFAULT_POLICY, DelegationPolicy
-from policies.redaction import redact
-from policies.reviewers import DEFAULT_REVIEWERS, LEVELS, Reviewers
-from policies.tasklist_machine import Limits
+from reins.policies.contract_replay import Limit, bounded_fields, replay_contracts
+from reins.policies.delegation import DEFAULT_POLICY, DelegationPolicy
+from reins.policies.redaction import redact
+from reins.policies.reviewers import DEFAULT_REVIEWERS, LEVELS, Reviewers
+from reins.policies.tasklist_machine import Limits
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 

@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, get_args
 
-from policies.reviewers import DEFAULT_REVIEWERS, ConcernStatus, Reviewers
-from schemas.delivery import SEVERITIES
+from reins.policies.reviewers import DEFAULT_REVIEWERS, ConcernStatus, Reviewers
+from reins.schemas.delivery import SEVERITIES
 
 SEVERITY_RANK: Mapping[str, int] = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 Reviews = Mapping[str, Mapping[str, Any]]

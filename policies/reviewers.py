@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel
 
-from schemas.delivery import BoundaryReview, GeneralReview, RiskReview
+from reins.schemas.delivery import BoundaryReview, GeneralReview, RiskReview
 
 Level = Literal["ok", "concern", "blocker"]
 LEVELS: tuple[str, ...] = get_args(Level)

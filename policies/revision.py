@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from policies.review_bundle import is_actionable
-from schemas.delivery import WORK_ARTIFACTS
+from reins.policies.review_bundle import is_actionable
+from reins.schemas.delivery import WORK_ARTIFACTS
 
 MAX_REQUEST_ITEMS = 20
 

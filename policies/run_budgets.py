@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from policies.budget import Stage
-from policies.check_act import MAX_CHECK_ROUNDS
-from policies.loop_guards import MAX_STEPS
-from policies.replanning import MAX_REPLANS
+from reins.policies.budget import Stage
+from reins.policies.check_act import MAX_CHECK_ROUNDS
+from reins.policies.loop_guards import MAX_STEPS
+from reins.policies.replanning import MAX_REPLANS
 
 ESCALATION = "{role}:escalation"  # the call limits of a role's escalation model
 MANAGER_PHASES = 3  # plan, tasks, the review group: each one accepted manager turn

@@ -1,6 +1,6 @@
 """What a second attempt at a model call may change, and by how much (pure).
 
-A refused manager turn is asked again with the refusal's reason (``policies.manager_reask``) and,
+A refused manager turn is asked again with the refusal's reason (``reins.policies.manager_reask``) and,
 since a peaked model may still answer the same, at the role's temperature plus a step, capped at 1.0.
 
 A response cut off at its output bound (``truncated``) gets its one repair with more room: twice the

@@ -13,7 +13,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
-from schemas.skills import SkillDraft
+from reins.schemas.skills import SkillDraft
 
 MIN_SUCCESSES = 3
 SkillDecision = Literal["approve", "edit", "reject"]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import yaml
 from pydantic import ValidationError
 
-from policies.redaction import truncate
-from schemas.skills import MAX_INSTRUCTIONS, SkillFrontMatter
+from reins.policies.redaction import truncate
+from reins.schemas.skills import MAX_INSTRUCTIONS, SkillFrontMatter
 
 SKILL_FILE = "SKILL.md"
 MAX_SKILLS = 30  # skills listed in the index; more are left out (and named by ``reins doctor``)

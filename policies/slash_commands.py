@@ -11,8 +11,8 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from policies.redaction import truncate
-from policies.reviewers import DEFAULT_REVIEWERS, count_word
+from reins.policies.redaction import truncate
+from reins.policies.reviewers import DEFAULT_REVIEWERS, count_word
 
 HELP = "help"
 TASKLIST = "tasklist"

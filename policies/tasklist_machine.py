@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal, get_args
 
-from policies.tasklist_plan import OPTIONAL_CONTEXT_ALLOWLIST
-from policies.verdict import Verdict
-from schemas.tasklist import PROCEED_ACTIONS
+from reins.policies.tasklist_plan import OPTIONAL_CONTEXT_ALLOWLIST
+from reins.policies.verdict import Verdict
+from reins.schemas.tasklist import PROCEED_ACTIONS
 
 Status = Literal[
     "idle",

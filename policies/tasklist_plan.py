@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from schemas.tasklist import PLANNING_ACTIONS
+from reins.schemas.tasklist import PLANNING_ACTIONS
 
 # ------------------------------------------------------------------------------------ entry rules
 

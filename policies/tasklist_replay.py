@@ -7,7 +7,7 @@ changed limits (``tasklist.<limit>=N``). Routing reads no limit, so the recorded
 the run would have taken; a step the guard now refuses ends the run in ``stopped`` (rules alone), a
 step it now allows that was refused would need new model calls from there. The contract outputs
 the run kept (the planning decision, a generated strategy) are validated again right after the guard
-question of the step that made them (``policies.contract_replay``).
+question of the step that made them (``reins.policies.contract_replay``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from policies.contract_replay import after_rejection, revalidate
-from policies.replay import DEFAULT_OVERRIDES, Decision, Overrides, Replay
-from policies.tasklist_machine import Counters, Limits, Machine, Proposal, StepVerdict, guard
+from reins.policies.contract_replay import after_rejection, revalidate
+from reins.policies.replay import DEFAULT_OVERRIDES, Decision, Overrides, Replay
+from reins.policies.tasklist_machine import Counters, Limits, Machine, Proposal, StepVerdict, guard
 
 REFUSED_STATUS = "stopped"  # where a refused step leaves a run
 

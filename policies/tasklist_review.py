@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from policies.redaction import redact
-from policies.tasklist_structure import StructureValidation
-from schemas.tasklist import REVISION_REVIEW_DECISIONS, STRATEGY_REVIEW_DECISIONS, review_decision_adapter
+from reins.policies.redaction import redact
+from reins.policies.tasklist_structure import StructureValidation
+from reins.schemas.tasklist import REVISION_REVIEW_DECISIONS, STRATEGY_REVIEW_DECISIONS, review_decision_adapter
 
 FIX_NOW_WEAK_CODES: frozenset[str] = frozenset(
     {

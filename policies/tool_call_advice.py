@@ -2,7 +2,7 @@
 
 The probe asks the model for one tiny tool call in each style (``required``, ``auto``; the
 configured one first) and records, per style, whether the call came back natively, written as text
-(``policies.text_tool_calls``), or not at all, how many output tokens the answer used and whether it
+(``reins.policies.text_tool_calls``), or not at all, how many output tokens the answer used and whether it
 ran on to the bound (llama.cpp with ``required`` lets text through and pads to ``max_tokens``).
 
 ``advise`` picks the settings to export:
@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from policies.reviewers import DEFAULT_REVIEWERS
-from policies.tool_choice import TOOL_CHOICE_STYLES
+from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.tool_choice import TOOL_CHOICE_STYLES
 
 MIN_MANAGER_BOUND = 256
 NOTE_TOKENS = 64  # a note of at most 200 characters

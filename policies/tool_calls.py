@@ -1,6 +1,6 @@
 """Which proposed tool calls run, and how (pure rules of the assistant's tool loop).
 
-- A call runs at once when its tool's approval trait is ``run`` (``policies.tool_approval``); a
+- A call runs at once when its tool's approval trait is ``run`` (``reins.policies.tool_approval``); a
   tool that asks pauses for a person's approval *before* it runs; a question pauses to ask.
 - One step runs up to ``MAX_PARALLEL_CALLS`` independent read-only calls together; a call that
   pauses (a side effect, a question) is never batched: it runs alone, the others wait a step.
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policies.tool_approval import Approval
+from reins.policies.tool_approval import Approval
 
 MAX_PARALLEL_CALLS = 3
 MAX_QUESTIONS_PER_TURN = 2

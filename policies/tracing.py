@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from policies.redaction import redact
+from reins.policies.redaction import redact
 
 TRACE_METADATA_ALLOWLIST = frozenset(
     {

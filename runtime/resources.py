@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from policies.redaction import redact, redact_secrets, truncate
-from runtime.config.paths import BUNDLED_DOCS, RESOURCES
+from reins.policies.redaction import redact, redact_secrets, truncate
+from reins.runtime.config.paths import BUNDLED_DOCS, RESOURCES
 
 MAX_FILE_BYTES = 128 * 1024
 PROMPT_CHARS = 12_000

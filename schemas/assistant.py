@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from schemas.rules import Broken, raise_broken, rule_error
-from schemas.strict import Strict, bounded_text
+from reins.schemas.rules import Broken, raise_broken, rule_error
+from reins.schemas.strict import Strict, bounded_text
 
 MAX_PLAN_STEPS = 10
 MAX_TOOL_ARGS_CHARS = 4000

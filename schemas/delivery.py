@@ -14,9 +14,9 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field, create_model, model_validator
 
-from schemas.rules import Broken, raise_broken
-from schemas.strict import Strict
-from schemas.strict import bounded_text as _text
+from reins.schemas.rules import Broken, raise_broken
+from reins.schemas.strict import Strict
+from reins.schemas.strict import bounded_text as _text
 
 
 Text = _text(1000)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from schemas.assistant import TRIMMED, Text
-from schemas.strict import Strict
+from reins.schemas.assistant import TRIMMED, Text
+from reins.schemas.strict import Strict
 
 SKILL_NAME_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 MAX_DESCRIPTION = 1024

@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import ConfigDict, Field, TypeAdapter, model_validator
 
-from schemas.rules import Broken, raise_broken
-from schemas.strict import Strict
-from schemas.strict import bounded_text as _text
+from reins.schemas.rules import Broken, raise_broken
+from reins.schemas.strict import Strict
+from reins.schemas.strict import bounded_text as _text
 
 
 Reason = _text(500)

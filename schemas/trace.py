@@ -1,7 +1,7 @@
 """The trace record: one step of a run as its trace shows it, the same shape in every graph.
 
 A trace says what a run did, never what it wrote: summaries are redacted and bounded when the
-record is made (``runtime.execution.steps``), and a record is plain data so checkpoints stay msgpack-safe.
+record is made (``reins.runtime.execution.steps``), and a record is plain data so checkpoints stay msgpack-safe.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime.standins.offline import OfflineModel
-from runtime.standins.scripted import ScriptedModel
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.standins.scripted import ScriptedModel
 
 
 class ApiRecorder:

@@ -78,7 +78,7 @@ def reins_home(tmp_path_factory, monkeypatch):
 def no_env_file(tmp_path_factory, monkeypatch):
     """``reins`` reads ``./.env`` into the process environment; in the suite it reads none (a
     developer's own .env must not leak into every test), except where a test points it at one."""
-    from cli import env_file
+    from reins.cli import env_file
 
     monkeypatch.setattr(env_file, "ENV_FILE", tmp_path_factory.getbasetemp() / "no-such.env")
 
@@ -109,7 +109,7 @@ def mcp_sessions_closed():
     """The MCP sessions a test opened in this process (its stdio servers) close when it ends: the
     process-wide pool keeps a session for minutes, which would leave servers running behind the test."""
     yield
-    tools = sys.modules.get("runtime.tools.mcp_tools")
+    tools = sys.modules.get("reins.runtime.tools.mcp_tools")
     if tools is not None:
         for scope in {scope for scope, _ in tools.SESSIONS.open_sessions()}:
             tools.SESSIONS.close_scope(scope)

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from benchmarks import run as benchmarks
-from cli.bench import BENCHMARKS
+from reins.benchmarks import run as benchmarks
+from reins.cli.bench import BENCHMARKS
 
 TINY = {
     "review_parallelism": {"delay_s": 0.05},

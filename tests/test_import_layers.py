@@ -28,8 +28,14 @@ PACKAGES = frozenset(ALLOWED)
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    """The import name of a project file: every top-level folder is a package of ``reins``."""
+    parts = ["reins", *path.relative_to(ROOT).with_suffix("").parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer(module: str) -> str:
+    """``reins.runtime.llm`` -> ``runtime``: the folder a module lives in."""
+    return module.split(".")[1]
 
 
 def project_modules() -> dict[str, Path]:
@@ -77,7 +83,7 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
         f"{module} -> {target}"
         for module, targets in graph.items()
         for target in targets
-        if target.partition(".")[0] not in ALLOWED[module.partition(".")[0]]
+        if layer(target) not in ALLOWED[layer(module)]
     )
 
 
@@ -118,8 +124,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_project_packages_are_all_checked():
     modules = project_modules()
-    assert {name.partition(".")[0] for name in modules} == PACKAGES
-    assert {"runtime.contracts", "cli", "cli.diagrams", "evals.contracts", "runtime.tools.toolbox"} <= set(modules)
+    assert {layer(name) for name in modules} == PACKAGES
+    assert {"reins.runtime.contracts", "reins.cli", "reins.cli.diagrams", "reins.evals.contracts", "reins.runtime.tools.toolbox"} <= set(modules)
 
 
 def test_no_package_imports_a_layer_above_it():
@@ -133,15 +139,15 @@ def test_no_import_cycles_between_modules():
 @pytest.mark.parametrize(
     ("graph", "upward", "cyclic"),
     [
-        ({"runtime.a": {"runtime.b"}, "runtime.b": set()}, [], []),
-        ({"runtime.a": {"graphs.x"}, "graphs.x": set()}, ["runtime.a -> graphs.x"], []),
-        ({"policies.a": {"nodes.x"}, "nodes.x": {"policies.a"}}, ["policies.a -> nodes.x"], [["nodes.x", "policies.a"]]),
+        ({"reins.runtime.a": {"reins.runtime.b"}, "reins.runtime.b": set()}, [], []),
+        ({"reins.runtime.a": {"reins.graphs.x"}, "reins.graphs.x": set()}, ["reins.runtime.a -> reins.graphs.x"], []),
+        ({"reins.policies.a": {"reins.nodes.x"}, "reins.nodes.x": {"reins.policies.a"}}, ["reins.policies.a -> reins.nodes.x"], [["reins.nodes.x", "reins.policies.a"]]),
         (
-            {"runtime.a": {"runtime.b"}, "runtime.b": {"runtime.c"}, "runtime.c": {"runtime.a"}},
+            {"reins.runtime.a": {"reins.runtime.b"}, "reins.runtime.b": {"reins.runtime.c"}, "reins.runtime.c": {"reins.runtime.a"}},
             [],
-            [["runtime.a", "runtime.b", "runtime.c"]],
+            [["reins.runtime.a", "reins.runtime.b", "reins.runtime.c"]],
         ),
-        ({"cli": {"graphs.x", "benchmarks.run"}, "graphs.x": set(), "benchmarks.run": set()}, [], []),
+        ({"reins.cli": {"reins.graphs.x", "reins.benchmarks.run"}, "reins.graphs.x": set(), "reins.benchmarks.run": set()}, [], []),
     ],
 )
 def test_the_checks_catch_upward_imports_and_cycles(graph, upward, cyclic):
@@ -154,9 +160,9 @@ def test_lazy_relative_and_importlib_imports_are_read(tmp_path):
     source.write_text(
         "import importlib\n"
         "def later():\n"
-        "    from graphs.delivery_chain import build_graph\n"
+        "    from reins.graphs.delivery_chain import build_graph\n"
         "    from . import sibling\n"
-        "    return importlib.import_module('evals.run')\n"
+        "    return importlib.import_module('reins.evals.run')\n"
     )
-    names = imported_names("runtime.mod", source)
-    assert {"graphs.delivery_chain", "runtime.sibling", "evals.run"} <= names
+    names = imported_names("reins.runtime.mod", source)
+    assert {"reins.graphs.delivery_chain", "reins.runtime.sibling", "reins.evals.run"} <= names

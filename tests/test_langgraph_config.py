@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from langgraph.graph.state import CompiledStateGraph
 
-from cli.diagrams import LANGGRAPH_JSON, graph_paths, load_graph
+from reins.cli.diagrams import LANGGRAPH_JSON, graph_paths, load_graph
 
 CONFIG = json.loads(LANGGRAPH_JSON.read_text())
 ROOT = LANGGRAPH_JSON.parent
@@ -107,9 +107,9 @@ def test_the_assistants_persona_fields_are_in_studios_context_form():
 def test_the_contract_mode_choices_are_the_runtimes():
     from typing import get_args
 
-    from runtime.config.context import ContractMode
-    from runtime.contracts import CONTRACT_MODES
-    from runtime.config.settings import CONTRACT_MODES as SETTINGS_MODES
+    from reins.runtime.config.context import ContractMode
+    from reins.runtime.contracts import CONTRACT_MODES
+    from reins.runtime.config.settings import CONTRACT_MODES as SETTINGS_MODES
 
     assert get_args(ContractMode) == CONTRACT_MODES == SETTINGS_MODES
 
@@ -136,9 +136,9 @@ def _model_nodes(name: str) -> set[str]:
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graphs.assistant import build_graph as assistant
-    from graphs.delivery_chain import build_graph as delivery
-    from graphs.tasklist_agent import build_graph as tasklist
+    from reins.graphs.assistant import build_graph as assistant
+    from reins.graphs.delivery_chain import build_graph as delivery
+    from reins.graphs.tasklist_agent import build_graph as tasklist
 
     seen = _ModelNodes()
     config = {"callbacks": [seen.handler]}

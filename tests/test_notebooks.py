@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from cli.diagrams import MERMAID_MIME, diagram, load_graph
+from reins.cli.diagrams import MERMAID_MIME, diagram, load_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -2,13 +2,13 @@
 
 import pytest
 
-from cli import main
-from cli.diagrams import README, graph_entry_points, mermaid, readme_with_diagrams
+from reins.cli import main
+from reins.cli.diagrams import README, graph_entry_points, mermaid, readme_with_diagrams
 
 
 def test_readme_diagrams_are_current():
     current = README.read_text()
-    assert readme_with_diagrams(current) == current, "stale diagrams: run `.venv/bin/python -m cli.diagrams`"
+    assert readme_with_diagrams(current) == current, "stale diagrams: run `.venv/bin/python -m reins.cli.diagrams`"
 
 
 @pytest.mark.parametrize("name", ["tasklist_agent", "delivery_chain", "assistant"])
@@ -51,7 +51,7 @@ def test_a_failed_benchmark_names_its_exception_and_message_redacted(as_json, ca
     import importlib
     import json
 
-    module = importlib.import_module("benchmarks.run")
+    module = importlib.import_module("reins.benchmarks.run")
 
     def failing():
         raise RuntimeError("the benchmark scenario should pass, not needs_review (key sk-abcdefghijklmnop)")

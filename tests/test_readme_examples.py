@@ -3,7 +3,7 @@
 import json
 import re
 
-from cli.diagrams import README
+from reins.cli.diagrams import README
 
 
 def test_readme_python_example_runs(monkeypatch):
@@ -41,7 +41,7 @@ def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     namespace: dict = {}
-    from runtime.contracts import CONTRACT_ROLES
+    from reins.runtime.contracts import CONTRACT_ROLES
 
     known = set(CONTRACT_ROLES)
     try:
@@ -97,7 +97,7 @@ def test_readme_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the
     env.update(PYTHONPATH=str(project), REINS_CHECKPOINT="memory", REINS_HOME=str(tmp_path / "home"))
 
     def reins(*args: str) -> dict:
-        done = subprocess.run([sys.executable, "-m", "cli", *args, "--json"], cwd=project, env=env,
+        done = subprocess.run([sys.executable, "-m", "reins.cli", *args, "--json"], cwd=project, env=env,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
         return json.loads(done.stdout)

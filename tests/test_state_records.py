@@ -18,24 +18,24 @@ import pytest
 from pydantic import BaseModel
 from typing_extensions import NotRequired, Required, is_typeddict
 
-from nodes.assistant import state as assistant_state
-from nodes.delivery import state as delivery_state
-from nodes.tasklist import state as tasklist_state
-from nodes.delivery.routing import policy_violation
-from policies.data_flow import FlowDecision
-from policies.delegation import violation
-from policies.flow_replay import flow_record, flow_turn
-from policies.tasklist_machine import Counters, Limits, Machine, Proposal, guard
-from policies.tasklist_plan import PlanExtraction, Readiness
-from policies.tasklist_replay import guard_record
-from policies.tasklist_review import RevisionEffect, WarningDisposition, manual_item
-from policies.tasklist_structure import Finding, StructureValidation
-from schemas import assistant as assistant_schemas
-from schemas import delivery as delivery_schemas
-from schemas import tasklist as tasklist_schemas
-from schemas.skills import SkillDraft
-from schemas.persona import AssistantPersona, PersonaExample
-from schemas.tasklist import REVISION_REVIEW_DECISIONS, STRATEGY_REVIEW_DECISIONS
+from reins.nodes.assistant import state as assistant_state
+from reins.nodes.delivery import state as delivery_state
+from reins.nodes.tasklist import state as tasklist_state
+from reins.nodes.delivery.routing import policy_violation
+from reins.policies.data_flow import FlowDecision
+from reins.policies.delegation import violation
+from reins.policies.flow_replay import flow_record, flow_turn
+from reins.policies.tasklist_machine import Counters, Limits, Machine, Proposal, guard
+from reins.policies.tasklist_plan import PlanExtraction, Readiness
+from reins.policies.tasklist_replay import guard_record
+from reins.policies.tasklist_review import RevisionEffect, WarningDisposition, manual_item
+from reins.policies.tasklist_structure import Finding, StructureValidation
+from reins.schemas import assistant as assistant_schemas
+from reins.schemas import delivery as delivery_schemas
+from reins.schemas import tasklist as tasklist_schemas
+from reins.schemas.skills import SkillDraft
+from reins.schemas.persona import AssistantPersona, PersonaExample
+from reins.schemas.tasklist import REVISION_REVIEW_DECISIONS, STRATEGY_REVIEW_DECISIONS
 
 
 @dataclass(frozen=True)
@@ -237,14 +237,14 @@ def test_the_checks_fail_on_a_drifted_record():
 # none but the run), so there is nothing else for them to drift from. (WeakFinding is checked inside
 # Validation, which holds it.)
 DECLARED_IN_STATE = {
-    "nodes.delivery.state": {"Failure", "DelegationVerdict", "Governance", "ProposedToolCall", "ManagerRefusal", "ManagerProposal",
+    "reins.nodes.delivery.state": {"Failure", "DelegationVerdict", "Governance", "ProposedToolCall", "ManagerRefusal", "ManagerProposal",
                              "ArtifactRecord", "ReviewFailure", "ReviewOutcome", "RevisionOutcome", "Tokens",
                              "RunMetrics", "RunBudget", "RevisionSummary", "ReviewerTask", "DeliveryInput", "DeliveryOutput",
                              "DeliveryState"},
-    "nodes.tasklist.state": {"TasklistInput", "TasklistOutput", "TasklistState", "StrategyReview", "ReviewSubject",
+    "reins.nodes.tasklist.state": {"TasklistInput", "TasklistOutput", "TasklistState", "StrategyReview", "ReviewSubject",
                              "ReviewRequest", "RevisionReview", "ArtifactMetadata", "Artifact", "WeakFinding",
                              "ContextDoc"},
-    "nodes.assistant.state": {"PendingCall", "PipelineReview", "ToolRecord", "Observed", "RemovedClaim", "CheckReport",
+    "reins.nodes.assistant.state": {"PendingCall", "PipelineReview", "ToolRecord", "Observed", "RemovedClaim", "CheckReport",
                               "PipelineOutcome", "Turn", "AssistantInput", "AssistantOutput", "AssistantState",
                               "TurnIdentity"},  # its keys are AssistantContext fields (tests/assistant/test_turn_identity.py)
 }

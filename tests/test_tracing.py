@@ -9,9 +9,9 @@ from __future__ import annotations
 from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.schemas import Run
 
-from graphs.delivery_chain import build_graph
-from policies.tracing import TRACE_METADATA_ALLOWLIST
-from runtime.config.tracing import run_config
+from reins.graphs.delivery_chain import build_graph
+from reins.policies.tracing import TRACE_METADATA_ALLOWLIST
+from reins.runtime.config.tracing import run_config
 
 SECRETS = ("sk-live-planted0123456789", "Bearer planted.token.value", "/home/alice/.ssh/id_rsa")
 REQUIREMENT = (

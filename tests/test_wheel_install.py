@@ -42,8 +42,10 @@ def installed(tmp_path_factory) -> Path:
     _run([uv, "pip", "install", "--quiet", "--python", work / "venv" / "bin" / "python",
           "--constraint", work / "constraints.txt", wheel])
     names = zipfile.ZipFile(wheel).namelist()
-    assert "resources/langgraph.json" in names and "resources/scenarios/request-limit-banner/requirement.md" in names
-    assert not any(name.startswith(("tests/", "benchmarks/", ".venv/")) for name in names)
+    assert "reins/resources/langgraph.json" in names
+    assert "reins/resources/scenarios/request-limit-banner/requirement.md" in names
+    # One import name: the wheel installs ``reins`` alone (and its metadata), never a bare ``schemas``.
+    assert {name.split("/")[0] for name in names} == {"reins", f"{wheel.name.split('-py3')[0]}.dist-info"}
     return work / "venv" / "bin"
 
 

@@ -4,18 +4,18 @@ verdict and replies."""
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from nodes.assistant.check_act import revisit
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.deps import AssistantDeps, progress_for
-from nodes.assistant.executor import MODEL_ERROR
-from nodes.assistant.prompts import answer_messages
-from nodes.assistant.state import Answer, AssistantState, CheckReport, NodeSteps, Update, traced
-from policies.answer_check import (
+from reins.nodes.assistant.check_act import revisit
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.deps import AssistantDeps, progress_for
+from reins.nodes.assistant.executor import MODEL_ERROR
+from reins.nodes.assistant.prompts import answer_messages
+from reins.nodes.assistant.state import Answer, AssistantState, CheckReport, NodeSteps, Update, traced
+from reins.policies.answer_check import (
     check_answer,
     evidence_from_records,
     fallback_summary,
@@ -23,14 +23,14 @@ from policies.answer_check import (
     merge_evidence,
     numbers_without_support,
 )
-from policies.loop_guards import STOP_MESSAGES
-from policies.replanning import active_steps
-from policies.redaction import redact, redact_secrets, truncate
-from runtime.execution.calls import Contract, Streamed
-from runtime.llm.failures import stage_failure
-from runtime.execution.run_ledger import CAP_CODE
-from runtime.execution.steps import EXECUTION_FAILED, attempt, recorded_step
-from schemas.assistant import AssistantAnswer
+from reins.policies.loop_guards import STOP_MESSAGES
+from reins.policies.replanning import active_steps
+from reins.policies.redaction import redact, redact_secrets, truncate
+from reins.runtime.execution.calls import Contract, Streamed
+from reins.runtime.llm.failures import stage_failure
+from reins.runtime.execution.run_ledger import CAP_CODE
+from reins.runtime.execution.steps import EXECUTION_FAILED, attempt, recorded_step
+from reins.schemas.assistant import AssistantAnswer
 
 SUMMARY_LIMIT = 2000
 INTENT_FAILED = ("I could not work out reliably what your request needs, so no tool ran and this answer is "

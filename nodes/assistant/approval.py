@@ -2,7 +2,7 @@
 
 The pause names the tool, its exact arguments and the fingerprint of both (with the policy that
 asked); a decision naming another fingerprint is stale. A valid decision is *claimed* in the
-thread's checkpoint (``runtime.execution.dispatch``) before anything happens: of two resumes racing for the same
+thread's checkpoint (``reins.runtime.execution.dispatch``) before anything happens: of two resumes racing for the same
 pause, one runs the call and the other raises ``DecisionTaken``. The claim of an approved call is its
 dispatch record; when the run that wrote it ended before the call's result was saved, the pause is
 shown as a different question — the call may already have run — and only ``run_again`` runs it
@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
-from policies.approvals import (
+from reins.policies.approvals import (
     APPROVAL_POLICY,
     RECOVERY_DECISIONS,
     Claim,
@@ -31,13 +31,13 @@ from policies.approvals import (
     recovery_observation,
     refusal,
 )
-from policies.elicitation import question_payload, server_reply
-from policies.tool_calls import APPROVAL_DECISIONS, read_answer, rejection_observation
-from runtime.execution.dispatch import ReadClaims, TakeClaim, new_claim, thread_claims
-from runtime.tools.mcp_tools import SESSIONS
-from runtime.tools.registry import RegisteredTool
-from runtime.tools.runner import arg_issues
-from runtime.execution.user_input import DecisionTaken, running_checkpoint
+from reins.policies.elicitation import question_payload, server_reply
+from reins.policies.tool_calls import APPROVAL_DECISIONS, read_answer, rejection_observation
+from reins.runtime.execution.dispatch import ReadClaims, TakeClaim, new_claim, thread_claims
+from reins.runtime.tools.mcp_tools import SESSIONS
+from reins.runtime.tools.registry import RegisteredTool
+from reins.runtime.tools.runner import arg_issues
+from reins.runtime.execution.user_input import DecisionTaken, running_checkpoint
 
 APPROVAL = "tool_approval"
 QUESTION = "question"
@@ -129,7 +129,7 @@ def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
 
 def ask_for_server(question: Mapping[str, Any]) -> dict[str, Any]:
     """Pause with an MCP server's question (as ``ask_user`` does) until an answer fits its fields;
-    the reply that goes back to the server (``policies.elicitation``)."""
+    the reply that goes back to the server (``reins.policies.elicitation``)."""
     shown = question_payload(str(question.get("server", "")), str(question.get("message", "")), question.get("schema"))
     error = ""
     while True:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies.mcp_config import parse_config
-from policies.memory import DEFAULT_SCOPE, SCOPES, MemoryScope
-from runtime.config.context import ReinsContext, model_field
-from runtime.tools.flow_rules import parse_rules
-from nodes.assistant.state import PersonaExample
-from runtime.config.persona import parse_persona
+from reins.policies.mcp_config import parse_config
+from reins.policies.memory import DEFAULT_SCOPE, SCOPES, MemoryScope
+from reins.runtime.config.context import ReinsContext, model_field
+from reins.runtime.tools.flow_rules import parse_rules
+from reins.nodes.assistant.state import PersonaExample
+from reins.runtime.config.persona import parse_persona
 
 
 

@@ -1,4 +1,4 @@
-"""The data-flow hook of the tool loop: ``propose_step`` asks ``policies.data_flow`` about each
+"""The data-flow hook of the tool loop: ``propose_step`` asks ``reins.policies.data_flow`` about each
 proposed call and stores the decision on the pending call; ``execute_tool`` follows it and adds
 where each sink value came from to the approval pause. The policy decides; this module only reads
 the turn's state and the tools' declarations into its inputs."""
@@ -10,16 +10,16 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.state import AssistantState, FlowRecord, PendingCall
-from policies.data_flow import FlowDecision, FlowTool, TurnRecord, decide, provenance_lines
-from policies.flow_replay import flow_record
-from policies.provenance import sources_of
-from policies.tool_approval import Approval
-from runtime.tools.flow_rules import rules_in_force
-from runtime.tools.registry import RegisteredTool, ScopedTools
-from runtime.config.settings import Settings
-from schemas.flow_rules import FlowRule
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.state import AssistantState, FlowRecord, PendingCall
+from reins.policies.data_flow import FlowDecision, FlowTool, TurnRecord, decide, provenance_lines
+from reins.policies.flow_replay import flow_record
+from reins.policies.provenance import sources_of
+from reins.policies.tool_approval import Approval
+from reins.runtime.tools.flow_rules import rules_in_force
+from reins.runtime.tools.registry import RegisteredTool, ScopedTools
+from reins.runtime.config.settings import Settings
+from reins.schemas.flow_rules import FlowRule
 
 FLOW = "flow"  # the key of the decision on a pending call
 

@@ -10,14 +10,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.assistant.context import AssistantContext
-from runtime.execution.calls import OffLoop
-from runtime.config.context import resolve_contract_mode, resolve_models
-from runtime.llm.models import ModelSet
-from runtime.execution.progress import Progress
-from runtime.tools.mcp_tools import load_mcp_tools
-from runtime.tools.registry import ScopedTools
-from runtime.config.settings import TASK_ROLES, VISION_ROLE, Settings
+from reins.nodes.assistant.context import AssistantContext
+from reins.runtime.execution.calls import OffLoop
+from reins.runtime.config.context import resolve_contract_mode, resolve_models
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.execution.progress import Progress
+from reins.runtime.tools.mcp_tools import load_mcp_tools
+from reins.runtime.tools.registry import ScopedTools
+from reins.runtime.config.settings import TASK_ROLES, VISION_ROLE, Settings
 
 WORKFLOW = "assistant"
 

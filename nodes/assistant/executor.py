@@ -12,7 +12,7 @@ in order, once they all finished.
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 import json
 from langchain_core.messages import AIMessage
@@ -20,14 +20,14 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import ValidationError
 
-from nodes.assistant.check_act import max_steps
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.data_flow import (FLOW, execution_of, flow_decision, flow_records, pause_text, rules_for, stored,
+from reins.nodes.assistant.check_act import max_steps
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.data_flow import (FLOW, execution_of, flow_decision, flow_records, pause_text, rules_for, stored,
                                        turn_record)
-from nodes.assistant.deps import AssistantDeps, progress_for
-from nodes.assistant.prompts import step_messages
-from nodes.assistant.state import AssistantState, NodeSteps, PendingCall, ToolRecord, Update, traced
-from policies.loop_guards import (
+from reins.nodes.assistant.deps import AssistantDeps, progress_for
+from reins.nodes.assistant.prompts import step_messages
+from reins.nodes.assistant.state import AssistantState, NodeSteps, PendingCall, ToolRecord, Update, traced
+from reins.policies.loop_guards import (
     MAX_STEPS,
     REPEATED_CALL,
     STEP_LIMIT,
@@ -36,17 +36,17 @@ from policies.loop_guards import (
     check_step_budget,
     detect_stall,
 )
-from policies.redaction import redact
-from policies.tool_approval import Approval
-from policies.tool_calls import batch, question_allowed
-from runtime.execution.calls import ToolTurn
-from runtime.tools.chat_tools import ASK_USER
-from runtime.llm.messages import with_text_tool_calls
-from runtime.tools.registry import OFFERED_NAME, ScopedTools
-from runtime.execution.run_ledger import CAP_CODE, BudgetCapReached
-from runtime.execution.steps import attempt, recorded_step
-from runtime.tools.runner import arg_issues
-from schemas.assistant import AssistantStep
+from reins.policies.redaction import redact
+from reins.policies.tool_approval import Approval
+from reins.policies.tool_calls import batch, question_allowed
+from reins.runtime.execution.calls import ToolTurn
+from reins.runtime.tools.chat_tools import ASK_USER
+from reins.runtime.llm.messages import with_text_tool_calls
+from reins.runtime.tools.registry import OFFERED_NAME, ScopedTools
+from reins.runtime.execution.run_ledger import CAP_CODE, BudgetCapReached
+from reins.runtime.execution.steps import attempt, recorded_step
+from reins.runtime.tools.runner import arg_issues
+from reins.schemas.assistant import AssistantStep
 
 MODEL_ERROR = "model_error"
 MALFORMED = "malformed tool call"

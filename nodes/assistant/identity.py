@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.state import TurnIdentity
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.state import TurnIdentity
 
 
 def identity_of(context: Any) -> TurnIdentity:
@@ -45,7 +45,7 @@ def _as_started(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]
     context = context_as_started(runtime.context, state.get("identity"))
     if context is runtime.context:
         return kwargs
-    # The tools a node runs get this runtime too (``runtime.tools.runner.RunTool``).
+    # The tools a node runs get this runtime too (``reins.runtime.tools.runner.RunTool``).
     return {**kwargs, "runtime": runtime.override(context=context)}
 
 

@@ -4,19 +4,19 @@ scope are dropped by the runtime and reported."""
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from langgraph.runtime import Runtime
 
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.deps import AssistantDeps, progress_for
-from nodes.assistant.prompts import intent_messages
-from nodes.assistant.state import AssistantState, NodeSteps, Plan, traced
-from runtime.execution.calls import Contract
-from runtime.llm.failures import stage_failure
-from runtime.tools.registry import ScopedTools
-from runtime.execution.steps import EXECUTION_FAILED, attempt, recorded_step
-from schemas.assistant import AssistantIntent, AssistantPlan
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.deps import AssistantDeps, progress_for
+from reins.nodes.assistant.prompts import intent_messages
+from reins.nodes.assistant.state import AssistantState, NodeSteps, Plan, traced
+from reins.runtime.execution.calls import Contract
+from reins.runtime.llm.failures import stage_failure
+from reins.runtime.tools.registry import ScopedTools
+from reins.runtime.execution.steps import EXECUTION_FAILED, attempt, recorded_step
+from reins.schemas.assistant import AssistantIntent, AssistantPlan
 
 
 def available_plan(plan: AssistantPlan, tools: ScopedTools) -> Plan:

@@ -3,7 +3,7 @@ task ends with a reflection note in the long-term store."""
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 import uuid
 from collections.abc import Generator, Iterable
@@ -14,14 +14,14 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveM
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
-from nodes.assistant.identity import identity_of
-from nodes.assistant.prompts import reflection_messages
-from nodes.assistant.skills import skills_index
-from nodes.assistant.summary import fold_dropped
-from nodes.assistant.state import AssistantState, NodeSteps, Turn, Update, fresh_turn, traced
-from policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
+from reins.nodes.assistant.identity import identity_of
+from reins.nodes.assistant.prompts import reflection_messages
+from reins.nodes.assistant.skills import skills_index
+from reins.nodes.assistant.summary import fold_dropped
+from reins.nodes.assistant.state import AssistantState, NodeSteps, Turn, Update, fresh_turn, traced
+from reins.policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
     MAX_KEYWORDS,
     MAX_RECOLLECTIONS,
     MEMORY_ROOT,
@@ -33,16 +33,16 @@ from policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
     rank_recollections,
     window_start,
 )
-from policies.redaction import redact, was_redacted
-from policies.skill_drafts import topic_of
-from policies.slash_commands import parse_slash
-from policies.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
-from runtime.execution.calls import Contract, OffLoop, StorePut, StoreSearch
-from runtime.llm.messages import message_text
-from runtime.config.persona import context_persona, persona_file
-from runtime.config.settings import VISION_ROLE
-from runtime.execution.steps import attempt, recorded_step
-from schemas.assistant import AssistantReflection, MemoryNote
+from reins.policies.redaction import redact, was_redacted
+from reins.policies.skill_drafts import topic_of
+from reins.policies.slash_commands import parse_slash
+from reins.policies.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
+from reins.runtime.execution.calls import Contract, OffLoop, StorePut, StoreSearch
+from reins.runtime.llm.messages import message_text
+from reins.runtime.config.persona import context_persona, persona_file
+from reins.runtime.config.settings import VISION_ROLE
+from reins.runtime.execution.steps import attempt, recorded_step
+from reins.schemas.assistant import AssistantReflection, MemoryNote
 
 MAX_NOTES_SCANNED = 200
 

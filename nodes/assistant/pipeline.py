@@ -10,7 +10,7 @@ task list, or the report's conclusion, blockers and findings — bounded and red
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from collections.abc import Mapping
 from typing import Any
@@ -19,15 +19,15 @@ from langgraph.errors import GraphInterrupt
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.deps import PipelineRoute, progress_for
-from nodes.assistant.pipeline_pause import held, review_message
-from nodes.assistant.slash import REPLY_LIMIT, reply_update
-from nodes.assistant.state import AssistantState, NodeSteps, PipelineOutcome, PipelineReview, traced
-from policies.redaction import redact
-from policies.slash_commands import parse_slash, pipeline_verdict
-from runtime.execution.calls import Subgraph, node
-from runtime.execution.steps import attempt, recorded_step
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.deps import PipelineRoute, progress_for
+from reins.nodes.assistant.pipeline_pause import held, review_message
+from reins.nodes.assistant.slash import REPLY_LIMIT, reply_update
+from reins.nodes.assistant.state import AssistantState, NodeSteps, PipelineOutcome, PipelineReview, traced
+from reins.policies.redaction import redact
+from reins.policies.slash_commands import parse_slash, pipeline_verdict
+from reins.runtime.execution.calls import Subgraph, node
+from reins.runtime.execution.steps import attempt, recorded_step
 
 
 def node_name(command: str) -> str:

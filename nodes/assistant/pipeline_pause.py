@@ -25,9 +25,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from policies.redaction import redact
-from policies.terminal_text import printable
-from runtime.execution.calls import Subgraph, node
+from reins.policies.redaction import redact
+from reins.policies.terminal_text import printable
+from reins.runtime.execution.calls import Subgraph, node
 
 QUESTION_LIMIT = 300
 DETAIL_LIMIT = 400

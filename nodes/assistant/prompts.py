@@ -1,6 +1,6 @@
 """Prompts of the assistant, built from modules (identity, capabilities, rules, task) and with
 every input in a tagged block (``<request>``, ``<observations>`` …) that models read; the same inputs
-travel as structured values in the call's metadata (``runtime.llm.prompt_inputs``), where the offline
+travel as structured values in the call's metadata (``reins.runtime.llm.prompt_inputs``), where the offline
 stand-in reads them. Text from users and tools is neutralised so it cannot close a block."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from runtime.llm.prompt_inputs import Prompt
-from runtime.tools.registry import ScopedTools
+from reins.runtime.llm.prompt_inputs import Prompt
+from reins.runtime.tools.registry import ScopedTools
 
 _TAGS = (
     "request",

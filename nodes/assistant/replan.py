@@ -1,23 +1,23 @@
 """Replanning in a COMPLEX turn: after a plan step failed twice in a row the model proposes a new
 plan for the work left (``assistant.replan``, validated like the first plan), once per turn; the
-next failure skips the step. The rules are ``policies.replanning``."""
+next failure skips the step. The rules are ``reins.policies.replanning``."""
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from langgraph.runtime import Runtime
 
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.deps import AssistantDeps, progress_for
-from nodes.assistant.executor import route_after_observation
-from nodes.assistant.intent import available_plan
-from nodes.assistant.prompts import replan_messages
-from nodes.assistant.state import AssistantState, NodeSteps, Plan, traced
-from policies.replanning import CONTINUE, REPLAN, RevisionDecision, decide_revision, merge_replan
-from runtime.execution.calls import Contract
-from runtime.execution.steps import attempt, recorded_step
-from schemas.assistant import AssistantReplan
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.deps import AssistantDeps, progress_for
+from reins.nodes.assistant.executor import route_after_observation
+from reins.nodes.assistant.intent import available_plan
+from reins.nodes.assistant.prompts import replan_messages
+from reins.nodes.assistant.state import AssistantState, NodeSteps, Plan, traced
+from reins.policies.replanning import CONTINUE, REPLAN, RevisionDecision, decide_revision, merge_replan
+from reins.runtime.execution.calls import Contract
+from reins.runtime.execution.steps import attempt, recorded_step
+from reins.schemas.assistant import AssistantReplan
 
 
 def revision_due(state: AssistantState) -> RevisionDecision:

@@ -16,10 +16,10 @@ from typing import Any, Literal, get_args
 
 from langgraph.types import Command, Send
 
-from nodes.assistant.pipeline import node_name
-from nodes.assistant.slash import is_slash
-from nodes.assistant.state import AssistantState
-from policies.slash_commands import pipeline_to_run
+from reins.nodes.assistant.pipeline import node_name
+from reins.nodes.assistant.slash import is_slash
+from reins.nodes.assistant.state import AssistantState
+from reins.policies.slash_commands import pipeline_to_run
 
 Route = Callable[[AssistantState], "str | list[Send]"]
 
@@ -59,7 +59,7 @@ def route_intent(state: AssistantState) -> str:
 
 
 def routed(node: Callable[..., Any], route: Route) -> Callable[..., Any]:
-    """``node`` (a plain function or a generator of requests, as ``runtime.execution.calls`` runs it) routing
+    """``node`` (a plain function or a generator of requests, as ``reins.runtime.execution.calls`` runs it) routing
     with ``Command``: its update, and where ``route`` sends the turn from there."""
 
     def command(state: AssistantState, update: Any) -> Command:

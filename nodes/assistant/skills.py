@@ -9,14 +9,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.assistant.context import AssistantContext
-from policies.memory import user_namespace
-from policies.skills import index_lines
-from runtime.execution.calls import StoreSearch
-from runtime.execution.calls import OffLoop
-from runtime.resources import ResourceError
-from runtime.tools.skill_tools import MAX_DRAFTS_SCANNED
-from runtime.tools.skills import SkillCatalog, approved_drafts, load_catalog
+from reins.nodes.assistant.context import AssistantContext
+from reins.policies.memory import user_namespace
+from reins.policies.skills import index_lines
+from reins.runtime.execution.calls import StoreSearch
+from reins.runtime.execution.calls import OffLoop
+from reins.runtime.resources import ResourceError
+from reins.runtime.tools.skill_tools import MAX_DRAFTS_SCANNED
+from reins.runtime.tools.skills import SkillCatalog, approved_drafts, load_catalog
 
 
 def skills_index(runtime: Runtime[AssistantContext], tool_names: tuple[str, ...]) -> Generator[Any, Any, tuple[list[str], str]]:

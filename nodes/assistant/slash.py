@@ -3,16 +3,16 @@ installed. The pipelines themselves run as subgraph nodes (``nodes/assistant/pip
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.deps import AssistantDeps, progress_for
-from nodes.assistant.state import AssistantState, PipelineOutcome, Update, traced
-from policies.redaction import redact
-from policies.slash_commands import (
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.deps import AssistantDeps, progress_for
+from reins.nodes.assistant.state import AssistantState, PipelineOutcome, Update, traced
+from reins.policies.redaction import redact
+from reins.policies.slash_commands import (
     HELP,
     SlashCommand,
     help_text,
@@ -20,10 +20,10 @@ from policies.slash_commands import (
     unknown_command_message,
     usage_problem,
 )
-from runtime.tools.registry import ScopedTools
-from runtime.execution.steps import recorded_step
-from schemas.assistant import Verdict
-from schemas.trace import TraceRecord
+from reins.runtime.tools.registry import ScopedTools
+from reins.runtime.execution.steps import recorded_step
+from reins.schemas.assistant import Verdict
+from reins.schemas.trace import TraceRecord
 
 REPLY_LIMIT = 4000  # a task list or a report's conclusion and findings, bounded (policies/pipeline_reply.py)
 

@@ -8,13 +8,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.deps import AssistantDeps
-from nodes.assistant.prompts import summary_messages
-from nodes.assistant.state import Turn
-from runtime.execution.calls import Contract
-from runtime.execution.steps import attempt
-from schemas.assistant import AssistantSummary
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.deps import AssistantDeps
+from reins.nodes.assistant.prompts import summary_messages
+from reins.nodes.assistant.state import Turn
+from reins.runtime.execution.calls import Contract
+from reins.runtime.execution.steps import attempt
+from reins.schemas.assistant import AssistantSummary
 
 
 def fold_dropped(

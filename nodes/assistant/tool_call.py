@@ -1,8 +1,8 @@
 """One tool call of a step (``execute_tool``, one ``Send`` per call): pause first when the rules
-say so, then run it through ``runtime.tools.runner`` and hand the observation to ``observe``.
+say so, then run it through ``reins.runtime.tools.runner`` and hand the observation to ``observe``.
 
 - A side-effecting call pauses the thread with ``interrupt`` *before* it runs
-  (``nodes.assistant.approval``): an approval covers this call with these arguments only and is
+  (``reins.nodes.assistant.approval``): an approval covers this call with these arguments only and is
   taken once; a rejection never runs it; an edit runs the edited arguments once they fit the
   tool's schema. A decision that does not fit keeps the call paused, with a one-line error.
 - ``ask_user`` pauses with the question; the answer is the observation.
@@ -11,7 +11,7 @@ say so, then run it through ``runtime.tools.runner`` and hand the observation to
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from collections.abc import Mapping
 from dataclasses import replace
@@ -20,22 +20,22 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from nodes.assistant.approval import approve, ask, ask_for_server
-from nodes.assistant.context import AssistantContext
-from nodes.assistant.data_flow import execution_of, pause_details
-from nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
-from nodes.assistant.executor import approval_of, tool_label
-from nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
-from policies.answer_check import assign_plan_step
-from policies.approvals import IDEMPOTENCY_META, call_fingerprint, idempotency_key
-from policies.replanning import active_steps
-from policies.tool_calls import should_dispatch_again
-from runtime.tools.mcp_tools import SESSIONS
-from runtime.tools.registry import RegisteredTool
-from runtime.execution.run_ledger import CAP_CODE, BudgetCapReached
-from runtime.execution.steps import recorded_step
-from runtime.tools.runner import QUESTION_TAKEN, CallResult, RunTool, digest
-from runtime.execution.user_input import DecisionTaken
+from reins.nodes.assistant.approval import approve, ask, ask_for_server
+from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.data_flow import execution_of, pause_details
+from reins.nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
+from reins.nodes.assistant.executor import approval_of, tool_label
+from reins.nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
+from reins.policies.answer_check import assign_plan_step
+from reins.policies.approvals import IDEMPOTENCY_META, call_fingerprint, idempotency_key
+from reins.policies.replanning import active_steps
+from reins.policies.tool_calls import should_dispatch_again
+from reins.runtime.tools.mcp_tools import SESSIONS
+from reins.runtime.tools.registry import RegisteredTool
+from reins.runtime.execution.run_ledger import CAP_CODE, BudgetCapReached
+from reins.runtime.execution.steps import recorded_step
+from reins.runtime.tools.runner import QUESTION_TAKEN, CallResult, RunTool, digest
+from reins.runtime.execution.user_input import DecisionTaken
 
 
 def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, call_id: str, runtime: Any,

@@ -11,20 +11,20 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
-from policies.deadlines import contract_deadline_s
-from policies.delegation import DEFAULT_POLICY, PLAN_TOOL, TASK_TOOL, DelegationPolicy
-from policies.redaction import redact, redact_mapping
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
-from runtime.config.context import resolve_contract_mode, resolve_models
-from runtime.llm.failures import failure_cause
-from runtime.llm.models import ModelSet
-from runtime.execution.progress import Progress
-from runtime.tools.registry import ScopedTools, SubagentToolDefinition
-from runtime.resources import ResourceResolver
-from runtime.execution.steps import Attempt, failure_label, trace_record
-from schemas.trace import TraceRecord
-from nodes.delivery.context import DeliveryContext
-from nodes.delivery.state import ArtifactRecord, DeliveryState, Failure, ToolResultView
+from reins.policies.deadlines import contract_deadline_s
+from reins.policies.delegation import DEFAULT_POLICY, PLAN_TOOL, TASK_TOOL, DelegationPolicy
+from reins.policies.redaction import redact, redact_mapping
+from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers
+from reins.runtime.config.context import resolve_contract_mode, resolve_models
+from reins.runtime.llm.failures import failure_cause
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.execution.progress import Progress
+from reins.runtime.tools.registry import ScopedTools, SubagentToolDefinition
+from reins.runtime.resources import ResourceResolver
+from reins.runtime.execution.steps import Attempt, failure_label, trace_record
+from reins.schemas.trace import TraceRecord
+from reins.nodes.delivery.context import DeliveryContext
+from reins.nodes.delivery.state import ArtifactRecord, DeliveryState, Failure, ToolResultView
 
 WORKFLOW = "delivery-chain"
 MARKDOWN_LIMIT = 14_000

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from policies.delivery_input import check_review_timeout
-from runtime.config.context import ReinsContext, model_field
+from reins.policies.delivery_input import check_review_timeout
+from reins.runtime.config.context import ReinsContext, model_field
 
 
 @dataclass(kw_only=True)

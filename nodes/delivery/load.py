@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 import time
 import uuid
@@ -12,16 +12,16 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from policies.delivery_input import classify_delivery_input
-from policies.redaction import redact, was_redacted
-from runtime.execution.calls import OffLoop
-from runtime.resources import ResourceError, ResourceNotFound
-from runtime.execution.steps import recorded_step
-from nodes.delivery.common import DeliveryDeps, fail, progress
-from nodes.delivery.context import DeliveryContext
-from nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
-from nodes.delivery.routing import after_load
-from nodes.delivery.state import AfterLoad, ContextBlock, DeliveryState, Governance
+from reins.policies.delivery_input import classify_delivery_input
+from reins.policies.redaction import redact, was_redacted
+from reins.runtime.execution.calls import OffLoop
+from reins.runtime.resources import ResourceError, ResourceNotFound
+from reins.runtime.execution.steps import recorded_step
+from reins.nodes.delivery.common import DeliveryDeps, fail, progress
+from reins.nodes.delivery.context import DeliveryContext
+from reins.nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
+from reins.nodes.delivery.routing import after_load
+from reins.nodes.delivery.state import AfterLoad, ContextBlock, DeliveryState, Governance
 
 REQUIREMENT_LIMIT = 60_000
 INPUT_REDACTED_WARNING = "A secret in the requirement was replaced with [redacted] before it was stored or sent to a model."

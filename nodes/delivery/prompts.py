@@ -1,6 +1,6 @@
 """Prompts of the delivery chain. Inputs are tagged (``<requirement>``, ``<plan>``, ``<findings>`` …)
 so any model can find them, and travel as structured values in the call's metadata too
-(``runtime.llm.prompt_inputs``), where the offline stand-in reads them; artifacts go in as JSON of their
+(``reins.runtime.llm.prompt_inputs``), where the offline stand-in reads them; artifacts go in as JSON of their
 validated fields without internal ids; nothing secret is in them (the requirement is redacted at load)."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, listed
-from runtime.llm.prompt_inputs import Prompt, Tagged
-from runtime.tools.registry import SubagentToolDefinition
-from runtime.resources import PROMPT_CHARS, cut_for_prompt
-from schemas.delivery import SubagentInput
+from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers, listed
+from reins.runtime.llm.prompt_inputs import Prompt, Tagged
+from reins.runtime.tools.registry import SubagentToolDefinition
+from reins.runtime.resources import PROMPT_CHARS, cut_for_prompt
+from reins.schemas.delivery import SubagentInput
 
 # Loaded from demo://governance and demo://rubrics; when a file is missing the built-in text below
 # stands in and the run carries a warning.

@@ -1,7 +1,7 @@
 """``manager_refused``: records a manager turn the delegation policy refused, then either asks the
 same turn again or fails closed.
 
-The record names the refusal's reason as ``{path, code}`` pairs (``policies.manager_reask``): the
+The record names the refusal's reason as ``{path, code}`` pairs (``reins.policies.manager_reask``): the
 re-ask tells the model exactly these (never its refused answer), at a higher temperature and, after a
 cut-off, with more room; the trace says what changed. The refused call itself never runs. Whether the
 turn is asked again is the policy's re-ask budget (``reask_allowed``); a spent budget stops the run
@@ -13,17 +13,17 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from policies.delegation import reask_allowed
-from policies.guard_coverage import declare
-from policies.manager_reask import describe_issues, refusal_issues
-from policies.second_attempt import reask_temperature, repair_output_bound
-from policies.truncation import TRUNCATED
-from runtime.llm.models import RolePolicy
-from nodes.delivery.common import DeliveryDeps, trace
-from nodes.delivery.context import DeliveryContext
-from nodes.delivery.escalation import escalate_refused_turn
-from nodes.delivery.routing import refusals_in_turn, stopped_by_policy
-from nodes.delivery.state import AfterRefusal, DeliveryState
+from reins.policies.delegation import reask_allowed
+from reins.policies.guard_coverage import declare
+from reins.policies.manager_reask import describe_issues, refusal_issues
+from reins.policies.second_attempt import reask_temperature, repair_output_bound
+from reins.policies.truncation import TRUNCATED
+from reins.runtime.llm.models import RolePolicy
+from reins.nodes.delivery.common import DeliveryDeps, trace
+from reins.nodes.delivery.context import DeliveryContext
+from reins.nodes.delivery.escalation import escalate_refused_turn
+from reins.nodes.delivery.routing import refusals_in_turn, stopped_by_policy
+from reins.nodes.delivery.state import AfterRefusal, DeliveryState
 
 
 def reask_change(code: str, issues: list[dict[str, str]], policy: RolePolicy) -> str:

@@ -10,7 +10,7 @@ at every recorded decision, asks the given policy again with exactly the state t
 - the bundle → the post-review decision's revision targets (``revision``);
 - each contract output the run kept (pre-decision, plan, tasks, reviews, revisions) → accepted
   again by its strict schema and limits, or rejected (``contract:<name>``,
-  ``nodes.delivery.replay_contracts``), where the run made it.
+  ``reins.nodes.delivery.replay_contracts``), where the run made it.
 
 The first decision that comes out differently is where the run would have gone another way. What
 follows it depended on that decision, so replay stops there, and says whether going on would have
@@ -22,14 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from nodes.delivery.replay_contracts import contract_outputs
-from nodes.delivery.routing import delegation_verdict, refusals_in_turn
-from policies.contract_replay import after_rejection, revalidate
-from policies.delegation import DelegationPolicy, for_reviewers, reask_allowed
-from policies.replay import DEFAULT_OVERRIDES, Decision, Overrides, Replay
-from policies.review_bundle import build_review_bundle
-from policies.revision import derive_post_review_decision
-from policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
+from reins.nodes.delivery.replay_contracts import contract_outputs
+from reins.nodes.delivery.routing import delegation_verdict, refusals_in_turn
+from reins.policies.contract_replay import after_rejection, revalidate
+from reins.policies.delegation import DelegationPolicy, for_reviewers, reask_allowed
+from reins.policies.replay import DEFAULT_OVERRIDES, Decision, Overrides, Replay
+from reins.policies.review_bundle import build_review_bundle
+from reins.policies.revision import derive_post_review_decision
+from reins.policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
 
 __all__ = ["Decision", "Replay", "replay_delivery", "replay_values"]
 

@@ -3,7 +3,7 @@ outputs; an optional polish may reword only the narrative summary and falls back
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 import time
 from collections.abc import Generator
@@ -11,22 +11,22 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from policies.delivery_report import narrative, render_delivery_report
-from policies.model_notice import fallback_warnings
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
-from policies.revision import status_after_revision
-from runtime.execution.calls import Contract
-from runtime.execution.budget import budget_line, used, worst_case
-from runtime.execution.run_ledger import refusal_notes
-from runtime.llm.models import served_by_stand_in
-from runtime.contracts import CONTRACT_ROLES, fallbacks_per_role, merge_metrics, metrics_totals, models_served
-from runtime.execution.steps import attempt, recorded_step
-from schemas.delivery import PolishedSummary, RuntimeArtifact
-from schemas.trace import TraceRecord
-from nodes.delivery.common import DeliveryDeps, artifact_id, progress, trace
-from nodes.delivery.context import DeliveryContext
-from nodes.delivery.prompts import polish_messages
-from nodes.delivery.state import ArtifactRecord, DeliveryState, RevisionSummary, RunBudget, RunMetrics
+from reins.policies.delivery_report import narrative, render_delivery_report
+from reins.policies.model_notice import fallback_warnings
+from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers
+from reins.policies.revision import status_after_revision
+from reins.runtime.execution.calls import Contract
+from reins.runtime.execution.budget import budget_line, used, worst_case
+from reins.runtime.execution.run_ledger import refusal_notes
+from reins.runtime.llm.models import served_by_stand_in
+from reins.runtime.contracts import CONTRACT_ROLES, fallbacks_per_role, merge_metrics, metrics_totals, models_served
+from reins.runtime.execution.steps import attempt, recorded_step
+from reins.schemas.delivery import PolishedSummary, RuntimeArtifact
+from reins.schemas.trace import TraceRecord
+from reins.nodes.delivery.common import DeliveryDeps, artifact_id, progress, trace
+from reins.nodes.delivery.context import DeliveryContext
+from reins.nodes.delivery.prompts import polish_messages
+from reins.nodes.delivery.state import ArtifactRecord, DeliveryState, RevisionSummary, RunBudget, RunMetrics
 
 @declare()
 def fail_closed(state: DeliveryState) -> DeliveryState:
@@ -102,7 +102,7 @@ def public_metrics(state: DeliveryState) -> RunMetrics:
 
 
 def run_budget(state: DeliveryState, runtime: Runtime[DeliveryContext] | None, deps: DeliveryDeps) -> RunBudget:
-    """What the run used beside the most its configuration allows (``runtime.execution.budget``)."""
+    """What the run used beside the most its configuration allows (``reins.runtime.execution.budget``)."""
     models = deps.models_for(runtime)
     worst = worst_case("delivery_chain", models, contract_mode=deps.mode_for(runtime), policy=deps.policy,
                        reviewers=deps.reviewers, polish=deps.polish_enabled(runtime),

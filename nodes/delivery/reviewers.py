@@ -7,7 +7,7 @@ the outcomes join through the ``review_outcomes`` reducer.
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 import time
 from collections.abc import Generator
@@ -15,14 +15,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from runtime.execution.calls import Contract, Within
-from runtime.contracts import ContractError
-from runtime.llm.failures import failure_cause
-from runtime.execution.steps import attempt, failure_code
-from nodes.delivery.common import DeliveryDeps, clean, trace
-from nodes.delivery.context import DeliveryContext
-from nodes.delivery.prompts import worker_messages
-from nodes.delivery.state import DeliveryState, ReviewerTask, ReviewFailure, ReviewOutcome
+from reins.runtime.execution.calls import Contract, Within
+from reins.runtime.contracts import ContractError
+from reins.runtime.llm.failures import failure_cause
+from reins.runtime.execution.steps import attempt, failure_code
+from reins.nodes.delivery.common import DeliveryDeps, clean, trace
+from reins.nodes.delivery.context import DeliveryContext
+from reins.nodes.delivery.prompts import worker_messages
+from reins.nodes.delivery.state import DeliveryState, ReviewerTask, ReviewFailure, ReviewOutcome
 
 
 def review_failure(error: BaseException) -> ReviewFailure:

@@ -7,7 +7,7 @@ revision keeps revision 1 and adds a warning.
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from collections.abc import Generator
 from typing import Any
@@ -15,17 +15,17 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from policies.delegation import PLAN_TOOL, TASK_TOOL
-from runtime.execution.calls import Contract
-from runtime.llm.failures import failure_cause
-from runtime.execution.steps import attempt, recorded_step
-from schemas.delivery import DeliveryPlan, DeliveryTasks
-from nodes.delivery.common import DeliveryDeps, artifact_record, clean, progress, without_markdown
-from nodes.delivery.context import DeliveryContext
-from nodes.delivery.prompts import revision_block, worker_messages
-from nodes.delivery.routing import after_plan_revision
-from nodes.delivery.state import AfterPlanRevision, DeliveryState, RevisionOutcome
-from nodes.delivery.workers import plan_counts, task_counts, tool_result
+from reins.policies.delegation import PLAN_TOOL, TASK_TOOL
+from reins.runtime.execution.calls import Contract
+from reins.runtime.llm.failures import failure_cause
+from reins.runtime.execution.steps import attempt, recorded_step
+from reins.schemas.delivery import DeliveryPlan, DeliveryTasks
+from reins.nodes.delivery.common import DeliveryDeps, artifact_record, clean, progress, without_markdown
+from reins.nodes.delivery.context import DeliveryContext
+from reins.nodes.delivery.prompts import revision_block, worker_messages
+from reins.nodes.delivery.routing import after_plan_revision
+from reins.nodes.delivery.state import AfterPlanRevision, DeliveryState, RevisionOutcome
+from reins.nodes.delivery.workers import plan_counts, task_counts, tool_result
 
 SPECS = {
     "plan": ("delivery.plan_revision", DeliveryPlan, PLAN_TOOL, "revise-plan", "Revise plan", plan_counts),

@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
-from runtime.execution.steps import ContractMetrics
-from schemas.delivery import PreBranch, ReviewerOutcome, RunStatus
-from schemas.trace import TraceRecord
+from reins.runtime.execution.steps import ContractMetrics
+from reins.schemas.delivery import PreBranch, ReviewerOutcome, RunStatus
+from reins.schemas.trace import TraceRecord
 
 # Where the deciding nodes may send the run next (their ``Command`` destinations, so Studio draws them).
 AfterLoad = Literal["supervisor_pre", "fail_closed"]
@@ -37,7 +37,7 @@ class Failure(TypedDict):
 
 
 class PolicyViolation(TypedDict):
-    """The rule a policy refused by (a refused ``policies.verdict.Verdict`` as data: its code and reason)."""
+    """The rule a policy refused by (a refused ``reins.policies.verdict.Verdict`` as data: its code and reason)."""
 
     code: str
     message: str
@@ -93,7 +93,7 @@ class ProposedToolCall(TypedDict):
 
 class ManagerProposal(TypedDict):
     """One manager turn as the policy saw it — what had run, which artifacts existed, what the model
-    proposed — and the verdict: what a replay re-decides under another policy (``nodes.delivery.replay``)."""
+    proposed — and the verdict: what a replay re-decides under another policy (``reins.nodes.delivery.replay``)."""
 
     turn: int
     executed: list[str]  # sub-agent tools executed before this turn, in order
@@ -199,7 +199,7 @@ class RunMetrics(TypedDict):
 
 
 class RevisionSummary(TypedDict):
-    requests: list[dict[str, Any]]  # the revision requests derived from findings (``policies.revision``)
+    requests: list[dict[str, Any]]  # the revision requests derived from findings (``reins.policies.revision``)
     outcomes: list[RevisionOutcome]
 
 

@@ -4,7 +4,7 @@ post-review decision, whose revision targets say where the run goes)."""
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from collections.abc import Generator
 from typing import Any
@@ -12,17 +12,17 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from policies.delegation import validate_exact_reviewer_roles
-from policies.revision import derive_post_review_decision
-from runtime.execution.calls import Contract
-from runtime.execution.steps import attempt, failure_label, recorded_step
-from schemas.delivery import SupervisorPostGuidance, pre_decision_schema
-from schemas.trace import TraceRecord
-from nodes.delivery.common import DeliveryDeps, call_failed, clean, progress, trace
-from nodes.delivery.context import DeliveryContext
-from nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
-from nodes.delivery.routing import after_post, policy_violation, stopped_by_policy
-from nodes.delivery.state import AfterPost, AfterPre, DeliveryState, PreDecision
+from reins.policies.delegation import validate_exact_reviewer_roles
+from reins.policies.revision import derive_post_review_decision
+from reins.runtime.execution.calls import Contract
+from reins.runtime.execution.steps import attempt, failure_label, recorded_step
+from reins.schemas.delivery import SupervisorPostGuidance, pre_decision_schema
+from reins.schemas.trace import TraceRecord
+from reins.nodes.delivery.common import DeliveryDeps, call_failed, clean, progress, trace
+from reins.nodes.delivery.context import DeliveryContext
+from reins.nodes.delivery.prompts import supervisor_post_messages, supervisor_pre_messages
+from reins.nodes.delivery.routing import after_post, policy_violation, stopped_by_policy
+from reins.nodes.delivery.state import AfterPost, AfterPre, DeliveryState, PreDecision
 
 STAGE_PRE = "supervisor-pre-decision"
 PRE_STATUS = {"clarification_required": "clarification_required", "blocked": "blocked"}

@@ -3,16 +3,16 @@ go on to the post-review decision or straight to the report."""
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from langgraph.types import Command
 
-from policies.review_bundle import build_review_bundle
-from policies.reviewers import count_word
-from runtime.execution.steps import recorded_step
-from nodes.delivery.common import DeliveryDeps, progress
-from nodes.delivery.routing import after_synthesis
-from nodes.delivery.state import AfterSynthesis, DeliveryState, Failure
+from reins.policies.review_bundle import build_review_bundle
+from reins.policies.reviewers import count_word
+from reins.runtime.execution.steps import recorded_step
+from reins.nodes.delivery.common import DeliveryDeps, progress
+from reins.nodes.delivery.routing import after_synthesis
+from reins.nodes.delivery.state import AfterSynthesis, DeliveryState, Failure
 
 
 @declare(guards=("review_bundle",))

@@ -6,7 +6,7 @@ never drafted without a plan, and reviews never run without both.
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -16,12 +16,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel
 
-from policies.delegation import PLAN_TOOL, TASK_TOOL
-from policies.redaction import redact
-from runtime.execution.calls import Contract
-from runtime.execution.steps import attempt, recorded_step
-from schemas.delivery import DeliveryPlan, DeliveryTasks, SubagentToolResult
-from nodes.delivery.common import (
+from reins.policies.delegation import PLAN_TOOL, TASK_TOOL
+from reins.policies.redaction import redact
+from reins.runtime.execution.calls import Contract
+from reins.runtime.execution.steps import attempt, recorded_step
+from reins.schemas.delivery import DeliveryPlan, DeliveryTasks, SubagentToolResult
+from reins.nodes.delivery.common import (
     DeliveryDeps,
     artifact_id,
     artifact_record,
@@ -31,10 +31,10 @@ from nodes.delivery.common import (
     progress,
     without_markdown,
 )
-from nodes.delivery.context import DeliveryContext
-from nodes.delivery.prompts import worker_messages
-from nodes.delivery.routing import after_worker
-from nodes.delivery.state import AfterWorker, DeliveryState, ToolResultView
+from reins.nodes.delivery.context import DeliveryContext
+from reins.nodes.delivery.prompts import worker_messages
+from reins.nodes.delivery.routing import after_worker
+from reins.nodes.delivery.state import AfterWorker, DeliveryState, ToolResultView
 
 
 def plan_counts(plan: dict[str, Any]) -> str:

@@ -6,16 +6,16 @@ from dataclasses import dataclass
 
 from langgraph.runtime import Runtime
 
-from policies.redaction import redact
-from policies.tasklist_machine import Counters, Limits, Machine, Verdict, limits_for
-from runtime.config.context import resolve_contract_mode, resolve_models
-from runtime.llm.failures import stage_failure
-from runtime.llm.models import ModelSet
-from runtime.execution.progress import Progress
-from runtime.resources import ResourceResolver
-from runtime.execution.steps import CONTRACT_FAILURE, TIMEOUT, Attempt, RecordedStep, trace_record
-from nodes.tasklist.state import TasklistState
-from nodes.tasklist.context import TasklistContext
+from reins.policies.redaction import redact
+from reins.policies.tasklist_machine import Counters, Limits, Machine, Verdict, limits_for
+from reins.runtime.config.context import resolve_contract_mode, resolve_models
+from reins.runtime.llm.failures import stage_failure
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.execution.progress import Progress
+from reins.runtime.resources import ResourceResolver
+from reins.runtime.execution.steps import CONTRACT_FAILURE, TIMEOUT, Attempt, RecordedStep, trace_record
+from reins.nodes.tasklist.state import TasklistState
+from reins.nodes.tasklist.context import TasklistContext
 
 WORKFLOW = "tasklist"
 

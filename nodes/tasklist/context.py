@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runtime.config.context import ReinsContext, model_field
+from reins.runtime.config.context import ReinsContext, model_field
 
 
 @dataclass(kw_only=True)

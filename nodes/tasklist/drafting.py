@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
-from policies.redaction import redact
-from policies.tasklist_review import decide_warning_disposition, revision_review_options
-from policies.tasklist_structure import (
+from reins.policies.redaction import redact
+from reins.policies.tasklist_review import decide_warning_disposition, revision_review_options
+from reins.policies.tasklist_structure import (
     DRAFT_TEXT_LIMIT,
     StructureValidation,
     enforce_header,
     validate_tasklist_structure,
 )
-from runtime.execution.calls import Text
-from runtime.execution.steps import attempt
-from nodes.tasklist import prompts
-from nodes.tasklist.intake import the_plan
-from nodes.tasklist.review import await_review, review_rejected
-from nodes.tasklist.steps import StepRun, guarded
-from nodes.tasklist.state import TasklistState
+from reins.runtime.execution.calls import Text
+from reins.runtime.execution.steps import attempt
+from reins.nodes.tasklist import prompts
+from reins.nodes.tasklist.intake import the_plan
+from reins.nodes.tasklist.review import await_review, review_rejected
+from reins.nodes.tasklist.steps import StepRun, guarded
+from reins.nodes.tasklist.state import TasklistState
 
 
 def _with_header(state: TasklistState, markdown: str) -> str:

@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from collections.abc import Generator
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from policies.redaction import redact, was_redacted
-from policies.tasklist_plan import REFERENCE_MESSAGES, allowed_actions, assess_readiness, extract_plan, plan_reference
-from policies.tasklist_machine import Counters
-from runtime.execution.calls import OffLoop
-from runtime.resources import ResourceError
-from runtime.config.tracing import new_run_id
-from runtime.execution.steps import trace_record
-from nodes.tasklist.common import TasklistDeps, progress_of
-from nodes.tasklist.steps import Admission, StepRun, guarded
-from nodes.tasklist.state import TasklistState
-from nodes.tasklist.context import TasklistContext
+from reins.policies.redaction import redact, was_redacted
+from reins.policies.tasklist_plan import REFERENCE_MESSAGES, allowed_actions, assess_readiness, extract_plan, plan_reference
+from reins.policies.tasklist_machine import Counters
+from reins.runtime.execution.calls import OffLoop
+from reins.runtime.resources import ResourceError
+from reins.runtime.config.tracing import new_run_id
+from reins.runtime.execution.steps import trace_record
+from reins.nodes.tasklist.common import TasklistDeps, progress_of
+from reins.nodes.tasklist.steps import Admission, StepRun, guarded
+from reins.nodes.tasklist.state import TasklistState
+from reins.nodes.tasklist.context import TasklistContext
 
 GRAPH_VERSION = "tasklist-agent/1"
 INPUT_REDACTED_ITEM = {

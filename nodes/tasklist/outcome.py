@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from policies.redaction import redact
-from policies.tasklist_review import evaluate_revision_effect, manual_item
-from policies.tasklist_structure import StructureValidation
-from nodes.tasklist.common import progress_of
-from nodes.tasklist.steps import StepRun, guarded
-from nodes.tasklist.state import TasklistState
+from reins.policies.redaction import redact
+from reins.policies.tasklist_review import evaluate_revision_effect, manual_item
+from reins.policies.tasklist_structure import StructureValidation
+from reins.nodes.tasklist.common import progress_of
+from reins.nodes.tasklist.steps import StepRun, guarded
+from reins.nodes.tasklist.state import TasklistState
 
 BLOCKED_MESSAGE = "The task list still fails structural validation; do not adopt it as it is."
 

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
 from collections.abc import Generator
 from typing import Any
 
-from policies.redaction import redact_mapping
-from policies.tasklist_review import CONTEXT_READ_FAILED_TITLE, manual_item
-from runtime.execution.calls import Contract, OffLoop
-from runtime.resources import PROMPT_CHARS, ResourceError, cut_for_prompt
-from runtime.execution.steps import attempt
-from schemas.tasklist import PlanningDecision
-from nodes.tasklist import prompts
-from nodes.tasklist.common import stop
-from nodes.tasklist.steps import StepRun, guarded
-from nodes.tasklist.state import TasklistState
+from reins.policies.redaction import redact_mapping
+from reins.policies.tasklist_review import CONTEXT_READ_FAILED_TITLE, manual_item
+from reins.runtime.execution.calls import Contract, OffLoop
+from reins.runtime.resources import PROMPT_CHARS, ResourceError, cut_for_prompt
+from reins.runtime.execution.steps import attempt
+from reins.schemas.tasklist import PlanningDecision
+from reins.nodes.tasklist import prompts
+from reins.nodes.tasklist.common import stop
+from reins.nodes.tasklist.steps import StepRun, guarded
+from reins.nodes.tasklist.state import TasklistState
 
 
 @guarded("planning_decision", "Choose the next action")

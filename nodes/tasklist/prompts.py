@@ -1,7 +1,7 @@
 """Prompts of the tasklist agent's four contracts.
 
 Inputs are tagged (``<plan>``, ``<readiness>``, ``<allowed_actions>``, ...) so any model can find
-them, and travel as structured values in the call's metadata too (``runtime.llm.prompt_inputs``), where
+them, and travel as structured values in the call's metadata too (``reins.runtime.llm.prompt_inputs``), where
 the offline stand-in reads them. System prompts name the blocks in words, never as tags, so a tag
 appears only around its real content. The split strategy reaches the draft prompt twice: as JSON and
 as explicit, binding constraints.
@@ -15,10 +15,10 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from policies.tasklist_plan import OPTIONAL_CONTEXT_ALLOWLIST
-from runtime.llm.prompt_inputs import Prompt
-from runtime.resources import PLAN_PROMPT_CHARS, PROMPT_CHARS, cut_for_prompt
-from nodes.tasklist.state import Strategy, TasklistState
+from reins.policies.tasklist_plan import OPTIONAL_CONTEXT_ALLOWLIST
+from reins.runtime.llm.prompt_inputs import Prompt
+from reins.runtime.resources import PLAN_PROMPT_CHARS, PROMPT_CHARS, cut_for_prompt
+from reins.nodes.tasklist.state import Strategy, TasklistState
 
 PLANNING_SYSTEM = """You are the planning step of a controlled tasklist agent. The runtime has read a \
 version plan and judged its readiness by rules. Choose exactly ONE next action, and only one listed in \

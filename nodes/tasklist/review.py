@@ -16,11 +16,11 @@ from collections.abc import Mapping
 
 from langgraph.types import interrupt
 
-from nodes.tasklist.common import stop
-from nodes.tasklist.state import ReviewDecision, ReviewRequest, ReviewSubject, TasklistState
-from nodes.tasklist.steps import StepRun
-from policies.tasklist_review import check_review_decision
-from schemas.tasklist import review_decision_forms, review_response_schema
+from reins.nodes.tasklist.common import stop
+from reins.nodes.tasklist.state import ReviewDecision, ReviewRequest, ReviewSubject, TasklistState
+from reins.nodes.tasklist.steps import StepRun
+from reins.policies.tasklist_review import check_review_decision
+from reins.schemas.tasklist import review_decision_forms, review_response_schema
 
 REVIEW_REJECTED_MESSAGE = "The reviewer rejected the {what}; no task list was produced."
 

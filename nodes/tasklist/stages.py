@@ -4,6 +4,6 @@ A new step is one row in ``policies/tasklist_machine.py`` and one ``@guarded`` b
 module, listed in that module's ``STEPS``.
 """
 
-from nodes.tasklist import drafting, intake, outcome, planning, strategy
+from reins.nodes.tasklist import drafting, intake, outcome, planning, strategy
 
 STEPS = (*intake.STEPS, *planning.STEPS, *strategy.STEPS, *drafting.STEPS, *outcome.STEPS)

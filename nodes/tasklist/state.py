@@ -16,8 +16,8 @@ from pydantic import Field
 # needs its TypedDict (and NotRequired with it).
 from typing_extensions import NotRequired, TypedDict
 
-from runtime.execution.steps import ContractMetrics
-from schemas.trace import TraceRecord
+from reins.runtime.execution.steps import ContractMetrics
+from reins.schemas.trace import TraceRecord
 
 
 class TasklistInput(TypedDict, total=False):
@@ -69,7 +69,7 @@ class TasklistState(TasklistInput, TasklistOutput, total=False):
 
 
 class GuardRecord(TypedDict):
-    """One guard question and answer (``policies.tasklist_replay.guard_record``)."""
+    """One guard question and answer (``reins.policies.tasklist_replay.guard_record``)."""
 
     machine: dict[str, Any]  # the Machine the guard saw, as plain data
     action: str
@@ -87,7 +87,7 @@ class ManualReviewItem(TypedDict):
 
 
 class PlanningAction(TypedDict):
-    """The planning decision's chosen action (``schemas.tasklist.PlanningAction`` as data)."""
+    """The planning decision's chosen action (``reins.schemas.tasklist.PlanningAction`` as data)."""
 
     type: str  # one of schemas.tasklist.PLANNING_ACTIONS
     reason: str
@@ -98,7 +98,7 @@ class PlanningAction(TypedDict):
 
 
 class Strategy(TypedDict):
-    """The split strategy (``schemas.tasklist.TasklistStrategy`` as data)."""
+    """The split strategy (``reins.schemas.tasklist.TasklistStrategy`` as data)."""
 
     granularity: str  # coarse | medium | detailed
     expected_step_range: list[int]  # [low, high]
@@ -176,7 +176,7 @@ class WeakFinding(TypedDict):
 
 
 class Validation(TypedDict):
-    """One draft's structural validation (``policies.tasklist_structure.StructureValidation``)."""
+    """One draft's structural validation (``reins.policies.tasklist_structure.StructureValidation``)."""
 
     status: str  # pass | warning | fail
     score: int
@@ -203,7 +203,7 @@ class RevisionEffect(TypedDict):
 
 
 class Counters(TypedDict):
-    """What the run has spent (``policies.tasklist_machine.Counters``)."""
+    """What the run has spent (``reins.policies.tasklist_machine.Counters``)."""
 
     steps: int
     optional_context_reads: int
@@ -212,7 +212,7 @@ class Counters(TypedDict):
 
 
 class Limits(TypedDict):
-    """What the run may spend (``policies.tasklist_machine.Limits``)."""
+    """What the run may spend (``reins.policies.tasklist_machine.Limits``)."""
 
     max_steps: int
     max_optional_context_reads: int
@@ -221,7 +221,7 @@ class Limits(TypedDict):
 
 
 class PlanExtraction(TypedDict):
-    """The version plan as read (``policies.tasklist_plan.PlanExtraction``)."""
+    """The version plan as read (``reins.policies.tasklist_plan.PlanExtraction``)."""
 
     title: str
     target_version: str

@@ -22,8 +22,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from policies.guard_coverage import NodeDeclaration, declaration_of, declare
-from policies.tasklist_machine import (
+from reins.policies.guard_coverage import NodeDeclaration, declaration_of, declare
+from reins.policies.tasklist_machine import (
     ACTIONS,
     TRANSITIONS,
     Machine,
@@ -34,13 +34,13 @@ from policies.tasklist_machine import (
     guard,
     leads_to,
 )
-from policies.tasklist_replay import guard_record
-from runtime.execution.calls import drive
-from runtime.llm.models import ModelSet
-from runtime.execution.steps import Attempt, RecordedStep, recorded_step
-from nodes.tasklist.common import TasklistDeps, machine_of, model_failed, progress_of, refused
-from nodes.tasklist.state import GuardRecord, TasklistState
-from nodes.tasklist.context import TasklistContext
+from reins.policies.tasklist_replay import guard_record
+from reins.runtime.execution.calls import drive
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.execution.steps import Attempt, RecordedStep, recorded_step
+from reins.nodes.tasklist.common import TasklistDeps, machine_of, model_failed, progress_of, refused
+from reins.nodes.tasklist.state import GuardRecord, TasklistState
+from reins.nodes.tasklist.context import TasklistContext
 
 @dataclass(frozen=True)
 class Admission:

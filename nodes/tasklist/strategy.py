@@ -3,17 +3,17 @@ reviewer) and the optional human strategy review."""
 
 from __future__ import annotations
 
-from policies.guard_coverage import declare
+from reins.policies.guard_coverage import declare
 
-from policies.redaction import redact, redact_mapping
-from policies.tasklist_review import strategy_review_options
-from runtime.execution.calls import Contract
-from runtime.execution.steps import attempt
-from schemas.tasklist import TasklistStrategy
-from nodes.tasklist import prompts
-from nodes.tasklist.review import await_review, review_rejected
-from nodes.tasklist.steps import StepRun, guarded
-from nodes.tasklist.state import Strategy, TasklistState
+from reins.policies.redaction import redact, redact_mapping
+from reins.policies.tasklist_review import strategy_review_options
+from reins.runtime.execution.calls import Contract
+from reins.runtime.execution.steps import attempt
+from reins.schemas.tasklist import TasklistStrategy
+from reins.nodes.tasklist import prompts
+from reins.nodes.tasklist.review import await_review, review_rejected
+from reins.nodes.tasklist.steps import StepRun, guarded
+from reins.nodes.tasklist.state import Strategy, TasklistState
 
 
 def _describe(strategy: Strategy) -> str:

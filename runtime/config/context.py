@@ -6,12 +6,13 @@ models or modes for one run without a restart; graph-specific contexts extend th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import difflib
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any
 
-from runtime.llm.models import ModelSet, model_set_from_settings
-from runtime.config.settings import CONTRACT_MODES, ContractMode, current_settings, env_snapshot, settings_for
+from reins.runtime.llm.models import ModelSet, model_set_from_settings
+from reins.runtime.config.settings import CONTRACT_MODES, ContractMode, current_settings, env_snapshot, settings_for
 
 
 def model_field(*nodes: str) -> Any:
@@ -22,8 +23,22 @@ def model_field(*nodes: str) -> Any:
                                          "json_schema_extra": studio})
 
 
+class _KnownKeys(type):
+    """Refuses a context key the graph does not know, naming the valid ones: a misspelt key
+    (``context={"modle": …}``) would otherwise be a bare ``TypeError`` from the dataclass."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        valid = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+        for key in kwargs:
+            if key not in valid:
+                close = difflib.get_close_matches(key, valid, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise TypeError(f"unknown context key {key!r} for {cls.__name__}{hint}; valid keys: {', '.join(valid)}")
+        return super().__call__(*args, **kwargs)
+
+
 @dataclass(kw_only=True)
-class ReinsContext:
+class ReinsContext(metaclass=_KnownKeys):
     model: str | None = model_field()
     contract_mode: ContractMode | None = field(
         default=None, metadata={"description": "direct or two_step; defaults to REINS_CONTRACT_MODE."}
@@ -56,7 +71,7 @@ def model_set_of(models: Any, graph: str) -> ModelSet | None:
         return ModelSet.uniform(models)
     raise TypeError(
         f"{graph}: models must be a LangChain chat model (BaseChatModel, served for every role) or a "
-        f"runtime.llm.models.ModelSet, not {type(models).__name__}"
+        f"reins.ModelSet, not {type(models).__name__}"
     )
 
 

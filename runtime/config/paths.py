@@ -9,7 +9,7 @@ from importlib.resources import files
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # a checkout (README.md); site-packages when installed
-RESOURCES = Path(str(files("resources")))
+RESOURCES = Path(str(files("reins.resources")))
 BUNDLED_DOCS = RESOURCES / "docs"
 # The graphs' entry points: the checkout's langgraph.json, else the copy the wheel ships as package data.
 LANGGRAPH_JSON = next(

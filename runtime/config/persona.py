@@ -1,7 +1,7 @@
 """The user's persona for the assistant: instructions and few-shot examples from the run's context,
 else from the file named by ``REINS_ASSISTANT_PROMPT_FILE`` (TOML, or JSON by its ``.json`` suffix).
 
-A persona is checked whole (``schemas.persona`` for its shape, ``policies.persona`` for its caps) and
+A persona is checked whole (``reins.schemas.persona`` for its shape, ``reins.policies.persona`` for its caps) and
 refused in one line naming the field; it reaches the prompts as the user's text and no rule reads it.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from policies.persona import persona_problem
-from schemas.persona import AssistantPersona
+from reins.policies.persona import persona_problem
+from reins.schemas.persona import AssistantPersona
 
 PROMPT_FILE_ENV = "REINS_ASSISTANT_PROMPT_FILE"
 

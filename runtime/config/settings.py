@@ -11,13 +11,13 @@ from typing import Any, Literal, get_args
 
 # REINS_TEXT_TOOL_CALLS: a tool call a model wrote as text is recovered (then checked like a native
 # one) or the turn is refused as having no tool call.
-from policies.fallback import ModelList, parse_model_entry, parse_model_list
-from policies.text_tool_calls import TEXT_TOOL_CALL_MODES, TextToolCallMode
+from reins.policies.fallback import ModelList, parse_model_entry, parse_model_list
+from reins.policies.text_tool_calls import TEXT_TOOL_CALL_MODES, TextToolCallMode
 
 # REINS_TOOL_CHOICE: how a tool call is asked for (manager turns and function_calling structured
 # output); the styles and which servers honour each are described in policies/tool_choice.py.
-from policies.tool_choice import TOOL_CHOICE_STYLES, ToolChoiceStyle
-from runtime.config.paths import BUNDLED_DOCS
+from reins.policies.tool_choice import TOOL_CHOICE_STYLES, ToolChoiceStyle
+from reins.runtime.config.paths import BUNDLED_DOCS
 
 # Each choice is declared once as a Literal (a dropdown in Studio where a context field uses it);
 # the tuples a setting is checked against derive from it.
@@ -80,7 +80,7 @@ def _http_url(key: str, value: str) -> str:
 
 
 def _model_list(key: str, value: str) -> ModelList:
-    """A fallback list (``policies.fallback.parse_model_list``), its error naming the variable."""
+    """A fallback list (``reins.policies.fallback.parse_model_list``), its error naming the variable."""
     try:
         return parse_model_list(value)
     except ValueError as error:
@@ -153,7 +153,7 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         if env is None:
-            from runtime.config.secrets import refresh_secret_values
+            from reins.runtime.config.secrets import refresh_secret_values
 
             refresh_secret_values()  # a key set since the last read is redacted from now on
         env = os.environ if env is None else env

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from policies.tracing import allowlisted_metadata
+from reins.policies.tracing import allowlisted_metadata
 
 
 def new_run_id() -> str:

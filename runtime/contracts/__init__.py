@@ -11,13 +11,13 @@
 4. Every call is counted: business, encoder and repair calls, tokens, latency.
 
 Free-text drafts (``invoke_text``) and tool-calling turns (``invoke_tool_turn``) go through the same
-call mechanics (``runtime.llm.model_calls``: labels, role policy, retries, fallbacks, metrics). Each
+call mechanics (``reins.runtime.llm.model_calls``: labels, role policy, retries, fallbacks, metrics). Each
 algorithm is written once, as a generator of requests (``contract_steps``, ``text_steps``,
-``tool_turn_steps``), and runs on the one pair of drivers of ``runtime.execution.driving``: ``invoke_*`` with
+``tool_turn_steps``), and runs on the one pair of drivers of ``reins.runtime.execution.driving``: ``invoke_*`` with
 ``drive``, ``ainvoke_*`` with ``adrive`` (the model's ``invoke`` / ``ainvoke``). Graph nodes reach
 both through ``runtime/execution/calls.py``.
 
-The messages may carry the structured inputs they were written from (``runtime.llm.prompt_inputs``):
+The messages may carry the structured inputs they were written from (``reins.runtime.llm.prompt_inputs``):
 those travel in every call's metadata beside the contract's name.
 """
 
@@ -30,8 +30,8 @@ from typing import Any, Generic, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
-from policies.escalation import CONTRACT_ATTEMPTS, escalation_allowed
-from runtime.contracts.checks import (  # noqa: F401 - judging outputs and the repair, named here too
+from reins.policies.escalation import CONTRACT_ATTEMPTS, escalation_allowed
+from reins.runtime.contracts.checks import (  # noqa: F401 - judging outputs and the repair, named here too
     MAX_REPAIR_ISSUES,
     TRUNCATED_ISSUE,
     TRUNCATION_HINT,
@@ -42,17 +42,17 @@ from runtime.contracts.checks import (  # noqa: F401 - judging outputs and the r
     repair_message,
     truncated,
 )
-from runtime.contracts.roles import (  # noqa: F401 - the contracts' roles, named here too
+from reins.runtime.contracts.roles import (  # noqa: F401 - the contracts' roles, named here too
     CONTRACT_ROLES,
     fallbacks_per_role,
     models_served,
     register_contracts,
     role_for,
 )
-from runtime.execution.driving import Steps, adrive, drive
-from runtime.llm.escalation import escalation_steps
-from runtime.llm.messages import message_text
-from runtime.llm.model_calls import (  # noqa: F401 - the errors and metrics of contract calls, named here too
+from reins.runtime.execution.driving import Steps, adrive, drive
+from reins.runtime.llm.escalation import escalation_steps
+from reins.runtime.llm.messages import message_text
+from reins.runtime.llm.model_calls import (  # noqa: F401 - the errors and metrics of contract calls, named here too
     METRIC_FIELDS,
     RUNAWAY_KEY,
     SERVED_PREFIX,
@@ -63,10 +63,10 @@ from runtime.llm.model_calls import (  # noqa: F401 - the errors and metrics of 
     merge_metrics,
     metrics_totals,
 )
-from runtime.llm.models import ModelSet
-from runtime.llm.prompt_inputs import inputs_of
-from runtime.execution.run_ledger import BudgetCapReached
-from runtime.config.settings import CONTRACT_MODES
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.llm.prompt_inputs import inputs_of
+from reins.runtime.execution.run_ledger import BudgetCapReached
+from reins.runtime.config.settings import CONTRACT_MODES
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -118,7 +118,7 @@ def _metered(caller: _Caller, steps: Steps) -> Steps:
 
 def _draft(caller: _Caller, messages: Sequence[BaseMessage]) -> Steps:
     """A free-text answer of the role's model. A draft cut off at the token limit — or stopped early
-    because it ran away in a loop (``policies.runaway_text``) — is never returned as a draft: it gets
+    because it ran away in a loop (``reins.policies.runaway_text``) — is never returned as a draft: it gets
     the one repair (asked again, shorter, with more room, told why); a second cut-off raises
     ``ContractError`` with the code ``truncated``."""
     message = yield from caller.steps("business_calls", caller.role, list(messages))
@@ -157,7 +157,7 @@ def _structured(caller: _Caller, schema: type[T], messages: Sequence[BaseMessage
 def _escalated(caller: _Caller, role: str, ask: list[BaseMessage], schema: type[T], method: str,
                issues: list[ContractIssue]) -> Steps:
     """A contract still invalid after its repair: the same request once on the role's escalation
-    model, validated by the same schema (``policies.escalation``). Returns ``(value, issues)``; when
+    model, validated by the same schema (``reins.policies.escalation``). Returns ``(value, issues)``; when
     no escalation is configured, or its model fails or answers invalidly too, value is None."""
     if not escalation_allowed(configured=caller.models.escalation(role) is not None, failed_attempts=CONTRACT_ATTEMPTS,
                               allowed_attempts=CONTRACT_ATTEMPTS, escalated=False):
@@ -236,7 +236,7 @@ def invoke_tool_turn(contract: str, messages: Sequence[BaseMessage], models: Mod
     """One native tool-calling turn (the manager's); policy checks happen in the graph, not here.
 
     ``options`` go to ``bind_tools`` as they are (``tool_choice``, ``parallel_tool_calls``; see
-    ``policies.tool_choice``)."""
+    ``reins.policies.tool_choice``)."""
     return drive(tool_turn_steps(contract, messages, models, tools, options, more_room=more_room))
 
 

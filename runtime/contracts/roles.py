@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from runtime.llm.model_calls import SERVED_PREFIX
+from reins.runtime.llm.model_calls import SERVED_PREFIX
 
 CONTRACT_ROLES: dict[str, str] = {
     "tasklist.planning_decision": "tasklist",

@@ -1,6 +1,6 @@
 """A graph's worst case under a model set and its options, what a run used, and the user's caps.
 
-The arithmetic is ``policies.budget``; the stages are ``policies.run_budgets``. This module reads the
+The arithmetic is ``reins.policies.budget``; the stages are ``reins.policies.run_budgets``. This module reads the
 configuration those need — every role's policy and model chain, the delegation policy, the reviewer
 table, the contract mode — and the metrics a run recorded.
 """
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from policies.budget import CAP_NAMES, Budget, CallLimits, budget, over_caps
-from policies.deadlines import contract_deadline_s
-from policies.delegation import DEFAULT_POLICY, DelegationPolicy
-from policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
-from policies.run_budgets import (
+from reins.policies.budget import CAP_NAMES, Budget, CallLimits, budget, over_caps
+from reins.policies.deadlines import contract_deadline_s
+from reins.policies.delegation import DEFAULT_POLICY, DelegationPolicy
+from reins.policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
+from reins.policies.run_budgets import (
     ESCALATION,
     TASKLIST_READS,
     assistant_stages,
@@ -21,8 +21,8 @@ from policies.run_budgets import (
     delivery_stages,
     tasklist_stages,
 )
-from runtime.llm.models import ModelSet
-from runtime.config.settings import ROLES
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.config.settings import ROLES
 
 GRAPHS = ("tasklist_agent", "delivery_chain", "assistant")
 CAP_VARIABLES: Mapping[str, str] = {
@@ -124,8 +124,8 @@ def run_budget_of(worst: Budget, metrics: Mapping[str, Mapping[str, int]], tool_
 def configured_budget(graph: str, values: Mapping[str, object], tool_calls: int, seconds: float,
                       **options: object) -> dict:
     """``run_budget_of`` for a run of ``graph`` under the environment's configuration (the CLI's)."""
-    from runtime.llm.models import model_set_from_settings
-    from runtime.config.settings import Settings
+    from reins.runtime.llm.models import model_set_from_settings
+    from reins.runtime.config.settings import Settings
 
     settings = Settings.from_env()
     worst = worst_case(graph, model_set_from_settings(settings), contract_mode=settings.contract_mode,

@@ -19,7 +19,7 @@ A blocking call that is not a model's (a file read) is yielded as ``OffLoop(func
 with ``invoke_contract`` …) and an async one (``ainvoke_contract`` …). ``graph.invoke`` runs the
 first; ``graph.ainvoke`` / ``astream`` and LangGraph Server run the second, so no run holds a
 thread while a model answers. The contract, text and tool-turn algorithms are written the same way
-(``contract_steps`` … in ``runtime/contracts/__init__.py``) and run on the same drivers (``runtime.execution.driving``). A plain function is returned unchanged: nodes
+(``contract_steps`` … in ``runtime/contracts/__init__.py``) and run on the same drivers (``reins.runtime.execution.driving``). A plain function is returned unchanged: nodes
 that never wait on a model stay ordinary functions.
 """
 
@@ -37,8 +37,8 @@ from typing import Any
 # Private API, imported here only (tests/runtime/test_langgraph_private_api.py fails the day it moves).
 from langgraph._internal._runnable import RunnableCallable
 
-from policies.guard_coverage import carry_declaration
-from runtime.contracts import (
+from reins.policies.guard_coverage import carry_declaration
+from reins.runtime.contracts import (
     ainvoke_contract,
     ainvoke_text,
     ainvoke_tool_turn,
@@ -46,12 +46,12 @@ from runtime.contracts import (
     invoke_text,
     invoke_tool_turn,
 )
-from runtime.execution import driving
-from runtime.execution.driving import Steps, adrive  # noqa: F401 - the async driver is this module's too
-from runtime.execution.deadline import DeadlineExceeded, call_cancellable, call_with_deadline, deadline_scope
-from runtime.llm.models import ModelSet
-from runtime.llm.reply_stream import streaming_reply
-from runtime.execution.steps import metered
+from reins.runtime.execution import driving
+from reins.runtime.execution.driving import Steps, adrive  # noqa: F401 - the async driver is this module's too
+from reins.runtime.execution.deadline import DeadlineExceeded, call_cancellable, call_with_deadline, deadline_scope
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.llm.reply_stream import streaming_reply
+from reins.runtime.execution.steps import metered
 
 
 # ------------------------------------------------------------------------------------- requests
@@ -161,7 +161,7 @@ class Subgraph:
 @dataclass(frozen=True)
 class Streamed:
     """Another request whose structured answer's ``field`` streams, as it is written, as the reply's
-    text on LangGraph's ``messages`` stream (``runtime.llm.reply_stream``)."""
+    text on LangGraph's ``messages`` stream (``reins.runtime.llm.reply_stream``)."""
 
     field: str
     request: Any
@@ -235,7 +235,7 @@ def _run(request: Any) -> Any:
 
 def node(fn: Callable[..., Any], name: str | None = None, *, subgraph: Any = None, **bound: Any) -> Any:
     """A LangGraph node for ``fn``: sync and async functions over the same generator if ``fn``
-    yields requests (its update holding what its model calls spent: ``runtime.execution.steps.metered``), else
+    yields requests (its update holding what its model calls spent: ``reins.runtime.execution.steps.metered``), else
     ``fn`` itself.
 
     ``bound``: the node's dependencies, passed by keyword (``node(propose_step, deps=deps)``) — the

@@ -1,7 +1,7 @@
 """A wall-clock deadline around a blocking call, for nodes that must not wait forever; and a way to
 stop waiting for every blocking model call at once (Ctrl-C in the command line).
 
-Under ``ainvoke`` a deadline is an ``asyncio`` timeout (``runtime.execution.calls.Within``); a blocking call
+Under ``ainvoke`` a deadline is an ``asyncio`` timeout (``reins.runtime.execution.calls.Within``); a blocking call
 on the sync path (``invoke``, e.g. a reviewer in a parallel group) cannot be cancelled and gets its
 limit here instead. The call runs in a daemon thread with the caller's context (so LangChain
 config, callbacks and the stream writer still apply); when the deadline passes the caller gets

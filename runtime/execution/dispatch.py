@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from policies.approvals import Claim
+from reins.policies.approvals import Claim
 
 CHANNEL = "reins:dispatch"
 PREFIX = "reins-dispatch:"
@@ -59,7 +59,7 @@ def new_claim(attempt: int, kind: str, tool: str, args: Mapping[str, Any]) -> Cl
 
 @dataclass(frozen=True)
 class ReadClaims:
-    """A node's request: the claims already on its pause (``runtime.execution.calls`` drives it sync or async)."""
+    """A node's request: the claims already on its pause (``reins.runtime.execution.calls`` drives it sync or async)."""
 
     saver: Any
     checkpoint: Mapping[str, Any]

@@ -1,7 +1,7 @@
 """The two drivers of a generator that yields requests (objects with ``run()`` and ``arun()``): the
 sync one makes each request with ``run``, the async one awaits ``arun``; a request's error is raised
-at the ``yield``. Node logic (``runtime.execution.calls``), the contract, text and tool-turn algorithms
-(``runtime.contracts``) and one model call's retry and fallback loop (``runtime.llm.model_calls``) are
+at the ``yield``. Node logic (``reins.runtime.execution.calls``), the contract, text and tool-turn algorithms
+(``reins.runtime.contracts``) and one model call's retry and fallback loop (``reins.runtime.llm.model_calls``) are
 each written once this way and run under ``invoke`` and ``ainvoke``.
 """
 

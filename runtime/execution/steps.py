@@ -4,7 +4,7 @@
 chooses its fallback with an ``if`` rather than an ``except`` block. The value comes unwrapped (a
 contract's validated model, a text call's text, a tool turn's message), and the metrics every
 request spent are merged into the node's update by the runtime (``metered``, applied by
-``runtime.execution.calls.node``) under ``METRICS_KEY`` — the same key and shape in every graph — so a node
+``reins.runtime.execution.calls.node``) under ``METRICS_KEY`` — the same key and shape in every graph — so a node
 never copies them::
 
     outcome = yield from attempt(Contract("assistant.answer", AssistantAnswer, messages, models))
@@ -31,19 +31,19 @@ from typing import Annotated, Any
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command, Overwrite
 
-from policies.redaction import redact
-from runtime.contracts import Contracted, TextResult, ToolTurn
-from runtime.llm.failures import safe_error
-from runtime.llm.failures import (  # noqa: F401 - a failed attempt's codes, named here too
+from reins.policies.redaction import redact
+from reins.runtime.contracts import Contracted, TextResult, ToolTurn
+from reins.runtime.llm.failures import safe_error
+from reins.runtime.llm.failures import (  # noqa: F401 - a failed attempt's codes, named here too
     CONTRACT_FAILURE,
     EXECUTION_FAILED,
     TIMEOUT,
     failure_code,
     failure_label,
 )
-from runtime.llm.model_calls import merge_metrics
-from runtime.execution.progress import SUMMARY_LIMIT, Progress, StepHandle
-from schemas.trace import TraceRecord
+from reins.runtime.llm.model_calls import merge_metrics
+from reins.runtime.execution.progress import SUMMARY_LIMIT, Progress, StepHandle
+from reins.schemas.trace import TraceRecord
 
 # Where every graph keeps what its model calls spent: per contract, the ``METRIC_FIELDS`` counters,
 # added up by the reducer. A graph's state declares ``contract_metrics: ContractMetrics``.

@@ -1,6 +1,6 @@
 """The escalation call: one request of a role sent once more, to the role's escalation model.
 
-``policies.escalation`` decides when; this module makes the call. The escalated request is the same
+``reins.policies.escalation`` decides when; this module makes the call. The escalated request is the same
 request — the same messages, schema or tools and options — on a model set in which the role is
 served by its escalation model alone (no fallbacks, no further escalation), so the role's policy
 (temperature, output bound, timeout, retries) applies as to any call of the role, and the answer goes
@@ -16,9 +16,9 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from runtime.execution.driving import Steps
-from runtime.llm.model_calls import _Caller
-from runtime.llm.models import ModelSet
+from reins.runtime.execution.driving import Steps
+from reins.runtime.llm.model_calls import _Caller
+from reins.runtime.llm.models import ModelSet
 
 ESCALATIONS = "escalations"  # the metric counting escalated calls
 

@@ -1,16 +1,16 @@
 """Failures, classified once: every part of the runtime that asks "what kind of failure is this?"
 reads this module.
 
-- A model call's failure: retryable (``is_retryable``: the OpenAI SDK's own set, ``policies.retry``),
+- A model call's failure: retryable (``is_retryable``: the OpenAI SDK's own set, ``reins.policies.retry``),
   a timeout (``TIMEOUT_ERRORS``; a bare ``TimeoutError`` is the run's own deadline), and whether it
-  moves the call to the role's next model (``falls_back_after``, ``policies.fallback``).
+  moves the call to the role's next model (``falls_back_after``, ``reins.policies.fallback``).
 - A failed step's code (``failure_code``: contract_failure | timeout | execution_failed) and the
   label a trace may show (``failure_label``).
 - A failure's cause class for a report and the CLI (``failure_cause``): ``connection refused``,
   ``timeout``, ``HTTP 401``, ``model not found``, ``context window exceeded (prompt N tokens,
   context M)``, ``invalid output after repair: <codes>``. It never copies a provider's message (it
   can carry request details, hosts or keys); the text is redacted anyway.
-- A tool call's failure kind (``tool_failure_kind``: connection | tool_error, from ``policies.tool_calls``).
+- A tool call's failure kind (``tool_failure_kind``: connection | tool_error, from ``reins.policies.tool_calls``).
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import httpx
 import openai
 from langchain_core.exceptions import ModelError
 
-from policies.fallback import falls_back
-from policies.redaction import redact
-from policies.retry import is_retryable_status
-from policies.tool_calls import CONNECTION, TOOL_ERROR
-from runtime.execution.run_ledger import BudgetCapReached
+from reins.policies.fallback import falls_back
+from reins.policies.redaction import redact
+from reins.policies.retry import is_retryable_status
+from reins.policies.tool_calls import CONNECTION, TOOL_ERROR
+from reins.runtime.execution.run_ledger import BudgetCapReached
 
 CAUSE_LIMIT = 200
 MAX_REPAIR_ISSUES = 5  # the issues a repair request and a contract failure name, at most

@@ -1,5 +1,5 @@
 """What a run remembers about its fallbacks: the models found not there (skipped by its later calls)
-and the live progress event that shows a switch to a fallback model (``runtime.llm.model_calls``)."""
+and the live progress event that shows a switch to a fallback model (``reins.runtime.llm.model_calls``)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import time
 import weakref
 from collections import OrderedDict
 
-from runtime.llm.langchain_private import current_config
+from reins.runtime.llm.langchain_private import current_config
 
-from policies.redaction import redact
-from runtime.llm.models import ModelSet
+from reins.policies.redaction import redact
+from reins.runtime.llm.models import ModelSet
 
 
 class MissingModels:

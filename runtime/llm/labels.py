@@ -3,8 +3,8 @@ alone: no client is built, so showing the configuration loads no provider librar
 
 from __future__ import annotations
 
-from policies.fallback import parse_model_entry
-from runtime.config.settings import Settings
+from reins.policies.fallback import parse_model_entry
+from reins.runtime.config.settings import Settings
 
 OFFLINE_LABEL = "offline (rule-based stand-in)"
 
@@ -15,7 +15,7 @@ def provider_of(name: str) -> str | None:
     prefix, colon, _ = name.partition(":")
     if not colon:
         return None  # a plain name: LangChain's provider table is not even loaded
-    from runtime.llm.langchain_private import chat_model_providers  # init_chat_model's own provider table
+    from reins.runtime.llm.langchain_private import chat_model_providers  # init_chat_model's own provider table
 
     return prefix if prefix in chat_model_providers() else None
 

@@ -1,8 +1,8 @@
 """One model call of a contract: labels, the role's policy bound on the request, retries, fallbacks
-and metering (``runtime.contracts`` runs the contract algorithm on top of it).
+and metering (``reins.runtime.contracts`` runs the contract algorithm on top of it).
 
 A call goes to the role's model and, when its provider failure is final, to the role's fallbacks in
-order (``policies.fallback``); each model gets its retries on retryable failures (``policies.retry``,
+order (``reins.policies.fallback``); each model gets its retries on retryable failures (``reins.policies.retry``,
 ``Retry-After`` honoured within the deadline). Every call is counted (``_Meter``): business, encoder
 and repair calls, retries, fallbacks, failed calls, tokens, latency and which model answered. Bound
 runnables are memoised per model set, role, model, schema or tools and options.
@@ -32,22 +32,22 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel
 
-from policies.fallback import skips_rest_of_run
-from policies.provider_schema import provider_schema
-from policies.retry import backoff_s, retry_after_s, retry_wait_s
-from policies.runaway_text import runaway
-from policies.second_attempt import repair_output_bound
-from policies.tool_choice import structured_tool_choice
-from runtime.execution.deadline import remaining_s
-from runtime.standins.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY
-from runtime.llm.failures import TIMEOUT_ERRORS, ContractTimeout, failure_cause, falls_back_after, is_retryable
-from runtime.llm.fallback_notes import MISSING_MODELS, announce_fallback
-from runtime.llm.messages import message_text
-from runtime.llm.langchain_private import current_config
-from runtime.llm.models import ModelSet
-from runtime.llm.prompt_inputs import HeldInputs
-from runtime.llm.role_settings import with_role_policy
-from runtime.execution.run_ledger import BudgetCapReached, ledgered
+from reins.policies.fallback import skips_rest_of_run
+from reins.policies.provider_schema import provider_schema
+from reins.policies.retry import backoff_s, retry_after_s, retry_wait_s
+from reins.policies.runaway_text import runaway
+from reins.policies.second_attempt import repair_output_bound
+from reins.policies.tool_choice import structured_tool_choice
+from reins.runtime.execution.deadline import remaining_s
+from reins.runtime.standins.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY
+from reins.runtime.llm.failures import TIMEOUT_ERRORS, ContractTimeout, failure_cause, falls_back_after, is_retryable
+from reins.runtime.llm.fallback_notes import MISSING_MODELS, announce_fallback
+from reins.runtime.llm.messages import message_text
+from reins.runtime.llm.langchain_private import current_config
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.llm.prompt_inputs import HeldInputs
+from reins.runtime.llm.role_settings import with_role_policy
+from reins.runtime.execution.run_ledger import BudgetCapReached, ledgered
 
 MODEL_KEY = "reins_model"  # the label of the model a call went to, in the call's trace metadata
 
@@ -113,7 +113,7 @@ def _config(contract: str, role: str, attempt: int = 1, model: str | None = None
     """The call's labels on top of the enclosing run's metadata and tags (a config passed to a
     runnable replaces them, it does not add to them): contract, role, the model asked (so the
     trace of every call names the model that answered) and the handle of the contract's structured
-    inputs when the prompt carries them (``runtime.llm.prompt_inputs``: a handle, so a trace never
+    inputs when the prompt carries them (``reins.runtime.llm.prompt_inputs``: a handle, so a trace never
     holds prompt text; a provider never sees metadata). Read from
     the run's config directly, not through ``ensure_config``, which also copies its callback
     manager; the call inherits the rest."""
@@ -152,7 +152,7 @@ def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
 @lru_cache(maxsize=None)
 def sent_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """The schema a provider is sent for a contract: the strict one without what grammar builders
-    refuse (``policies.provider_schema``); answers are still validated against the strict one."""
+    refuse (``reins.policies.provider_schema``); answers are still validated against the strict one."""
     return provider_schema(_json_schema(schema))
 
 
@@ -243,7 +243,7 @@ def _runaway_stop(text: str) -> AIMessage:
 
 
 class _LoopWatch:
-    """Adds up a streamed answer and says when it runs away in a loop (``policies.runaway_text``)."""
+    """Adds up a streamed answer and says when it runs away in a loop (``reins.policies.runaway_text``)."""
 
     def __init__(self) -> None:
         self.total: Any = None
@@ -336,7 +336,7 @@ class _Caller:
     The fallback is an ordered loop over the role's models here rather than LangChain's
     ``with_fallbacks``: each model keeps its own retries and backoff, every attempt its own labels
     (contract, role, the model's label), the meter counts retries and fallbacks, and a 401/403 or
-    the run's deadline stops the loop (``policies.fallback``) instead of moving on.
+    the run's deadline stops the loop (``reins.policies.fallback``) instead of moving on.
     """
 
     def __init__(self, contract: str, role: str, models: ModelSet, inputs: Mapping[str, Any] | None = None):
@@ -423,10 +423,10 @@ class _Caller:
 
     def steps(self, kind: str, role: str, messages: Sequence[BaseMessage], *, schema=None, method="json_schema",
               tools=None, options=None, more_room=False):
-        """One call once, for both drivers (``runtime.execution.driving``): yields an ``_Invoke`` (answered with its
+        """One call once, for both drivers (``reins.runtime.execution.driving``): yields an ``_Invoke`` (answered with its
         result, or with its error thrown in) or a ``_Wait``; returns the result. Each model of the
         role's chain gets its retries; a final provider failure moves to the next model
-        (``policies.fallback``).
+        (``reins.policies.fallback``).
         ``more_room``: the repair after a cut-off, with twice the role's output bound once. A free-text
         call (no schema, no tools) is streamed and stopped early when it loops."""
         started = time.perf_counter()

@@ -9,10 +9,10 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from policies.fallback import parse_model_entry
+from reins.policies.fallback import parse_model_entry
 
-from runtime.llm.labels import OFFLINE_LABEL, entry_label, model_label as configured_label, provider_of
-from runtime.config.settings import ALL_ROLES, ROLE_PARENTS, ROLES, TASK_ROLES, Settings, SettingsError
+from reins.runtime.llm.labels import OFFLINE_LABEL, entry_label, model_label as configured_label, provider_of
+from reins.runtime.config.settings import ALL_ROLES, ROLE_PARENTS, ROLES, TASK_ROLES, Settings, SettingsError
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class RolePolicy:
 
     ``reask_temperature_step``: a refused turn's re-ask samples this much hotter (capped at 1.0);
     ``max_tokens_limit``: the most the one repair after a cut-off may ask for (it doubles the bound
-    once; ``policies.second_attempt``)."""
+    once; ``reins.policies.second_attempt``)."""
 
     timeout_s: float
     retries: int
@@ -220,7 +220,7 @@ def _provider_model(name: str, provider: str, role: str, settings: Settings, tim
     try:
         return init_chat_model(name, **options)
     except ImportError:
-        from runtime.llm.langchain_private import chat_model_providers
+        from reins.runtime.llm.langchain_private import chat_model_providers
 
         package = chat_model_providers()[provider][0].split(".")[0].replace("_", "-")
         raise SettingsError(f"model {name!r} needs the {package} package: pip install {package}") from None
@@ -269,7 +269,7 @@ def entry_model(entry: str, role: str, settings: Settings, **overrides: Any) -> 
 def model_set_from_settings(settings: Settings) -> ModelSet:
     """Configured roles use their configured models (and fallbacks); the rest use the offline model.
     Each role's policy carries its output bound (``REINS_MAX_TOKENS_<ROLE>`` over the default)."""
-    from runtime.standins.offline import OfflineModel
+    from reins.runtime.standins.offline import OfflineModel
 
     offline = OfflineModel()
     models: dict[str, BaseChatModel] = {}

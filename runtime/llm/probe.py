@@ -4,7 +4,7 @@ For every distinct configured model, fallbacks and escalation models included, i
 tool-choice style (the configured ``REINS_TOOL_CHOICE`` first, then ``required`` and ``auto``, the way
 manager turns ask; every style, even when one fails or times out), one structured answer (the way
 contracts ask, with ``REINS_STRUCTURED_METHOD``) and then sends each real contract schema of the roles
-the model serves, exactly as a run sends it (``runtime.llm.model_calls.sent_schema``), with a tiny output
+the model serves, exactly as a run sends it (``reins.runtime.llm.model_calls.sent_schema``), with a tiny output
 bound: a schema the server refuses (llama.cpp: "failed to parse grammar") is named with the
 provider's reason, redacted, in one line. Requests wait as long as the role's own timeout.
 
@@ -14,7 +14,7 @@ natively or written as text, the output tokens, whether it ran to the bound or t
 verdict is native / written as text / no tool calling, with the ``REINS_TOOL_CHOICE`` /
 ``REINS_TEXT_TOOL_CALLS`` / ``REINS_MAX_TOKENS_MANAGER`` lines to export and, for a server too slow
 to write the task-list draft within its timeout, ``REINS_MAX_TOKENS_TASKLIST``
-(``policies.tool_call_advice``). Apart from a refused schema's reason, provider messages are never
+(``reins.policies.tool_call_advice``). Apart from a refused schema's reason, provider messages are never
 shown (they can carry request details); the cause class is.
 """
 
@@ -30,29 +30,29 @@ import openai
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from policies.fallback import parse_model_entry
-from policies.redaction import redact
-from policies.reviewers import DEFAULT_REVIEWERS
-from policies.text_tool_calls import recover_text_tool_calls
-from policies.tool_call_advice import NO_TOOL_CALLING, ToolCallObservation, advise, speed_bound, tool_call_verdict
-from policies.tool_choice import tool_turn_options
-from policies.truncation import is_truncated
-from runtime.contracts.roles import CONTRACT_ROLES
-from runtime.llm.model_calls import sent_schema, structured_options
-from runtime.llm.failures import TIMEOUT_ERRORS, failure_cause
-from runtime.llm.messages import message_text
-from runtime.llm.models import configured_policies, entry_model
-from runtime.config.settings import ALL_ROLES, Settings, SettingsError
-from schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection, AssistantReplan, AssistantSummary
-from schemas.delivery import (
+from reins.policies.fallback import parse_model_entry
+from reins.policies.redaction import redact
+from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.text_tool_calls import recover_text_tool_calls
+from reins.policies.tool_call_advice import NO_TOOL_CALLING, ToolCallObservation, advise, speed_bound, tool_call_verdict
+from reins.policies.tool_choice import tool_turn_options
+from reins.policies.truncation import is_truncated
+from reins.runtime.contracts.roles import CONTRACT_ROLES
+from reins.runtime.llm.model_calls import sent_schema, structured_options
+from reins.runtime.llm.failures import TIMEOUT_ERRORS, failure_cause
+from reins.runtime.llm.messages import message_text
+from reins.runtime.llm.models import configured_policies, entry_model
+from reins.runtime.config.settings import ALL_ROLES, Settings, SettingsError
+from reins.schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection, AssistantReplan, AssistantSummary
+from reins.schemas.delivery import (
     DeliveryPlan,
     DeliveryTasks,
     PolishedSummary,
     SupervisorPostGuidance,
     SupervisorPreDecision,
 )
-from schemas.skills import SkillDraft
-from schemas.tasklist import PlanningDecision, TasklistStrategy
+from reins.schemas.skills import SkillDraft
+from reins.schemas.tasklist import PlanningDecision, TasklistStrategy
 
 PROBE_STYLES = ("required", "auto")  # tried after the configured style
 PROBE_MAX_TOKENS = 256

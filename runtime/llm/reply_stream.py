@@ -21,8 +21,8 @@ from langchain_core.messages import AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, LLMResult
 from langchain_core.utils.json import parse_partial_json
 
-from policies.redaction import redact
-from runtime.llm.langchain_private import config_within, current_config
+from reins.policies.redaction import redact
+from reins.runtime.llm.langchain_private import config_within, current_config
 
 REPLY_RUN = "reply"
 STREAM_LIMIT = 20_000  # well above any reply: redaction never cuts a streamed text short

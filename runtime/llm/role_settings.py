@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from runtime.llm.models import RolePolicy
+from reins.runtime.llm.models import RolePolicy
 
 # Field names LangChain integrations use for each setting (ChatAnthropic, ChatOllama, ChatGoogle…).
 _FIELDS: dict[str, tuple[str, ...]] = {

@@ -19,9 +19,9 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from runtime.config.settings import CHECKPOINTERS, Settings, SettingsError
+from reins.runtime.config.settings import CHECKPOINTERS, Settings, SettingsError
 
-SQLITE_FILE = "checkpoints.db"  # in the home for runs (``runtime.persistence.home``)
+SQLITE_FILE = "checkpoints.db"  # in the home for runs (``reins.runtime.persistence.home``)
 
 
 def strict_serializer() -> JsonPlusSerializer:
@@ -44,8 +44,8 @@ def _checked_kind(kind: str, url: str | None) -> str:
 
 
 def _sqlite_file(path: Path | str | None) -> str:
-    """The SQLite file: ``path``, else the one in the home for runs (``runtime.persistence.home``)."""
-    from runtime.persistence.home import home_file
+    """The SQLite file: ``path``, else the one in the home for runs (``reins.runtime.persistence.home``)."""
+    from reins.runtime.persistence.home import home_file
 
     db = Path(path) if path else home_file(SQLITE_FILE)
     db.parent.mkdir(parents=True, exist_ok=True)

@@ -16,8 +16,8 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from policies.memory import keywords
-from runtime.config.settings import SettingsError
+from reins.policies.memory import keywords
+from reins.runtime.config.settings import SettingsError
 
 EMBEDDINGS_ENV = "REINS_EMBEDDINGS"
 DIMS_ENV = "REINS_EMBEDDINGS_DIMS"

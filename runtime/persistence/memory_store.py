@@ -1,5 +1,5 @@
 """The LangGraph store that holds long-term memory, by checkpointer kind, with a semantic index
-where the backend can hold one (``runtime.persistence.embeddings.memory_index``):
+where the backend can hold one (``reins.runtime.persistence.embeddings.memory_index``):
 
 - memory: ``InMemoryStore`` with the index;
 - sqlite (the CLI default, ``memory.db`` in ``REINS_HOME``): ``SqliteStore`` with the index when Python's
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runtime.persistence.embeddings import memory_index
-from runtime.config.settings import Settings, SettingsError
+from reins.runtime.persistence.embeddings import memory_index
+from reins.runtime.config.settings import Settings, SettingsError
 
-MEMORY_DB = "memory.db"  # in the home for runs (``runtime.persistence.home``)
+MEMORY_DB = "memory.db"  # in the home for runs (``reins.runtime.persistence.home``)
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def open_store(settings: Settings, *, path: Path | str | None = None) -> Iterato
     elif settings.checkpoint == "sqlite":
         from langgraph.store.sqlite import SqliteStore
 
-        from runtime.persistence.home import home_file
+        from reins.runtime.persistence.home import home_file
 
         db = Path(path) if path else home_file(MEMORY_DB)
         db.parent.mkdir(parents=True, exist_ok=True)

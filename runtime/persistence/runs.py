@@ -2,7 +2,7 @@
 
 Works on any LangGraph checkpointer (memory, SQLite, PostgreSQL) through its public ``list``,
 ``get_tuple`` and ``delete_thread``; the decisions (what is old, what a status is) are the pure
-functions of ``policies.retention``.
+functions of ``reins.policies.retention``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from policies.retention import graph_of, latest_per_thread, newest_first, resume_command, run_status, threads_to_prune
+from reins.policies.retention import graph_of, latest_per_thread, newest_first, resume_command, run_status, threads_to_prune
 
 INTERRUPT = "__interrupt__"
 
@@ -49,7 +49,7 @@ def _activity(saver: Any) -> Iterator[tuple[str, datetime]]:
 
 def _paused_call(pending_writes: Any) -> tuple[str, bool]:
     """The fingerprint of a call paused for approval, and whether it was dispatched without a result."""
-    from runtime.execution.dispatch import claims_in
+    from reins.runtime.execution.dispatch import claims_in
 
     for write in pending_writes:
         if write[1] != INTERRUPT:

@@ -1,7 +1,7 @@
 """What the two stand-in chat models share: the call label, tool binding and JSON structured output.
 
 Contracts are named in the call's LangChain metadata (``reins_contract`` / ``reins_role``), and their
-structured inputs travel there too (``reins_inputs``: a handle, ``runtime.llm.prompt_inputs``), so a real
+structured inputs travel there too (``reins_inputs``: a handle, ``reins.runtime.llm.prompt_inputs``), so a real
 provider never sees them in its payload, while tracing and these stand-ins do.
 """
 
@@ -21,8 +21,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
-from policies.json_limits import MAX_JSON_DEPTH, JsonLimitError, check_json_value, parse_json
-from runtime.llm.prompt_inputs import held_inputs
+from reins.policies.json_limits import MAX_JSON_DEPTH, JsonLimitError, check_json_value, parse_json
+from reins.runtime.llm.prompt_inputs import held_inputs
 
 CONTRACT_KEY = "reins_contract"
 ROLE_KEY = "reins_role"
@@ -137,7 +137,7 @@ class StandInBindings(BaseChatModel):
 def _listens(run_manager: Any) -> bool:
     """Someone streams this call (LangGraph's messages stream, ``astream_events``): the same test
     LangChain makes before it streams a provider's answer."""
-    from runtime.llm.langchain_private import is_streaming_handler
+    from reins.runtime.llm.langchain_private import is_streaming_handler
 
     handlers = getattr(run_manager, "handlers", None) or ()
     return any(is_streaming_handler(handler) for handler in handlers)

@@ -23,7 +23,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from pydantic import ConfigDict, PrivateAttr
 
-from runtime.standins.fake_base import ModelCall, StandInChatModel
+from reins.runtime.standins.fake_base import ModelCall, StandInChatModel
 
 
 class UnscriptedCallError(LookupError):

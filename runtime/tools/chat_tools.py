@@ -19,11 +19,11 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from policies.calculator import CalculatorError, calculate
-from policies.http_access import MAX_REDIRECTS, check_url, html_to_text, looks_like_html, normalise_whitespace, trim_text
-from runtime.tools.registry import RegisteredTool, ToolRegistry
-from runtime.resources import ResourceError, ResourceResolver, cut_for_prompt
-from runtime.config.settings import Settings, SettingsError
+from reins.policies.calculator import CalculatorError, calculate
+from reins.policies.http_access import MAX_REDIRECTS, check_url, html_to_text, looks_like_html, normalise_whitespace, trim_text
+from reins.runtime.tools.registry import RegisteredTool, ToolRegistry
+from reins.runtime.resources import ResourceError, ResourceResolver, cut_for_prompt
+from reins.runtime.config.settings import Settings, SettingsError
 
 CHAT_SCOPE = "chat"
 ASK_USER = "ask_user"

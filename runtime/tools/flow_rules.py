@@ -1,6 +1,6 @@
 """The data-flow rules in force: the bundled default set, or the user's own file or run context.
 
-A rule file is JSON or YAML (``{"rules": [...]}``, see ``schemas.flow_rules``); an invalid one is
+A rule file is JSON or YAML (``{"rules": [...]}``, see ``reins.schemas.flow_rules``); an invalid one is
 refused in one line naming the rule and field, never half applied.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from runtime.config.paths import RESOURCES
-from schemas.flow_rules import FlowRule, FlowRules
+from reins.runtime.config.paths import RESOURCES
+from reins.schemas.flow_rules import FlowRule, FlowRules
 
 DEFAULT_RULES = RESOURCES / "rules" / "flow_rules.yaml"
 

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
-from policies.mcp_config import ServerSpec
-from runtime.execution.deadline import DeadlineExceeded
+from reins.policies.mcp_config import ServerSpec
+from reins.runtime.execution.deadline import DeadlineExceeded
 
 IDLE_S = 600.0  # a chat's session idle this long is closed (the next call opens a new one)
 MAX_SESSIONS = 16  # past this many open sessions, the least recently used is closed

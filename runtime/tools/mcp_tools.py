@@ -5,9 +5,9 @@ Loaded once per configuration: each server is asked for its tools within its ``s
 server that fails to start is reported in one line (its cause, its command and the log holding its
 output; never its ``env`` or ``headers`` values) and left out, so the assistant keeps running
 without it. Each tool becomes a chat-scope ``RegisteredTool`` named ``<server>__<tool>`` whose
-approval trait comes from the user's word alone (``policies.tool_approval``): a server's own
+approval trait comes from the user's word alone (``reins.policies.tool_approval``): a server's own
 ``readOnlyHint`` counts only under ``trust_annotations``. Calls go to one session per server per
-chat (``runtime.tools.mcp_sessions``), all of it off the caller's event loop.
+chat (``reins.runtime.tools.mcp_sessions``), all of it off the caller's event loop.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from policies.mcp_config import (
+from reins.policies.mcp_config import (
     McpConfigError,
     ServerSpec,
     neutral,
@@ -29,11 +29,11 @@ from policies.mcp_config import (
     read_servers,
     shown_description,
 )
-from policies.redaction import redact, redact_secrets
-from policies.tool_approval import Approval, mcp_approval, mcp_read_only
-from runtime.execution.deadline import DeadlineExceeded
-from runtime.tools.mcp_sessions import McpSessions, SessionHost, pooled_call
-from runtime.tools.registry import RegisteredTool
+from reins.policies.redaction import redact, redact_secrets
+from reins.policies.tool_approval import Approval, mcp_approval, mcp_read_only
+from reins.runtime.execution.deadline import DeadlineExceeded
+from reins.runtime.tools.mcp_sessions import McpSessions, SessionHost, pooled_call
+from reins.runtime.tools.registry import RegisteredTool
 
 MAX_CONFIG_BYTES = 256 * 1024
 McpSource = str | Path | Mapping[str, Any] | None
@@ -111,7 +111,7 @@ def cause_line(error: BaseException, spec: ServerSpec, limit: int = 200) -> str:
     return redact(" ".join(text.split()), limit)
 
 
-SERVER_LOG = "mcp-servers.log"  # in the home for runs (``runtime.persistence.home``)
+SERVER_LOG = "mcp-servers.log"  # in the home for runs (``reins.runtime.persistence.home``)
 _log: list[Any] = []
 
 
@@ -129,7 +129,7 @@ def _route_server_stderr() -> None:
 
     from mcp.client import stdio
 
-    from runtime.persistence.home import home_file
+    from reins.runtime.persistence.home import home_file
 
     try:
         path = home_file(SERVER_LOG)

@@ -1,5 +1,5 @@
 """Memory a user steers: ``remember`` and ``forget`` (scope ``chat``) on the user's own notes in the
-LangGraph store (``policies.memory.user_namespace``: shared by the user's threads; recalled in a
+LangGraph store (``reins.policies.memory.user_namespace``: shared by the user's threads; recalled in a
 turn whose ``memory_scope`` is ``user``).
 
 Neither is read-only. ``remember`` runs without approval (approval ``run``): it writes only the user's own
@@ -14,13 +14,13 @@ from datetime import datetime, timezone
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from policies.memory import MAX_RECOLLECTIONS, keywords, merge_recall, rank_recollections, user_namespace
-from policies.redaction import redact, truncate
-from runtime.tools.chat_tools import CHAT_SCOPE, ToolFailure
-from runtime.tools.registry import RegisteredTool
-from runtime.tools.registry import ToolRegistry
-from runtime.tools.run_scope import RunScope, current_run
-from schemas.assistant import MemoryNote
+from reins.policies.memory import MAX_RECOLLECTIONS, keywords, merge_recall, rank_recollections, user_namespace
+from reins.policies.redaction import redact, truncate
+from reins.runtime.tools.chat_tools import CHAT_SCOPE, ToolFailure
+from reins.runtime.tools.registry import RegisteredTool
+from reins.runtime.tools.registry import ToolRegistry
+from reins.runtime.tools.run_scope import RunScope, current_run
+from reins.schemas.assistant import MemoryNote
 
 MAX_NOTES_SCANNED = 200
 MAX_NOTE_KEYWORDS = 16

@@ -24,15 +24,15 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import DEFAULT_RUNTIME, get_runtime
 from pydantic import ValidationError
 
-from policies.redaction import redact
-from policies.tool_calls import DEADLINE, TOOL_ERROR
-from runtime.tools.chat_tools import ToolFailure
-from runtime.llm.failures import tool_failure_text
-from runtime.llm.failures import tool_failure_kind
-from runtime.tools.mcp_sessions import QuestionLost, QuestionTaken, ServerQuestion, call_key, call_meta, question_reply
-from runtime.tools.registry import RegisteredTool
-from runtime.execution.run_ledger import admit_tool_call
-from runtime.tools.run_scope import TURN_CONTEXT_KEY
+from reins.policies.redaction import redact
+from reins.policies.tool_calls import DEADLINE, TOOL_ERROR
+from reins.runtime.tools.chat_tools import ToolFailure
+from reins.runtime.llm.failures import tool_failure_text
+from reins.runtime.llm.failures import tool_failure_kind
+from reins.runtime.tools.mcp_sessions import QuestionLost, QuestionTaken, ServerQuestion, call_key, call_meta, question_reply
+from reins.runtime.tools.registry import RegisteredTool
+from reins.runtime.execution.run_ledger import admit_tool_call
+from reins.runtime.tools.run_scope import TURN_CONTEXT_KEY
 
 OBSERVATION_CHARS = 4000
 QUESTION_LOST = "question_lost"  # a reply for a call no longer waiting in this process
@@ -141,7 +141,7 @@ def redacting_wrapper(timeout_s: float) -> Callable[..., Awaitable[ToolMessage]]
 
 @dataclass(frozen=True)
 class RunTool:
-    """A request (``runtime.execution.calls``) to run one call of ``tool`` through a ``ToolNode``."""
+    """A request (``reins.runtime.execution.calls``) to run one call of ``tool`` through a ``ToolNode``."""
 
     tool: RegisteredTool
     args: Mapping[str, Any]

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from policies.memory import user_namespace
-from runtime.tools.chat_tools import CHAT_SCOPE, ToolFailure
-from runtime.tools.registry import RegisteredTool
-from runtime.tools.registry import ToolRegistry
-from runtime.resources import ResourceError, cut_for_prompt
-from runtime.tools.run_scope import RunScope, current_run
-from runtime.tools.skills import SkillCatalog, approved_drafts, load_catalog, read_skill_file
-from schemas.skills import SKILL_NAME_PATTERN
+from reins.policies.memory import user_namespace
+from reins.runtime.tools.chat_tools import CHAT_SCOPE, ToolFailure
+from reins.runtime.tools.registry import RegisteredTool
+from reins.runtime.tools.registry import ToolRegistry
+from reins.runtime.resources import ResourceError, cut_for_prompt
+from reins.runtime.tools.run_scope import RunScope, current_run
+from reins.runtime.tools.skills import SkillCatalog, approved_drafts, load_catalog, read_skill_file
+from reins.schemas.skills import SKILL_NAME_PATTERN
 
 INSTRUCTIONS_CHARS = 4000
 MAX_DRAFTS_SCANNED = 50

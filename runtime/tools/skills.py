@@ -1,7 +1,7 @@
 """Skills on disk: the bundled ones (``resources/skills``) and the user's own (``REINS_SKILLS_ROOT``
 or a run's ``skills_root``), each a folder holding a ``SKILL.md`` and optional files.
 
-Every read goes through the same sandbox as ``docs://`` (``runtime.resources.read_under``): no
+Every read goes through the same sandbox as ``docs://`` (``reins.runtime.resources.read_under``): no
 absolute paths, no ``..``, symlinks only inside the root, 128 KiB per file, UTF-8. A skill that
 breaks a rule is left out with its reason (``reins doctor`` lists them); the others still load.
 """
@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from policies.skills import SKILL_FILE, SkillRejected, keep_unique, named_files, parse_skill
-from runtime.config.paths import RESOURCES
-from runtime.resources import ResourceError, cut_for_prompt, read_under, safe_relative
+from reins.policies.skills import SKILL_FILE, SkillRejected, keep_unique, named_files, parse_skill
+from reins.runtime.config.paths import RESOURCES
+from reins.runtime.resources import ResourceError, cut_for_prompt, read_under, safe_relative
 
 BUNDLED_SKILLS = RESOURCES / "skills"
 SKILLS_ROOT_ENV = "REINS_SKILLS_ROOT"
@@ -132,7 +132,7 @@ def approved_drafts(items: list) -> list[Skill]:
     that no longer fits the schema is left out, not trusted)."""
     from pydantic import ValidationError
 
-    from schemas.skills import SkillDraft
+    from reins.schemas.skills import SkillDraft
 
     skills = []
     for item in sorted(items, key=lambda i: i.created_at):

@@ -9,10 +9,10 @@ artifacts and runs it, after the delegation policy said yes.
 
 from __future__ import annotations
 
-from policies.delegation import DEFAULT_INPUT_ARTIFACTS, MANAGER, PLAN_TOOL, REVIEW_INPUTS, TASK_TOOL
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, ReviewerSpec
-from runtime.tools.registry import RegisteredTool, SubagentToolDefinition, ToolRegistry
-from schemas.delivery import SubagentCallArgs, SubagentToolResult
+from reins.policies.delegation import DEFAULT_INPUT_ARTIFACTS, MANAGER, PLAN_TOOL, REVIEW_INPUTS, TASK_TOOL
+from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers, ReviewerSpec
+from reins.runtime.tools.registry import RegisteredTool, SubagentToolDefinition, ToolRegistry
+from reins.schemas.delivery import SubagentCallArgs, SubagentToolResult
 
 SCOPE = MANAGER
 

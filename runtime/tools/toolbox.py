@@ -3,11 +3,11 @@ of its users (``chat_tools`` and ``subagents`` register into it; this module put
 
 from __future__ import annotations
 
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers
-from runtime.tools import chat_tools, memory_tools, skill_tools, subagents
-from runtime.tools.mcp_tools import McpSource, McpToolset, load_mcp_tools
-from runtime.tools.registry import ScopedTools, ToolRegistry
-from runtime.config.settings import Settings
+from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers
+from reins.runtime.tools import chat_tools, memory_tools, skill_tools, subagents
+from reins.runtime.tools.mcp_tools import McpSource, McpToolset, load_mcp_tools
+from reins.runtime.tools.registry import ScopedTools, ToolRegistry
+from reins.runtime.config.settings import Settings
 
 
 def default_registry(reviewers: Reviewers = DEFAULT_REVIEWERS) -> ToolRegistry:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from runtime.tools.registry import ToolRegistry
-from runtime.standins.scripted import ScriptedModel
+from reins.runtime.tools.registry import ToolRegistry
+from reins.runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import Runner, chat_registry
 
 

@@ -9,11 +9,11 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
-from graphs.assistant import build_graph
-from runtime.tools import chat_tools
-from runtime.llm.models import ModelSet
-from runtime.tools.registry import ToolRegistry
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.assistant import build_graph
+from reins.runtime.tools import chat_tools
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.tools.registry import ToolRegistry
+from reins.runtime.standins.scripted import ScriptedModel
 
 CHAT_TOOLS = ("calculator", "clock", "http_get", "read_doc", "ask_user")
 _ids = itertools.count(1)
@@ -68,7 +68,7 @@ class Runner:
     def __init__(self, model: ScriptedModel, registry: ToolRegistry, **options: Any):
         from langgraph.checkpoint.memory import InMemorySaver
 
-        from runtime.persistence.checkpoint import strict_serializer
+        from reins.runtime.persistence.checkpoint import strict_serializer
 
         self.model = model
         self.store = options.pop("store", InMemoryStore())

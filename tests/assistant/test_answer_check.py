@@ -2,7 +2,7 @@
 
 import pytest
 
-from policies.answer_check import (
+from reins.policies.answer_check import (
     assign_plan_step,
     check_answer,
     evidence_from_records,

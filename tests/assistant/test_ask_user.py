@@ -7,9 +7,9 @@ import pytest
 from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict
 
-from runtime.tools.registry import RegisteredTool
-from runtime.standins.scripted import ScriptedModel
-from runtime.execution.user_input import ResumeRefused
+from reins.runtime.tools.registry import RegisteredTool
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.runtime.execution.user_input import ResumeRefused
 from tests.assistant.helpers import Runner, answer, chat_registry, complex_, tool_call
 
 THREAD = {"configurable": {"thread_id": "t1"}}
@@ -114,7 +114,7 @@ def test_a_read_only_call_that_lost_its_connection_is_dispatched_once_more():
 
 
 def test_a_pause_is_described_without_escape_sequences():
-    from cli.chat_pauses import describe
+    from reins.cli.chat_pauses import describe
 
     shown = describe({"kind": "question", "question": "\x1b[2JWhich city?\x1b[32m", "options": ["Paris\x1b[0m", "Tokyo"]})
     assert shown == "The assistant asks: Which city?\n  1. Paris\n  2. Tokyo" and "\x1b" not in shown

@@ -9,8 +9,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from graphs.assistant import build_graph
-from runtime.llm.models import ModelSet
+from reins.graphs.assistant import build_graph
+from reins.runtime.llm.models import ModelSet
 from tests.api_recorder import RecordingOfflineModel
 from tests.assistant.helpers import chat_registry
 
@@ -44,7 +44,7 @@ class AsyncOnlyStore(InMemoryStore):
 
 
 def test_recollections_are_searched_through_the_async_store_api_under_ainvoke():
-    from nodes.assistant.memory import MEMORY_ROOT
+    from reins.nodes.assistant.memory import MEMORY_ROOT
     from tests.assistant.helpers import summaries
 
     store = AsyncOnlyStore()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from policies.calculator import CalculatorError, calculate
+from reins.policies.calculator import CalculatorError, calculate
 
 
 @pytest.mark.parametrize(

@@ -54,7 +54,7 @@ def _ctrl_c_as_on_a_terminal() -> None:
 
 def _spawn(args: list[str], env: dict[str, str], cwd: Path) -> pexpect.spawn:
     """The command on a pseudo-terminal; everything it writes is kept in ``child.logfile_read``."""
-    child = pexpect.spawn(sys.executable, ["-m", "cli", *args], env=env, cwd=str(cwd), encoding="utf-8",
+    child = pexpect.spawn(sys.executable, ["-m", "reins.cli", *args], env=env, cwd=str(cwd), encoding="utf-8",
                           dimensions=(ROWS, COLUMNS), timeout=WAIT_S, preexec_fn=_ctrl_c_as_on_a_terminal)
     child.logfile_read = io.StringIO()
     return child
@@ -114,7 +114,7 @@ def test_ctrl_c_cancels_the_turn_returns_to_the_prompt_and_the_thread_resumes(st
         child.expect("you> ")  # back at the prompt: the chat goes on
 
         # The cancelled thread is listed as the assistant's, with the command that continues it.
-        listed = subprocess.run([sys.executable, "-m", "cli", "runs", "--json"], env=env, cwd=tmp_path,
+        listed = subprocess.run([sys.executable, "-m", "reins.cli", "runs", "--json"], env=env, cwd=tmp_path,
                                 capture_output=True, text=True, timeout=WAIT_S)
         (run,) = json.loads(listed.stdout)["runs"]
         assert run["thread_id"] == "mine" and run["graph"] == "assistant"

@@ -6,11 +6,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from runtime.tools import chat_tools
-from runtime.tools.chat_tools import ToolFailure, calculator, clock
-from runtime.tools.registry import RegisteredTool, SubagentToolDefinition, ToolRegistry
-from runtime.tools.toolbox import default_registry
-from schemas.assistant import ToolCall
+from reins.runtime.tools import chat_tools
+from reins.runtime.tools.chat_tools import ToolFailure, calculator, clock
+from reins.runtime.tools.registry import RegisteredTool, SubagentToolDefinition, ToolRegistry
+from reins.runtime.tools.toolbox import default_registry
+from reins.schemas.assistant import ToolCall
 
 from tests.assistant.helpers import CHAT_TOOLS
 

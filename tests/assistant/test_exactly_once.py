@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from langgraph.types import Command
 
-from cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_PAUSED
-from nodes.assistant.approval import open_pauses
+from reins.cli.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_PAUSED
+from reins.nodes.assistant.approval import open_pauses
 from tests.assistant.mcp.servers import ROOT, config, executions, stdio_server
 
 THREAD = {"configurable": {"thread_id": "t1"}}
@@ -43,8 +43,8 @@ BAD_VALUES = {
 
 
 def _graph(saver, mcp):
-    from graphs.assistant import build_graph
-    from runtime.standins.offline import OfflineModel
+    from reins.graphs.assistant import build_graph
+    from reins.runtime.standins.offline import OfflineModel
 
     return build_graph(models=OfflineModel(), checkpointer=saver, mcp_config=mcp, store=None)
 
@@ -55,7 +55,7 @@ def paused(tmp_path):
     (open a graph on the same database, the server's record, the database)."""
     from langchain_core.messages import HumanMessage
 
-    from runtime.persistence.checkpoint import open_checkpointer
+    from reins.runtime.persistence.checkpoint import open_checkpointer
 
     record, db = tmp_path / "executions.jsonl", tmp_path / "checkpoints.db"
     mcp = config(notes=stdio_server(record, slow_s=1.5))
@@ -73,7 +73,7 @@ def paused(tmp_path):
 
 
 def test_two_racing_resumes_run_the_call_once_and_the_other_is_refused(paused):
-    from runtime.execution.user_input import DecisionTaken, ResumeRefused
+    from reins.runtime.execution.user_input import DecisionTaken, ResumeRefused
 
     opened, mcp, record, _ = paused
     barrier, outcomes = threading.Barrier(2), []
@@ -103,7 +103,7 @@ def test_two_racing_resumes_run_the_call_once_and_the_other_is_refused(paused):
 
 @pytest.mark.parametrize("value", BAD_VALUES.values(), ids=BAD_VALUES.keys())
 def test_a_bad_value_leaves_the_call_paused_and_answerable(paused, value):
-    from runtime.execution.user_input import ResumeRefused
+    from reins.runtime.execution.user_input import ResumeRefused
 
     opened, mcp, record, _ = paused
     with opened() as saver:
@@ -118,7 +118,7 @@ def test_a_bad_value_leaves_the_call_paused_and_answerable(paused, value):
 
 
 def test_a_decision_is_bound_to_the_call_it_names(paused):
-    from runtime.execution.user_input import ResumeRefused
+    from reins.runtime.execution.user_input import ResumeRefused
 
     opened, mcp, record, _ = paused
     with opened() as saver:
@@ -138,9 +138,9 @@ def test_a_decision_is_bound_to_the_call_it_names(paused):
 _RESUME_IN_A_CHILD = """
 import json, sys
 from langgraph.types import Command
-from graphs.assistant import build_graph
-from runtime.persistence.checkpoint import open_checkpointer
-from runtime.standins.offline import OfflineModel
+from reins.graphs.assistant import build_graph
+from reins.runtime.persistence.checkpoint import open_checkpointer
+from reins.runtime.standins.offline import OfflineModel
 with open_checkpointer("sqlite", path=sys.argv[1]) as saver:
     graph = build_graph(models=OfflineModel(), checkpointer=saver, mcp_config=json.loads(sys.argv[2]), store=None)
     graph.invoke(Command(resume={"type": "approve"}), {"configurable": {"thread_id": "t1"}}, durability="sync")
@@ -159,7 +159,7 @@ def _kill_when_dispatched(proc: subprocess.Popen, record: Path, timeout_s: float
 
 
 def test_after_a_kill_mid_write_the_thread_asks_and_never_repeats_implicitly(paused):
-    from runtime.execution.user_input import ResumeRefused
+    from reins.runtime.execution.user_input import ResumeRefused
 
     opened, _, record, db = paused
     mcp = config(notes=stdio_server(record, slow_s=60))  # the write stays in flight until the kill
@@ -197,7 +197,7 @@ def cli_env(monkeypatch, tmp_path):
 
 
 def _reins(cwd: Path, env: dict, *args: str, stdin: str | None = None, **popen) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "reins.cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=180, input=stdin)
 
 
@@ -212,7 +212,7 @@ def _pause_in_cli(cwd, env) -> str:
 def test_cli_two_racing_resumes_one_runs_one_is_refused(cli_env):
     cwd, record, env, _ = cli_env
     _pause_in_cli(cwd, env)
-    command = [sys.executable, "-m", "cli", "resume", "t1", "--decision", json.dumps(APPROVE)]
+    command = [sys.executable, "-m", "reins.cli", "resume", "t1", "--decision", json.dumps(APPROVE)]
     procs = [subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]
     results = [(proc.wait(180), proc.stderr.read()) for proc in procs]
@@ -253,7 +253,7 @@ def test_cli_kill_mid_write_then_the_thread_asks_and_runs_again_only_when_told(c
     cwd, record, env, path = cli_env
     _pause_in_cli(cwd, env)
     path.write_text(json.dumps(config(notes=stdio_server(record, slow_s=60))))
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "resume", "t1", "--decision", json.dumps(APPROVE)], cwd=cwd,
+    proc = subprocess.Popen([sys.executable, "-m", "reins.cli", "resume", "t1", "--decision", json.dumps(APPROVE)], cwd=cwd,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     _kill_when_dispatched(proc, record)
     path.write_text(json.dumps(config(notes=stdio_server(record))))

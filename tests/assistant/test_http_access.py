@@ -2,7 +2,7 @@
 
 import pytest
 
-from policies.http_access import check_url, html_to_text, looks_like_html, trim_text
+from reins.policies.http_access import check_url, html_to_text, looks_like_html, trim_text
 
 ALLOW = ("example.com", "127.0.0.1", "*.docs.example.org", "api.local:8443")
 

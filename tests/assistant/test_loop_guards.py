@@ -2,7 +2,7 @@
 
 import pytest
 
-from policies.loop_guards import (
+from reins.policies.loop_guards import (
     MAX_STEPS,
     REPEATED_CALL,
     STALLED,

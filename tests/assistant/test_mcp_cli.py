@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cli import main
-from cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, EXIT_PAUSED
+from reins.cli import main
+from reins.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, EXIT_PAUSED
 from tests.assistant.mcp.servers import ROOT, config, executions, stdio_server
 
 
@@ -34,7 +34,7 @@ def mcp_env(monkeypatch, tmp_path):
 
 def _reins(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "reins.cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=120)
 
 

@@ -9,7 +9,7 @@ import json
 import pytest
 from langgraph.types import Command
 
-from runtime.standins.scripted import ScriptedModel
+from reins.runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import Runner, answer, chat_registry, simple, tool_call
 from tests.assistant.mcp.servers import config, executions, stdio_server
 
@@ -78,8 +78,8 @@ def test_an_answer_that_does_not_fit_the_servers_field_asks_again_and_a_read_onl
 def test_reins_chat_asks_the_servers_question_at_the_prompt(notes, monkeypatch, capsys, tmp_path):
     import builtins
 
-    from cli import main
-    from cli.errors import EXIT_OK
+    from reins.cli import main
+    from reins.cli.errors import EXIT_OK
 
     mcp, record = notes
     path = tmp_path / "mcp.json"
@@ -102,7 +102,7 @@ def test_reins_chat_asks_the_servers_question_at_the_prompt(notes, monkeypatch, 
 def test_two_racing_answers_reach_the_server_once_and_the_other_is_refused(notes):
     import threading
 
-    from runtime.execution.user_input import ResumeRefused
+    from reins.runtime.execution.user_input import ResumeRefused
 
     mcp, record = notes
     run = _runner(mcp)
@@ -137,8 +137,8 @@ def test_a_second_answer_that_arrives_after_the_first_finished_the_call_is_refus
     # The losing side of a race, made deterministic: a resume that read the paused checkpoint before the
     # first answer finished the call, and runs only after it. It is refused as taken (not as a call lost
     # to a restart), the server is not asked again, and the node itself refuses it too.
-    from nodes.assistant.approval import resume_refusal
-    from runtime.execution.user_input import DecisionTaken, ResumeRefused
+    from reins.nodes.assistant.approval import resume_refusal
+    from reins.runtime.execution.user_input import DecisionTaken, ResumeRefused
 
     mcp, record = notes
     run = _runner(mcp)
@@ -156,8 +156,8 @@ def test_a_second_answer_that_arrives_after_the_first_finished_the_call_is_refus
 
 
 def test_an_answer_the_call_can_no_longer_receive_is_refused_and_nothing_is_sent_again(notes):
-    from runtime.tools.mcp_tools import SESSIONS
-    from runtime.execution.user_input import ResumeRefused
+    from reins.runtime.tools.mcp_tools import SESSIONS
+    from reins.runtime.execution.user_input import ResumeRefused
 
     mcp, record = notes
     run = _runner(mcp)

@@ -12,8 +12,8 @@ import sys
 import pytest
 from langgraph.types import Command
 
-from runtime.standins.scripted import ScriptedModel
-from runtime.execution.user_input import ResumeRefused
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.runtime.execution.user_input import ResumeRefused
 from tests.assistant.helpers import Runner, answer, chat_registry, simple, tool_call
 from tests.assistant.mcp.servers import config, executions, http_server, stdio_server
 
@@ -177,7 +177,7 @@ def test_mcp_tools_never_reach_the_delivery_manager_or_the_tasklist_agent(tmp_pa
     path.write_text(json.dumps(config(notes=stdio_server(record))))
     monkeypatch.setenv("REINS_MCP_CONFIG", str(path))
     loads = []
-    import runtime.tools.mcp_tools as mcp_tools
+    import reins.runtime.tools.mcp_tools as mcp_tools
 
     real = mcp_tools._load_server
     monkeypatch.setattr(mcp_tools, "_load_server", lambda spec, *a: loads.append(spec.name) or real(spec, *a))
@@ -186,18 +186,18 @@ def test_mcp_tools_never_reach_the_delivery_manager_or_the_tasklist_agent(tmp_pa
     assert out["run_status"] == "pass"
     offered = {name for call in model.calls for name in call.tool_names}
     assert offered and not any("__" in name for name in offered)
-    from graphs.tasklist_agent import build_graph as build_tasklist
-    from runtime.standins.offline import OfflineModel
+    from reins.graphs.tasklist_agent import build_graph as build_tasklist
+    from reins.runtime.standins.offline import OfflineModel
 
     listed = build_tasklist(models=OfflineModel()).invoke({"request": "/tasklist docs://versions/v0.2.0-ready.md"})
     assert listed["final_decision"].startswith("final")
     assert loads == [] and executions(record) == []  # neither pipeline even loads the servers
-    from graphs.assistant import build_graph as build_assistant
+    from reins.graphs.assistant import build_graph as build_assistant
 
     build_assistant(store=None)  # as LangGraph Server imports it: REINS_MCP_CONFIG loads at run time
     assert loads == []
     # The same configuration does reach the assistant.
-    from runtime.tools.toolbox import chat_toolset
+    from reins.runtime.tools.toolbox import chat_toolset
 
     assert "notes__add_note" in chat_toolset().names and loads == ["notes"]
 
@@ -238,7 +238,7 @@ async def _under_ainvoke(notes):
 
 
 def test_a_stateful_server_keeps_its_session_across_the_calls_and_turns_of_one_chat(notes):
-    from runtime.tools.mcp_tools import SESSIONS
+    from reins.runtime.tools.mcp_tools import SESSIONS
 
     mcp, _ = notes
     mcp["mcpServers"]["notes"]["trust"] = ["tally"]
@@ -277,7 +277,7 @@ def test_a_tool_an_unvouched_server_marks_read_only_still_asks_and_never_runs_un
 
 
 def test_a_server_too_slow_to_start_is_reported_by_its_startup_deadline_not_its_call_deadline(tmp_path):
-    from runtime.tools.mcp_tools import load_mcp_tools
+    from reins.runtime.tools.mcp_tools import load_mcp_tools
 
     silent = {"command": sys.executable, "args": ["-c", "import time; time.sleep(5)"], "timeout_s": 30,
               "startup_timeout_s": 0.5}
@@ -288,7 +288,7 @@ def test_a_server_too_slow_to_start_is_reported_by_its_startup_deadline_not_its_
 
 
 def test_an_approved_call_carries_its_idempotency_key_to_its_mcp_server(tmp_path):
-    from policies.approvals import call_fingerprint, idempotency_key
+    from reins.policies.approvals import call_fingerprint, idempotency_key
 
     record = tmp_path / "r"
     mcp = config(notes=stdio_server(record))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
 
-from nodes.assistant.memory import MEMORY_ROOT
+from reins.nodes.assistant.memory import MEMORY_ROOT
 from tests.assistant.helpers import REFLECTION, answer, block, complex_, done, prompt_of, qa, summaries, tool_call
 
 

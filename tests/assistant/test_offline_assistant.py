@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graphs.assistant import build_graph
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel, OfflineRequest
-from runtime.standins.offline.assistant import answer, classify, find_subtasks, next_step, reflection
-from schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection
+from reins.graphs.assistant import build_graph
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel, OfflineRequest
+from reins.runtime.standins.offline.assistant import answer, classify, find_subtasks, next_step, reflection
+from reins.schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection
 from tests.assistant.helpers import CHAT_TOOLS, chat_registry, summaries
 
 

@@ -7,10 +7,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.assistant import build_graph
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
-from runtime.standins.offline.skill_rules import FORMS, read_rules, subject
+from reins.graphs.assistant import build_graph
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.standins.offline.skill_rules import FORMS, read_rules, subject
 
 
 def _observed(instructions: str, name: str = "tone") -> str:

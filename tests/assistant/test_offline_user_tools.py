@@ -9,11 +9,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import BaseModel
 
-from graphs.assistant import build_graph
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
-from runtime.standins.offline.tool_args import fill_arguments, usage
-from runtime.tools.registry import RegisteredTool
+from reins.graphs.assistant import build_graph
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.standins.offline.tool_args import fill_arguments, usage
+from reins.runtime.tools.registry import RegisteredTool
 from tests.assistant.helpers import chat_registry
 
 TYPES = {"note": "string", "tag": "string", "priority": "integer", "urgent": "boolean", "weight": "number"}

@@ -12,11 +12,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import BaseModel
 
-from graphs.assistant import build_graph
-from runtime.llm.models import ModelSet
-from runtime.config.persona import PROMPT_FILE_ENV, PersonaError, persona_in_force, read_persona_file
-from runtime.tools.registry import RegisteredTool
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.assistant import build_graph
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.config.persona import PROMPT_FILE_ENV, PersonaError, persona_in_force, read_persona_file
+from reins.runtime.tools.registry import RegisteredTool
+from reins.runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import answer, block, chat_registry, done, prompt_of, qa, simple, tool_call
 
 PERSONA_TOML = '''instructions = """
@@ -149,7 +149,7 @@ def test_a_persona_that_waives_approval_changes_no_decision(instructions):
 def test_the_readme_persona_example_is_a_valid_file(tmp_path):
     import re
 
-    from cli.diagrams import README
+    from reins.cli.diagrams import README
 
     (example,) = re.findall(r"```toml\n(# persona\.toml.*?)```", README.read_text(), re.S)
     path = tmp_path / "persona.toml"
@@ -159,7 +159,7 @@ def test_the_readme_persona_example_is_a_valid_file(tmp_path):
 
 
 def test_reins_chat_does_not_start_with_a_bad_persona_file(monkeypatch, tmp_path, capsys):
-    from cli import main
+    from reins.cli import main
 
     path = tmp_path / "persona.toml"
     path.write_text('instructions = "ok"\ntone = "shouty"\n')

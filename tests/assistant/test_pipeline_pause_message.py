@@ -11,10 +11,10 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from graphs.assistant import build_graph
-from nodes.assistant.pipeline_pause import review_message
-from runtime.persistence.checkpoint import strict_serializer
-from runtime.llm.models import ModelSet
+from reins.graphs.assistant import build_graph
+from reins.nodes.assistant.pipeline_pause import review_message
+from reins.runtime.persistence.checkpoint import strict_serializer
+from reins.runtime.llm.models import ModelSet
 from tests.api_recorder import RecordingOfflineModel
 from tests.assistant.helpers import chat_registry
 

@@ -8,12 +8,12 @@ import json
 import pytest
 from langchain_core.messages import HumanMessage
 
-from graphs.assistant import build_graph
-from cli import main
-from cli.chat import exit_code_for
-from policies.model_notice import STAND_IN_NOTICE
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
+from reins.graphs.assistant import build_graph
+from reins.cli import main
+from reins.cli.chat import exit_code_for
+from reins.policies.model_notice import STAND_IN_NOTICE
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
 from tests.assistant.helpers import chat_registry
 
 
@@ -153,7 +153,7 @@ def _screen(text: str, columns: int = 80) -> list[str]:
 
 
 def test_chat_on_a_terminal_prints_the_reply_as_it_is_written(cli_env, monkeypatch):
-    from cli.chat_screen import ChatScreen
+    from reins.cli.chat_screen import ChatScreen
 
     pieces: list[str] = []
     terminal = _Terminal()
@@ -177,7 +177,7 @@ def test_chat_on_a_terminal_prints_the_reply_as_it_is_written(cli_env, monkeypat
 
 
 def _rendered(draw) -> list[str]:
-    from cli.chat_screen import ChatScreen
+    from reins.cli.chat_screen import ChatScreen
 
     terminal, errors = _Terminal(), _Terminal()
     screen = ChatScreen(terminal, errors)

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from nodes.replay import replay_thread
-from policies.replay import parse_overrides
-from policies.retention import run_status
-from policies.tool_approval import mcp_approval
-from runtime.execution.steps import METRICS_KEY
-from runtime.tools.registry import RegisteredTool
-from runtime.standins.scripted import ScriptedModel
+from reins.nodes.replay import replay_thread
+from reins.policies.replay import parse_overrides
+from reins.policies.retention import run_status
+from reins.policies.tool_approval import mcp_approval
+from reins.runtime.execution.steps import METRICS_KEY
+from reins.runtime.tools.registry import RegisteredTool
+from reins.runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import REFLECTION, Runner, answer, chat_registry, complex_, done, tool_call
 
 THREAD = {"configurable": {"thread_id": "t1"}}

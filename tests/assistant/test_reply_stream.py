@@ -9,10 +9,10 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from langgraph.store.memory import InMemoryStore
 
-from graphs.assistant import build_graph
-from runtime.llm.models import ModelSet
-from runtime.llm.reply_stream import REPLY_KEY, field_text
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.assistant import build_graph
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.llm.reply_stream import REPLY_KEY, field_text
+from reins.runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import answer, chat_registry, qa
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from langgraph.graph import END
 
-from graphs.assistant import build_graph
-from nodes.assistant.routing import (
+from reins.graphs.assistant import build_graph
+from reins.nodes.assistant.routing import (
     AFTER_CHECK,
     AFTER_INTENT,
     AFTER_OBSERVATION,

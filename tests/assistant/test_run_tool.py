@@ -10,10 +10,10 @@ import pytest
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel, ConfigDict
 
-from nodes.assistant.executor import malformed_issues
-from runtime.tools.chat_tools import ToolFailure
-from runtime.tools.registry import RegisteredTool
-from runtime.tools.runner import OBSERVATION_CHARS, RunTool
+from reins.nodes.assistant.executor import malformed_issues
+from reins.runtime.tools.chat_tools import ToolFailure
+from reins.runtime.tools.registry import RegisteredTool
+from reins.runtime.tools.runner import OBSERVATION_CHARS, RunTool
 from tests.assistant.helpers import chat_registry, tool_call
 
 

@@ -3,7 +3,7 @@
 import pytest
 from pydantic import ValidationError
 
-from schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection, AssistantStep, MemoryNote
+from reins.schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection, AssistantStep, MemoryNote
 
 PLAN = {"goal": "answer", "steps": [{"id": 1, "tool": "calculator", "purpose": "add"}, {"id": 2, "tool": "clock", "purpose": "time"}]}
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from langgraph.types import Command
 
-from policies.memory import user_namespace
-from runtime.tools import skill_tools
+from reins.policies.memory import user_namespace
+from reins.runtime.tools import skill_tools
 from tests.assistant.helpers import answer, block, chat_registry, complex_, done, prompt_of, qa, summaries, tool_call
 
 DRAFT = {"name": "rate-convert", "description": "Convert money with a fetched rate.", "instructions": "Call the calculator with amount*rate."}

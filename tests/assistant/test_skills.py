@@ -10,9 +10,9 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.assistant import build_graph
-from runtime.tools import skill_tools
-from runtime.tools.skills import load_catalog
+from reins.graphs.assistant import build_graph
+from reins.runtime.tools import skill_tools
+from reins.runtime.tools.skills import load_catalog
 from tests.assistant.helpers import answer, block, chat_registry, complex_, done, prompt_of, summaries, tool_call
 
 SECRET_STEP = "Always multiply by the magic constant"
@@ -110,7 +110,7 @@ def test_hostile_skills_are_left_out_with_their_reasons_and_the_rest_still_load(
 
 
 def test_doctor_names_each_skill_left_out(tmp_path, monkeypatch, capsys):
-    from cli import main
+    from reins.cli import main
 
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "SKILL.md").write_text("---\nname: bad\n---\nno description", encoding="utf-8")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from policies.slash_commands import (
+from reins.policies.slash_commands import (
     help_text,
     parse_slash,
     pipeline_verdict,

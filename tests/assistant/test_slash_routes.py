@@ -8,10 +8,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, StateGraph
 
-from graphs.assistant import build_graph, default_pipelines
-from nodes.assistant.deps import PipelineRoute
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
+from reins.graphs.assistant import build_graph, default_pipelines
+from reins.nodes.assistant.deps import PipelineRoute
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
 from tests.assistant.helpers import chat_registry
 
 

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from policies.model_notice import STAND_IN_NOTICE
+from reins.policies.model_notice import STAND_IN_NOTICE
 from langgraph.store.memory import InMemoryStore
 
-from cli import main
-from policies.memory import user_namespace
-from runtime.tools import memory_tools
-from runtime.persistence.embeddings import LocalEmbeddings
+from reins.cli import main
+from reins.policies.memory import user_namespace
+from reins.runtime.tools import memory_tools
+from reins.runtime.persistence.embeddings import LocalEmbeddings
 from tests.assistant.helpers import answer, block, chat_registry, prompt_of, qa, simple, summaries, tool_call
 
 NOTE = "I deploy on Fridays"

@@ -8,12 +8,12 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.assistant import build_graph
-from policies.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
-from runtime.contracts import role_for
-from runtime.llm.models import ModelSet, model_set_from_settings
-from runtime.standins.scripted import ScriptedModel
-from runtime.config.settings import TASK_ROLES, Settings
+from reins.graphs.assistant import build_graph
+from reins.policies.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
+from reins.runtime.contracts import role_for
+from reins.runtime.llm.models import ModelSet, model_set_from_settings
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.runtime.config.settings import TASK_ROLES, Settings
 from tests.assistant.helpers import REFLECTION, answer, chat_registry, qa
 
 IMAGE = {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}

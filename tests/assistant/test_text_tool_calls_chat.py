@@ -9,9 +9,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.assistant import build_graph
-from runtime.llm.models import ModelSet
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.assistant import build_graph
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import REFLECTION, answer, chat_registry, done, simple, summaries
 
 FAMILY_TEXTS = {

@@ -6,8 +6,8 @@ import itertools
 
 from pydantic import BaseModel, ConfigDict
 
-from policies.loop_guards import REPEATED_CALL, STALLED, STEP_LIMIT, STOP_MESSAGES
-from runtime.tools.registry import RegisteredTool, SubagentToolDefinition
+from reins.policies.loop_guards import REPEATED_CALL, STALLED, STEP_LIMIT, STOP_MESSAGES
+from reins.runtime.tools.registry import RegisteredTool, SubagentToolDefinition
 from tests.assistant.helpers import (
     CHAT_TOOLS,
     REFLECTION,
@@ -377,7 +377,7 @@ def test_slash_help_needs_no_model(runner):
 
 
 def test_with_the_shipped_registry_the_model_is_bound_to_chat_tools_only(runner):
-    from runtime.tools.toolbox import default_registry
+    from reins.runtime.tools.toolbox import default_registry
 
     shipped = default_registry()
     subagents = {t.name for t in shipped.for_scope("delivery-chain-manager")}

@@ -8,9 +8,9 @@ import json
 import pytest
 from langgraph.types import Command
 
-from cli import main
-from policies.memory import user_namespace
-from runtime.tools import memory_tools
+from reins.cli import main
+from reins.policies.memory import user_namespace
+from reins.runtime.tools import memory_tools
 from tests.assistant.helpers import answer, qa, simple, tool_call
 
 NOTE = "I deploy on Fridays"
@@ -36,9 +36,9 @@ def _script(*steps) -> dict:
 
 
 def test_the_turn_identity_is_the_context_fields_it_copies():
-    from nodes.assistant.context import AssistantContext
-    from nodes.assistant.identity import identity_of
-    from nodes.assistant.state import TurnIdentity
+    from reins.nodes.assistant.context import AssistantContext
+    from reins.nodes.assistant.identity import identity_of
+    from reins.nodes.assistant.state import TurnIdentity
 
     assert set(TurnIdentity.__annotations__) <= set(AssistantContext.__dataclass_fields__)
     assert identity_of(AssistantContext(user_id="ann", memory_scope="user")) == {"user_id": "ann", "memory_scope": "user"}

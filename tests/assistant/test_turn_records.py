@@ -3,7 +3,7 @@ together when the next message arrives on the same thread."""
 
 from __future__ import annotations
 
-from runtime.execution.steps import METRICS_KEY
+from reins.runtime.execution.steps import METRICS_KEY
 from tests.assistant.helpers import REFLECTION, answer, complex_, done, qa, tool_call
 
 

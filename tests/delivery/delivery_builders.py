@@ -7,10 +7,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from graphs.delivery_chain import build_graph
-from policies.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
-from runtime.llm.models import ModelSet
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.delivery_chain import build_graph
+from reins.policies.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.scripted import ScriptedModel
 
 OUTPUT_KEYS = ("run_status", "report", "artifacts", "review_bundle", "post_review_decision", "revision",
                "policy_violation", "failure", "metrics", "trace")

@@ -6,8 +6,8 @@ from typing import Literal
 
 import pytest
 
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, ReviewerSpec
-from schemas.delivery import Findings, Markdown, Strict, Text
+from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers, ReviewerSpec
+from reins.schemas.delivery import Findings, Markdown, Strict, Text
 
 
 class PrivacyReview(Strict):
@@ -31,7 +31,7 @@ FOUR = Reviewers((*DEFAULT_REVIEWERS, PRIVACY))
 def privacy_contract_forgotten():
     """A graph built with this reviewer registers its contract; forget it afterwards so the global
     contract table is as other tests expect it."""
-    from runtime.contracts import CONTRACT_ROLES
+    from reins.runtime.contracts import CONTRACT_ROLES
 
     known = PRIVACY.contract in CONTRACT_ROLES
     yield

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from delivery_builders import OUTPUT_KEYS, boundary, run, script
 
-from graphs.delivery_chain import build_graph
-from runtime.llm.models import ModelSet
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.delivery_chain import build_graph
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.scripted import ScriptedModel
 
 REVIEWS = ("delivery.general_review", "delivery.risk_review", "delivery.boundary_review")
 
@@ -73,12 +73,12 @@ def test_under_ainvoke_the_three_reviewers_wait_for_each_other_inside_their_call
 
 
 def test_an_async_reviewer_past_its_deadline_is_cancelled_by_asyncio_not_a_thread(monkeypatch):
-    import runtime.execution.calls
+    import reins.runtime.execution.calls as calls
 
     def no_threads(*_args, **_kwargs):
         raise AssertionError("the async path must not start a deadline thread")
 
-    monkeypatch.setattr(runtime.execution.calls, "call_with_deadline", no_threads)
+    monkeypatch.setattr(calls, "call_with_deadline", no_threads)
     cancelled: list[bool] = []
 
     async def hang():

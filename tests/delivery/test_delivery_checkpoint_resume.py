@@ -14,10 +14,10 @@ from pathlib import Path
 
 from delivery_builders import boundary, post
 
-from graphs.delivery_chain import build_graph
-from runtime.persistence.checkpoint import open_checkpointer
-from runtime.llm.models import ModelSet
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.delivery_chain import build_graph
+from reins.runtime.persistence.checkpoint import open_checkpointer
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.scripted import ScriptedModel
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -28,10 +28,10 @@ CHILD = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from delivery_builders import script
-    from graphs.delivery_chain import build_graph
-    from runtime.persistence.checkpoint import open_checkpointer
-    from runtime.llm.models import ModelSet
-    from runtime.standins.scripted import ScriptedModel
+    from reins.graphs.delivery_chain import build_graph
+    from reins.runtime.persistence.checkpoint import open_checkpointer
+    from reins.runtime.llm.models import ModelSet
+    from reins.runtime.standins.scripted import ScriptedModel
 
     db, marker = sys.argv[1], Path(sys.argv[2])
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from cli import main
+from reins.cli import main
 
 
 @pytest.fixture
@@ -27,10 +27,10 @@ def _json(capsys) -> dict:
 def test_an_interrupted_delivery_run_lists_as_incomplete_and_resumable(sqlite_env, capsys):
     from delivery_builders import general, risk, script
 
-    from graphs.delivery_chain import build_graph
-    from runtime.persistence.checkpoint import open_checkpointer
-    from runtime.llm.models import ModelSet
-    from runtime.standins.scripted import ScriptedModel
+    from reins.graphs.delivery_chain import build_graph
+    from reins.runtime.persistence.checkpoint import open_checkpointer
+    from reins.runtime.llm.models import ModelSet
+    from reins.runtime.standins.scripted import ScriptedModel
 
     # The boundary review dies only after the other two reviews have answered (and had a moment to
     # finish), so which reviews were saved does not depend on thread scheduling.

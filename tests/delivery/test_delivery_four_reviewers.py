@@ -6,9 +6,9 @@ import pytest
 from delivery_builders import pre_execute, run, script, turn
 from privacy_reviewer import FOUR, PRIVACY, privacy, privacy_contract_forgotten, privacy_rule
 
-from graphs.delivery_chain import build_graph
-from runtime.standins.offline import OfflineModel
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.delivery_chain import build_graph
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.standins.scripted import ScriptedModel
 
 pytestmark = pytest.mark.usefixtures(privacy_contract_forgotten.__name__)
 FOUR_TURNS = [turn("plan-subagent"), turn("task-subagent"), turn(*FOUR.tools)]
@@ -85,7 +85,7 @@ def test_offline_without_a_rule_the_fourth_review_is_missing_never_passed():
 
 
 def test_a_registry_without_the_fourth_tool_is_refused_when_built():
-    from runtime.tools.toolbox import default_registry
+    from reins.runtime.tools.toolbox import default_registry
 
     with pytest.raises(ValueError, match="reviewer sub-agent tools"):
         build_graph(models=OfflineModel(), registry=default_registry(), reviewers=FOUR)
@@ -94,7 +94,7 @@ def test_a_registry_without_the_fourth_tool_is_refused_when_built():
 def test_a_reviewer_on_its_own_model_role_is_answered_by_that_model_with_its_deadline():
     from dataclasses import replace
 
-    from runtime.llm.models import ROLE_POLICIES, ModelSet
+    from reins.runtime.llm.models import ROLE_POLICIES, ModelSet
 
     on_planner = replace(PRIVACY, model_role="planner")
     planner = OfflineModel(responders={PRIVACY.contract: privacy_rule})

@@ -8,11 +8,11 @@ import os
 
 import pytest
 
-from graphs.delivery_chain import build_graph
-from runtime.standins.offline import OfflineModel
-from runtime.resources import MAX_FILE_BYTES, ResourceError, ResourceResolver
-from runtime.standins.scripted import ScriptedModel
-from runtime.config.settings import Settings, SettingsError
+from reins.graphs.delivery_chain import build_graph
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.resources import MAX_FILE_BYTES, ResourceError, ResourceResolver
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.runtime.config.settings import Settings, SettingsError
 
 BANNER = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
 

@@ -31,10 +31,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, messages_to_dict
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.delivery_chain import build_graph
-from policies.delegation import DEFAULT_POLICY
-from runtime.llm.models import ModelSet
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.delivery_chain import build_graph
+from reins.policies.delegation import DEFAULT_POLICY
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.scripted import ScriptedModel
 
 REVIEWS = ("delivery.general_review", "delivery.risk_review", "delivery.boundary_review")
 INVALID = {"role": "risk"}  # misses every other field: fails the contract (and its repair)

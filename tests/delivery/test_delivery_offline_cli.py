@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from graphs.delivery_chain import build_graph
-from cli import main
-from cli.deliver import scenario_ids
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
-from runtime.standins.offline.text_rules import (
+from reins.graphs.delivery_chain import build_graph
+from reins.cli import main
+from reins.cli.deliver import scenario_ids
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.standins.offline.text_rules import (
     covers,
     is_concrete,
     matched,
@@ -154,7 +154,7 @@ def test_signal_found(signal, text, found):
 
 
 def test_offline_runs_when_governance_documents_are_missing(tmp_path):
-    from runtime.resources import ResourceResolver
+    from reins.runtime.resources import ResourceResolver
 
     (tmp_path / "scenarios").mkdir()
     graph = build_graph(ModelSet.uniform(OfflineModel()), resolver=ResourceResolver(bundle_root=tmp_path))
@@ -276,8 +276,8 @@ def test_deliver_list(offline_env, capsys):
 
 
 def test_deliver_failed_run_exit_code(offline_env, capsys, monkeypatch):
-    from cli import deliver
-    from runtime.standins.scripted import ScriptedModel
+    from reins.cli import deliver
+    from reins.runtime.standins.scripted import ScriptedModel
 
     def scripted_graph(saver):
         return build_graph(ModelSet.uniform(ScriptedModel({"delivery.supervisor_pre": [RuntimeError("down")]})),
@@ -291,9 +291,9 @@ def test_deliver_failed_run_exit_code(offline_env, capsys, monkeypatch):
 def test_deliver_resume_finishes_an_interrupted_run(offline_env, capsys, monkeypatch, reins_home):
     from delivery_builders import script
 
-    from runtime.persistence.checkpoint import open_checkpointer
-    from cli import deliver
-    from runtime.standins.scripted import ScriptedModel
+    from reins.runtime.persistence.checkpoint import open_checkpointer
+    from reins.cli import deliver
+    from reins.runtime.standins.scripted import ScriptedModel
 
     # A run dies mid-review (KeyboardInterrupt escapes every handler), leaving its checkpoint behind.
     dying = ScriptedModel(script(boundary_review=[KeyboardInterrupt()]))
@@ -320,11 +320,11 @@ def test_deliver_resume_finishes_an_interrupted_run(offline_env, capsys, monkeyp
 def test_deliver_resume_on_other_models_is_refused_unless_allowed(offline_env, capsys, monkeypatch):
     from delivery_builders import script
 
-    from cli import deliver
-    from cli.model_config import stamped
-    from runtime.persistence.checkpoint import open_checkpointer
-    from runtime.standins.scripted import ScriptedModel
-    from runtime.config.settings import Settings
+    from reins.cli import deliver
+    from reins.cli.model_config import stamped
+    from reins.runtime.persistence.checkpoint import open_checkpointer
+    from reins.runtime.standins.scripted import ScriptedModel
+    from reins.runtime.config.settings import Settings
 
     monkeypatch.setenv("REINS_CHECKPOINT", "sqlite")
     dying = ScriptedModel(script(boundary_review=[KeyboardInterrupt()]))

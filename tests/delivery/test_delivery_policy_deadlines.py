@@ -2,8 +2,8 @@
 
 import pytest
 
-from policies.deadlines import backoff_budget_s, contract_deadline_s
-from runtime.llm.models import ROLE_POLICIES
+from reins.policies.deadlines import backoff_budget_s, contract_deadline_s
+from reins.runtime.llm.models import ROLE_POLICIES
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from policies.delegation import (
+from reins.policies.delegation import (
     DEFAULT_POLICY,
     VIOLATION_CODES,
     delegated_step,

@@ -10,9 +10,9 @@ import openai
 import pytest
 from delivery_builders import finding, general, plan, post, script, tasks
 
-from graphs.delivery_chain import build_graph
-from runtime.llm.models import ModelSet
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.delivery_chain import build_graph
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.scripted import ScriptedModel
 
 REQUEST = httpx.Request("POST", "https://provider.invalid/v1/chat/completions")
 REQUIREMENT = {"requirement": "Show a banner when the request limit is reached."}
@@ -112,8 +112,8 @@ def test_retries_stop_at_the_role_policy_in_a_reviewer():
 
 
 def test_the_reviewer_deadline_leaves_room_for_a_retry():
-    from nodes.delivery.common import DeliveryDeps
-    from runtime.tools.toolbox import default_registry
+    from reins.nodes.delivery.common import DeliveryDeps
+    from reins.runtime.tools.toolbox import default_registry
 
     models = ModelSet.uniform(ScriptedModel({}))
     deps = DeliveryDeps(models=models, tools=default_registry().for_scope("delivery-chain-manager"))

@@ -3,7 +3,7 @@ and that every rule's answer is one of the node's declared destinations."""
 
 import pytest
 
-from nodes.delivery import routing
+from reins.nodes.delivery import routing
 
 FAILED = {"failure": {"stage": "load", "code": "x", "message": "m"}}
 COMPLETE = {"general": "completed", "risk": "completed", "boundary": "completed"}

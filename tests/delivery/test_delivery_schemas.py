@@ -6,7 +6,7 @@ import pytest
 from delivery_builders import boundary, finding, general, plan, post, pre_blocked, pre_clarification, pre_execute, risk, tasks
 from pydantic import ValidationError
 
-from schemas.delivery import (
+from reins.schemas.delivery import (
     BoundaryReview,
     DeliveryPlan,
     DeliveryTasks,

@@ -8,9 +8,9 @@ import json
 from delivery_builders import honest_manager, script, turn
 from langchain_core.messages import AIMessage, messages_to_dict
 
-from graphs.delivery_chain import build_graph
-from runtime.llm.models import ModelSet
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.delivery_chain import build_graph
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.scripted import ScriptedModel
 
 REFUSED = AIMessage(content="I would rather write the plan myself.")  # no tool call
 

@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from cli import main
-from evals.run import run_seed, wrap_models
-from evals.scenarios import SCENARIOS
-from graphs.delivery_chain import build_graph
-from policies.budget import tightness
-from policies.delegation import DelegationPolicy
-from runtime.execution.budget import used, worst_case
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
+from reins.cli import main
+from reins.evals.run import run_seed, wrap_models
+from reins.evals.scenarios import SCENARIOS
+from reins.graphs.delivery_chain import build_graph
+from reins.policies.budget import tightness
+from reins.policies.delegation import DelegationPolicy
+from reins.runtime.execution.budget import used, worst_case
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
 
 
 def test_faulty_runs_never_exceed_the_worst_case():

@@ -14,12 +14,12 @@ import pytest
 from delivery_builders import boundary, finding, plan, post, pre_clarification, pre_execute, tasks
 from pydantic import BaseModel, ValidationError
 
-import schemas.assistant as assistant_schemas
-import schemas.delivery as delivery_schemas
-import schemas.tasklist as tasklist_schemas
-from runtime.contracts.checks import _issues_from
-from schemas.assistant import AssistantIntent, AssistantPlan, AssistantReflection, ToolCall
-from schemas.delivery import (
+import reins.schemas.assistant as assistant_schemas
+import reins.schemas.delivery as delivery_schemas
+import reins.schemas.tasklist as tasklist_schemas
+from reins.runtime.contracts.checks import _issues_from
+from reins.schemas.assistant import AssistantIntent, AssistantPlan, AssistantReflection, ToolCall
+from reins.schemas.delivery import (
     BoundaryReview,
     DeliveryPlan,
     DeliveryTasks,
@@ -28,7 +28,7 @@ from schemas.delivery import (
     SupervisorPostGuidance,
     SupervisorPreDecision,
 )
-from schemas.tasklist import PlanningDecision, TasklistStrategy
+from reins.schemas.tasklist import PlanningDecision, TasklistStrategy
 from tests.tasklist.builders import STRATEGY, ask, proceed
 
 

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-from evals.agentdojo import MARKER, Harness, _environment, load_suites, summarise, ungated  # noqa: E402
-from evals.agentdojo_tools import DECLARATIONS  # noqa: E402
+from reins.evals.agentdojo import MARKER, Harness, _environment, load_suites, summarise, ungated  # noqa: E402
+from reins.evals.agentdojo_tools import DECLARATIONS  # noqa: E402
 
 
 @pytest.fixture(scope="module")

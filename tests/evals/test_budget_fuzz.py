@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cli import main
+from reins.cli import main
 import pytest
 
-from evals.budget_fuzz import fuzz_budget, stage_composed_run
-from runtime.execution.budget import GRAPHS, worst_case
+from reins.evals.budget_fuzz import fuzz_budget, stage_composed_run
+from reins.runtime.execution.budget import GRAPHS, worst_case
 
 
 def test_adversarial_runs_never_exceed_the_bound():

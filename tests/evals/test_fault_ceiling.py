@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evals.ceiling import call_failure, chain_ceiling
+from reins.evals.ceiling import call_failure, chain_ceiling
 
 
 @pytest.mark.parametrize(

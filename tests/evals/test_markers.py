@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evals.markers import fixed_status, normalise, read_marker, review_verdict, single_agent_reading
+from reins.evals.markers import fixed_status, normalise, read_marker, review_verdict, single_agent_reading
 
 
 @pytest.mark.parametrize(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from evals.baselines import UNREADABLE, run_baseline
-from evals.markers import read_marker
-from evals.scenarios import SCENARIOS, scenario_by_id
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel, registered_contracts
-from runtime.standins.scripted import ScriptedModel
+from reins.evals.baselines import UNREADABLE, run_baseline
+from reins.evals.markers import read_marker
+from reins.evals.scenarios import SCENARIOS, scenario_by_id
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel, registered_contracts
+from reins.runtime.standins.scripted import ScriptedModel
 
 MODELS = ModelSet.uniform(OfflineModel())
 PLAIN = [s for s in SCENARIOS if not s.failing_reviewers]
@@ -23,7 +23,7 @@ def baseline_status_expected(scenario, status):
 
 
 def test_every_eval_contract_has_an_offline_responder():
-    from runtime.contracts import CONTRACT_ROLES
+    from reins.runtime.contracts import CONTRACT_ROLES
 
     evals = sorted(c for c in CONTRACT_ROLES if c.startswith("eval."))
     assert len(evals) == 6 and set(evals) <= set(registered_contracts())
@@ -100,7 +100,7 @@ def test_offline_single_agent_text_carries_plan_tasks_reviews_and_status():
 
 
 def test_scenario_set_holds_the_reference_cases():
-    from evals.scenarios import REFERENCE_CASES
+    from reins.evals.scenarios import REFERENCE_CASES
 
     assert len(SCENARIOS) >= 12 and len({s.id for s in SCENARIOS}) == len(SCENARIOS)
     assert [scenario_by_id(c).case for c in REFERENCE_CASES] == list(REFERENCE_CASES)

@@ -12,9 +12,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import ValidationError
 
-from evals.baselines import chain_failure
-from evals.markers import read_marker
-from evals.perturbed import (
+from reins.evals.baselines import chain_failure
+from reins.evals.markers import read_marker
+from reins.evals.perturbed import (
     FAMILIES,
     PERTURBATIONS,
     RAISING,
@@ -27,15 +27,15 @@ from evals.perturbed import (
     perturb_tool_turn,
     raised_error,
 )
-from graphs.delivery_chain import build_graph
-from policies.delegation import DEFAULT_POLICY, DelegationLedger, ProposedCall, SUBAGENT_TOOLS, check_delegation, MANAGER
-from runtime.contracts import ContractError, ContractTimeout, invoke_contract, invoke_text
-from runtime.llm.model_calls import _json_schema
-from runtime.llm.failures import is_retryable
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
-from runtime.standins.scripted import ScriptedModel
-from schemas.delivery import BoundaryReview, DeliveryPlan, GeneralReview, RiskReview, SupervisorPreDecision
+from reins.graphs.delivery_chain import build_graph
+from reins.policies.delegation import DEFAULT_POLICY, DelegationLedger, ProposedCall, SUBAGENT_TOOLS, check_delegation, MANAGER
+from reins.runtime.contracts import ContractError, ContractTimeout, invoke_contract, invoke_text
+from reins.runtime.llm.model_calls import _json_schema
+from reins.runtime.llm.failures import is_retryable
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.schemas.delivery import BoundaryReview, DeliveryPlan, GeneralReview, RiskReview, SupervisorPreDecision
 from tests.delivery.delivery_builders import boundary, general, plan, pre_execute, risk
 
 DATA_KINDS = ("rephrased_verdict", "schema_drift", "extra_fields", "wrong_enum")
@@ -180,7 +180,7 @@ def test_perturbations_are_deterministic_for_a_seed_and_every_kind_occurs():
 
 
 def test_a_deadline_overrun_is_injected_only_under_a_deadline():
-    from runtime.execution.deadline import deadline_scope
+    from reins.runtime.execution.deadline import deadline_scope
 
     def overruns(under_deadline: bool) -> Counter:
         inner = ScriptedModel({"delivery.risk_review": lambda messages: risk("medium")})

@@ -1,6 +1,6 @@
 """Replay over the evaluation's stored records (tests/evals/eval_records/records.json, written by
 ``reins eval --repeats 1 --perturb 0,0.3``) and the delegation fuzzer's stored sequences
-(tests/delivery/fuzz_sequences.json, ``python -m evals.delegation_fuzz 150``): the unchanged policy
+(tests/delivery/fuzz_sequences.json, ``python -m reins.evals.delegation_fuzz 150``): the unchanged policy
 flips nothing; each seeded rule change flips exactly the runs its rule predicts, each at the decision
 it predicts, and no other run. The predictions read the recorded proposals, never the replay."""
 
@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from cli import main
-from evals.delegation_fuzz import load_sequences, sequence
-from evals.records import load_records, replay_records
-from nodes.delivery.replay import replay_values
-from policies.delegation import REVIEW_TOOLS, TASK_TOOL
-from policies.replay import figures, parse_overrides
-from policies.reviewers import DEFAULT_REVIEWERS
+from reins.cli import main
+from reins.evals.delegation_fuzz import load_sequences, sequence
+from reins.evals.records import load_records, replay_records
+from reins.nodes.delivery.replay import replay_values
+from reins.policies.delegation import REVIEW_TOOLS, TASK_TOOL
+from reins.policies.replay import figures, parse_overrides
+from reins.policies.reviewers import DEFAULT_REVIEWERS
 
 HERE = Path(__file__).resolve().parent
 RECORDS = HERE / "eval_records" / "records.json"

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from evals.perturbed import PerturbedModel
-from evals.report import markdown_report, write_report
-from evals.run import run_evaluation
-from evals.scenarios import scenario_by_id
-from evals.scorer import hard_rule_violations
-from cli import main
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
+from reins.evals.perturbed import PerturbedModel
+from reins.evals.report import markdown_report, write_report
+from reins.evals.run import run_evaluation
+from reins.evals.scenarios import scenario_by_id
+from reins.evals.scorer import hard_rule_violations
+from reins.cli import main
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
 
 MODELS = ModelSet.uniform(OfflineModel())
 IDS = ("direct-pass", "revision-required", "boundary-blocked", "one-reviewer-failure", "two-reviewer-failures",
@@ -173,7 +173,7 @@ def test_reins_eval_reports_each_rate_and_counts_resampled_turns_and_retries(tmp
 def test_resampled_turns_and_retries_reach_the_summary():
     from dataclasses import replace
 
-    from evals.perturbed import PerturbedModel
+    from reins.evals.perturbed import PerturbedModel
 
     # Every manager turn is refused once, then the re-ask is answered; every plan call times out
     # once at the provider, then the retry is answered: both recover, and both are counted.
@@ -249,6 +249,6 @@ def test_kinds_narrow_the_perturbation_and_each_wrong_run_gets_its_cause():
     ],
 )
 def test_chain_stops_name_the_calls_that_decided_the_run(out, stops):
-    from evals.baselines import chain_stops
+    from reins.evals.baselines import chain_stops
 
     assert chain_stops(out) == stops

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from evals.scorer import (
+from reins.evals.scorer import (
     RunRecord,
     consistency,
     hard_rule_violations,

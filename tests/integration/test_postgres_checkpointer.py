@@ -11,13 +11,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from runtime.persistence.checkpoint import open_checkpointer
-from runtime.config.tracing import run_config
+from reins.runtime.persistence.checkpoint import open_checkpointer
+from reins.runtime.config.tracing import run_config
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-REINS = [sys.executable, "-m", "cli"]
+REINS = [sys.executable, "-m", "reins.cli"]
 
 
 def _reins(args: list[str], url: str) -> subprocess.CompletedProcess[str]:
@@ -50,7 +50,7 @@ def test_paused_tasklist_run_resumes_from_another_process(postgres_url):
     assert again.returncode == 2, "a finished run cannot be resumed twice"
 
     with open_checkpointer("postgres", url=postgres_url) as saver:
-        from graphs.tasklist_agent import build_graph
+        from reins.graphs.tasklist_agent import build_graph
 
         values = build_graph(checkpointer=saver, human_review=True).get_state(run_config("tasklist_agent", thread_id=thread_id)).values
     assert values["final_decision"] in ("final", "final_with_manual_review_items")
@@ -60,7 +60,7 @@ def test_paused_tasklist_run_resumes_from_another_process(postgres_url):
 
 
 def test_delivery_chain_runs_with_the_postgres_checkpointer(postgres_url):
-    from graphs.delivery_chain import build_graph
+    from reins.graphs.delivery_chain import build_graph
 
     config = run_config("delivery_chain", thread_id="delivery-pg-1")
     with open_checkpointer("postgres", url=postgres_url) as saver:
@@ -77,7 +77,7 @@ def test_delivery_chain_runs_with_the_postgres_checkpointer(postgres_url):
 def test_every_graph_under_ainvoke_with_the_async_postgres_saver(postgres_url):
     import asyncio
 
-    from runtime.persistence.checkpoint import open_async_checkpointer
+    from reins.runtime.persistence.checkpoint import open_async_checkpointer
     from tests.runtime.test_async_checkpointers import check, run_every_graph
 
     async def main():

@@ -12,8 +12,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from runtime.persistence.memory_store import open_store
-from runtime.config.settings import Settings
+from reins.runtime.persistence.memory_store import open_store
+from reins.runtime.config.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +24,7 @@ def _chat(args: list[str], url: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "REINS_CHECKPOINT": "postgres", "REINS_CHECKPOINT_URL": url}
     for name in ("REINS_MODEL", "REINS_EMBEDDINGS"):
         env.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "cli", "chat", *args], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+    return subprocess.run([sys.executable, "-m", "reins.cli", "chat", *args], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=120)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.approvals import (
+from reins.policies.approvals import (
     Claim,
     already_taken,
     call_fingerprint,

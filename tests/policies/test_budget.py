@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from policies.budget import Budget, CallLimits, Stage, budget, over_caps, request_refused, stage_budget, tightness
-from policies.run_budgets import assistant_stages, assistant_turns, delivery_stages, tasklist_stages
+from reins.policies.budget import Budget, CallLimits, Stage, budget, over_caps, request_refused, stage_budget, tightness
+from reins.policies.run_budgets import assistant_stages, assistant_turns, delivery_stages, tasklist_stages
 
 ONE = CallLimits(models=1, attempts=1, max_tokens=100, max_tokens_limit=400, timeout_s=10, backoff_initial_s=0)
 RETRYING = CallLimits(models=2, attempts=2, max_tokens=100, max_tokens_limit=150, timeout_s=10, backoff_initial_s=1)

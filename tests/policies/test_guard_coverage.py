@@ -11,12 +11,12 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Command, Send
 from typing_extensions import TypedDict
 
-from cli import main
-from graphs import assistant, delivery_chain, tasklist_agent
-from policies.guard_coverage import Edge, GraphShape, NodeDeclaration, check, declare
-from policies.memory import check_lesson
-from runtime.execution.calls import inline, node
-from runtime.execution.graph_shape import guard_coverage, shape_of
+from reins.cli import main
+from reins.graphs import assistant, delivery_chain, tasklist_agent
+from reins.policies.guard_coverage import Edge, GraphShape, NodeDeclaration, check, declare
+from reins.policies.memory import check_lesson
+from reins.runtime.execution.calls import inline, node
+from reins.runtime.execution.graph_shape import guard_coverage, shape_of
 
 REAL = {"tasklist_agent": tasklist_agent.graph, "delivery_chain": delivery_chain.graph, "assistant": assistant.graph}
 

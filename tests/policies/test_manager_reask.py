@@ -2,7 +2,7 @@
 
 import pytest
 
-from policies.manager_reask import (
+from reins.policies.manager_reask import (
     ADVISORY_BOUNDS,
     UNPARSED_ARGS,
     argument_issues,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.mcp_config import (
+from reins.policies.mcp_config import (
     McpConfigError,
     ServerSpec,
     neutral,

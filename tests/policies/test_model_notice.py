@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.model_notice import fallback_warnings, model_changes, models_line
+from reins.policies.model_notice import fallback_warnings, model_changes, models_line
 
 
 @pytest.mark.parametrize(

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from policies.pipeline_reply import (
+from reins.policies.pipeline_reply import (
     BODY_LIMIT,
     SECTION_CHARS,
     TASKLIST_CHARS,
     delivery_outcome,
     tasklist_outcome,
 )
-from policies.slash_commands import pipeline_to_run
+from reins.policies.slash_commands import pipeline_to_run
 
 TASKS = "# v1 Tasklist\n\n- [ ] Step one\n- [ ] Step two"
 REPORT = (

@@ -2,7 +2,7 @@
 
 import pytest
 
-from policies.provider_schema import GRAMMAR_REPETITION_LIMIT, pattern_compiles, provider_schema, repetition_overruns
+from reins.policies.provider_schema import GRAMMAR_REPETITION_LIMIT, pattern_compiles, provider_schema, repetition_overruns
 
 
 @pytest.mark.parametrize(

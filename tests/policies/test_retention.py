@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from policies.retention import (
+from reins.policies.retention import (
     check_prune_days,
     durability_for,
     graph_of,

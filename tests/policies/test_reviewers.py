@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "delivery"))
-from privacy_reviewer import FOUR, PRIVACY, PrivacyReview, privacy  # noqa: E402
+from tests.delivery.privacy_reviewer import FOUR, PRIVACY, PrivacyReview, privacy  # noqa: E402
 
-from policies.delegation import (  # noqa: E402
+from reins.policies.delegation import (  # noqa: E402
     DEFAULT_POLICY,
     DelegationLedger,
     ProposedCall,
@@ -20,10 +16,10 @@ from policies.delegation import (  # noqa: E402
     for_reviewers,
     validate_exact_reviewer_roles,
 )
-from policies.delivery_report import narrative, render_delivery_report  # noqa: E402
-from policies.review_bundle import build_review_bundle  # noqa: E402
-from policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word, listed, reviewer_table  # noqa: E402
-from schemas.delivery import REVIEWER_ROLES, SupervisorPreDecision, pre_decision_schema  # noqa: E402
+from reins.policies.delivery_report import narrative, render_delivery_report  # noqa: E402
+from reins.policies.review_bundle import build_review_bundle  # noqa: E402
+from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word, listed, reviewer_table  # noqa: E402
+from reins.schemas.delivery import REVIEWER_ROLES, SupervisorPreDecision, pre_decision_schema  # noqa: E402
 from delivery_builders import boundary, general, risk  # noqa: E402
 
 

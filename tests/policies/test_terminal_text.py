@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.terminal_text import printable
+from reins.policies.terminal_text import printable
 
 CASES = [
     ("plain", "status: pass", "status: pass"),

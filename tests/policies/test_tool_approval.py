@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.tool_approval import APPROVALS, approval_for, approval_note, hint_read_only, mcp_approval, mcp_read_only
+from reins.policies.tool_approval import APPROVALS, approval_for, approval_note, hint_read_only, mcp_approval, mcp_read_only
 
 
 @pytest.mark.parametrize(

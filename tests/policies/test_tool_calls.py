@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.tool_calls import (
+from reins.policies.tool_calls import (
     Decision,
     batch,
     question_allowed,

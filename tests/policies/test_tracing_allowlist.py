@@ -1,7 +1,7 @@
 import pytest
 
-from policies.tracing import TRACE_METADATA_ALLOWLIST, allowlisted_metadata
-from runtime.config.tracing import run_config
+from reins.policies.tracing import TRACE_METADATA_ALLOWLIST, allowlisted_metadata
+from reins.runtime.config.tracing import run_config
 
 
 @pytest.mark.parametrize(

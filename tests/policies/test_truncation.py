@@ -2,7 +2,7 @@
 
 import pytest
 
-from policies.truncation import is_truncated
+from reins.policies.truncation import is_truncated
 
 
 @pytest.mark.parametrize(

@@ -2,13 +2,13 @@
 
 import pytest
 
-from policies.check_act import NO_ROUND_REASONS, decide_check_act
-from policies.delegation import PLAN_TOOL, ProposedCall, check_delegation, validate_exact_reviewer_roles
-from policies.delivery_input import classify_delivery_input
-from policies.http_access import check_url
-from policies.loop_guards import STEP_LIMIT, STOP_MESSAGES, check_repeat, check_step_budget, detect_stall
-from policies.tasklist_machine import Machine, Proposal, entry_action, guard, leads_to
-from policies.verdict import ALLOWED, Verdict
+from reins.policies.check_act import NO_ROUND_REASONS, decide_check_act
+from reins.policies.delegation import PLAN_TOOL, ProposedCall, check_delegation, validate_exact_reviewer_roles
+from reins.policies.delivery_input import classify_delivery_input
+from reins.policies.http_access import check_url
+from reins.policies.loop_guards import STEP_LIMIT, STOP_MESSAGES, check_repeat, check_step_budget, detect_stall
+from reins.policies.tasklist_machine import Machine, Proposal, entry_action, guard, leads_to
+from reins.policies.verdict import ALLOWED, Verdict
 
 
 def test_a_refusal_names_its_rule_and_says_why():

@@ -10,14 +10,14 @@ from dataclasses import replace
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from cli import main
-from graphs.assistant import build_graph as build_assistant
-from graphs.delivery_chain import build_graph as build_delivery
-from graphs.tasklist_agent import build_graph as build_tasklist
-from nodes.delivery.context import DeliveryContext
-from policies.delegation import DEFAULT_POLICY
-from policies.delivery_input import check_review_timeout
-from runtime.standins.scripted import ScriptedModel
+from reins.cli import main
+from reins.graphs.assistant import build_graph as build_assistant
+from reins.graphs.delivery_chain import build_graph as build_delivery
+from reins.graphs.tasklist_agent import build_graph as build_tasklist
+from reins.nodes.delivery.context import DeliveryContext
+from reins.policies.delegation import DEFAULT_POLICY
+from reins.policies.delivery_input import check_review_timeout
+from reins.runtime.standins.scripted import ScriptedModel
 from tests.delivery.test_delivery_cli_runs import sqlite_env  # noqa: F401  the CLI in a fresh directory, SQLite checkpoints
 
 TIMEOUTS = [
@@ -79,7 +79,7 @@ def test_a_review_asked_for_in_the_context_needs_a_checkpointer():
     with pytest.raises(ValueError, match="human_review needs a checkpointer"):
         asyncio.run(graph.ainvoke(plan, None, context={"human_review": True}))
     assert scripted.contracts_called() == []
-    from runtime.standins.offline import OfflineModel
+    from reins.runtime.standins.offline import OfflineModel
 
     with_saver = build_tasklist(models=OfflineModel(), checkpointer=InMemorySaver())
     paused = with_saver.invoke(plan, {"configurable": {"thread_id": "t"}}, context={"human_review": True})

@@ -12,12 +12,12 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.assistant import build_graph as build_assistant
-from graphs.delivery_chain import build_graph as build_delivery
-from graphs.tasklist_agent import build_graph as build_tasklist
-from runtime.standins.offline import OfflineModel
-from runtime.config.paths import BUNDLED_DOCS
-from runtime.resources import ResourceResolver
+from reins.graphs.assistant import build_graph as build_assistant
+from reins.graphs.delivery_chain import build_graph as build_delivery
+from reins.graphs.tasklist_agent import build_graph as build_tasklist
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.config.paths import BUNDLED_DOCS
+from reins.runtime.resources import ResourceResolver
 
 
 @pytest.fixture
@@ -87,7 +87,7 @@ def test_the_assistant_with_stdio_and_http_mcp_servers_never_blocks_the_loop(blo
 
     from langgraph.types import Command
 
-    from runtime.standins.scripted import ScriptedModel
+    from reins.runtime.standins.scripted import ScriptedModel
     from tests.assistant.helpers import answer, tool_call
     from tests.assistant.mcp.servers import config, executions, http_server, stdio_server
 

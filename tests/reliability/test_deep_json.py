@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from graphs.tasklist_agent import build_graph as build_tasklist
-from policies.json_limits import MAX_JSON_DEPTH
-from runtime.standins.offline import OfflineModel
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.tasklist_agent import build_graph as build_tasklist
+from reins.policies.json_limits import MAX_JSON_DEPTH
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.standins.scripted import ScriptedModel
 from tests.wire.conftest import wire_models
 from tests.wire.provider_stub import Completion, StubProvider
 from tests.wire.behaviours import cooperative, schema_name
@@ -46,7 +46,7 @@ def test_a_scripted_deep_answer_fails_the_contract_cleanly(answer):
 def test_the_offline_encoder_refuses_a_deep_draft():
     from langchain_core.messages import HumanMessage
 
-    from runtime.standins.offline.framework import OfflineRequest, _generic_answer
+    from reins.runtime.standins.offline.framework import OfflineRequest, _generic_answer
 
     for draft in (DEEP_TEXT, HUGE_TEXT):
         request = OfflineRequest(contract="x", role="encoder", structured=True, tool_names=(),

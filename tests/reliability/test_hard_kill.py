@@ -65,14 +65,14 @@ def at_home(cwd: Path, env: dict[str, str]) -> dict[str, str]:
 
 
 def reins(cwd: Path, env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, env=at_home(cwd, env), input=stdin,
+    return subprocess.run([sys.executable, "-m", "reins.cli", *args], cwd=cwd, env=at_home(cwd, env), input=stdin,
                           capture_output=True, text=True, timeout=300)
 
 
 def killed(cwd: Path, env: dict[str, str], provider: SlowProvider, at: int, *args: str, stdin: str = "") -> int:
     """Start ``reins *args``, SIGKILL it while its ``at``-th model call is in flight; return how many
     calls were in flight then (they are the only ones a resume may make again)."""
-    process = subprocess.Popen([sys.executable, "-m", "cli", *args], cwd=cwd, env=at_home(cwd, env), stdin=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", "reins.cli", *args], cwd=cwd, env=at_home(cwd, env), stdin=subprocess.PIPE,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
     if stdin:
         process.stdin.write(stdin)

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from cli import main
-from graphs.tasklist_agent import ResumeError, resume_command
-from policies.tasklist_plan import plan_reference
-from runtime.persistence.checkpoint import strict_serializer
-from runtime.config.paths import BUNDLED_DOCS
-from runtime.resources import ResourceResolver
-from runtime.standins.scripted import ScriptedModel
+from reins.cli import main
+from reins.graphs.tasklist_agent import ResumeError, resume_command
+from reins.policies.tasklist_plan import plan_reference
+from reins.runtime.persistence.checkpoint import strict_serializer
+from reins.runtime.config.paths import BUNDLED_DOCS
+from reins.runtime.resources import ResourceResolver
+from reins.runtime.standins.scripted import ScriptedModel
 from tests.assistant.helpers import answer, qa
 from tests.tasklist.builders import graph_for, tasklist_script
 
@@ -50,7 +50,7 @@ def test_a_megabyte_word_in_a_tasklist_request_is_read(word):
     ],
 )
 def test_uris_are_found_where_they_always_were(text, uris, goal):
-    from policies.tasklist_plan import _uris_and_rest
+    from reins.policies.tasklist_plan import _uris_and_rest
 
     found, rest = _uris_and_rest(text)
     assert found == uris and " ".join(rest.split()) == goal
@@ -104,8 +104,8 @@ SERVICE_TOKEN = "tok-Qm9vYmFyYmF6cXV4"
 
 
 def test_a_key_put_into_the_environment_after_import_is_redacted_from_a_model_s_echo(monkeypatch):
-    from graphs.assistant import build_graph
-    from runtime.llm.models import ModelSet
+    from reins.graphs.assistant import build_graph
+    from reins.runtime.llm.models import ModelSet
 
     model = ScriptedModel({"assistant.intent": [qa()], "assistant.answer": [answer(f"Your token is {SERVICE_TOKEN}.")]})
     # A graph given its own MCP servers reads no settings while it runs: nothing else re-reads the environment.

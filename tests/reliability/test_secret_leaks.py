@@ -36,7 +36,7 @@ def echoing(body: dict[str, Any]) -> Any:
 
 def reins(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "reins.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
 
 
@@ -70,7 +70,7 @@ def test_typed_secrets_are_redacted_before_state_and_said_so(graph_name):
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from runtime.standins.offline import OfflineModel
+    from reins.runtime.standins.offline import OfflineModel
 
     module = __import__(f"graphs.{graph_name}", fromlist=["build_graph"])
     saver = InMemorySaver()

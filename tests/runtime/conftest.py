@@ -9,8 +9,8 @@ import openai
 import pytest
 from langchain_core.language_models import BaseChatModel
 
-from runtime.llm.models import ModelSet, RolePolicy
-from runtime.config.settings import ROLES
+from reins.runtime.llm.models import ModelSet, RolePolicy
+from reins.runtime.config.settings import ROLES
 
 # A retry policy with a millisecond backoff so retry tests take no wall time.
 FAST_POLICY = RolePolicy(timeout_s=5, retries=1, temperature=0.0, backoff_initial_s=0.001)

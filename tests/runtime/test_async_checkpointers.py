@@ -9,12 +9,12 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command
 
-from graphs.assistant import build_graph as build_assistant
-from graphs.delivery_chain import build_graph as build_delivery
-from graphs.tasklist_agent import build_graph as build_tasklist
-from runtime.persistence.checkpoint import open_async_checkpointer, open_checkpointer
-from runtime.standins.offline import OfflineModel
-from runtime.config.settings import SettingsError
+from reins.graphs.assistant import build_graph as build_assistant
+from reins.graphs.delivery_chain import build_graph as build_delivery
+from reins.graphs.tasklist_agent import build_graph as build_tasklist
+from reins.runtime.persistence.checkpoint import open_async_checkpointer, open_checkpointer
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.config.settings import SettingsError
 
 
 async def run_every_graph(saver) -> dict:
@@ -75,7 +75,7 @@ def test_an_unknown_kind_or_a_missing_url_is_one_line():
 def test_the_readme_async_example_runs(tmp_path, monkeypatch):
     import re
 
-    from cli.diagrams import README
+    from reins.cli.diagrams import README
 
     monkeypatch.delenv("REINS_MODEL", raising=False)
     monkeypatch.chdir(tmp_path)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from benchmarks.baseline import REQUIREMENT, ReplayModel, build_baseline_graph, record_delivery_run
-from graphs.delivery_chain import build_graph
-from policies.reviewers import DEFAULT_REVIEWERS
-from runtime.llm.models import ModelSet
+from reins.benchmarks.baseline import REQUIREMENT, ReplayModel, build_baseline_graph, record_delivery_run
+from reins.graphs.delivery_chain import build_graph
+from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.runtime.llm.models import ModelSet
 
 
 def test_baseline_and_reins_make_the_same_calls_on_the_replayed_answers():
@@ -43,7 +43,7 @@ def test_the_baseline_replays_each_calls_inputs_so_a_rule_based_model_answers_as
     from the artifacts that exist): replayed without them it would plan forever."""
     import asyncio
 
-    from runtime.standins.offline import OfflineModel
+    from reins.runtime.standins.offline import OfflineModel
 
     recorded = record_delivery_run()
     report = asyncio.run(build_baseline_graph(OfflineModel(), recorded, asynchronous=True).ainvoke({}))["report"]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from benchmarks.mcp_sessions import mcp_session_overhead
+from reins.benchmarks.mcp_sessions import mcp_session_overhead
 
 
 def test_the_mcp_session_benchmark_runs_and_reports_its_ratio(capsys):
-    from runtime.tools.mcp_tools import SESSIONS
+    from reins.runtime.tools.mcp_tools import SESSIONS
 
     opened = SESSIONS.opened
     measured = mcp_session_overhead(warm_calls=2, cold_calls=1)

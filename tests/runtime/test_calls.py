@@ -11,11 +11,11 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from runtime.execution.calls import Within, adrive, drive, inline, node
-from runtime.contracts import Contracted
-from runtime.llm.model_calls import merge_metrics
-from runtime.execution.steps import ContractMetrics, attempt
-from runtime.execution.deadline import DeadlineExceeded
+from reins.runtime.execution.calls import Within, adrive, drive, inline, node
+from reins.runtime.contracts import Contracted
+from reins.runtime.llm.model_calls import merge_metrics
+from reins.runtime.execution.steps import ContractMetrics, attempt
+from reins.runtime.execution.deadline import DeadlineExceeded
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel
 
-from runtime.persistence.checkpoint import open_checkpointer, strict_serializer
-from runtime.config.settings import SettingsError
+from reins.runtime.persistence.checkpoint import open_checkpointer, strict_serializer
+from reins.runtime.config.settings import SettingsError
 
 
 class _State(TypedDict, total=False):
@@ -105,8 +105,8 @@ def test_postgres_needs_a_url_and_unknown_kinds_are_refused():
 
 
 def test_unreachable_postgres_is_one_line_naming_the_variable():
-    from runtime.persistence.checkpoint import open_checkpointer
-    from runtime.config.settings import SettingsError
+    from reins.runtime.persistence.checkpoint import open_checkpointer
+    from reins.runtime.config.settings import SettingsError
     from tests.integration.services import free_port
 
     url = f"postgresql://someone:hunter2@127.0.0.1:{free_port()}/db"  # nothing listens there

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from cli import main
-from policies.model_notice import STAND_IN_NOTICE
+from reins.cli import main
+from reins.policies.model_notice import STAND_IN_NOTICE
 
 BANNER = "Show a banner when a user hits the request limit.\n\n- The banner names the time the limit resets.\n"
 

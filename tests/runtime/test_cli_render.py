@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from cli import main
-from cli.render import ProgressView, colour
-from runtime.execution.progress import EVENT_TYPE
+from reins.cli import main
+from reins.cli.render import ProgressView, colour
+from reins.runtime.execution.progress import EVENT_TYPE
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 SECRET = "sk-abcdefghijklmnopqrstuvwx"

@@ -10,9 +10,9 @@ import sys
 import pytest
 from rich.console import Console
 
-from cli import main, render
-from cli.render import ProgressView, progress_bar
-from runtime.execution.progress import EVENT_TYPE
+from reins.cli import main, render
+from reins.cli.render import ProgressView, progress_bar
+from reins.runtime.execution.progress import EVENT_TYPE
 
 
 class Terminal(io.StringIO):
@@ -139,9 +139,9 @@ def _many_runs(count: int) -> list[str]:
 
     from langgraph.graph import END, START, StateGraph
 
-    from runtime.persistence.checkpoint import checkpointer_from_settings
-    from runtime.config.settings import Settings
-    from runtime.config.tracing import run_config
+    from reins.runtime.persistence.checkpoint import checkpointer_from_settings
+    from reins.runtime.config.settings import Settings
+    from reins.runtime.config.tracing import run_config
 
     class State(TypedDict, total=False):
         run_status: str
@@ -193,7 +193,7 @@ def test_runs_are_one_line_each_at_80_columns_and_wide_shows_the_resume_commands
 def test_run_age_is_the_largest_whole_unit(seconds, label):
     from datetime import datetime, timedelta, timezone
 
-    from cli.runs import age
+    from reins.cli.runs import age
 
     now = datetime(2026, 1, 2, tzinfo=timezone.utc)
     assert age((now - timedelta(seconds=seconds)).isoformat(), now) == label

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from cli import main
+from reins.cli import main
 
 
 @pytest.fixture
@@ -74,8 +74,8 @@ def test_runs_lists_graph_status_and_pause_and_durability_follows_the_graph(sqli
 
 
 def test_prune_deletes_only_old_threads_and_shrinks_the_database(sqlite_env, capsys):
-    from runtime.persistence.checkpoint import open_checkpointer
-    from runtime.persistence.runs import prune_runs
+    from reins.runtime.persistence.checkpoint import open_checkpointer
+    from reins.runtime.persistence.runs import prune_runs
 
     threads = []
     for _ in range(3):

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from cli import COMMAND_MODULES, main
+from reins.cli import COMMAND_MODULES, main
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("langgraph", "langchain_core", "langchain_openai", "openai")
 
 PROBE = """
 import contextlib, io, json, sys
-from cli import main
+from reins.cli import main
 codes = []
 for argv in json.loads(sys.argv[1]):
     out, err = io.StringIO(), io.StringIO()
@@ -87,7 +87,7 @@ def test_configuration_errors_and_failures_are_json_too(capsys, monkeypatch, tmp
     assert json.loads(capsys.readouterr().out)["error"]["message"].startswith("REINS_CONTRACT_MODE")
     monkeypatch.delenv("REINS_CONTRACT_MODE")
 
-    from cli import graph as graph_command
+    from reins.cli import graph as graph_command
 
     def broken(_name: str) -> str:
         raise RuntimeError("diagram failed at /home/alice/secret")

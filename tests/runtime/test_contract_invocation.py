@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from runtime.contracts import (
+from reins.runtime.contracts import (
     CONTRACT_ROLES,
     MAX_REPAIR_ISSUES,
     ContractError,
@@ -23,9 +23,9 @@ from runtime.contracts import (
     merge_metrics,
     metrics_totals,
 )
-from runtime.llm.failures import safe_error
-from runtime.standins.scripted import ScriptedModel
-from runtime.config.settings import TASK_ROLES
+from reins.runtime.llm.failures import safe_error
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.runtime.config.settings import TASK_ROLES
 
 CONTRACT = "delivery.general_review"  # any real contract name works; its role is "reviewer"
 PLANTED = "ZEBRA-PLANTED-7731"  # a string only the rejected output contains
@@ -462,7 +462,7 @@ def test_contract_roles_cover_the_stable_contracts():
     # the budget fuzz's adversaries) into the live table.
     import runpy
 
-    import runtime.contracts.roles as roles_module
+    import reins.runtime.contracts.roles as roles_module
     declared = runpy.run_path(roles_module.__file__)["CONTRACT_ROLES"]
     design = {name: role for name, role in declared.items() if not name.startswith("eval.")}
     assert set(design.items()) <= set(CONTRACT_ROLES.items())

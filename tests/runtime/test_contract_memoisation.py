@@ -13,11 +13,11 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from runtime.contracts import ainvoke_contract, invoke_contract, invoke_text, invoke_tool_turn
-from runtime.llm.model_calls import BOUND_RUNNABLES, _BoundRunnables, _Caller, _json_schema
-from runtime.llm.models import ModelSet, RolePolicy
-from runtime.standins.scripted import ScriptedModel
-from runtime.config.settings import current_settings
+from reins.runtime.contracts import ainvoke_contract, invoke_contract, invoke_text, invoke_tool_turn
+from reins.runtime.llm.model_calls import BOUND_RUNNABLES, _BoundRunnables, _Caller, _json_schema
+from reins.runtime.llm.models import ModelSet, RolePolicy
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.runtime.config.settings import current_settings
 
 CONTRACT = "delivery.general_review"  # role: reviewer
 ASK = [HumanMessage(content="review this")]

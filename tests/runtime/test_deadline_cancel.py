@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from runtime.execution.deadline import Cancelled, call_cancellable, call_with_deadline, cancel, cancellable
+from reins.runtime.execution.deadline import Cancelled, call_cancellable, call_with_deadline, cancel, cancellable
 
 
 def test_a_cancel_reaches_a_waiting_call_after_the_scope_has_closed():

@@ -9,8 +9,8 @@ import asyncio
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from runtime.persistence.checkpoint import open_async_checkpointer, open_checkpointer
-from runtime.execution.dispatch import ReadClaims, TakeClaim, claims_in, new_claim, thread_claims
+from reins.runtime.persistence.checkpoint import open_async_checkpointer, open_checkpointer
+from reins.runtime.execution.dispatch import ReadClaims, TakeClaim, claims_in, new_claim, thread_claims
 
 
 def _paused_checkpoint(saver):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from cli import env_file, main
+from reins.cli import env_file, main
 
 ROOT = Path(__file__).resolve().parents[2]
 

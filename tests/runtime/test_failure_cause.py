@@ -6,8 +6,8 @@ import httpx
 import openai
 import pytest
 
-from runtime.contracts import ContractError, ContractIssue, ContractTimeout
-from runtime.llm.failures import failure_cause
+from reins.runtime.contracts import ContractError, ContractIssue, ContractTimeout
+from reins.runtime.llm.failures import failure_cause
 
 REQUEST = httpx.Request("POST", "https://provider.invalid/v1/chat/completions")
 KEY = "sk-proj-ABCDEF0123456789abcdef0123456789"
@@ -78,7 +78,7 @@ def test_failure_cause(error, cause):
 
 
 def test_the_failed_stage_comes_from_langgraphs_task_note():
-    from runtime.llm.failures import failed_stage, failure_line
+    from reins.runtime.llm.failures import failed_stage, failure_line
 
     error = _refused()
     assert failed_stage(error) is None and failure_line(error) == "connection refused"
@@ -108,8 +108,8 @@ def _wrapped_by_langchain() -> Exception:
     ],
 )
 def test_a_provider_failure_is_named_by_its_cause_in_traces_and_reasons(error, label, said):
-    from runtime.llm.failures import safe_error
-    from runtime.llm.failures import failure_label
+    from reins.runtime.llm.failures import safe_error
+    from reins.runtime.llm.failures import failure_label
 
     assert failure_label(error) == label
     assert safe_error(error) == said

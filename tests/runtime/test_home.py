@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from cli import main
-from runtime.persistence import home as home_module
-from runtime.persistence.home import reins_home
+from reins.cli import main
+from reins.runtime.persistence import home as home_module
+from reins.runtime.persistence.home import reins_home
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_eval_writes_into_the_home(offline, tmp_path, monkeypatch, capsys, reins
 
 
 def test_an_earlier_versions_dot_reins_is_still_read_and_said_once(offline, tmp_path, monkeypatch, capsys):
-    from runtime.persistence.checkpoint import open_checkpointer
+    from reins.runtime.persistence.checkpoint import open_checkpointer
 
     monkeypatch.delenv("REINS_HOME")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))

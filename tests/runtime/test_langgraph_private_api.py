@@ -1,5 +1,5 @@
 """LangGraph's private node wrapper (``RunnableCallable``) is used in exactly one module,
-``runtime.execution.calls``: the day LangGraph moves or renames it, the first test here fails (not a graph in
+``reins.runtime.execution.calls``: the day LangGraph moves or renames it, the first test here fails (not a graph in
 some user's notebook), and the second keeps a second import of it from creeping in."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import ast
 import importlib
 from pathlib import Path
 
-import runtime.execution.calls as calls
+import reins.runtime.execution.calls as calls
 
 ROOT = Path(__file__).resolve().parents[2]
 PRIVATE_MODULE = "langgraph._internal._runnable"

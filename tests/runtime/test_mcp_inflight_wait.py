@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from runtime.tools.mcp_sessions import McpSessions, ServerQuestion, SessionHost, _InFlight
+from reins.runtime.tools.mcp_sessions import McpSessions, ServerQuestion, SessionHost, _InFlight
 
 SESSION = ("thread", "notes", "stdio")
 
@@ -108,6 +108,6 @@ def test_a_reply_can_be_handed_over_only_once():
     (ValueError("Bearer sk-abcdefghijklmnopqrstuvwx"), "notes__filed_note failed: ValueError: Bearer [redacted]"),
 ])
 def test_an_internal_error_never_becomes_the_tools_recorded_outcome(error, expected):
-    from runtime.llm.failures import tool_failure_text
+    from reins.runtime.llm.failures import tool_failure_text
 
     assert tool_failure_text("notes__filed_note", error) == expected

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from policies.fallback import ModelEntry, ModelList, parse_model_entry, parse_model_list
-from runtime.llm.models import model_set_from_settings
-from runtime.config.settings import Settings, SettingsError
+from reins.policies.fallback import ModelEntry, ModelList, parse_model_entry, parse_model_list
+from reins.runtime.llm.models import model_set_from_settings
+from reins.runtime.config.settings import Settings, SettingsError
 
 SECRET = "sk-escalation-SECRET-0123456789abcdef"
 URL_SECRET = "urlpassword0123456789"

@@ -7,13 +7,13 @@ import openai
 import pytest
 from langchain_openai import ChatOpenAI
 
-from runtime.config.context import ReinsContext, resolve_contract_mode, resolve_models
-from policies.retry import is_retryable_status
-from runtime.llm.failures import is_retryable
-from runtime.llm.models import ROLE_POLICIES, ModelSet, RolePolicy, model_set_from_settings
-from runtime.standins.offline import OfflineModel
-from runtime.standins.scripted import ScriptedModel
-from runtime.config.settings import ROLES, Settings
+from reins.runtime.config.context import ReinsContext, resolve_contract_mode, resolve_models
+from reins.policies.retry import is_retryable_status
+from reins.runtime.llm.failures import is_retryable
+from reins.runtime.llm.models import ROLE_POLICIES, ModelSet, RolePolicy, model_set_from_settings
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.runtime.config.settings import ROLES, Settings
 
 
 def test_without_reins_model_every_role_is_the_offline_model():
@@ -199,7 +199,7 @@ def test_every_role_bounds_its_output_and_the_field_name_is_configurable():
     ],
 )
 def test_output_bound_and_tool_choice_settings_are_checked(env, message):
-    from runtime.config.settings import SettingsError
+    from reins.runtime.config.settings import SettingsError
 
     with pytest.raises(SettingsError, match=message):
         Settings.from_env(env)

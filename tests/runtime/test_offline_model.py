@@ -6,8 +6,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from runtime.contracts import ContractError, invoke_contract, invoke_text, invoke_tool_turn
-from runtime.standins.offline import OfflineModel, OfflineRequest, framework, registered_contracts, responder
+from reins.runtime.contracts import ContractError, invoke_contract, invoke_text, invoke_tool_turn
+from reins.runtime.standins.offline import OfflineModel, OfflineRequest, framework, registered_contracts, responder
 
 
 class Intent(BaseModel):
@@ -182,7 +182,7 @@ def test_structured_output_parses_like_a_provider_integration():
 
 
 def test_the_pipelines_register_only_known_contracts():
-    from runtime.contracts import CONTRACT_ROLES
+    from reins.runtime.contracts import CONTRACT_ROLES
 
     assert set(registered_contracts()) <= set(CONTRACT_ROLES)
 
@@ -196,7 +196,7 @@ def test_stemming_from_many_threads_gives_the_stems_of_one_thread():
 
     import snowballstemmer
 
-    from runtime.standins.offline import text_rules as delivery
+    from reins.runtime.standins.offline import text_rules as delivery
 
     bases = ("connect", "relate", "generous", "nation", "rational", "hope", "operat", "formal", "sensitiv",
              "adjust", "depend", "stor", "patch", "secur", "authent")

@@ -12,33 +12,33 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, Field
 
-from graphs.assistant import build_graph as build_assistant
-from graphs.delivery_chain import build_graph as build_delivery
-from graphs.tasklist_agent import build_graph as build_tasklist
-from policies.reviewers import DEFAULT_REVIEWERS
-from runtime.contracts.roles import CONTRACT_ROLES
-from runtime.standins.fake_base import ModelCall
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel, registered_contracts
-from runtime.standins.offline.bounds import limit
-from runtime.config.paths import RESOURCES
-from runtime.resources import ResourceResolver
-from schemas.assistant import (
+from reins.graphs.assistant import build_graph as build_assistant
+from reins.graphs.delivery_chain import build_graph as build_delivery
+from reins.graphs.tasklist_agent import build_graph as build_tasklist
+from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.runtime.contracts.roles import CONTRACT_ROLES
+from reins.runtime.standins.fake_base import ModelCall
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel, registered_contracts
+from reins.runtime.standins.offline.bounds import limit
+from reins.runtime.config.paths import RESOURCES
+from reins.runtime.resources import ResourceResolver
+from reins.schemas.assistant import (
     AssistantAnswer,
     AssistantIntent,
     AssistantReflection,
     AssistantReplan,
     AssistantSummary,
 )
-from schemas.delivery import (
+from reins.schemas.delivery import (
     DeliveryPlan,
     DeliveryTasks,
     PolishedSummary,
     SupervisorPostGuidance,
     SupervisorPreDecision,
 )
-from schemas.skills import SkillDraft
-from schemas.tasklist import PlanningDecision, TasklistStrategy
+from reins.schemas.skills import SkillDraft
+from reins.schemas.tasklist import PlanningDecision, TasklistStrategy
 from tests.assistant.helpers import chat_registry
 
 # contract → the schema its answer must satisfy (structured) or the kind of answer (text, tool turn)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_tests.unit_tests import ChatModelUnitTests
 
-from runtime.standins.offline import OfflineModel
+from reins.runtime.standins.offline import OfflineModel
 
 
 class TestOfflineModelStandard(ChatModelUnitTests):

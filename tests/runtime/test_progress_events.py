@@ -8,8 +8,8 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
-from runtime.persistence.checkpoint import open_checkpointer
-from runtime.execution.progress import EVENT_TYPE, SUMMARY_LIMIT, Progress
+from reins.runtime.persistence.checkpoint import open_checkpointer
+from reins.runtime.execution.progress import EVENT_TYPE, SUMMARY_LIMIT, Progress
 
 KEYS = {"type", "workflow", "run_id", "step", "status", "title", "summary", "duration_ms"}
 

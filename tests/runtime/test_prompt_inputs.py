@@ -10,11 +10,11 @@ import json
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from runtime.contracts import ainvoke_contract, invoke_contract, invoke_text
-from runtime.llm.models import ModelSet
-from runtime.llm.prompt_inputs import HeldInputs, Prompt, Tagged, held_inputs, inputs_of
-from runtime.standins.scripted import ScriptedModel
-from schemas.delivery import PolishedSummary
+from reins.runtime.contracts import ainvoke_contract, invoke_contract, invoke_text
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.llm.prompt_inputs import HeldInputs, Prompt, Tagged, held_inputs, inputs_of
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.schemas.delivery import PolishedSummary
 
 MESSAGES = [SystemMessage(content="Polish the summary."), HumanMessage(content="<summary>\nx\n</summary>")]
 INPUTS = {"status": "pass", "summary": "x"}

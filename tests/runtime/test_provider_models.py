@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from langchain_openai import ChatOpenAI
 
-from runtime.llm.labels import describe_model
-from runtime.llm.models import model_set_from_settings, provider_of
-from runtime.config.settings import Settings, SettingsError
+from reins.runtime.llm.labels import describe_model
+from reins.runtime.llm.models import model_set_from_settings, provider_of
+from reins.runtime.config.settings import Settings, SettingsError
 
 
 @pytest.mark.parametrize(
@@ -74,8 +74,8 @@ def test_bad_per_role_variables_are_one_line_naming_the_variable(env, message):
 
 
 def test_with_fallbacks_labels_models_passed_in_and_refuses_unknown_roles():
-    from runtime.standins.scripted import ScriptedModel
-    from runtime.llm.models import ModelSet
+    from reins.runtime.standins.scripted import ScriptedModel
+    from reins.runtime.llm.models import ModelSet
 
     backup = ChatOpenAI(model="backup", api_key="x")
     models = ModelSet.uniform(ScriptedModel({})).with_fallbacks({"planner": backup, "chat": [backup, backup]})

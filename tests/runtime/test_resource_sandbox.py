@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.resources import (
+from reins.runtime.resources import (
     MAX_FILE_BYTES,
     PLAN_PROMPT_CHARS,
     PROMPT_CHARS,

@@ -13,12 +13,12 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_openai import ChatOpenAI
 
-from runtime.contracts import ContractTimeout, invoke_text
-from runtime.execution.deadline import deadline_scope
-from runtime.llm.models import ModelSet, RolePolicy
-from runtime.llm.role_settings import with_role_policy
-from runtime.standins.scripted import ScriptedModel
-from runtime.config.settings import ROLES
+from reins.runtime.contracts import ContractTimeout, invoke_text
+from reins.runtime.execution.deadline import deadline_scope
+from reins.runtime.llm.models import ModelSet, RolePolicy
+from reins.runtime.llm.role_settings import with_role_policy
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.runtime.config.settings import ROLES
 
 POLICY = RolePolicy(timeout_s=7, retries=1, temperature=0.9, backoff_initial_s=0.001, max_tokens=99)
 

@@ -10,13 +10,13 @@ from typing import Literal
 
 import pytest
 
-from cli import main
-from runtime.contracts import ContractError, invoke_contract
-from runtime.llm.models import ModelSet
-from runtime.execution.run_ledger import BudgetCapReached, current_ledger, ledgered, run_ledger
-from runtime.standins.scripted import ScriptedModel
-from runtime.llm.models import ROLE_POLICIES
-from schemas.strict import Strict
+from reins.cli import main
+from reins.runtime.contracts import ContractError, invoke_contract
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.execution.run_ledger import BudgetCapReached, current_ledger, ledgered, run_ledger
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.runtime.llm.models import ROLE_POLICIES
+from reins.schemas.strict import Strict
 
 POLICY = ROLE_POLICIES["reviewer"]  # max_tokens 4096, limit 8192
 

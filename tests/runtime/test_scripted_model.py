@@ -9,8 +9,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict
 
-from runtime.contracts import ContractError, invoke_contract, invoke_text, invoke_tool_turn
-from runtime.standins.scripted import ScriptedModel, UnscriptedCallError
+from reins.runtime.contracts import ContractError, invoke_contract, invoke_text, invoke_tool_turn
+from reins.runtime.standins.scripted import ScriptedModel, UnscriptedCallError
 
 
 class Answer(BaseModel):

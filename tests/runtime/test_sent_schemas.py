@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from policies.provider_schema import repetition_overruns
-from runtime.contracts.roles import CONTRACT_ROLES
-from runtime.llm.model_calls import _json_schema, sent_schema, sent_tool
-from runtime.tools.toolbox import default_registry
-from schemas.assistant import AssistantAnswer
+from reins.policies.provider_schema import repetition_overruns
+from reins.runtime.contracts.roles import CONTRACT_ROLES
+from reins.runtime.llm.model_calls import _json_schema, sent_schema, sent_tool
+from reins.runtime.tools.toolbox import default_registry
+from reins.schemas.assistant import AssistantAnswer
 from tests.runtime.test_offline_responder_schemas import BUILT_IN, SCHEMAS
 
 STRUCTURED = sorted((name, schema) for name, schema in SCHEMAS.items() if not isinstance(schema, str))
@@ -46,7 +46,7 @@ def test_every_tool_sent_compiles():
 
 
 def test_doctor_probes_every_structured_contract_with_its_schema():
-    from runtime.llm.probe import PROBED_SCHEMAS
+    from reins.runtime.llm.probe import PROBED_SCHEMAS
 
     assert all(dict(STRUCTURED)[name] is schema for name, schema in PROBED_SCHEMAS.items())
     # revisions send the plan's and the tasks' schemas again: nothing of their own to probe

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from cli import main
-from cli.errors import EXIT_BAD_INPUT
-from runtime.config.paths import BUNDLED_DOCS
-from runtime.config.settings import CHECKPOINTERS, CONTRACT_MODES, ROLES, STRUCTURED_METHODS, Settings, SettingsError
+from reins.cli import main
+from reins.cli.errors import EXIT_BAD_INPUT
+from reins.runtime.config.paths import BUNDLED_DOCS
+from reins.runtime.config.settings import CHECKPOINTERS, CONTRACT_MODES, ROLES, STRUCTURED_METHODS, Settings, SettingsError
 
 SECRET_KEY = "sk-live-DO-NOT-PRINT-0123456789"
 
@@ -88,7 +88,7 @@ INVALID = [
 
 
 def test_per_role_timeouts_and_bounds_reach_the_role_policies_and_the_models():
-    from runtime.llm.models import ROLE_POLICIES, model_set_from_settings
+    from reins.runtime.llm.models import ROLE_POLICIES, model_set_from_settings
 
     env = {"REINS_MODEL": "local", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "REINS_TIMEOUT_PLANNER": "600",
            "REINS_MAX_TOKENS_MANAGER": "256", "REINS_TEXT_TOOL_CALLS": "refuse"}

@@ -13,12 +13,12 @@ from langchain_core.messages import AIMessage
 from langgraph.errors import GraphInterrupt
 from langgraph.types import Command, Overwrite
 
-from runtime.execution.calls import adrive, drive
-from runtime.contracts import ContractError, ContractIssue, ContractTimeout, Contracted, TextResult, ToolTurn
-from runtime.execution.deadline import DeadlineExceeded
-from runtime.llm.model_calls import merge_metrics
-from runtime.execution.progress import SUMMARY_LIMIT, Progress
-from runtime.execution.steps import (
+from reins.runtime.execution.calls import adrive, drive
+from reins.runtime.contracts import ContractError, ContractIssue, ContractTimeout, Contracted, TextResult, ToolTurn
+from reins.runtime.execution.deadline import DeadlineExceeded
+from reins.runtime.llm.model_calls import merge_metrics
+from reins.runtime.execution.progress import SUMMARY_LIMIT, Progress
+from reins.runtime.execution.steps import (
     METRICS_KEY,
     Attempt,
     attempt,

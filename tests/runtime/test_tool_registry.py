@@ -7,13 +7,13 @@ from dataclasses import replace
 import pytest
 from pydantic import BaseModel
 
-from runtime.tools.registry import (
+from reins.runtime.tools.registry import (
     RegisteredTool,
     RegistryError,
     SubagentToolDefinition,
     ToolRegistry,
 )
-from runtime.tools.toolbox import default_registry
+from reins.runtime.tools.toolbox import default_registry
 
 CHAT = "chat"
 MANAGER = "delivery-chain-manager"

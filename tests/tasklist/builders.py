@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from graphs.tasklist_agent import build_graph
-from runtime.llm.models import ModelSet
-from runtime.resources import ResourceResolver
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.tasklist_agent import build_graph
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.resources import ResourceResolver
+from reins.runtime.standins.scripted import ScriptedModel
 
 READY = "docs://versions/v0.2.0-ready.md"
 NEEDS_REVIEW = "docs://versions/v0.3.0-needs-review.md"

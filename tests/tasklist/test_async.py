@@ -8,8 +8,8 @@ import asyncio
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from graphs.tasklist_agent import build_graph
-from runtime.llm.models import ModelSet
+from reins.graphs.tasklist_agent import build_graph
+from reins.runtime.llm.models import ModelSet
 from tests.api_recorder import RecordingOfflineModel
 
 READY = {"request": "/tasklist docs://versions/v0.2.0-ready.md"}

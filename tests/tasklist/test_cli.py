@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from cli import main
-from cli.tasklist import ask_review
+from reins.cli import main
+from reins.cli.tasklist import ask_review
 
 
 @pytest.fixture(autouse=True)

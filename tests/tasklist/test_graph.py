@@ -7,12 +7,12 @@ import json
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.tasklist_agent import NODES, build_graph, graph as exported_graph
-from nodes.tasklist.common import TasklistDeps
-from nodes.tasklist.planning import read_optional_context
-from policies.tasklist_machine import ENTRY, EXIT, edge_allowed
-from runtime.llm.models import ModelSet
-from runtime.standins.scripted import ScriptedModel
+from reins.graphs.tasklist_agent import NODES, build_graph, graph as exported_graph
+from reins.nodes.tasklist.common import TasklistDeps
+from reins.nodes.tasklist.planning import read_optional_context
+from reins.policies.tasklist_machine import ENTRY, EXIT, edge_allowed
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.scripted import ScriptedModel
 from tests.tasklist.builders import (
     BLOCKED,
     FAILING,
@@ -59,8 +59,8 @@ def test_every_compiled_edge_is_a_transition_the_guard_table_allows():
 
 
 def test_every_action_of_the_table_is_one_guarded_node():
-    from nodes.tasklist.stages import STEPS
-    from policies.tasklist_machine import ACTIONS
+    from reins.nodes.tasklist.stages import STEPS
+    from reins.policies.tasklist_machine import ACTIONS
 
     assert list(NODES) == list(ACTIONS) and {step.action for step in STEPS} == set(ACTIONS)
     assert len(STEPS) == len(ACTIONS)  # each step listed once
@@ -297,7 +297,7 @@ class CountingResolver:
 )
 def test_the_read_node_refuses_a_second_or_undecided_read(changes):
     resolver = CountingResolver()
-    from runtime.execution.calls import drive
+    from reins.runtime.execution.calls import drive
 
     update = drive(read_optional_context(_decided_state(**changes), deps=TasklistDeps(resolver=resolver)))  # a generator node: it reads off the loop
     assert update["status"] == "stopped" and resolver.reads == []
@@ -388,8 +388,8 @@ def test_the_longest_path_fits_the_step_budget_exactly(tmp_path):
 
 
 def test_a_model_timeout_fails_the_run_with_a_static_message():
-    from runtime.llm.models import RolePolicy
-    from runtime.config.settings import ROLES
+    from reins.runtime.llm.models import RolePolicy
+    from reins.runtime.config.settings import ROLES
 
     model = ScriptedModel({"tasklist.planning_decision": [proceed()], "tasklist.draft": [TimeoutError("slow"), TimeoutError("slow")]})
     fast = ModelSet.uniform(model).with_policies(**dict.fromkeys(ROLES, RolePolicy(5, 0, 0.0)))
@@ -410,8 +410,8 @@ def test_model_text_in_the_decision_and_strategy_is_redacted():
 
 
 def test_the_graph_takes_each_listed_step_once():
-    from nodes.tasklist.stages import STEPS
-    from nodes.tasklist.steps import nodes_by_action
+    from reins.nodes.tasklist.stages import STEPS
+    from reins.nodes.tasklist.steps import nodes_by_action
 
     with pytest.raises(ValueError, match="listed twice"):
         nodes_by_action([*STEPS, STEPS[0]])

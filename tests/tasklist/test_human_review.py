@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from langgraph.types import Command
 
-from graphs.tasklist_agent import ResumeError, pending_review, resume_command
-from policies.tasklist_machine import MAX_STEPS_WITH_REVIEW
+from reins.graphs.tasklist_agent import ResumeError, pending_review, resume_command
+from reins.policies.tasklist_machine import MAX_STEPS_WITH_REVIEW
 from langgraph.checkpoint.memory import InMemorySaver
 
-from runtime.persistence.checkpoint import open_checkpointer, strict_serializer
-from runtime.standins.scripted import ScriptedModel
+from reins.runtime.persistence.checkpoint import open_checkpointer, strict_serializer
+from reins.runtime.standins.scripted import ScriptedModel
 from tests.tasklist.builders import NEEDS_NON_GOALS, PASSING, READY, STRATEGY, graph_for, proceed, steps_of
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -182,9 +182,9 @@ def test_resume_of_an_unknown_thread_is_refused():
 
 def test_a_paused_run_survives_a_process_restart(tmp_path):
     """Pause in this process with SQLite, then finish it from a brand-new Python process (the CLI)."""
-    from graphs.tasklist_agent import build_graph
-    from runtime.llm.models import ModelSet
-    from runtime.standins.offline import OfflineModel
+    from reins.graphs.tasklist_agent import build_graph
+    from reins.runtime.llm.models import ModelSet
+    from reins.runtime.standins.offline import OfflineModel
 
     db = tmp_path / ".reins" / "checkpoints.db"
     config = {"configurable": {"thread_id": "tasklist-restart"}}
@@ -199,7 +199,7 @@ def test_a_paused_run_survives_a_process_restart(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REINS_", "OPENAI_"))}
     env.update({"REINS_CHECKPOINT": "sqlite", "PYTHONPATH": str(PROJECT)})
-    code = "import sys; from cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from reins.cli import main; sys.exit(main(sys.argv[1:]))"
     done = subprocess.run(
         [sys.executable, "-c", code, "resume", "tasklist-restart", "--decision", '{"type": "approve"}', "--json"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=110,

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from policies.tasklist_machine import (
+from reins.policies.tasklist_machine import (
     MAX_STEPS,
     MAX_STEPS_WITH_REVIEW,
     leads_to,
@@ -24,7 +24,7 @@ from policies.tasklist_machine import (
     next_action,
     routes,
 )
-from schemas.tasklist import PLANNING_ACTIONS
+from reins.schemas.tasklist import PLANNING_ACTIONS
 
 PLAN = "docs://versions/v1.md"
 CTX = "docs://architecture/runtime-boundary.md"
@@ -290,8 +290,8 @@ def test_a_step_leads_only_to_its_outcomes(action, status, allowed):
 
 import itertools  # noqa: E402
 
-from policies import tasklist_machine  # noqa: E402
-from policies.tasklist_machine import (  # noqa: E402
+from reins.policies import tasklist_machine  # noqa: E402
+from reins.policies.tasklist_machine import (  # noqa: E402
     ROWS,
     STATUSES,
     Step,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.tasklist_agent import build_graph
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
-from runtime.resources import ResourceResolver
+from reins.graphs.tasklist_agent import build_graph
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.resources import ResourceResolver
 from tests.tasklist.builders import steps_of
 
 # plan → (final decision, what happened on the way)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.tasklist_plan import (
+from reins.policies.tasklist_plan import (
     allowed_actions,
     assess_readiness,
     extract_plan,
@@ -12,7 +12,7 @@ from policies.tasklist_plan import (
     plan_reference,
     section_for_heading,
 )
-from schemas.tasklist import PLANNING_ACTIONS
+from reins.schemas.tasklist import PLANNING_ACTIONS
 
 
 @pytest.mark.parametrize(

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from cli import main
-from graphs.tasklist_agent import build_graph
-from nodes.replay import replay_thread
-from policies.replay import parse_overrides
-from policies.retention import run_status
-from policies.tasklist_machine import counts_as_step
-from runtime.llm.models import ModelSet
-from runtime.standins.offline import OfflineModel
-from runtime.resources import ResourceResolver
+from reins.cli import main
+from reins.graphs.tasklist_agent import build_graph
+from reins.nodes.replay import replay_thread
+from reins.policies.replay import parse_overrides
+from reins.policies.retention import run_status
+from reins.policies.tasklist_machine import counts_as_step
+from reins.runtime.llm.models import ModelSet
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.resources import ResourceResolver
 
 PLANS = ("v0.2.0-ready.md", "v0.3.0-needs-review.md", "draft-ideas.md", "v0.4.0-overscoped.md",
          "v0.2.2-needs-revision.md", "v0.2.3-runtime-context.md")

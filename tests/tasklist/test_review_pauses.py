@@ -9,10 +9,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import TypeAdapter
 
-from policies.tasklist_review import check_review_decision
-from runtime.persistence.checkpoint import strict_serializer
-from runtime.standins.scripted import ScriptedModel
-from schemas.tasklist import (
+from reins.policies.tasklist_review import check_review_decision
+from reins.runtime.persistence.checkpoint import strict_serializer
+from reins.runtime.standins.scripted import ScriptedModel
+from reins.schemas.tasklist import (
     REVIEW_KINDS,
     REVISION_REVIEW_DECISIONS,
     STRATEGY_REVIEW_DECISIONS,

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from policies.tasklist_review import (
+from reins.policies.tasklist_review import (
     check_review_decision,
     decide_warning_disposition,
     evaluate_revision_effect,
     final_decision_for,
     strategy_review_options,
 )
-from policies.tasklist_structure import Finding, StructureValidation, score_for, status_for
+from reins.policies.tasklist_structure import Finding, StructureValidation, score_for, status_for
 from tests.tasklist.builders import STRATEGY
 
 

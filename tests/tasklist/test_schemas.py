@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from schemas.tasklist import PlanningDecision, TasklistStrategy, review_decision_adapter
+from reins.schemas.tasklist import PlanningDecision, TasklistStrategy, review_decision_adapter
 from tests.tasklist.builders import STRATEGY, ask, boundary, proceed, proceed_with_items, read_context
 
 ITEM = {"title": "t", "detail": "d", "severity": "info"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.tasklist_structure import (
+from reins.policies.tasklist_structure import (
     DRAFT_STATUS_LINE,
     StructureValidation,
     enforce_header,

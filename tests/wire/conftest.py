@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from runtime.llm import models as runtime_models
-from runtime.llm.models import ModelSet, RolePolicy, model_set_from_settings
-from runtime.config.settings import ROLES, Settings
+from reins.runtime.llm import models as runtime_models
+from reins.runtime.llm.models import ModelSet, RolePolicy, model_set_from_settings
+from reins.runtime.config.settings import ROLES, Settings
 from tests.wire.provider_stub import StubProvider
 
 KEY = "sk-wire-TESTKEY-0123456789abcdef0123456789"
@@ -48,7 +48,7 @@ def stub() -> Iterator[Callable[..., StubProvider]]:
 @pytest.fixture
 def fast_cli(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
     """Environment for an in-process ``reins`` run against a stub, with tiny retry backoffs."""
-    from runtime.config import context
+    from reins.runtime.config import context
 
     monkeypatch.setattr(runtime_models, "ROLE_POLICIES", {r: fast(p) for r, p in runtime_models.ROLE_POLICIES.items()})
 

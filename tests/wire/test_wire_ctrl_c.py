@@ -12,7 +12,7 @@ import sys
 import threading
 from pathlib import Path
 
-from cli import main
+from reins.cli import main
 from tests.wire.behaviours import asks_for, cooperative, schema_name
 from tests.wire.conftest import KEY
 
@@ -44,7 +44,7 @@ def test_ctrl_c_while_a_review_hangs_saves_the_run_and_says_how_to_resume(stub, 
                REINS_HOME=str(reins_home), PYTHONPATH=str(ROOT), NO_COLOR="1")
     started = tmp_path / "started-here"
     started.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "deliver", REQUIREMENT], cwd=started, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "reins.cli", "deliver", REQUIREMENT], cwd=started, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # The other two reviews answer; the risk review keeps waiting.

@@ -12,11 +12,11 @@ from collections import Counter
 
 import pytest
 
-from graphs.delivery_chain import build_graph
-from cli import main
-from runtime.llm.models import ROLE_POLICIES
-from runtime.standins.offline import OfflineModel
-from runtime.llm.models import ModelSet
+from reins.graphs.delivery_chain import build_graph
+from reins.cli import main
+from reins.runtime.llm.models import ROLE_POLICIES
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.llm.models import ModelSet
 from tests.wire.behaviours import asks_for, cooperative, failing, kind_of, schema_name, text_only, tool_names
 from tests.wire.conftest import KEY, wire_models
 from tests.wire.llama_server import CONTEXT_400

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from cli import main
+from reins.cli import main
 from tests.wire.behaviours import cooperative, kind_of, text_only, tool_names
 from tests.wire.conftest import KEY
 from tests.wire.provider_stub import Completion, HttpError, closed_port

@@ -1,4 +1,4 @@
-"""One cause, one exit code, whichever graph it happened in (``cli.errors.EXIT_FOR_OUTCOME``)."""
+"""One cause, one exit code, whichever graph it happened in (``reins.cli.errors.EXIT_FOR_OUTCOME``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from cli import main
-from cli.errors import EXIT_FOR_OUTCOME
+from reins.cli import main
+from reins.cli.errors import EXIT_FOR_OUTCOME
 from tests.wire.llama_server import CONTEXT_400
 from tests.wire.provider_stub import Completion, HttpError
 

@@ -16,11 +16,11 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_openai import ChatOpenAI
 
-from cli import main
-from graphs.delivery_chain import build_graph
-from runtime.llm.model_calls import MODEL_KEY
-from runtime.llm.models import ModelSet, RolePolicy
-from runtime.config.settings import ROLES, Settings
+from reins.cli import main
+from reins.graphs.delivery_chain import build_graph
+from reins.runtime.llm.model_calls import MODEL_KEY
+from reins.runtime.llm.models import ModelSet, RolePolicy
+from reins.runtime.config.settings import ROLES, Settings
 from tests.wire.behaviours import cooperative
 from tests.wire.conftest import KEY, env_for, wire_models
 from tests.wire.provider_stub import Completion, HttpError
@@ -202,7 +202,7 @@ def test_a_fallback_shows_in_the_live_progress_and_in_chat(stub, fast_cli, capsy
 
 
 def test_chat_json_reports_the_turns_fallbacks(stub, fast_cli, capsys):
-    from cli import main
+    from reins.cli import main
 
     provider = stub(lambda body: HttpError(404, "no such model") if body["model"] == "gone" else cooperative(body))
     fast_cli(provider.base_url, REINS_MODEL="gone", REINS_MODEL_FALLBACK="good")
@@ -223,8 +223,8 @@ ESCALATION_KEY = "sk-escalation-OWN-0123456789abcdef0123"
 def test_an_escalation_entry_in_the_fallback_list_gets_the_request_on_its_own_endpoint_with_its_own_key(stub):
     from langchain_core.messages import HumanMessage, SystemMessage
 
-    from runtime.contracts import invoke_contract
-    from schemas.delivery import GeneralReview
+    from reins.runtime.contracts import invoke_contract
+    from reins.schemas.delivery import GeneralReview
 
     # the primary answers the review with JSON that fails its contract, first and after the repair
     primary = stub(lambda body: cooperative(body) if body.get("tools") else

@@ -7,10 +7,10 @@ import json
 from langchain_core.messages import HumanMessage
 from langgraph.store.memory import InMemoryStore
 
-from graphs.assistant import build_graph as build_assistant
-from graphs.tasklist_agent import build_graph as build_tasklist
-from cli import main
-from runtime.llm.models import ROLE_POLICIES
+from reins.graphs.assistant import build_graph as build_assistant
+from reins.graphs.tasklist_agent import build_graph as build_tasklist
+from reins.cli import main
+from reins.runtime.llm.models import ROLE_POLICIES
 from tests.wire.behaviours import asks_for, cooperative, failing, kind_of, schema_name, tool_names
 from tests.wire.conftest import KEY, wire_models
 from tests.wire.provider_stub import Completion, HttpError

@@ -12,9 +12,9 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.store.memory import InMemoryStore
 
-from graphs.assistant import build_graph as build_assistant
-from graphs.delivery_chain import build_graph as build_delivery
-from graphs.tasklist_agent import build_graph as build_tasklist
+from reins.graphs.assistant import build_graph as build_assistant
+from reins.graphs.delivery_chain import build_graph as build_delivery
+from reins.graphs.tasklist_agent import build_graph as build_tasklist
 from tests.wire.behaviours import cooperative, kind_of
 from tests.wire.conftest import wire_models
 from tests.wire.llama_server import GRAMMAR_400, grammar_limited, qwen

@@ -10,8 +10,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.store.memory import InMemoryStore
 
-from graphs.assistant import build_graph as build_assistant
-from graphs.tasklist_agent import build_graph as build_tasklist
+from reins.graphs.assistant import build_graph as build_assistant
+from reins.graphs.tasklist_agent import build_graph as build_tasklist
 from tests.wire.behaviours import cooperative
 from tests.wire.conftest import KEY, wire_models
 from tests.wire.provider_stub import closed_port

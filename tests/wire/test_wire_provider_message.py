@@ -11,10 +11,10 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from cli import main
-from graphs.assistant import build_graph as build_assistant
-from graphs.delivery_chain import build_graph as build_delivery
-from graphs.tasklist_agent import build_graph as build_tasklist
+from reins.cli import main
+from reins.graphs.assistant import build_graph as build_assistant
+from reins.graphs.delivery_chain import build_graph as build_delivery
+from reins.graphs.tasklist_agent import build_graph as build_tasklist
 from tests.wire.behaviours import asks_for, cooperative, failing, kind_of
 from tests.wire.conftest import KEY, wire_models
 from tests.wire.provider_stub import HttpError

@@ -12,8 +12,8 @@ import shlex
 
 import pytest
 
-from graphs.delivery_chain import build_graph
-from runtime.config.paths import PROJECT_ROOT
+from reins.graphs.delivery_chain import build_graph
+from reins.runtime.config.paths import PROJECT_ROOT
 from tests.wire.behaviours import cooperative, schema_name, tool_names
 from tests.wire.conftest import wire_models
 

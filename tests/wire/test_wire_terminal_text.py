@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli import main
+from reins.cli import main
 from tests.wire.behaviours import ANSWERS, cooperative, schema_name
 from tests.wire.provider_stub import Completion
 

@@ -13,9 +13,9 @@ import json
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.delivery_chain import build_graph
-from runtime.standins.offline import OfflineModel
-from runtime.config.settings import ROLES
+from reins.graphs.delivery_chain import build_graph
+from reins.runtime.standins.offline import OfflineModel
+from reins.runtime.config.settings import ROLES
 from tests.wire.behaviours import text_only, tool_names
 from tests.wire.conftest import wire_models
 from tests.wire.llama_server import LONG_NOTE, NOTES, cut_off, is_manager_turn, qwen

@@ -4,7 +4,7 @@ Rules, not a language model: the request is scanned for sub-tasks — arithmetic
 (→ calculator), time/date words (→ clock), resource URIs (→ read_doc), http(s) URLs (→ http_get) —
 in the order they appear, and any other offered tool the message names explicitly
 (``use notes__word_count on "a b c"``, ``use notes__tag with note="x" tag=work``: every required
-parameter filled from the message and typed from the tool's schema, ``runtime.standins.offline.tool_args``;
+parameter filled from the message and typed from the tool's schema, ``reins.runtime.standins.offline.tool_args``;
 when they cannot all be filled the answer says which form works). None is QA, one is SIMPLE_TOOL, several are COMPLEX with one plan step
 each. Tool turns call the first sub-task not yet observed; answers are composed from the
 observations only. Every input is read from the call's structured inputs (its metadata,
@@ -15,7 +15,7 @@ as "percent") is loaded first (``load_skill``), then every file its instructions
 (``read_skill_file``). The stand-in knows the bundled skills' rules and follows them only once
 their instructions are observed: ``percent`` turns "X% of Y" into the calculator's ``Y*X/100``;
 a ``City: Zone`` table read from a skill gives the clock the zone of a city the request names. A
-user's skill is followed when its instructions use the forms ``runtime.standins.offline.skill_rules`` reads
+user's skill is followed when its instructions use the forms ``reins.runtime.standins.offline.skill_rules`` reads
 (a reply template, a start or an end, the answer's case); otherwise the answer names those forms.
 """
 
@@ -28,14 +28,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from policies.loop_guards import call_signature
-from policies.memory import keywords
-from runtime.standins.offline.bounds import limit
-from runtime.standins.offline.framework import OfflineRequest, responder
-from runtime.standins.offline.skill_rules import not_followed, read_rules, subject
-from runtime.standins.offline.tool_args import NAMED_CALL, fill_arguments, usage
-from schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection, AssistantReplan, AssistantSummary
-from schemas.skills import SkillDraft
+from reins.policies.loop_guards import call_signature
+from reins.policies.memory import keywords
+from reins.runtime.standins.offline.bounds import limit
+from reins.runtime.standins.offline.framework import OfflineRequest, responder
+from reins.runtime.standins.offline.skill_rules import not_followed, read_rules, subject
+from reins.runtime.standins.offline.tool_args import NAMED_CALL, fill_arguments, usage
+from reins.schemas.assistant import AssistantAnswer, AssistantIntent, AssistantReflection, AssistantReplan, AssistantSummary
+from reins.schemas.skills import SkillDraft
 
 _URI = re.compile(r"\b(?:docs|demo|project)://[^\s,;'\"<>)\]]+")
 _URL = re.compile(r"\bhttps?://[^\s,;'\"<>)\]]+")

@@ -27,10 +27,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from runtime.standins.offline.bounds import limit, resolved
-from runtime.standins.offline.delivery_markdown import plan_markdown, review_markdown, tasks_markdown
-from runtime.standins.offline.framework import OfflineRequest, responder
-from runtime.standins.offline.text_rules import (
+from reins.runtime.standins.offline.bounds import limit, resolved
+from reins.runtime.standins.offline.delivery_markdown import plan_markdown, review_markdown, tasks_markdown
+from reins.runtime.standins.offline.framework import OfflineRequest, responder
+from reins.runtime.standins.offline.text_rules import (
     FALLBACK_BOUNDARY,
     FALLBACK_RISK,
     _area,
@@ -41,7 +41,7 @@ from runtime.standins.offline.text_rules import (
     matched,
     parse_requirement,
 )
-from schemas.delivery import (
+from reins.schemas.delivery import (
     BoundaryReview,
     DeliveryPlan,
     DeliveryTasks,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from policies.redaction import truncate
-from runtime.standins.offline.bounds import limit
-from schemas.delivery import DeliveryPlan, DeliveryTasks, GeneralReview
+from reins.policies.redaction import truncate
+from reins.runtime.standins.offline.bounds import limit
+from reins.schemas.delivery import DeliveryPlan, DeliveryTasks, GeneralReview
 
 
 def plan_markdown(plan: Mapping[str, Any], title: str) -> str:

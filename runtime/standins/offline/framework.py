@@ -11,10 +11,10 @@ from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ConfigDict, Field
 
-from policies.json_limits import parse_json
-from policies.redaction import truncate
-from runtime.standins.fake_base import ModelCall, StandInChatModel
-from runtime.llm.messages import message_text
+from reins.policies.json_limits import parse_json
+from reins.policies.redaction import truncate
+from reins.runtime.standins.fake_base import ModelCall, StandInChatModel
+from reins.runtime.llm.messages import message_text
 
 Responder = Callable[["OfflineRequest"], Any]
 _RESPONDERS: dict[str, Responder] = {}

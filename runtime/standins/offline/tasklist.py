@@ -18,11 +18,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from policies.tasklist_plan import section_items
-from policies.tasklist_structure import RISKS_HEADING, split_steps
-from runtime.standins.offline.bounds import limit
-from runtime.standins.offline.framework import OfflineRequest, one_line, responder
-from schemas.tasklist import AskClarification, ProceedWithManualReviewItems, TasklistStrategy
+from reins.policies.tasklist_plan import section_items
+from reins.policies.tasklist_structure import RISKS_HEADING, split_steps
+from reins.runtime.standins.offline.bounds import limit
+from reins.runtime.standins.offline.framework import OfflineRequest, one_line, responder
+from reins.schemas.tasklist import AskClarification, ProceedWithManualReviewItems, TasklistStrategy
 
 BOUNDARY_PHRASES: tuple[str, ...] = (
     "scan the source", "scan source", "scan the repository", "scan the repo", "scan the whole",

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from runtime.standins.offline.framework import OfflineRequest, one_line
+from reins.runtime.standins.offline.framework import OfflineRequest, one_line
 
 MAX_STATEMENTS = 20
 COVERAGE_RATIO = 0.6
