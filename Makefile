@@ -8,7 +8,7 @@ UV := .tools/bin/uv
 endif
 VENV := .venv
 RUN := $(VENV)/bin
-SOURCES := benchmarks cli evals graphs nodes policies runtime schemas tests
+SOURCES := reins benchmarks cli evals graphs nodes policies runtime schemas tests
 
 .PHONY: setup demo test studio diagrams bench eval eval-agentdojo clean
 
