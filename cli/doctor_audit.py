@@ -94,20 +94,20 @@ def run_budget(as_json: bool, fuzz: int | None = None) -> int:
 
 
 def run_fuzz(runs: int, as_json: bool) -> int:
-    """``reins doctor --budget --fuzz N``: N adversarial runs in all, split over the three graphs;
-    per graph the runs of each kind, the largest use observed beside the bound (tightness) and the
-    violations (exit 4 when there is one)."""
+    """``reins doctor --budget --fuzz N``: N adversarial runs in all, split over the three graphs,
+    each on one of the fuzz's configurations (model sets that differ per role and task role, slow
+    tools); per graph the runs of each kind and path, the largest use observed beside the largest
+    bound, the largest share of its own bound a run used (tightness) and the violations (exit 4
+    when there is one)."""
     from cli.errors import EXIT_FAILED, UserError
-    from evals.budget_fuzz import fuzz_budget
+    from evals.budget_fuzz import fuzz_budget, fuzz_report
 
     if runs < len(GRAPHS):
         raise UserError(f"--fuzz needs at least {len(GRAPHS)} runs (one per graph)")
     results = fuzz_budget(runs)
     violations = sum(len(entry.violations) for entry in results.values())
     if as_json:
-        print(json.dumps({graph: {"runs": entry.runs, "observed_max": entry.observed, "bound": entry.bound,
-                                  "tightness": entry.tightness(), "violations": entry.violations}
-                          for graph, entry in results.items()}, indent=2))
+        print(json.dumps(fuzz_report(results), indent=2))
         return EXIT_FAILED if violations else 0
     print(f"Budget fuzz: {runs} adversarial runs in all (stage-composed: each stage on the real call machinery, "
           "simulated clock; worst-adversary: the same with every attempt failing but the last, cut off; "
@@ -115,9 +115,11 @@ def run_fuzz(runs: int, as_json: bool) -> int:
     for graph, entry in results.items():
         kinds = ", ".join(f"{count} {kind.replace('_', '-')}" for kind, count in entry.runs.items())
         print(f"  {graph}: {kinds}")
+        if len(entry.paths) > 1:
+            print("    paths: " + ", ".join(f"{count} {path}" for path, count in entry.paths.items()))
         ratios = entry.tightness()
         for name in entry.observed:
-            print(f"    {name:<14} max {entry.observed[name]:>10.6g} / bound {entry.bound[name]:>10.6g}"
+            print(f"    {name:<14} max {entry.observed[name]:>10.6g} / largest bound {entry.bound[name]:>10.6g}"
                   f"   tightness {ratios[name]:.3f}")
         print(f"    violations: {len(entry.violations)}")
         for line in entry.violations[:5]:

@@ -147,7 +147,7 @@ def cap_value(variable: str, text: str) -> float:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
         shown = text.strip()[:20]
-        raise ValueError(f"{variable} must be a finite number above zero, not {shown!r}")
+        raise ValueError(f"{variable} must be a finite positive number, not {shown!r}")
     return value
 
 
