@@ -105,10 +105,15 @@ def run_fuzz(runs: int, as_json: bool) -> int:
     if runs < len(GRAPHS):
         raise UserError(f"--fuzz needs at least {len(GRAPHS)} runs (one per graph)")
     results = fuzz_budget(runs)
-    violations = sum(len(entry.violations) for entry in results.values())
     if as_json:
         print(json.dumps(fuzz_report(results), indent=2))
-        return EXIT_FAILED if violations else 0
+    else:
+        print_fuzz(results, runs)
+    return EXIT_FAILED if any(entry.violations for entry in results.values()) else 0
+
+
+def print_fuzz(results: dict, runs: int) -> None:
+    """The fuzz per graph as ``reins doctor --budget --fuzz`` and ``reins eval --suite budget`` print it."""
     print(f"Budget fuzz: {runs} adversarial runs in all (stage-composed: each stage on the real call machinery, "
           "simulated clock; worst-adversary: the same with every attempt failing but the last, cut off; "
           "full-graph: the compiled graph under perturbed models, wall clock)")
@@ -124,8 +129,7 @@ def run_fuzz(runs: int, as_json: bool) -> int:
         print(f"    violations: {len(entry.violations)}")
         for line in entry.violations[:5]:
             print(f"      {line}")
-    print(f"{violations} violation(s)")
-    return EXIT_FAILED if violations else 0
+    print(f"{sum(len(entry.violations) for entry in results.values())} violation(s)")
 
 
 def refuse_over_caps(graph: str, **options: object) -> None:
