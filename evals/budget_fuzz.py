@@ -41,11 +41,9 @@ from langchain_core.runnables import RunnableSequence
 from evals.budget_fuzz_models import FuzzAnswer, AdversarialModel, FuzzConfig, config_for
 from policies.budget import CAP_NAMES, Budget, Stage
 from policies.delegation import DEFAULT_POLICY
-from policies.reviewers import reviewer_table
 from policies.run_budgets import (
     assistant_stages,
     assistant_tool_calls,
-    delivery_stages,
     pipeline_turn_stages,
     tasklist_stages,
 )
@@ -58,7 +56,7 @@ from runtime.execution.budget import (
     GRAPHS,
     TASKLIST_IN_CHAT,
     assistant_roles,
-    reviewer_deadline_s,
+    delivery_stages_for,
     used,
     worst_case,
 )
@@ -221,25 +219,18 @@ def run_path(graph: str, config: FuzzConfig, rng: random.Random, worst: bool,
     if graph == "tasklist_agent":
         return graph, [_ask("tasklist", s) for s in tasklist_stages(human_review=False)]
     if graph == "delivery_chain":
-        return graph, [_ask("delivery", s) for s in _delivery(models)]
+        return graph, [_ask("delivery", s) for s in delivery_stages_for(models)]
     roles = assistant_roles()
     path = rng.choice((CHAT_TURN, CHAT_TURN, TASKLIST_IN_CHAT, DELIVERY_IN_CHAT)) if chosen is None else chosen
     image = path == CHAT_TURN and config.vision and not worst and rng.random() < 0.5
     if path == TASKLIST_IN_CHAT:
         pipeline = [_ask("tasklist", s) for s in tasklist_stages(human_review=True)]
     elif path == DELIVERY_IN_CHAT:
-        pipeline = [_ask("delivery", s) for s in _delivery(models)]
+        pipeline = [_ask("delivery", s) for s in delivery_stages_for(models)]
     else:
         return IMAGE_TURN if image else path, [_ask("assistant", s, image) for s in assistant_stages(roles)]
     summary = [_ask("assistant", s) for s in pipeline_turn_stages(roles, [])]
     return path, [*summary, *pipeline]
-
-
-def _delivery(models: ModelSet) -> list[Stage]:
-    roles = [spec.model_role for spec in reviewer_table(None)]
-    return delivery_stages(roles, max_manager_reasks=DEFAULT_POLICY.max_manager_reasks,
-                           review_deadlines={r: reviewer_deadline_s(models, r) for r in roles},
-                           manager_escalation=models.escalation("manager") is not None)
 
 
 def _composed(asks: list[Ask], models: ModelSet, rng: random.Random, through_langchain: bool,

@@ -14,6 +14,7 @@ from policies.budget import (
     CAP_NAMES,
     Budget,
     CallLimits,
+    Stage,
     budget,
     cap_value,
     most,
@@ -119,17 +120,24 @@ def worst_case(
     two_step = contract_mode == "two_step"
     limits = call_limits(models)
     if graph == "delivery_chain":
-        table = reviewer_table(reviewers)
-        roles = [spec.model_role for spec in table]
-        stages = delivery_stages(roles, max_manager_reasks=policy.max_manager_reasks, two_step=two_step, polish=polish,
-                                 review_deadlines={r: reviewer_deadline_s(models, r, review_timeout_s) for r in roles},
-                                 manager_escalation=models.escalation("manager") is not None)
+        stages = delivery_stages_for(models, two_step, policy, reviewers, polish, review_timeout_s)
         # Sub-agents are the manager's tools; their model calls are the stages above.
         return budget(stages, limits, tool_calls=policy.max_tool_calls)
     if graph == "tasklist_agent":
         return budget(tasklist_stages(human_review=human_review, two_step=two_step), limits,
                       tool_calls=TASKLIST_READS)
     raise ValueError(f"unknown graph {graph!r}; one of {', '.join(GRAPHS)}")
+
+
+def delivery_stages_for(models: ModelSet, two_step: bool = False, policy: DelegationPolicy = DEFAULT_POLICY,
+                        reviewers: Reviewers | Iterable[ReviewerSpec] | None = None, polish: bool = False,
+                        review_timeout_s: float | None = None) -> list[Stage]:
+    """The delivery chain's longest path under ``models`` and its options (the reviewer table's
+    roles, each review under its deadline, the manager's escalation when it has one)."""
+    roles = [spec.model_role for spec in reviewer_table(reviewers)]
+    return delivery_stages(roles, max_manager_reasks=policy.max_manager_reasks, two_step=two_step, polish=polish,
+                           review_deadlines={r: reviewer_deadline_s(models, r, review_timeout_s) for r in roles},
+                           manager_escalation=models.escalation("manager") is not None)
 
 
 def assistant_roles() -> dict[str, str]:
@@ -152,12 +160,8 @@ def assistant_paths(models: ModelSet, *, contract_mode: str = "direct",
                                tool_seconds=tool_time_s(calls, tool_deadlines_s))}
     if not pipelines:
         return paths
-    limits = assistant_limits(models)
-    table = reviewer_table(None)
-    reviewer_roles = [spec.model_role for spec in table]
-    delivery = delivery_stages(reviewer_roles, max_manager_reasks=DEFAULT_POLICY.max_manager_reasks, two_step=two_step,
-                               review_deadlines={r: reviewer_deadline_s(models, r) for r in reviewer_roles},
-                               manager_escalation=models.escalation("manager") is not None)
+    # the pipelines as the assistant builds them: default reviewers, policy and polish
+    delivery = delivery_stages_for(models, two_step)
     paths[TASKLIST_IN_CHAT] = budget(
         pipeline_turn_stages(roles, tasklist_stages(human_review=True, two_step=two_step), two_step=two_step),
         limits, tool_calls=TASKLIST_READS)
