@@ -101,7 +101,7 @@ def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen:
 
     from reins.runtime.config.tracing import run_config
 
-    from reins.cli.doctor_audit import run_caps
+    from reins.cli.doctor_audit import configured_options, run_caps
     from reins.runtime.execution.budget import configured_budget
 
     started = time.monotonic()
@@ -116,9 +116,11 @@ def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen:
             on_reply=screen.reply if screen is not None else None,
         )
     values = dict(outcome.values)
-    # what this turn used beside its worst case (the turn's metrics and records start afresh)
-    values[BUDGET_KEY] = configured_budget("assistant", values, len(values.get("records") or []),
-                                           time.monotonic() - started)
+    # what this turn used beside its worst case (the turn's metrics and records start afresh; a
+    # pipeline's model calls are among the turn's metrics, its tool calls in its outcome)
+    tool_calls = len(values.get("records") or []) + int((values.get("pipeline") or {}).get("tool_calls", 0) or 0)
+    values[BUDGET_KEY] = configured_budget("assistant", values, tool_calls, time.monotonic() - started,
+                                           **configured_options("assistant", Settings.from_env()))
     return values
 
 

@@ -8,7 +8,15 @@ import os
 
 from reins.cli.errors import EXIT_BAD_INPUT
 from reins.policies.budget import over_caps
-from reins.runtime.execution.budget import CAP_VARIABLES, GRAPHS, BudgetExceeded, caps_from_env, check_caps, worst_case
+from reins.runtime.execution.budget import (
+    CAP_VARIABLES,
+    GRAPHS,
+    BudgetExceeded,
+    assistant_paths,
+    caps_from_env,
+    check_caps,
+    worst_case,
+)
 from reins.runtime.llm.models import model_set_from_settings
 from reins.runtime.config.settings import Settings
 
@@ -17,13 +25,45 @@ UNITS = {"calls": "model requests", "output_tokens": "output tokens", "tool_call
          "seconds": "seconds (waiting for a person not counted)"}
 
 
+def chat_tool_deadlines_s(settings: Settings) -> tuple[float, ...]:
+    """The deadline of every tool a chat turn may call: the built-in chat tools' and each configured
+    MCP server's ``timeout_s`` (read from REINS_MCP_CONFIG; no server is started). A configuration
+    that cannot be read adds nothing here: the chat refuses it before its first turn."""
+    from reins.policies.mcp_config import McpConfigError, read_servers
+    from reins.runtime.tools.chat_tools import CHAT_SCOPE
+    from reins.runtime.tools.mcp_tools import read_config
+    from reins.runtime.tools.toolbox import default_registry
+
+    deadlines = [float(tool.timeout_s) for tool in default_registry().for_scope(CHAT_SCOPE)]
+    try:
+        config = read_config(settings.mcp_config)
+        if config is not None:
+            deadlines += [spec.timeout_s for spec in read_servers(config).servers]
+    except McpConfigError:
+        pass
+    return tuple(deadlines)
+
+
+def configured_options(graph: str, settings: Settings) -> dict[str, object]:
+    """The options of ``worst_case`` the configuration sets beside the models: the contract mode, and
+    for the assistant its tools' deadlines."""
+    options: dict[str, object] = {"contract_mode": settings.contract_mode}
+    if graph == "assistant":
+        options["tool_deadlines_s"] = chat_tool_deadlines_s(settings)
+    return options
+
+
 def budget_report(settings: Settings) -> dict:
     models = model_set_from_settings(settings)
     caps = caps_from_env(os.environ)
     graphs = {}
     for graph in GRAPHS:
-        worst = worst_case(graph, models, contract_mode=settings.contract_mode)
+        options = configured_options(graph, settings)
+        worst = worst_case(graph, models, **options)  # type: ignore[arg-type]
         graphs[graph] = {"worst_case": worst.as_dict(), "over_caps": over_caps(worst, caps)}
+        if graph == "assistant":  # which path the bound comes from: a chat turn, or a pipeline inside one
+            paths = assistant_paths(models, **options)  # type: ignore[arg-type]
+            graphs[graph]["paths"] = {name: path.as_dict() for name, path in paths.items()}
     return {"graphs": graphs, "caps": {CAP_VARIABLES[name]: value for name, value in caps.items()}}
 
 
@@ -44,6 +84,8 @@ def run_budget(as_json: bool, fuzz: int | None = None) -> int:
         print(f"  {graph}")
         for name, value in entry["worst_case"].items():
             print(f"    {value:>10g} {UNITS[name]}")
+        for path, values in entry.get("paths", {}).items():
+            print(f"      {path}: " + ", ".join(f"{values[name]:g} {name.replace('_', ' ')}" for name in values))
         for line in entry["over_caps"]:
             print(f"    over your cap: {line}")
     caps = ", ".join(f"{key}={value:g}" for key, value in report["caps"].items()) or "none set"
@@ -52,36 +94,42 @@ def run_budget(as_json: bool, fuzz: int | None = None) -> int:
 
 
 def run_fuzz(runs: int, as_json: bool) -> int:
-    """``reins doctor --budget --fuzz N``: N adversarial runs in all, split over the three graphs;
-    per graph the runs of each kind, the largest use observed beside the bound (tightness) and the
-    violations (exit 4 when there is one)."""
+    """``reins doctor --budget --fuzz N``: N adversarial runs in all, split over the three graphs,
+    each on one of the fuzz's configurations (model sets that differ per role and task role, slow
+    tools); per graph the runs of each kind and path, the largest use observed beside the largest
+    bound, the largest share of its own bound a run used (tightness) and the violations (exit 4
+    when there is one)."""
     from reins.cli.errors import EXIT_FAILED, UserError
-    from reins.evals.budget_fuzz import fuzz_budget
+    from reins.evals.budget_fuzz import fuzz_budget, fuzz_report
 
     if runs < len(GRAPHS):
         raise UserError(f"--fuzz needs at least {len(GRAPHS)} runs (one per graph)")
     results = fuzz_budget(runs)
-    violations = sum(len(entry.violations) for entry in results.values())
     if as_json:
-        print(json.dumps({graph: {"runs": entry.runs, "observed_max": entry.observed, "bound": entry.bound,
-                                  "tightness": entry.tightness(), "violations": entry.violations}
-                          for graph, entry in results.items()}, indent=2))
-        return EXIT_FAILED if violations else 0
+        print(json.dumps(fuzz_report(results), indent=2))
+    else:
+        print_fuzz(results, runs)
+    return EXIT_FAILED if any(entry.violations for entry in results.values()) else 0
+
+
+def print_fuzz(results: dict, runs: int) -> None:
+    """The fuzz per graph as ``reins doctor --budget --fuzz`` and ``reins eval --suite budget`` print it."""
     print(f"Budget fuzz: {runs} adversarial runs in all (stage-composed: each stage on the real call machinery, "
           "simulated clock; worst-adversary: the same with every attempt failing but the last, cut off; "
           "full-graph: the compiled graph under perturbed models, wall clock)")
     for graph, entry in results.items():
         kinds = ", ".join(f"{count} {kind.replace('_', '-')}" for kind, count in entry.runs.items())
         print(f"  {graph}: {kinds}")
+        if len(entry.paths) > 1:
+            print("    paths: " + ", ".join(f"{count} {path}" for path, count in entry.paths.items()))
         ratios = entry.tightness()
         for name in entry.observed:
-            print(f"    {name:<14} max {entry.observed[name]:>10.6g} / bound {entry.bound[name]:>10.6g}"
+            print(f"    {name:<14} max {entry.observed[name]:>10.6g} / largest bound {entry.bound[name]:>10.6g}"
                   f"   tightness {ratios[name]:.3f}")
         print(f"    violations: {len(entry.violations)}")
         for line in entry.violations[:5]:
             print(f"      {line}")
-    print(f"{violations} violation(s)")
-    return EXIT_FAILED if violations else 0
+    print(f"{sum(len(entry.violations) for entry in results.values())} violation(s)")
 
 
 def refuse_over_caps(graph: str, **options: object) -> None:
@@ -94,8 +142,8 @@ def refuse_over_caps(graph: str, **options: object) -> None:
         caps = caps_from_env(os.environ)
         if caps and os.environ.get(ALLOW_OVER_CAP, "").strip() not in ("1", "true", "yes"):
             settings = Settings.from_env()
-            worst = worst_case(graph, model_set_from_settings(settings), contract_mode=settings.contract_mode,
-                               **options)  # type: ignore[arg-type]
+            worst = worst_case(graph, model_set_from_settings(settings), **{**configured_options(graph, settings),
+                                                                             **options})  # type: ignore[arg-type]
             check_caps(worst, caps, graph)
     except BudgetExceeded as error:
         raise UserError(str(error)) from None

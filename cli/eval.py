@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from reins.policies.redaction import redact
-from reins.cli.errors import EXIT_OK, UserError
+from reins.cli.errors import EXIT_FAILED, EXIT_OK, UserError
 from reins.cli.render import print_json, progress_bar, styled, table, write
 
 EVAL_DIR = "eval"  # in the home for runs (``reins.runtime.persistence.home``) unless --out names another directory
@@ -40,9 +40,12 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="where report.md and plot.png go (default: eval/ in REINS_HOME; see reins doctor)")
     parser.add_argument("--scenario", action="append", metavar="ID", help="only these scenarios (repeatable)")
     parser.add_argument("--json", action="store_true", help="machine-readable output on stdout")
-    parser.add_argument("--suite", choices=("scenarios", "agentdojo"), default="scenarios",
+    parser.add_argument("--suite", choices=("scenarios", "agentdojo", "budget"), default="scenarios",
                         help="scenarios: the three baselines (default); agentdojo: the prompt-injection suites "
-                             "(needs the optional group: uv sync --extra agentdojo)")
+                             "(needs the optional group: uv sync --extra agentdojo); budget: the worst-case "
+                             "budget fuzz (--runs adversarial runs, each checked against its printed bound)")
+    parser.add_argument("--runs", type=int, default=10_000, metavar="N",
+                        help="budget: adversarial runs in all (default 10000)")
     parser.add_argument("--limit", type=int, metavar="N",
                         help="agentdojo: at most N user and N injection tasks per suite (a quick run)")
     parser.add_argument("--agentdojo-suite", action="append", metavar="NAME",
@@ -152,9 +155,41 @@ def _default_out() -> Path:
     return home_file(EVAL_DIR)
 
 
+def run_budget_fuzz(args: argparse.Namespace) -> int:
+    """``--suite budget``: the budget fuzz (``reins.evals.budget_fuzz``): every run's calls, output tokens,
+    tool calls and seconds against the worst case printed for its configuration; budget_fuzz.json
+    goes to the out directory; exit 4 when a run passed its bound."""
+    from reins.cli.doctor_audit import print_fuzz
+    from reins.evals.budget_fuzz import fuzz_budget, fuzz_report
+    from reins.runtime.execution.budget import GRAPHS
+
+    if not len(GRAPHS) <= args.runs <= 1_000_000:
+        raise UserError(f"--runs must be between {len(GRAPHS)} and 1000000")
+    every = 500  # a progress line per this many runs
+
+    with progress_bar(math.ceil(args.runs / every)) as advance:
+        def progress(done: int) -> None:
+            if done % every == 0 or done == args.runs:
+                advance(f"  {done} of {args.runs} budget fuzz runs")
+
+        results = fuzz_budget(args.runs, seed=args.seed, progress=progress)
+    report = {"runs": args.runs, "seed": args.seed, "graphs": fuzz_report(results)}
+    out = args.out if args.out is not None else _default_out()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "budget_fuzz.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    if args.json:
+        print_json(report)
+    else:
+        print_fuzz(results, args.runs)
+        print(f"\nreport: {out / 'budget_fuzz.json'}", file=sys.stderr)
+    return EXIT_FAILED if any(entry.violations for entry in results.values()) else EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     if args.suite == "agentdojo":
         return run_agentdojo(args)
+    if args.suite == "budget":
+        return run_budget_fuzz(args)
     # The CLI is the application edge: it sits above the evaluation.
     from reins.evals.records import write_records
     from reins.evals.report import rates_table, write_report

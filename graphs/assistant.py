@@ -57,7 +57,7 @@ from reins.nodes.assistant.skill_drafts import draft_skill, review_skill_draft, 
 from reins.nodes.assistant.slash import run_slash_command
 from reins.nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
 from reins.nodes.assistant.tool_call import execute_tool
-from reins.policies.pipeline_reply import delivery_outcome, tasklist_outcome
+from reins.policies.pipeline_reply import delivery_outcome, delivery_spent, tasklist_outcome, tasklist_spent
 from reins.policies.slash_commands import DELIVERY_CHAIN, TASKLIST
 from reins.runtime.execution.calls import inline, node
 from reins.runtime.config.context import model_set_of
@@ -100,11 +100,13 @@ def default_pipelines() -> dict[str, PipelineRoute]:
             read_outcome=tasklist_outcome,
             make_context=_tasklist_context,
             pauses=True,
+            read_spent=tasklist_spent,
         ),
         DELIVERY_CHAIN: PipelineRoute(
             build=_build_delivery,
             make_input=lambda argument, text: {"requirement": argument},
             read_outcome=delivery_outcome,
+            read_spent=delivery_spent,
         ),
     }
 

@@ -14,8 +14,9 @@ A graph's worst case is a list of ``Stage`` rows (what its nodes may ask, in ord
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Literal, get_args
 
 from reins.policies.deadlines import backoff_budget_s
@@ -61,6 +62,14 @@ class CallLimits:
         return attempts * self.timeout_s + backoff_budget_s(attempts - 1, self.backoff_initial_s)
 
 
+def widest(first: CallLimits, *others: CallLimits) -> CallLimits:
+    """Limits no smaller than any of these in every field: a request that may go to any of several
+    chains (a task role served as the vision role for a turn with an image) costs at most this
+    (every cost grows with every field)."""
+    values = {f.name: max(getattr(limits, f.name) for limits in (first, *others)) for f in fields(CallLimits)}
+    return CallLimits(**values)
+
+
 @dataclass(frozen=True)
 class Stage:
     """``count`` asks of one kind by one role. ``parallel``: they run side by side (wall time counts
@@ -104,6 +113,42 @@ def stage_budget(stage: Stage, limits: CallLimits) -> Budget:
     if stage.deadline_s is not None:
         one = min(one, stage.deadline_s)
     return Budget(requests, tokens, 0, one if stage.parallel else one * stage.count)
+
+
+def total(parts: Iterable[Budget]) -> Budget:
+    """One run made of these parts, one after the other (a pipeline inside a chat turn)."""
+    listed = list(parts)
+    return Budget(sum(p.calls for p in listed), sum(p.output_tokens for p in listed),
+                  sum(p.tool_calls for p in listed), sum(p.seconds for p in listed))
+
+
+def most(paths: Iterable[Budget]) -> Budget:
+    """The worst case of a run that takes one of several paths: each measure's largest."""
+    listed = list(paths)
+    if not listed:
+        raise ValueError("no path to bound")
+    return Budget(max(p.calls for p in listed), max(p.output_tokens for p in listed),
+                  max(p.tool_calls for p in listed), max(p.seconds for p in listed))
+
+
+def tool_time_s(tool_calls: int, deadlines_s: Iterable[float]) -> float:
+    """The longest ``tool_calls`` calls may take when each may be any of the offered tools: every one
+    runs to the longest deadline (a slow MCP server's, not a default)."""
+    return tool_calls * max(deadlines_s, default=0.0)
+
+
+def cap_value(variable: str, text: str) -> float:
+    """A cap as the user wrote it in ``variable``: a finite number above zero. Anything else (``nan``,
+    ``inf``, ``0``, ``-1``, a word) raises ``ValueError`` with one line naming the variable — a cap
+    that compares false with everything would turn itself off."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        shown = text.strip()[:20]
+        raise ValueError(f"{variable} must be a finite positive number, not {shown!r}")
+    return value
 
 
 def budget(stages: Sequence[Stage], limits: Mapping[str, CallLimits], tool_calls: int = 0,

@@ -63,3 +63,20 @@ def delivery_outcome(result: Mapping[str, Any]) -> tuple[str, str]:
         if body and body.lower() not in NONE_LINES:
             parts.append(f"## {title}\n\n{truncate(body, SECTION_CHARS)}")
     return status, _join(parts)
+
+
+def _per_contract(value: Any) -> dict[str, dict[str, int]]:
+    return {str(k): dict(v) for k, v in value.items() if isinstance(v, Mapping)} if isinstance(value, Mapping) else {}
+
+
+def tasklist_spent(result: Mapping[str, Any]) -> tuple[dict[str, dict[str, int]], int]:
+    """What a ``/tasklist`` run spent, for the chat turn's budget: its model calls per contract and
+    its tool calls (the one read of its plan)."""
+    return _per_contract(result.get("contract_metrics")), 1
+
+
+def delivery_spent(result: Mapping[str, Any]) -> tuple[dict[str, dict[str, int]], int]:
+    """What a ``/delivery-chain`` run spent: its model calls per contract and its delegations."""
+    metrics = result.get("metrics") if isinstance(result.get("metrics"), Mapping) else {}
+    used = ((metrics.get("budget") or {}).get("used") or {}) if isinstance(metrics.get("budget"), Mapping) else {}
+    return _per_contract(metrics.get("per_contract")), int(used.get("tool_calls", 0) or 0)

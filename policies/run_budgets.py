@@ -84,18 +84,29 @@ def assistant_turns(max_steps: int = MAX_STEPS) -> int:
     return max_steps + 1 + MAX_CHECK_ROUNDS
 
 
-def assistant_stages(*, max_steps: int = MAX_STEPS, two_step: bool = False) -> list[Stage]:
+# The assistant's asks, each the contract ``assistant.<name>``; which role's model serves each one is
+# the contracts' table (the caller gives it), so a task role with its own chain is counted as its own.
+ASSISTANT_ASKS = ("summary", "intent", "step", "replan", "answer", "reflection", "skill_draft")
+
+
+def assistant_stages(roles: Mapping[str, str], *, max_steps: int = MAX_STEPS, two_step: bool = False) -> list[Stage]:
     """One chat turn: the rolling summary, the intent, the tool loop, a replan, the answer (again
-    after each check round), the reflection and a skill draft."""
+    after each check round), the reflection and a skill draft; ``roles``: each ask's role."""
     return [
-        *_contract("summary", "chat", two_step),
-        *_contract("intent", "chat", two_step),
-        Stage("step", "chat", "turn", assistant_turns(max_steps)),
-        *_contract("replan", "chat", two_step, MAX_REPLANS),
-        *_contract("answer", "chat", two_step, 1 + MAX_CHECK_ROUNDS),
-        *_contract("reflection", "chat", two_step),
-        *_contract("skill_draft", "chat", two_step),
+        *_contract("summary", roles["summary"], two_step),
+        *_contract("intent", roles["intent"], two_step),
+        Stage("step", roles["step"], "turn", assistant_turns(max_steps)),
+        *_contract("replan", roles["replan"], two_step, MAX_REPLANS),
+        *_contract("answer", roles["answer"], two_step, 1 + MAX_CHECK_ROUNDS),
+        *_contract("reflection", roles["reflection"], two_step),
+        *_contract("skill_draft", roles["skill_draft"], two_step),
     ]
+
+
+def pipeline_turn_stages(roles: Mapping[str, str], pipeline: Sequence[Stage], *, two_step: bool = False) -> list[Stage]:
+    """A chat turn that runs a pipeline (``/tasklist``, ``/delivery-chain``): the turn's rolling
+    summary, then the whole pipeline inside the turn."""
+    return [*_contract("summary", roles["summary"], two_step), *pipeline]
 
 
 def assistant_tool_calls(max_steps: int = MAX_STEPS) -> int:

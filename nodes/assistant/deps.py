@@ -35,7 +35,8 @@ class PipelineRoute:
     are resolved per run from the context); ``make_input(argument, text)`` its input;
     ``read_outcome(result)`` returns ``(status, summary)`` from its output; ``make_context``
     derives its run context from the assistant's; ``pauses``: it may pause for a person's review
-    (then it runs held, and its question is the chat's last message while it waits).
+    (then it runs held, and its question is the chat's last message while it waits);
+    ``read_spent(result)``: its model calls per contract and its tool calls, charged to the turn.
     """
 
     build: Callable[[ModelSet | None], Any]
@@ -43,6 +44,7 @@ class PipelineRoute:
     read_outcome: Callable[[Mapping[str, Any]], tuple[str, str]]
     make_context: Callable[[AssistantContext | None], dict[str, Any]] = pipeline_context
     pauses: bool = False
+    read_spent: Callable[[Mapping[str, Any]], tuple[dict[str, dict[str, int]], int]] = lambda result: ({}, 0)
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,9 @@ def run_pipeline(state: AssistantState, runtime: Runtime[AssistantContext], *, c
         if not run.ok:  # the pipeline's failure is reported, never a crash
             step.fail("pipeline failed")
         else:
-            status, summary = route.read_outcome(run.value["output"] if route.pauses else run.value)
+            result = run.value["output"] if route.pauses else run.value
+            status, summary = route.read_outcome(result)
+            spent, tool_calls = route.read_spent(result)
             step.summary = f"status {status}"
     if not run.ok:
         progress.end("failed", f"/{command_name} failed")
@@ -76,8 +78,11 @@ def run_pipeline(state: AssistantState, runtime: Runtime[AssistantContext], *, c
     verdict = pipeline_verdict(command_name, status)
     progress.end("completed", f"/{command_name}: {status}")
     reply = f"/{command_name} finished with status {status}.\n\n{summary}".strip()
-    pipeline: PipelineOutcome = {"command": command_name, "status": status, "summary": redact(summary, REPLY_LIMIT)}
-    return {**reply_update(state, reply, verdict, pipeline, [], step.trace()), "pipeline_review": None}
+    pipeline: PipelineOutcome = {"command": command_name, "status": status, "summary": redact(summary, REPLY_LIMIT),
+                                 "tool_calls": tool_calls}
+    # The pipeline's calls are this turn's: its "used" line counts them beside the turn's worst case.
+    return {**reply_update(state, reply, verdict, pipeline, [], step.trace()), "pipeline_review": None,
+            "contract_metrics": spent}
 
 
 def _kind(payload: Any) -> str:

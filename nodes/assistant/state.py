@@ -137,6 +137,7 @@ class PipelineOutcome(TypedDict):
     command: str
     status: str
     summary: NotRequired[str]
+    tool_calls: NotRequired[int]  # the pipeline's own tool calls, charged to the turn's budget
 
 
 class PipelineReview(TypedDict):

@@ -48,7 +48,10 @@ def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, cal
         return CallResult(False, str(error), CAP_CODE), 0
     dispatches = 1
     while not result.ok and should_dispatch_again(tool.read_only, result.failure, dispatches):
-        result = yield request
+        try:
+            result = yield request
+        except BudgetCapReached as error:  # the second dispatch is checked against the caps too
+            return CallResult(False, str(error), CAP_CODE), dispatches
         dispatches += 1
     while result.question is not None:  # the server asks mid-call: the person answers, the same call goes on
         reply = ask_for_server({**result.question, "call": key})

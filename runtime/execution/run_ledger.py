@@ -130,8 +130,10 @@ def ledgered(request: Any, policy: Any, more_room: bool, metrics: Any = None) ->
         ledger.settle(reservation, {"calls": 1, "output_tokens": _output_tokens(result)})
 
 
-def admit_tool_call() -> None:
-    """Before a tool runs: refused (``BudgetCapReached``) when it would pass the tool-call cap."""
+def admit_tool_call(deadline_s: float) -> None:
+    """Before a tool runs: refused (``BudgetCapReached``) when it would pass a cap — the tool-call
+    cap, or the seconds cap if it ran to its deadline (``deadline_s``, its own: an MCP server's
+    ``timeout_s``), as a model request is refused when its timeout would end past the cap."""
     ledger = _LEDGER.get()
     if ledger is not None:
-        ledger.settle(ledger.admit({"tool_calls": 1}), {"tool_calls": 1})
+        ledger.settle(ledger.admit({"tool_calls": 1, "seconds": float(deadline_s)}), {"tool_calls": 1})

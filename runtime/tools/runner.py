@@ -171,7 +171,7 @@ class RunTool:
             return DEFAULT_RUNTIME
 
     async def arun(self) -> CallResult:
-        admit_tool_call()  # refused before it runs when it would pass the run's tool-call cap
+        admit_tool_call(self.tool.timeout_s)  # refused before it runs when it (to its deadline) would pass a cap
         started, clock = time.time(), time.perf_counter()
         call = {"name": self.tool.name, "args": dict(self.args), "id": self.call_id, "type": "tool_call"}
         runtime = self._runtime()

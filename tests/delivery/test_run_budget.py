@@ -70,7 +70,8 @@ def test_doctor_budget_prints_every_graph_and_checks_the_caps(capsys, monkeypatc
 
 @pytest.mark.parametrize(("cap", "code", "message"), [
     ("20", 2, "the delivery_chain worst case does not fit your caps (calls: 48 > 20)"),
-    ("lots", 2, "REINS_MAX_CALLS must be a positive number"),
+    ("lots", 2, "REINS_MAX_CALLS must be a finite positive number, not 'lots'"),
+    ("nan", 2, "REINS_MAX_CALLS must be a finite positive number, not 'nan'"),
     ("48", 0, None),
 ])
 def test_a_run_whose_worst_case_exceeds_a_cap_is_refused_before_it_starts(cap, code, message, capsys, tmp_path,

@@ -4,8 +4,34 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.budget import Budget, CallLimits, Stage, budget, over_caps, request_refused, stage_budget, tightness
-from reins.policies.run_budgets import assistant_stages, assistant_turns, delivery_stages, tasklist_stages
+from reins.policies.budget import (
+    Budget,
+    CallLimits,
+    Stage,
+    budget,
+    cap_value,
+    most,
+    over_caps,
+    request_refused,
+    stage_budget,
+    tightness,
+    tool_time_s,
+    total,
+    widest,
+)
+from reins.policies.run_budgets import (
+    ASSISTANT_ASKS,
+    assistant_stages,
+    assistant_turns,
+    delivery_stages,
+    pipeline_turn_stages,
+    tasklist_stages,
+)
+
+CHAT = dict.fromkeys(ASSISTANT_ASKS, "chat")
+# the contracts' table as the assistant's task roles serve them
+TASK_ROLES = {"summary": "classify", "intent": "classify", "step": "step", "replan": "step", "answer": "answer",
+              "reflection": "check", "skill_draft": "answer"}
 
 ONE = CallLimits(models=1, attempts=1, max_tokens=100, max_tokens_limit=400, timeout_s=10, backoff_initial_s=0)
 RETRYING = CallLimits(models=2, attempts=2, max_tokens=100, max_tokens_limit=150, timeout_s=10, backoff_initial_s=1)
@@ -78,7 +104,92 @@ def test_tasklist_stages(human_review, calls):
 
 def test_assistant_stages_follow_the_step_budget():
     assert assistant_turns(10) == 12 and assistant_turns(3) == 5
-    assert _calls(assistant_stages(max_steps=3)) - _calls(assistant_stages(max_steps=10)) == -7
+    assert _calls(assistant_stages(CHAT, max_steps=3)) - _calls(assistant_stages(CHAT, max_steps=10)) == -7
+
+
+def test_each_ask_of_a_chat_turn_is_budgeted_on_its_own_role():
+    stages = assistant_stages(TASK_ROLES)
+    assert {s.name: s.role for s in stages} == TASK_ROLES
+    # the step role's chain of four models: every tool-calling turn and each replan ask may use all of it
+    four = CallLimits(models=4, attempts=2, max_tokens=100, max_tokens_limit=200, timeout_s=10, backoff_initial_s=0)
+    limits = {role: ONE for role in set(TASK_ROLES.values())}
+    plain, stepped = budget(stages, limits), budget(stages, {**limits, "step": four})
+    step_asks = assistant_turns() + 2  # the turns, the replan and its repair
+    assert stepped.calls - plain.calls == step_asks * (4 * 2 - 1)
+    with pytest.raises(KeyError):
+        assistant_stages({"step": "step"})  # an ask without a role is an error, never the chat role's
+
+
+def test_a_pipeline_turn_is_the_turn_s_summary_and_the_whole_pipeline():
+    pipeline = delivery_stages(["reviewer"] * 3, max_manager_reasks=1)
+    stages = pipeline_turn_stages(TASK_ROLES, pipeline)
+    assert [s.name for s in stages] == ["summary", *(s.name for s in pipeline)]
+    assert stages[0].role == "classify" and _calls(stages) == 2 + _calls(pipeline)
+
+
+@pytest.mark.parametrize(
+    ("parts", "added", "largest"),
+    [
+        ([Budget(1, 10, 0, 5.0)], Budget(1, 10, 0, 5.0), Budget(1, 10, 0, 5.0)),
+        # a chat turn with many tool calls against a pipeline with many model calls: each measure's largest
+        ([Budget(52, 100, 20, 3000.0), Budget(60, 300, 5, 6000.0)], Budget(112, 400, 25, 9000.0),
+         Budget(60, 300, 20, 6000.0)),
+    ],
+)
+def test_total_and_most(parts, added, largest):
+    assert total(parts) == added and most(parts) == largest
+
+
+def test_most_of_nothing_is_an_error():
+    with pytest.raises(ValueError):
+        most([])
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        (ONE, ONE, ONE),
+        # each field its largest: 2 models, 2 attempts, the larger bound, limit, timeout and backoff
+        (ONE, RETRYING, CallLimits(2, 2, 100, 400, 10, 1)),
+        (CallLimits(1, 3, 50, 60, 90, 0, 2), RETRYING, CallLimits(2, 3, 100, 150, 90, 1, 2)),
+    ],
+)
+def test_widest_limits_cost_at_least_either(first, second, expected):
+    wide = widest(first, second)
+    assert wide == expected
+    for stage in (Stage("c", "r", "contract"), Stage("t", "r", "turn", 3, more_room=1)):
+        for limits in (first, second):
+            narrow, broad = stage_budget(stage, limits), stage_budget(stage, wide)
+            assert narrow.calls <= broad.calls and narrow.output_tokens <= broad.output_tokens
+            assert narrow.seconds <= broad.seconds
+
+
+@pytest.mark.parametrize(
+    ("calls", "deadlines", "seconds"),
+    [
+        (20, [30.0], 600.0),
+        (20, [30.0, 600.0, 5.0], 12000.0),  # a slow MCP server's deadline, not the built-ins'
+        (0, [600.0], 0.0),
+        (3, [], 0.0),  # no tool offered
+    ],
+)
+def test_tool_time_runs_every_call_to_the_longest_deadline(calls, deadlines, seconds):
+    assert tool_time_s(calls, deadlines) == seconds
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("10", 10.0), (" 2.5 ", 2.5), ("1e3", 1000.0), ("nan", None), ("NaN", None), ("inf", None), ("-inf", None),
+     ("Infinity", None), ("1e400", None), ("0", None), ("0.0", None), ("-0", None), ("-1", None), ("", None),
+     ("ten", None)],
+)
+def test_a_cap_is_a_finite_number_above_zero(text, value):
+    if value is None:
+        with pytest.raises(ValueError, match=r"^REINS_MAX_SECONDS must be a finite positive number, not '") as caught:
+            cap_value("REINS_MAX_SECONDS", text)
+        assert "\n" not in str(caught.value)
+    else:
+        assert cap_value("REINS_MAX_SECONDS", text) == value
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,9 @@ from reins.policies.pipeline_reply import (
     SECTION_CHARS,
     TASKLIST_CHARS,
     delivery_outcome,
+    delivery_spent,
     tasklist_outcome,
+    tasklist_spent,
 )
 from reins.policies.slash_commands import pipeline_to_run
 
@@ -93,3 +95,22 @@ def test_each_delivery_section_is_bounded():
 )
 def test_which_slash_input_starts_a_pipeline(text, available, expected):
     assert pipeline_to_run(text, available) == expected
+
+
+@pytest.mark.parametrize(
+    ("spent", "result", "expected"),
+    [
+        # a tasklist run: its contract metrics, and the one read of its plan
+        (tasklist_spent, {"contract_metrics": {"tasklist.draft": {"business_calls": 2}}},
+         ({"tasklist.draft": {"business_calls": 2}}, 1)),
+        (tasklist_spent, {}, ({}, 1)),
+        # a delivery: the report's per-contract metrics and the delegations its budget counted
+        (delivery_spent, {"metrics": {"per_contract": {"delivery.plan": {"business_calls": 1}},
+                                      "budget": {"used": {"calls": 1, "tool_calls": 2}}}},
+         ({"delivery.plan": {"business_calls": 1}}, 2)),
+        (delivery_spent, {"metrics": {"per_contract": "broken", "budget": None}}, ({}, 0)),
+        (delivery_spent, {}, ({}, 0)),
+    ],
+)
+def test_what_a_pipeline_spent_is_read_from_its_output(spent, result, expected):
+    assert spent(result) == expected
