@@ -11,6 +11,7 @@ objects. State therefore holds plain data (dicts, lists, strings) — pydantic m
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -20,6 +21,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from runtime.config.settings import CHECKPOINTERS, Settings, SettingsError
+from runtime.persistence.schema import (
+    SQLITE_BUSY_TIMEOUT_S,
+    postgres_setup,
+    postgres_setup_async,
+    sqlite_connect,
+    sqlite_setup,
+)
 
 SQLITE_FILE = "checkpoints.db"  # in the home for runs (``runtime.persistence.home``)
 
@@ -33,6 +41,8 @@ def strict_serializer() -> JsonPlusSerializer:
 _POSTGRES_OPTIONS = {"autocommit": True, "prepare_threshold": 0, "connect_timeout": 10}
 # The driver's message names hosts and sometimes users; say what to check instead.
 _NO_POSTGRES = "REINS_CHECKPOINT_URL: cannot connect to that PostgreSQL server"
+_POSTGRES_TABLES = "REINS_CHECKPOINT_URL (the checkpoint tables)"
+_SQLITE_TABLES = "the checkpoint file"
 
 
 def _checked_kind(kind: str, url: str | None) -> str:
@@ -65,10 +75,12 @@ def open_checkpointer(
 
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        conn = sqlite3.connect(_sqlite_file(path), check_same_thread=False)
+        db = _sqlite_file(path)
+        sqlite_setup(db, SqliteSaver, _SQLITE_TABLES)
+        conn = sqlite_connect(db, check_same_thread=False)
         try:
             saver = SqliteSaver(conn, serde=serde)
-            saver.setup()
+            saver.setup()  # its tables are there: this only readies the saver
             yield saver
         finally:
             conn.close()
@@ -83,7 +95,7 @@ def open_checkpointer(
             raise SettingsError(_NO_POSTGRES) from None
         with conn:
             saver = PostgresSaver(conn, serde=serde)
-            saver.setup()
+            postgres_setup(conn, saver.setup, _POSTGRES_TABLES)
             yield saver
 
 
@@ -100,9 +112,13 @@ async def open_async_checkpointer(
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        async with aiosqlite.connect(_sqlite_file(path)) as conn:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        db = _sqlite_file(path)
+        await asyncio.to_thread(sqlite_setup, db, SqliteSaver, _SQLITE_TABLES)  # the same tables as the sync saver's
+        async with aiosqlite.connect(db, timeout=SQLITE_BUSY_TIMEOUT_S) as conn:
             saver = AsyncSqliteSaver(conn, serde=serde)
-            await saver.setup()
+            await saver.setup()  # its tables are there: this only readies the saver
             yield saver
     else:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -115,7 +131,7 @@ async def open_async_checkpointer(
             raise SettingsError(_NO_POSTGRES) from None
         async with conn:
             saver = AsyncPostgresSaver(conn, serde=serde)
-            await saver.setup()
+            await postgres_setup_async(conn, saver.setup, _POSTGRES_TABLES)
             yield saver
 
 
