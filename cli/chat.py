@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
     if args.memory:
         if message is not None:
             raise UserError("--memory lists the notes; it does not take --once")
-        with open_store(settings) as opened:
+        with open_store(settings, create=False) as opened:  # listing creates no file
             return _list_notes(opened.store, user, args.thread, args.json)
     if args.json and message is None:
         raise UserError("--json needs --once")

@@ -62,13 +62,22 @@ def _sqlite_file(path: Path | str | None) -> str:
     return str(db)
 
 
+def sqlite_file_missing(path: Path | str | None, name: str = SQLITE_FILE) -> bool:
+    """Whether the SQLite file (``path``, else ``name`` in the home) is not there yet; creates nothing."""
+    from runtime.persistence.home import reins_home
+
+    return not (Path(path) if path else reins_home() / name).exists()
+
+
 @contextmanager
 def open_checkpointer(
-    kind: str = "memory", *, url: str | None = None, path: Path | str | None = None
+    kind: str = "memory", *, url: str | None = None, path: Path | str | None = None, create: bool = True
 ) -> Iterator[BaseCheckpointSaver]:
-    """Yield a ready checkpointer of ``kind``; connections are closed on exit."""
+    """Yield a ready checkpointer of ``kind``; connections are closed on exit. ``create=False`` (a
+    command that only reads): a SQLite file that is not there is not created; an empty saver stands
+    in for it, holding no run."""
     serde = strict_serializer()
-    if _checked_kind(kind, url) == "memory":
+    if _checked_kind(kind, url) == "memory" or (kind == "sqlite" and not create and sqlite_file_missing(path)):
         yield InMemorySaver(serde=serde)
     elif kind == "sqlite":
         import sqlite3
@@ -136,6 +145,6 @@ async def open_async_checkpointer(
 
 
 @contextmanager
-def checkpointer_from_settings(settings: Settings) -> Iterator[BaseCheckpointSaver]:
-    with open_checkpointer(settings.checkpoint, url=settings.checkpoint_url) as saver:
+def checkpointer_from_settings(settings: Settings, *, create: bool = True) -> Iterator[BaseCheckpointSaver]:
+    with open_checkpointer(settings.checkpoint, url=settings.checkpoint_url, create=create) as saver:
         yield saver

@@ -37,10 +37,14 @@ def sqlite_can_index() -> bool:
 
 
 @contextmanager
-def open_store(settings: Settings, *, path: Path | str | None = None) -> Iterator[OpenedStore]:
-    """Yield the store for ``settings.checkpoint`` (connections closed on exit)."""
+def open_store(settings: Settings, *, path: Path | str | None = None, create: bool = True) -> Iterator[OpenedStore]:
+    """Yield the store for ``settings.checkpoint`` (connections closed on exit). ``create=False`` (a
+    command that only reads): a SQLite file that is not there is not created; an empty store stands in."""
+    from runtime.persistence.checkpoint import sqlite_file_missing
+
     index = memory_index()
-    if settings.checkpoint == "memory":
+    if settings.checkpoint == "memory" or (settings.checkpoint == "sqlite" and not create
+                                           and sqlite_file_missing(path, MEMORY_DB)):
         from langgraph.store.memory import InMemoryStore
 
         yield OpenedStore(InMemoryStore(index=index), True)
