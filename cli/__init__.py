@@ -87,6 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from reins.cli.quiet_stdout import quiet_stdout
+
+    with quiet_stdout():  # a closed or full stdout ends the command quietly, with its own exit code
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from reins.cli.env_file import load_env_file
 
     program = argv is None  # run as the `reins` program, not called from Python

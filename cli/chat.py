@@ -211,10 +211,11 @@ def run(args: argparse.Namespace) -> int:
     if args.memory:
         if message is not None:
             raise UserError("--memory lists the notes; it does not take --once")
-        with open_store(settings) as opened:
+        with open_store(settings, create=False) as opened:  # listing creates no file
             return _list_notes(opened.store, user, args.thread, args.json)
     if args.json and message is None:
         raise UserError("--json needs --once")
+    _checked_start()  # before the checkpoint and memory files are opened (and created)
     with checkpointer_from_settings(settings) as checkpointer, open_store(settings) as opened:
         graph = _build(build_graph, checkpointer, opened.store)
         try:
@@ -251,6 +252,21 @@ def _screen_for(out: TextIO) -> ChatScreen | None:
 
 
 def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
+    servers = _checked_start()
+    for notice in servers.notices:  # another host's fields: what was read differently, or ignored
+        sys.stderr.write(f"reins: {redact(notice, 300)}\n")
+    for server in servers.servers:
+        if server.problem:
+            sys.stderr.write(f"reins: MCP server {server.name!r} cannot start (left out): {server.problem_line()}\n")
+    from reins.cli.doctor_audit import refuse_over_caps
+
+    refuse_over_caps("assistant")
+    return build_graph(checkpointer=checkpointer, store=store)
+
+
+def _checked_start() -> Any:
+    """The user's files read and checked whole before anything is opened or any model called: the MCP
+    configuration (its servers started), the persona and the flow rules; a bad one is one line."""
     from reins.policies.mcp_config import McpConfigError
 
     from reins.runtime.tools.toolbox import chat_servers
@@ -265,15 +281,13 @@ def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
         persona_in_force(None, None)
     except PersonaError as error:
         raise UserError(redact(str(error), 300)) from None
-    for notice in servers.notices:  # another host's fields: what was read differently, or ignored
-        sys.stderr.write(f"reins: {redact(notice, 300)}\n")
-    for server in servers.servers:
-        if server.problem:
-            sys.stderr.write(f"reins: MCP server {server.name!r} cannot start (left out): {server.problem_line()}\n")
-    from reins.cli.doctor_audit import refuse_over_caps
+    from reins.runtime.tools.flow_rules import FlowRulesError, rules_in_force
 
-    refuse_over_caps("assistant")
-    return build_graph(checkpointer=checkpointer, store=store)
+    try:  # REINS_FLOW_RULES too: a broken file refused before any model call, not at the first tool step
+        rules_in_force(None, Settings.from_env().flow_rules)
+    except FlowRulesError as error:
+        raise UserError(redact(str(error), 300)) from None
+    return servers
 
 
 def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,

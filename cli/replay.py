@@ -55,9 +55,10 @@ def overrides_of(changes: list[str]):
 def _eval_path(text: str) -> Path:
     if text:
         return Path(text)
-    from reins.cli.eval import _default_out
+    from reins.cli.eval import EVAL_DIR
+    from reins.runtime.persistence.home import reins_home
 
-    return _default_out()
+    return reins_home() / EVAL_DIR  # only read: the home is not created for it
 
 
 def eval_replays(text: str, overrides: Any) -> list[Any]:
@@ -77,7 +78,7 @@ def thread_replays(threads: list[str], overrides: Any) -> list[Any]:
     from reins.runtime.persistence.runs import recent_runs, summarise
 
     replays = []
-    with checkpointer_from_settings(Settings.from_env()) as saver:
+    with checkpointer_from_settings(Settings.from_env(), create=False) as saver:
         summaries = ([summarise(saver, thread) for thread in threads] if threads
                      else [r for r in recent_runs(saver, ALL_RUNS) if r.graph in REPLAYED_GRAPHS])
         for thread, summary in zip(threads or [s.thread_id for s in summaries], summaries):

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     raw = sys.stdin.read(MAX_DECISION_CHARS + 1) if args.decision == "-" else args.decision
     decision = None if raw is None else read_decision(raw)
     settings = Settings.from_env()
-    with checkpointer_from_settings(settings) as saver:
+    with checkpointer_from_settings(settings, create=False) as saver:  # an unknown thread creates no file
         if saver.get_tuple({"configurable": {"thread_id": args.thread_id, "checkpoint_ns": ""}}) is None:
             # Refused before anything else is opened or written (the memory store included).
             raise UserError("resume refused: no run is stored under this thread id", EXIT_BAD_INPUT)

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from reins.runtime.persistence.runs import prune_runs, recent_runs
 
     durable = settings.checkpoint != "memory"
-    with checkpointer_from_settings(settings) as saver:
+    with checkpointer_from_settings(settings, create=False) as saver:  # reading creates no file
         if args.prune is not None:
             pruned = prune_runs(saver, args.prune)
             if args.json:

@@ -20,9 +20,12 @@ from typing import Any
 from reins.nodes.delivery.replay import replay_values
 from reins.nodes.delivery.replay_contracts import contract_outputs
 from reins.policies.replay import DEFAULT_OVERRIDES, Overrides, Replay
+from reins.runtime.config.files import FileRefused, read_bounded_text
 
 RECORDS_FILE = "records.json"
 RECORDS_VERSION = 2
+RECORDS_OPTION = "reins replay --eval"  # how the user names the file, in its refusals
+MAX_RECORDS_BYTES = 256 * 1024 * 1024  # about 2 KB a run
 READABLE_VERSIONS = (1, 2)  # version 1 kept no contract outputs: its runs replay without them
 
 
@@ -86,29 +89,39 @@ def write_records(runs: Sequence[Any], out_dir: Path) -> Path:
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
-    """The records of ``path`` (a records.json, or the directory holding one); ValueError, one line,
-    when it is not one."""
+    """The records of ``path`` (a records.json, or the directory holding one); ValueError, one line
+    naming the file and the field, when it is not one."""
     path = path / RECORDS_FILE if path.is_dir() else path
+    origin = f"{RECORDS_OPTION}: {path.name}"
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"no {RECORDS_FILE} at {path} (run reins eval first)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        raise ValueError(f"{path} is not a records file") from None
+        document = json.loads(read_bounded_text(path, variable=RECORDS_OPTION, limit=MAX_RECORDS_BYTES))
+    except FileRefused as error:
+        if str(error).endswith(": no such file"):
+            raise ValueError(f"no {RECORDS_FILE} at {path} (run reins eval first)") from None
+        raise ValueError(str(error)) from None
+    except ValueError:
+        raise ValueError(f"{origin}: not a records file (not JSON)") from None
     records = document.get("records") if isinstance(document, dict) else None
     readable = isinstance(document, dict) and document.get("version") in READABLE_VERSIONS
     if not readable or not isinstance(records, list) or not all(
         isinstance(r, dict) and isinstance(r.get("id"), str) and isinstance(r.get("decisions"), dict) for r in records
     ):
-        raise ValueError(f"{path} is not a records file of version {' or '.join(map(str, READABLE_VERSIONS))}")
+        raise ValueError(f"{origin}: not a records file of version {' or '.join(map(str, READABLE_VERSIONS))}")
     outputs = document.get("outputs") or []
-    try:
-        for record in records:
-            record["decisions"]["contract_outputs"] = [
-                {**{k: v for k, v in output.items() if k != "value_at"}, "value": outputs[output["value_at"]]}
-                for output in record["decisions"].get("contract_outputs") or []]
-    except (TypeError, KeyError, IndexError, AttributeError):
-        raise ValueError(f"{path}: a record names a contract output the file does not hold") from None
+    if not isinstance(outputs, list):
+        raise ValueError(f"{origin}: outputs: not a list")
+    for record in records:
+        named = record["decisions"].get("contract_outputs") or []
+        if not isinstance(named, list) or not all(isinstance(output, dict) for output in named):
+            raise ValueError(f"{origin}: record {record['id'][:80]!r}: contract_outputs: not a list of objects")
+        for index, output in enumerate(named):
+            at = output.get("value_at")
+            if isinstance(at, bool) or not isinstance(at, int) or not 0 <= at < len(outputs):
+                raise ValueError(f"{origin}: record {record['id'][:80]!r}: contract_outputs.{index}.value_at: "
+                                 f"names a contract output the file does not hold (0 to {len(outputs) - 1})")
+        record["decisions"]["contract_outputs"] = [
+            {**{k: v for k, v in output.items() if k != "value_at"}, "value": outputs[output["value_at"]]}
+            for output in named]
     return records
 
 

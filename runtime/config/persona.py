@@ -17,9 +17,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from reins.policies.persona import persona_problem
+from reins.runtime.config.files import FileRefused, read_bounded_text
 from reins.schemas.persona import AssistantPersona
 
 PROMPT_FILE_ENV = "REINS_ASSISTANT_PROMPT_FILE"
+MAX_PERSONA_BYTES = 256 * 1024  # far above what the persona's caps let through
 
 
 class PersonaError(ValueError):
@@ -43,13 +45,15 @@ def parse_persona(document: Any, origin: str = "persona") -> dict[str, Any]:
 def read_persona_file(path: str | Path) -> dict[str, Any]:
     source = Path(path)
     try:
-        text = source.read_text(encoding="utf-8")
+        text = read_bounded_text(source, variable=PROMPT_FILE_ENV, limit=MAX_PERSONA_BYTES)
+    except FileRefused as error:
+        raise PersonaError(str(error)) from None
+    origin = f"{PROMPT_FILE_ENV}: {source.name}"
+    try:
         document = json.loads(text) if source.suffix.lower() == ".json" else tomllib.loads(text)
-    except FileNotFoundError:
-        raise PersonaError(f"{PROMPT_FILE_ENV}: no such file: {source}") from None
-    except (OSError, ValueError) as error:  # tomllib.TOMLDecodeError and JSONDecodeError are ValueErrors
-        raise PersonaError(f"{source.name}: cannot be read as a persona file ({type(error).__name__})") from None
-    return parse_persona(document, source.name)
+    except ValueError as error:  # tomllib.TOMLDecodeError and JSONDecodeError are ValueErrors
+        raise PersonaError(f"{origin}: cannot be read as a persona file ({type(error).__name__})") from None
+    return parse_persona(document, origin)
 
 
 def persona_file() -> str:

@@ -11,6 +11,7 @@ objects. State therefore holds plain data (dicts, lists, strings) — pydantic m
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -20,6 +21,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from reins.runtime.config.settings import CHECKPOINTERS, Settings, SettingsError
+from reins.runtime.persistence.schema import (
+    SQLITE_BUSY_TIMEOUT_S,
+    postgres_setup,
+    postgres_setup_async,
+    sqlite_connect,
+    sqlite_setup,
+)
 
 SQLITE_FILE = "checkpoints.db"  # in the home for runs (``reins.runtime.persistence.home``)
 
@@ -33,6 +41,8 @@ def strict_serializer() -> JsonPlusSerializer:
 _POSTGRES_OPTIONS = {"autocommit": True, "prepare_threshold": 0, "connect_timeout": 10}
 # The driver's message names hosts and sometimes users; say what to check instead.
 _NO_POSTGRES = "REINS_CHECKPOINT_URL: cannot connect to that PostgreSQL server"
+_POSTGRES_TABLES = "REINS_CHECKPOINT_URL (the checkpoint tables)"
+_SQLITE_TABLES = "the checkpoint file"
 
 
 def _checked_kind(kind: str, url: str | None) -> str:
@@ -52,23 +62,34 @@ def _sqlite_file(path: Path | str | None) -> str:
     return str(db)
 
 
+def sqlite_file_missing(path: Path | str | None, name: str = SQLITE_FILE) -> bool:
+    """Whether the SQLite file (``path``, else ``name`` in the home) is not there yet; creates nothing."""
+    from reins.runtime.persistence.home import reins_home
+
+    return not (Path(path) if path else reins_home() / name).exists()
+
+
 @contextmanager
 def open_checkpointer(
-    kind: str = "memory", *, url: str | None = None, path: Path | str | None = None
+    kind: str = "memory", *, url: str | None = None, path: Path | str | None = None, create: bool = True
 ) -> Iterator[BaseCheckpointSaver]:
-    """Yield a ready checkpointer of ``kind``; connections are closed on exit."""
+    """Yield a ready checkpointer of ``kind``; connections are closed on exit. ``create=False`` (a
+    command that only reads): a SQLite file that is not there is not created; an empty saver stands
+    in for it, holding no run."""
     serde = strict_serializer()
-    if _checked_kind(kind, url) == "memory":
+    if _checked_kind(kind, url) == "memory" or (kind == "sqlite" and not create and sqlite_file_missing(path)):
         yield InMemorySaver(serde=serde)
     elif kind == "sqlite":
         import sqlite3
 
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        conn = sqlite3.connect(_sqlite_file(path), check_same_thread=False)
+        db = _sqlite_file(path)
+        sqlite_setup(db, SqliteSaver, _SQLITE_TABLES)
+        conn = sqlite_connect(db, check_same_thread=False)
         try:
             saver = SqliteSaver(conn, serde=serde)
-            saver.setup()
+            saver.setup()  # its tables are there: this only readies the saver
             yield saver
         finally:
             conn.close()
@@ -83,7 +104,7 @@ def open_checkpointer(
             raise SettingsError(_NO_POSTGRES) from None
         with conn:
             saver = PostgresSaver(conn, serde=serde)
-            saver.setup()
+            postgres_setup(conn, saver.setup, _POSTGRES_TABLES)
             yield saver
 
 
@@ -100,9 +121,13 @@ async def open_async_checkpointer(
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-        async with aiosqlite.connect(_sqlite_file(path)) as conn:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        db = _sqlite_file(path)
+        await asyncio.to_thread(sqlite_setup, db, SqliteSaver, _SQLITE_TABLES)  # the same tables as the sync saver's
+        async with aiosqlite.connect(db, timeout=SQLITE_BUSY_TIMEOUT_S) as conn:
             saver = AsyncSqliteSaver(conn, serde=serde)
-            await saver.setup()
+            await saver.setup()  # its tables are there: this only readies the saver
             yield saver
     else:
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -115,11 +140,11 @@ async def open_async_checkpointer(
             raise SettingsError(_NO_POSTGRES) from None
         async with conn:
             saver = AsyncPostgresSaver(conn, serde=serde)
-            await saver.setup()
+            await postgres_setup_async(conn, saver.setup, _POSTGRES_TABLES)
             yield saver
 
 
 @contextmanager
-def checkpointer_from_settings(settings: Settings) -> Iterator[BaseCheckpointSaver]:
-    with open_checkpointer(settings.checkpoint, url=settings.checkpoint_url) as saver:
+def checkpointer_from_settings(settings: Settings, *, create: bool = True) -> Iterator[BaseCheckpointSaver]:
+    with open_checkpointer(settings.checkpoint, url=settings.checkpoint_url, create=create) as saver:
         yield saver

@@ -21,6 +21,7 @@ from typing import Any
 
 from reins.runtime.persistence.embeddings import memory_index
 from reins.runtime.config.settings import Settings, SettingsError
+from reins.runtime.persistence.schema import postgres_setup, sqlite_connect, sqlite_setup
 
 MEMORY_DB = "memory.db"  # in the home for runs (``reins.runtime.persistence.home``)
 
@@ -36,10 +37,14 @@ def sqlite_can_index() -> bool:
 
 
 @contextmanager
-def open_store(settings: Settings, *, path: Path | str | None = None) -> Iterator[OpenedStore]:
-    """Yield the store for ``settings.checkpoint`` (connections closed on exit)."""
+def open_store(settings: Settings, *, path: Path | str | None = None, create: bool = True) -> Iterator[OpenedStore]:
+    """Yield the store for ``settings.checkpoint`` (connections closed on exit). ``create=False`` (a
+    command that only reads): a SQLite file that is not there is not created; an empty store stands in."""
+    from reins.runtime.persistence.checkpoint import sqlite_file_missing
+
     index = memory_index()
-    if settings.checkpoint == "memory":
+    if settings.checkpoint == "memory" or (settings.checkpoint == "sqlite" and not create
+                                           and sqlite_file_missing(path, MEMORY_DB)):
         from langgraph.store.memory import InMemoryStore
 
         yield OpenedStore(InMemoryStore(index=index), True)
@@ -50,11 +55,12 @@ def open_store(settings: Settings, *, path: Path | str | None = None) -> Iterato
 
         db = Path(path) if path else home_file(MEMORY_DB)
         db.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(db), check_same_thread=False, isolation_level=None)
+        semantic = sqlite_can_index()
+        sqlite_setup(str(db), lambda conn: SqliteStore(conn, index=index if semantic else None), "the memory file")
+        conn = sqlite_connect(str(db), check_same_thread=False, isolation_level=None)
         try:
-            semantic = sqlite_can_index()
             store = SqliteStore(conn, index=index if semantic else None)
-            store.setup()
+            store.setup()  # its tables are there: this only readies the store (and loads the index extension)
             yield OpenedStore(store, semantic)
         finally:
             conn.close()
@@ -78,5 +84,5 @@ def _postgres_store(url: str, index: dict[str, Any]) -> Iterator[OpenedStore]:
     with conn:
         semantic = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone() is not None
         store = PostgresStore(conn, index=index if semantic else None)
-        store.setup()
+        postgres_setup(conn, store.setup, "REINS_CHECKPOINT_URL (the memory tables)")
         yield OpenedStore(store, semantic)

@@ -15,10 +15,13 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from reins.runtime.config.files import FileRefused, read_bounded_text
 from reins.runtime.config.paths import RESOURCES
 from reins.schemas.flow_rules import FlowRule, FlowRules
 
 DEFAULT_RULES = RESOURCES / "rules" / "flow_rules.yaml"
+FLOW_RULES_ENV = "REINS_FLOW_RULES"
+MAX_RULES_BYTES = 1024 * 1024
 
 
 class FlowRulesError(ValueError):
@@ -37,11 +40,15 @@ def parse_rules(document: Any, origin: str = "flow rules") -> tuple[FlowRule, ..
 def read_rules(path: str | Path) -> tuple[FlowRule, ...]:
     source = Path(path)
     try:
-        text = source.read_text(encoding="utf-8")
+        text = read_bounded_text(source, variable=FLOW_RULES_ENV, limit=MAX_RULES_BYTES)
+    except FileRefused as error:
+        raise FlowRulesError(str(error)) from None
+    origin = f"{FLOW_RULES_ENV}: {source.name}"
+    try:
         document = json.loads(text) if source.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError) as error:
-        raise FlowRulesError(f"{source.name}: cannot be read as a rule file ({type(error).__name__})") from None
-    return parse_rules(document, source.name)
+    except (ValueError, yaml.YAMLError) as error:
+        raise FlowRulesError(f"{origin}: cannot be read as a rule file ({type(error).__name__})") from None
+    return parse_rules(document, origin)
 
 
 @lru_cache(maxsize=8)

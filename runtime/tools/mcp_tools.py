@@ -31,11 +31,13 @@ from reins.policies.mcp_config import (
 )
 from reins.policies.redaction import redact, redact_secrets
 from reins.policies.tool_approval import Approval, mcp_approval, mcp_read_only
+from reins.runtime.config.files import FileRefused, read_bounded_text
 from reins.runtime.execution.deadline import DeadlineExceeded
 from reins.runtime.tools.mcp_sessions import McpSessions, SessionHost, pooled_call
 from reins.runtime.tools.registry import RegisteredTool
 
 MAX_CONFIG_BYTES = 256 * 1024
+MCP_CONFIG_ENV = "REINS_MCP_CONFIG"
 McpSource = str | Path | Mapping[str, Any] | None
 
 __all__ = ["McpConfigError", "McpToolset", "ServerReport", "load_mcp_tools", "read_config"]
@@ -75,17 +77,28 @@ def read_config(source: McpSource) -> Mapping[str, Any] | None:
     """The configuration from a path (JSON file) or a mapping; None when there is none."""
     if source is None or isinstance(source, Mapping):
         return source
-    path = Path(source).expanduser()
     try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise McpConfigError(f"cannot read the MCP configuration {path.name!r}: {error.strerror or 'unreadable'}") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise McpConfigError(f"the MCP configuration {path.name!r} is larger than {MAX_CONFIG_BYTES} bytes")
+        text = read_bounded_text(source, variable=MCP_CONFIG_ENV, limit=MAX_CONFIG_BYTES)
+    except FileRefused as error:
+        raise McpConfigError(str(error)) from None
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise McpConfigError(f"the MCP configuration {path.name!r} is not valid JSON") from None
+        return json.loads(text)
+    except ValueError:
+        raise McpConfigError(f"{_origin(source)}: not valid JSON") from None
+
+
+def _origin(source: McpSource) -> str:
+    return f"{MCP_CONFIG_ENV}: {Path(str(source)).name}"
+
+
+def _servers_of(source: McpSource, config: Mapping[str, Any]) -> Any:
+    """``read_servers``; a file's problem names the variable and the file before the field."""
+    try:
+        return read_servers(config)
+    except McpConfigError as error:
+        if isinstance(source, Mapping):
+            raise
+        raise McpConfigError(f"{_origin(source)}: {error}") from None
 
 
 def _secrets(spec: ServerSpec) -> list[str]:
@@ -223,7 +236,7 @@ def load_mcp_tools(source: McpSource, *, scope: str = "chat", reserved: tuple[st
         config = read_config(source)
         if config is None:
             return EMPTY
-        read = read_servers(config)
+        read = _servers_of(source, config)
         taken = set(reserved)
         tools: list[RegisteredTool] = []
         reports = []

@@ -102,11 +102,11 @@ def test_a_bad_file_is_refused_in_one_line_naming_the_field(tmp_path, text, erro
     path.write_text(text)
     with pytest.raises(PersonaError) as raised:
         read_persona_file(path)
-    assert str(raised.value) == error
+    assert str(raised.value) == f"{PROMPT_FILE_ENV}: {error}"
 
 
 def test_a_missing_file_is_named(tmp_path):
-    with pytest.raises(PersonaError, match=f"{PROMPT_FILE_ENV}: no such file: .*nowhere.toml"):
+    with pytest.raises(PersonaError, match=f"^{PROMPT_FILE_ENV}: nowhere.toml: no such file$"):
         persona_in_force(None, None, str(tmp_path / "nowhere.toml"))
 
 
@@ -168,4 +168,4 @@ def test_reins_chat_does_not_start_with_a_bad_persona_file(monkeypatch, tmp_path
     monkeypatch.delenv("REINS_MCP_CONFIG", raising=False)
     assert main(["chat", "--once", "hello"]) != 0
     err = capsys.readouterr().err
-    assert err.strip().splitlines() == ["reins: error: persona.toml: tone: Extra inputs are not permitted"]
+    assert err.strip().splitlines() == [f"reins: error: {PROMPT_FILE_ENV}: persona.toml: tone: Extra inputs are not permitted"]
