@@ -56,7 +56,10 @@ def _sqlite_file(path: Path | str | None) -> str:
 def open_checkpointer(
     kind: str = "memory", *, url: str | None = None, path: Path | str | None = None
 ) -> Iterator[BaseCheckpointSaver]:
-    """Yield a ready checkpointer of ``kind``; connections are closed on exit."""
+    """Yield a ready checkpointer of ``kind``; connections are closed on exit.
+
+    Example: ``with open_checkpointer("sqlite", path="runs.db") as saver: build_delivery_chain(checkpointer=saver)``
+    """
     serde = strict_serializer()
     if _checked_kind(kind, url) == "memory":
         yield InMemorySaver(serde=serde)
@@ -92,7 +95,10 @@ async def open_async_checkpointer(
     kind: str = "memory", *, url: str | None = None, path: Path | str | None = None
 ) -> AsyncIterator[BaseCheckpointSaver]:
     """Yield a ready checkpointer of ``kind`` for async runs (``ainvoke``, ``astream``); connections
-    are closed on exit."""
+    are closed on exit.
+
+    Example: ``async with open_async_checkpointer("sqlite", path="runs.db") as saver: await build_delivery_chain(checkpointer=saver).ainvoke(inputs, config)``
+    """
     serde = strict_serializer()
     if _checked_kind(kind, url) == "memory":
         yield InMemorySaver(serde=serde)
