@@ -51,7 +51,7 @@ class AssistantContext(ReinsContext):
 
     flow_rules: dict[str, Any] | None = field(
         default=None,
-        metadata={"description": 'This run\'s data-flow rules {"rules": [...]}, replacing the defaults (README: '
+        metadata={"description": 'This run\'s data-flow rules {"rules": [...]}, replacing the defaults (docs: '
                                  '"Prompt injection").'},
     )
 

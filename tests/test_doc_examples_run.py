@@ -1,9 +1,12 @@
-"""The README's Python examples run as written (on the offline model), so they cannot drift from the API."""
+"""The README's and the docs' examples run as written (on the offline model), so they cannot drift from the API.
+
+The docs' Customising and Tools pages run here block by block; tests/test_docs_examples.py checks that
+every other code block of the docs is run somewhere or says why not."""
 
 import json
 import re
 
-from reins.cli.diagrams import README
+from reins.cli.diagrams import DOCS, README
 
 
 def test_readme_python_example_runs(monkeypatch):
@@ -13,21 +16,31 @@ def test_readme_python_example_runs(monkeypatch):
     namespace: dict = {}
     exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102 — our own documentation
     assert namespace["result"]["run_status"] == "clarification_required"
+
+
+def test_getting_started_python_examples_run_in_order(tmp_path, monkeypatch):
+    monkeypatch.delenv("REINS_MODEL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / "getting-started.md").read_text(), re.S)
+    assert len(blocks) == 2
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "docs/getting-started.md", "exec"), namespace)  # noqa: S102 — our own documentation
+    assert namespace["result"]["run_status"] == "clarification_required" and (tmp_path / "runs.db").is_file()
     assert namespace["scripted"].contracts_called() == ["delivery.supervisor_pre"]
 
 
 ROOT = README.parent
-CUSTOMISING = ("## Customising\n", "## How a model output becomes a decision\n")
+RUN_PAGES = ("customising.md", "tools-and-approvals.md")  # their bash and Python blocks run in order, here
 BUILT_IN = "# at the end of "
 
 
-def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
-    """Every bash and Python snippet of README's "Customising" section, run in a fresh directory."""
+def test_docs_customising_and_tools_snippets_run_in_order(tmp_path, monkeypatch):
+    """Every bash and Python snippet of the docs' Customising and Tools pages, run in a fresh directory."""
     import os
     import subprocess
 
-    text = README.read_text()
-    section = text[text.index(CUSTOMISING[0]) : text.index(CUSTOMISING[1])]
+    section = "\n".join((DOCS / page).read_text() for page in RUN_PAGES)
     blocks = [(kind, code) for kind, code in re.findall(r"```(bash|python)\n(.*?)```", section, re.S)
               if not code.startswith(BUILT_IN)]  # source edits: test_readme_build_it_in applies them
     assert [kind for kind, _ in blocks].count("python") >= 5 and [kind for kind, _ in blocks].count("bash") >= 2
@@ -51,7 +64,7 @@ def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
                                       capture_output=True, text=True, timeout=300)
                 assert done.returncode == 0, done.stderr[-2000:]
             else:
-                exec(compile(code, "README.md#customising", "exec"), namespace)  # noqa: S102 — our own documentation
+                exec(compile(code, "docs/customising.md", "exec"), namespace)  # noqa: S102 — our own documentation
     finally:  # "Add a reviewer" registers its contract: leave the global table as it was
         for name in set(CONTRACT_ROLES) - known:
             del CONTRACT_ROLES[name]
@@ -68,8 +81,8 @@ def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
     assert namespace["on_planner"] is not None and "own" in namespace
 
 
-def test_readme_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the_fourth_reviewer(tmp_path):
-    """"Build it in": the README's three source additions (a schema, a spec, an offline rule), appended
+def test_docs_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the_fourth_reviewer(tmp_path):
+    """"Build it in": the docs' three source additions (a schema, a spec, an offline rule), appended
     to a copy of the project and nothing else edited; ``reins deliver`` and ``reins eval`` then run
     the four reviewers."""
     import os
@@ -77,9 +90,9 @@ def test_readme_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the
     import subprocess
     import sys
 
-    text = README.read_text()
-    section = text[text.index("### Add a reviewer\n"):]
-    section = section[: section.index("\n### ", 1)]
+    text = (DOCS / "customising.md").read_text()
+    section = text[text.index("## Add a reviewer\n"):]
+    section = section[: section.index("\n## ", 1)]
     edits = re.findall(r"```python\n" + BUILT_IN + r"(\S+)\n(.*?)```", section, re.S)
     assert [path for path, _ in edits] == ["schemas/delivery.py", "policies/reviewers.py", "runtime/standins/offline/delivery.py"]
     project = tmp_path / "project"
