@@ -1,6 +1,6 @@
 """The generated parts of the documentation: the API reference from ``reins.__all__``'s docstrings,
-and the result tables from the stored runs under ``docs/results/`` (written by ``reins eval``,
-``reins eval --suite agentdojo`` and ``reins bench``). Each lives between ``<!-- generated:NAME -->``
+and the result tables from the stored runs under ``docs/results/`` (``summary.json`` of ``reins
+eval``, the output of ``reins bench --json``). Each lives between ``<!-- generated:NAME -->``
 and ``<!-- /generated:NAME -->`` markers; ``python -m reins.cli.docs_pages`` rewrites them and
 ``--check`` exits 1 when a page differs from what its stored results give (a test runs it).
 """
@@ -56,7 +56,7 @@ def _signature(value: object) -> str:
 
 def _short(signature: str) -> str:
     """A signature without the long reprs of default tables (a scenario list) or this machine's paths."""
-    signature = re.sub(r"=\s*\(Scenario\(.*?\)\)(?=, \*|, baselines)", "=SCENARIOS", signature)
+    signature = re.sub(r"=\s*\(Scenario\(.*?\)\)(?=, \*|, baselines)", "= SCENARIOS", signature)
     return signature.replace(repr(PROJECT_ROOT), "PROJECT_ROOT").replace(str(PROJECT_ROOT), "PROJECT_ROOT")
 
 
@@ -79,25 +79,22 @@ def eval_table() -> str:
     return note + rates_table([SimpleNamespace(settings=r["settings"], summary=r["summary"]) for r in rates]) + "\n"
 
 
-def agentdojo_table() -> str:
-    from reins.evals.agentdojo import markdown
-
-    return markdown(json.loads((RESULTS / "agentdojo.json").read_text(encoding="utf-8"))) + "\n"
-
-
 def bench_figures() -> str:
     data = json.loads((RESULTS / "bench.json").read_text(encoding="utf-8"))["benchmarks"]
     rows = ["| benchmark | ratio |", "|---|---:|"]
     for name, value in data.items():  # a benchmark gives one ratio, or several by setting
         parts = value.items() if isinstance(value, dict) else [("", value)]
         rows += [f"| `{name}`{f' ({key})' if key else ''} | {ratio:.2f} |" for key, ratio in parts]
-    return "Stored run: `reins bench --json`, `docs/results/bench.json`.\n\n" + "\n".join(rows) + "\n"
+    from reins.cli.bench import BENCHMARKS
+
+    missing = [name for name in BENCHMARKS if name not in data]
+    note = f" It holds {len(data)} of the {len(BENCHMARKS)} benchmarks; not run: {', '.join(missing)}." if missing else ""
+    return (f"Stored run: `reins bench --json`, `docs/results/bench.json`.{note}\n\n" + "\n".join(rows) + "\n")
 
 
 GENERATED: dict[str, tuple[str, Callable[[], str]]] = {
     "api-reference": ("reference.md", api_reference),
     "eval-table": ("evaluation.md", eval_table),
-    "agentdojo-table": ("prompt-injection.md", agentdojo_table),
     "bench-figures": ("evaluation.md", bench_figures),
 }
 

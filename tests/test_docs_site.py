@@ -84,7 +84,7 @@ def test_a_changed_stored_result_makes_the_check_fail(tmp_path, monkeypatch):
     baseline = next(iter(rates[0]["summary"]))
     rates[0]["summary"][baseline]["correct"] -= 1
     (tmp_path / "eval.json").write_text(json.dumps(stored), encoding="utf-8")
-    for name in ("agentdojo.json", "bench.json"):
+    for name in ("bench.json",):
         (tmp_path / name).write_bytes((docs_pages.RESULTS / name).read_bytes())
     monkeypatch.setattr(docs_pages, "RESULTS", tmp_path)
     page = (DOCS / "evaluation.md").read_text(encoding="utf-8")
