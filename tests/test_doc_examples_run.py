@@ -1,10 +1,12 @@
 """The README's and the docs' examples run as written (on the offline model), so they cannot drift from the API.
 
-The docs' Customising and Tools pages run here block by block; tests/test_docs_examples.py checks that
+The docs' Customising and Tools pages run here block by block; tests/test_docs_site.py checks that
 every other code block of the docs is run somewhere or says why not."""
 
 import json
 import re
+
+import pytest
 
 from reins.cli.diagrams import DOCS, README
 
@@ -35,6 +37,7 @@ RUN_PAGES = ("customising.md", "tools-and-approvals.md")  # their bash and Pytho
 BUILT_IN = "# at the end of "
 
 
+@pytest.mark.timeout(900)  # about twenty snippets, several starting `reins` or an MCP server
 def test_docs_customising_and_tools_snippets_run_in_order(tmp_path, monkeypatch):
     """Every bash and Python snippet of the docs' Customising and Tools pages, run in a fresh directory."""
     import os
@@ -81,6 +84,7 @@ def test_docs_customising_and_tools_snippets_run_in_order(tmp_path, monkeypatch)
     assert namespace["on_planner"] is not None and "own" in namespace
 
 
+@pytest.mark.timeout(900)  # copies the project, then `reins deliver` and `reins eval` in subprocesses
 def test_docs_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the_fourth_reviewer(tmp_path):
     """"Build it in": the docs' three source additions (a schema, a spec, an offline rule), appended
     to a copy of the project and nothing else edited; ``reins deliver`` and ``reins eval`` then run
@@ -103,6 +107,13 @@ def test_docs_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the_f
             shutil.copytree(entry, project / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
         elif not entry.name.startswith(".") or entry.name == ".venv":
             (project / entry.name).symlink_to(entry)
+    # The copy's own ``reins`` package, its folders mapped as setup.py maps them (found first on
+    # PYTHONPATH), so ``reins.schemas`` is the edited copy rather than the checkout's editable install.
+    (project / "reins").unlink()
+    (project / "reins").mkdir()
+    (project / "reins" / "__init__.py").symlink_to(ROOT / "reins" / "__init__.py")
+    for folder in ("benchmarks", "cli", "evals", "graphs", "nodes", "policies", "resources", "runtime", "schemas"):
+        (project / "reins" / folder).symlink_to(project / folder)
     for path, code in edits:
         with open(project / path, "a", encoding="utf-8") as source:
             source.write("\n\n" + code)
