@@ -57,6 +57,7 @@ def _signature(value: object) -> str:
 def _short(signature: str) -> str:
     """A signature without the long reprs of default tables (a scenario list) or this machine's paths."""
     signature = re.sub(r"=\s*\(Scenario\(.*?\)\)(?=, \*|, baselines)", "= SCENARIOS", signature)
+    signature = re.sub(r"<object object at 0x[0-9a-f]+>", "<default>", signature)  # a sentinel's address
     return signature.replace(repr(PROJECT_ROOT), "PROJECT_ROOT").replace(str(PROJECT_ROOT), "PROJECT_ROOT")
 
 
@@ -81,10 +82,11 @@ def eval_table() -> str:
 
 def bench_figures() -> str:
     data = json.loads((RESULTS / "bench.json").read_text(encoding="utf-8"))["benchmarks"]
-    rows = ["| benchmark | ratio |", "|---|---:|"]
+    rows = ["| benchmark | measured |", "|---|---:|"]
     for name, value in data.items():  # a benchmark gives one ratio, or several by setting
         parts = value.items() if isinstance(value, dict) else [("", value)]
-        rows += [f"| `{name}`{f' ({key})' if key else ''} | {ratio:.2f} |" for key, ratio in parts]
+        rows += [f"| `{name}`{f' ({key})' if key else ''} | {number:.{2 if abs(number) >= 0.1 else 4}f}{' ms' if key.endswith('_ms') else ''} |"
+                 for key, number in parts]
     from reins.cli.bench import BENCHMARKS
 
     missing = [name for name in BENCHMARKS if name not in data]
