@@ -37,7 +37,7 @@ RUN_PAGES = ("customising.md", "tools-and-approvals.md")  # their bash and Pytho
 BUILT_IN = "# at the end of "
 
 
-@pytest.mark.timeout(900)  # about twenty snippets, several starting `reins` or an MCP server
+@pytest.mark.timeout(1800)  # about twenty snippets, several starting `reins` or an MCP server (minutes when loaded)
 def test_docs_customising_and_tools_snippets_run_in_order(tmp_path, monkeypatch):
     """Every bash and Python snippet of the docs' Customising and Tools pages, run in a fresh directory."""
     import os
@@ -64,7 +64,7 @@ def test_docs_customising_and_tools_snippets_run_in_order(tmp_path, monkeypatch)
         for kind, code in blocks:
             if kind == "bash":
                 done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env,
-                                      capture_output=True, text=True, timeout=300)
+                                      capture_output=True, text=True, timeout=900)
                 assert done.returncode == 0, done.stderr[-2000:]
             else:
                 exec(compile(code, "docs/customising.md", "exec"), namespace)  # noqa: S102 — our own documentation
