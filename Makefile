@@ -10,7 +10,7 @@ VENV := .venv
 RUN := $(VENV)/bin
 SOURCES := reins benchmarks cli evals graphs nodes policies runtime schemas tests
 
-.PHONY: setup demo test studio diagrams bench eval eval-agentdojo clean
+.PHONY: setup demo test studio diagrams docs bench eval eval-agentdojo clean
 
 setup: $(VENV)/.synced
 
@@ -61,4 +61,12 @@ test: setup
 	$(RUN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 clean:
-	rm -rf $(VENV) .tools .reins
+	rm -rf $(VENV) .tools .reins .site
+
+# The documentation site (MkDocs + Material, the `docs` dependency group): built with warnings as
+# errors, then served on 127.0.0.1:8000. The generated parts (API reference, result tables) are
+# rewritten first by `python -m reins.cli.docs_pages`.
+docs: setup
+	$(RUN)/python -m reins.cli.docs_pages
+	$(RUN)/mkdocs build --strict
+	$(RUN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000

@@ -1,8 +1,8 @@
-"""Mermaid diagrams of the compiled graphs, drawn offline: README blocks and notebook pictures.
+"""Mermaid diagrams of the compiled graphs, drawn offline: the docs' graph page and notebook pictures.
 
 The graphs are found through ``langgraph.json`` (the same entry points Studio and Server load), so
-the diagrams are of exactly what runs. ``python -m reins.cli.diagrams`` rewrites the README blocks; a
-test fails when they are stale. ``diagram(graph)`` shows a graph as a picture in a notebook without
+the diagrams are of exactly what runs. ``python -m reins.cli.diagrams`` rewrites the blocks of
+``docs/graphs.md``; a test fails when they are stale. ``diagram(graph)`` shows a graph as a picture in a notebook without
 the network (``draw_mermaid_png()`` would call mermaid.ink).
 """
 
@@ -18,6 +18,8 @@ from typing import Any
 from reins.runtime.config.paths import LANGGRAPH_JSON, PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
+DOCS = PROJECT_ROOT / "docs"
+GRAPHS_PAGE = DOCS / "reins.graphs.md"  # the diagrams, one block per graph of langgraph.json
 
 
 def graph_paths() -> dict[str, str]:
@@ -71,7 +73,10 @@ class MermaidDiagram:
 
 
 def diagram(graph: Any, *, xray: bool | int = False) -> MermaidDiagram:
-    """A compiled graph as a notebook picture; ``xray`` expands subgraphs."""
+    """A compiled graph as a notebook picture; ``xray`` expands subgraphs.
+
+    Example: ``diagram(build_delivery_chain())`` as a notebook cell's last line.
+    """
     return MermaidDiagram(graph.get_graph(xray=xray).draw_mermaid().strip())
 
 
@@ -79,24 +84,24 @@ def _block(name: str) -> re.Pattern[str]:
     return re.compile(rf"(<!-- diagram:{re.escape(name)} -->\n```mermaid\n)(.*?)(\n?```)", re.S)
 
 
-def readme_with_diagrams(text: str) -> str:
+def page_with_diagrams(text: str) -> str:
     for name in graph_entry_points():
         pattern = _block(name)
         if not pattern.search(text):
-            raise ValueError(f"README.md has no block for {name} (<!-- diagram:{name} --> + a mermaid fence)")
+            raise ValueError(f"docs/graphs.md has no block for {name} (<!-- diagram:{name} --> + a mermaid fence)")
         diagram = mermaid(name)
         text = pattern.sub(lambda m, d=diagram: m.group(1) + d + "\n```", text)
     return text
 
 
 def main() -> int:
-    current = README.read_text()
-    updated = readme_with_diagrams(current)
+    current = GRAPHS_PAGE.read_text()
+    updated = page_with_diagrams(current)
     if updated != current:
-        README.write_text(updated)
-        print("README.md diagrams updated")
+        GRAPHS_PAGE.write_text(updated)
+        print("docs/graphs.md diagrams updated")
     else:
-        print("README.md diagrams are current")
+        print("docs/graphs.md diagrams are current")
     return 0
 
 

@@ -2,7 +2,7 @@
 raises for bad input.
 
 Every command maps its graph's result to one of the outcomes below and exits with that outcome's
-code, so one cause gives one exit code whichever graph it happened in (README's exit-code table).
+code, so one cause gives one exit code whichever graph it happened in (the exit-code table in docs/cli.md).
 """
 
 from collections.abc import Mapping

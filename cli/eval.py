@@ -3,10 +3,10 @@
 [--agentdojo-suite NAME] [--trust all|default]``: the prompt-injection suites (optional group ``agentdojo``).
 
 Runs the scenario set on the configured models (``REINS_MODEL`` …; the offline model when none is
-set), optionally under a seeded ``PerturbedModel`` at one or more rates, writes ``report.md`` and
-``plot.png`` to the out directory and prints one row per baseline and rate: status correct, hard-rule
-violations, failed runs, resampled manager turns, retries and calls per run (or, with ``--json``, the
-summaries and per-scenario results). One progress line per run goes to stderr.
+set), optionally under a seeded ``PerturbedModel`` at one or more rates, writes ``report.md``,
+``plot.png`` and ``summary.json`` (what the docs' table is generated from) to the out directory and
+prints one row per baseline and rate: status correct, hard-rule violations, failed runs, resampled
+manager turns, retries and calls per run (or, with ``--json``, the summaries and per-scenario results). One progress line per run goes to stderr.
 """
 
 from __future__ import annotations
@@ -209,14 +209,18 @@ def run(args: argparse.Namespace) -> int:
                 for rate in args.rates]
     paths = write_report(runs if len(runs) > 1 else runs[0], args.out)
     paths["records"] = write_records(runs, args.out)  # what reins replay --eval re-decides
+    rates = []
+    for results in runs:
+        data = results.as_dict()
+        rates.append({"settings": data["settings"], "summary": data["summary"], "scenarios": data["scenarios"]})
+    # The stored result the docs' evaluation table is generated from (docs/results/eval.json).
+    paths["summary"] = args.out / "summary.json"
+    paths["summary"].write_text(json.dumps({"rates": rates}, indent=1) + "\n", encoding="utf-8")
     if args.json:
-        rates = []
-        for results in runs:
-            data = results.as_dict()
-            rates.append({"settings": data["settings"], "summary": data["summary"], "scenarios": data["scenarios"]})
         files = {name: str(path) for name, path in paths.items()}
         print_json({**rates[0], "files": files} if len(rates) == 1 else {"rates": rates, "files": files})
     else:
         _print_rates(rates_table(runs))
-        print(f"\nreport: {paths['report']}\nplot:   {paths['plot']}\nrecords: {paths['records']}", file=sys.stderr)
+        print(f"\nreport: {paths['report']}\nplot:   {paths['plot']}\nrecords: {paths['records']}\n"
+              f"summary: {paths['summary']}", file=sys.stderr)
     return EXIT_OK

@@ -37,7 +37,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                              "--set require_tasks_before_review=false, --set reviewers.drop=boundary, "
                              "--set reviewers.risk.low=concern, --set tasklist.max_draft_revisions=0, "
                              "--set tools.trust=files__delete_file, --set contract.delivery.tasks.tasks=12 "
-                             "(see README: auditing the guardrails)")
+                             "(see docs/auditing.md)")
     parser.add_argument("--flips-only", action="store_true", help="list only the runs whose decisions flip")
     parser.add_argument("--json", action="store_true", help="machine-readable output (for CI)")
     parser.set_defaults(handler=run)

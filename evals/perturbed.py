@@ -192,7 +192,10 @@ def _container(data: Any, path: tuple) -> Any:
 
 def perturb_data(data: Mapping[str, Any], kind: str, rng: random.Random, schema: Mapping[str, Any] | None = None):
     """A copy of structured output disturbed by ``kind``; returns ``(data, applied_kind)``. A kind that
-    has nothing to act on (a plan has no verdict) falls back to extra fields, which always applies."""
+    has nothing to act on (a plan has no verdict) falls back to extra fields, which always applies.
+
+    Example: ``perturb_data(review, "wrong_enum", random.Random(1), schema)``
+    """
     data = json.loads(json.dumps(data))
     enums = enum_fields(schema) if schema else None
     slots = _enum_slots(data, enums)

@@ -83,6 +83,11 @@ def _median(values: Mapping[str, float]) -> str:
 
 
 def summary_table(summary: Mapping[str, Mapping[str, Any]]) -> str:
+    """One Markdown row per baseline of an evaluation's summary.
+
+    Example: ``summary_table(run_evaluation(repeats=1).summary)``
+    """
+
     lines = [
         "| baseline | runs | status correct | consistency | hard-rule violations | failed runs | "
         "resampled manager turns | retries | calls/run median [range] | calls/pass run median | repair calls | "
@@ -189,6 +194,11 @@ def scenario_table(scenarios: Mapping[str, Mapping[str, Mapping[str, Any]]], bas
 
 
 def markdown_report(results: Any) -> str:
+    """The whole evaluation report as Markdown (what ``reins eval`` writes to ``report.md``).
+
+    Example: ``markdown_report(run_evaluation(repeats=1))``
+    """
+
     settings, summary = results.settings, results.summary
     header = (
         f"Model: {', '.join(settings['models'])} · perturbation rate {settings['rate']:g}{_kinds_note(settings)} · "
@@ -265,7 +275,10 @@ def sweep_report(results: Sequence[Any]) -> str:
 
 def write_report(results: Any, out_dir: Path) -> dict[str, Path]:
     """``report.md`` and ``plot.png`` in ``out_dir`` (created when missing). ``results`` is one
-    evaluation, or a list of them at several rates (the plot shows the last)."""
+    evaluation, or a list of them at several rates (the plot shows the last).
+
+    Example: ``write_report(run_evaluation(repeats=1), Path("eval"))["plot"]``
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     report = out_dir / "report.md"
     runs = list(results) if isinstance(results, (list, tuple)) else [results]

@@ -135,6 +135,13 @@ def run_evaluation(
     kinds: Sequence[str] = PERTURBATIONS,
     on_run: Callable[[RunRecord], None] | None = None,
 ) -> EvaluationResults:
+    """The three-baseline evaluation: every scenario under every baseline, ``repeats`` times, with
+    ``rate`` of the model's outputs perturbed (seeded by ``seed``), on ``models`` (default: the configured
+    models, ``REINS_MODEL``; the offline stand-in when unset).
+
+    Example: ``run_evaluation(repeats=1, rate=0.2, scenarios=[scenario_by_id("direct-pass")]).summary``
+    """
+
     if not 1 <= repeats <= MAX_REPEATS:
         raise ValueError(f"repeats must be between 1 and {MAX_REPEATS}")
     if not 0.0 <= rate <= 1.0:

@@ -125,6 +125,11 @@ REFERENCE_CASES: tuple[str, ...] = (
 
 
 def scenario_by_id(scenario_id: str) -> Scenario:
+    """The evaluation scenario with this id (``SCENARIOS`` lists them); ``KeyError`` otherwise.
+
+    Example: ``scenario_by_id("direct-pass").expected``
+    """
+
     for scenario in SCENARIOS:
         if scenario.id == scenario_id:
             return scenario

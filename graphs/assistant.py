@@ -134,6 +134,8 @@ def build_graph(
     ``mcp_config``: the user's MCP servers (a path or the ``{"mcpServers": …}`` dict; default
     ``REINS_MCP_CONFIG``, read at run time), offered as chat tools ``<server>__<tool>``; a server
     that fails to start is left out; an invalid configuration raises ``McpConfigError``.
+
+    Example: ``build_assistant(models=OfflineModel()).invoke({"messages": [("user", "what is 6*7?")]}, {"configurable": {"thread_id": "t1"}})``
     """
     # An explicit configuration loads now (its errors surface here); REINS_MCP_CONFIG loads when a
     # run first needs tools, so importing this module never starts a server.

@@ -66,7 +66,10 @@ def build_graph(
     to resolve models per run (context, then environment). ``reviewers``: the reviewer table
     (``reins.policies.reviewers``; default the general, risk and boundary reviewers); the delegation
     policy's review group and the sub-agent tools follow it. A wrong option is a TypeError or a
-    ValueError naming it, here, before anything runs."""
+    ValueError naming it, here, before anything runs.
+
+    Example: ``build_delivery_chain(models=OfflineModel()).invoke({"requirement": "Show a banner at the request limit."})``
+    """
     if not isinstance(policy, DelegationPolicy):
         raise TypeError(f"policy must be a DelegationPolicy, not {type(policy).__name__}")
     table = reviewer_table(reviewers)

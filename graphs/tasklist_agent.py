@@ -66,6 +66,8 @@ def build_graph(
     refused before any step). ``resolver``: where ``docs://`` and ``project://`` resources come from.
     ``max_steps``: tighten the step budget (never above the one derived from the machine's table:
     its longest valid run, 12 steps; 20 with human review).
+
+    Example: ``build_tasklist_agent(models=OfflineModel()).invoke({"request": "/tasklist docs://versions/v0.2.0-ready.md"})``
     """
     deps = TasklistDeps(models=model_set_of(models, "tasklist_agent"), resolver=resolver, human_review=human_review, max_steps=max_steps)
     builder = StateGraph(TasklistState, context_schema=TasklistContext, input_schema=TasklistInput, output_schema=TasklistOutput)
@@ -99,7 +101,10 @@ class ResumeError(ValueError):
 
 
 def pending_review(compiled: Any, config: Mapping[str, Any]) -> ReviewRequest:
-    """The review a paused run waits for (its interrupt payload), or ResumeError."""
+    """The review a paused run waits for (its interrupt payload), or ResumeError.
+
+    Example: ``pending_review(graph, {"configurable": {"thread_id": "t1"}})["allowed_decisions"]``
+    """
     configurable = config.get("configurable") if isinstance(config, Mapping) else None
     if not isinstance(configurable, Mapping) or not configurable.get("thread_id"):
         raise ResumeError('name the run to resume: config {"configurable": {"thread_id": "<thread id>"}}')
@@ -117,7 +122,10 @@ def pending_review(compiled: Any, config: Mapping[str, Any]) -> ReviewRequest:
 
 
 def resume_command(compiled: Any, config: Mapping[str, Any], decision: Any) -> Command:
-    """Check ``decision`` against the pending review's allowed decisions before anything is consumed."""
+    """Check ``decision`` against the pending review's allowed decisions before anything is consumed.
+
+    Example: ``graph.invoke(resume_command(graph, config, {"type": "approve"}), config)``
+    """
     payload = pending_review(compiled, config)
     check = check_review_decision(payload["kind"], payload["allowed_decisions"], decision)
     if check.error:

@@ -20,7 +20,10 @@ from reins.policies.tasklist_replay import replay_guard_log
 def replay_thread(graph: str, values: Mapping[str, Any], thread_id: str, status: str | None,
                   overrides: Overrides = DEFAULT_OVERRIDES) -> Replay:
     """``values``: the thread's latest checkpointed state; ``status``: its run's recorded status (an
-    assistant thread's latest turn's; its earlier turns keep their own, ``flow_turns``)."""
+    assistant thread's latest turn's; its earlier turns keep their own, ``flow_turns``).
+
+    Example: ``replay_thread("delivery_chain", result, "t1", result["run_status"], parse_overrides(["max_manager_reasks=0"])).first_flip``
+    """
     if graph == "delivery_chain":
         return replay_values(values, thread_id, overrides=overrides)
     if graph == "tasklist_agent":

@@ -93,6 +93,12 @@ class ReviewGroupPolicy:
 
 @dataclass(frozen=True)
 class DelegationPolicy:
+    """The manager's delegation rules, checked in the graph's conditional edge before any sub-agent
+    runs: which tools, in which order, how many calls, how many re-asks of a refused turn.
+
+    Example: ``build_delivery_chain(policy=DelegationPolicy(max_manager_reasks=0))``
+    """
+
     allowed_tools: tuple[str, ...] = SUBAGENT_TOOLS
     input_artifacts: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_INPUT_ARTIFACTS))
     max_tool_calls: int = len(SUBAGENT_TOOLS)  # each sub-agent once: plan, tasks, every reviewer

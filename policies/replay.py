@@ -124,7 +124,10 @@ def _number(key: str, text: str) -> int:
 
 
 def parse_overrides(changes: Iterable[str], base: Overrides = DEFAULT_OVERRIDES) -> Overrides:
-    """``RULE=VALUE`` changes over ``base``, in order; the first bad one raises ``OverrideError``."""
+    """``RULE=VALUE`` changes over ``base``, in order; the first bad one raises ``OverrideError``.
+
+    Example: ``replay_thread("delivery_chain", result, "t1", result["run_status"], parse_overrides(["max_tool_calls=4"]))``
+    """
     result = base
     rules = _delegation_rules()
     for change in changes:

@@ -42,7 +42,10 @@ def literal_values(schema: type[BaseModel], name: str) -> tuple[str, ...]:
 class ReviewerSpec:
     """One reviewer. ``levels`` maps every value of ``verdict_field`` to ok | concern | blocker;
     ``concern`` says what a concern asks for (a person's review, or changes); ``also_concern`` names
-    other fields whose values raise the same concern (the general review's ``misaligned``)."""
+    other fields whose values raise the same concern (the general review's ``misaligned``).
+
+    Example: ``ReviewerSpec(role="privacy", tool="privacy-subagent", contract="delivery.privacy_review", schema=PrivacyReview, ...)``
+    """
 
     role: str
     tool: str

@@ -19,11 +19,21 @@ Sections:
 - per-run context: ``ReinsContext``, ``DeliveryContext``, ``TasklistContext``, ``AssistantContext``
 - persistence and pauses: ``open_checkpointer``, ``open_async_checkpointer``, ``pending_review``,
   ``resume_command``, ``open_pauses``
-- tools and resources: ``RegisteredTool``, ``ResourceResolver``
+- tools and resources: ``RegisteredTool``, ``default_registry``, ``ResourceResolver``
 - customising the delivery chain: ``DEFAULT_POLICY``, ``DelegationPolicy``, ``DEFAULT_REVIEWERS``,
-  ``ReviewerSpec``
+  ``ReviewerSpec``, and for a reviewer's schema ``Strict``, ``bounded_text``, ``ReviewFinding``
+- auditing: ``replay_thread``, ``parse_overrides``
 - evaluation: ``run_evaluation``, ``SCENARIOS``, ``scenario_by_id``, ``summary_table``,
   ``markdown_report``, ``write_report``, ``perturb_data``, ``diagram``
+
+Constants:
+
+- ``DEFAULT_POLICY``: the delivery chain's delegation rules as shipped (a ``DelegationPolicy``);
+  ``build_delivery_chain(policy=replace(DEFAULT_POLICY, max_manager_reasks=0))``
+- ``DEFAULT_REVIEWERS``: the reviewer table as shipped (general, risk, boundary);
+  ``build_delivery_chain(reviewers=(*DEFAULT_REVIEWERS, privacy))``
+- ``SCENARIOS``: the evaluation's scenarios, each with its expected status;
+  ``run_evaluation(repeats=1, scenarios=SCENARIOS[:3])``
 
 Names load on first use, so ``import reins`` (and the ``reins`` command) stays fast.
 """
@@ -58,12 +68,19 @@ _EXPORTS: dict[str, str] = {
     "open_pauses": "reins.nodes.assistant.approval:open_pauses",
     # tools and resources
     "RegisteredTool": "reins.runtime.tools.registry:RegisteredTool",
+    "default_registry": "reins.runtime.tools.toolbox:default_registry",
     "ResourceResolver": "reins.runtime.resources:ResourceResolver",
     # customising the delivery chain
     "DEFAULT_POLICY": "reins.policies.delegation:DEFAULT_POLICY",
     "DelegationPolicy": "reins.policies.delegation:DelegationPolicy",
     "DEFAULT_REVIEWERS": "reins.policies.reviewers:DEFAULT_REVIEWERS",
     "ReviewerSpec": "reins.policies.reviewers:ReviewerSpec",
+    "Strict": "reins.schemas.strict:Strict",
+    "bounded_text": "reins.schemas.strict:bounded_text",
+    "ReviewFinding": "reins.schemas.delivery:ReviewFinding",
+    # auditing
+    "replay_thread": "reins.nodes.replay:replay_thread",
+    "parse_overrides": "reins.policies.replay:parse_overrides",
     # evaluation
     "run_evaluation": "reins.evals.run:run_evaluation",
     "SCENARIOS": "reins.evals.scenarios:SCENARIOS",
@@ -115,3 +132,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from reins.runtime.standins.offline import OfflineModel
     from reins.runtime.standins.scripted import ScriptedModel
     from reins.runtime.tools.registry import RegisteredTool
+    from reins.runtime.tools.toolbox import default_registry
+    from reins.nodes.replay import replay_thread
+    from reins.policies.replay import parse_overrides
+    from reins.schemas.delivery import ReviewFinding
+    from reins.schemas.strict import Strict, bounded_text

@@ -117,7 +117,10 @@ def _within(path: str, root: str) -> bool:
 
 
 class ResourceResolver:
-    """Resolves resource URIs to text under the sandbox rules above."""
+    """Resolves resource URIs to text under the sandbox rules above.
+
+    Example: ``build_tasklist_agent(resolver=ResourceResolver(docs_root="my-docs"))``
+    """
 
     def __init__(
         self,

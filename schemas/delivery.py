@@ -290,6 +290,8 @@ class DeliveryTasks(Strict):
 
 
 class ReviewFinding(Strict):
+    """One finding of a review; a reviewer schema's ``findings`` lists them: ``ReviewFinding.model_validate(data)``."""
+
     description: Text
     evidence: Annotated[list[Text], Field(max_length=10)]
     finding_type: Literal["issue", "observation"]

@@ -12,9 +12,18 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 
 
 class Strict(BaseModel):
+    """The base of every contract schema: unknown fields and type coercion are rejected, and a
+    validated object is frozen. Derive your own reviewer's schema from it.
+
+    Example: ``class PrivacyReview(Strict): role: Literal["privacy"]; summary: bounded_text(1000)``
+    """
+
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 def bounded_text(max_length: int, min_length: int = 1) -> Any:
-    """A string trimmed of surrounding whitespace, then of ``min_length``..``max_length`` characters."""
+    """A string trimmed of surrounding whitespace, then of ``min_length``..``max_length`` characters.
+
+    Example: ``summary: bounded_text(1000)`` in a ``Strict`` schema.
+    """
     return Annotated[str, StringConstraints(strip_whitespace=True, min_length=min_length, max_length=max_length)]

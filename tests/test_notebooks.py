@@ -1,5 +1,7 @@
-"""The notebooks run top to bottom on the offline model under the kernel they declare, draw each graph
-as a picture without the network, and are committed without outputs."""
+"""The notebooks run top to bottom on the offline model under the standard ``python3`` kernel (the
+environment Jupyter runs in: no kernel to register), from a folder of their own, draw each graph as a
+picture without the network, import Reins only as ``from reins import …`` and are committed without
+outputs."""
 
 from __future__ import annotations
 
@@ -15,26 +17,34 @@ from reins.cli.diagrams import MERMAID_MIME, diagram, load_graph
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 GRAPH_NOTEBOOKS = {"01_tasklist_agent": "tasklist_agent", "02_delivery_chain": "delivery_chain", "03_assistant": "assistant"}
-KERNEL = "reins"  # the name README's `ipykernel install --name reins` registers
+KERNEL = "python3"  # ipykernel's own kernel: the interpreter Jupyter itself runs in
 
 
 def test_the_graph_notebooks_and_the_evaluation_notebook_exist():
     assert [p.name for p in NOTEBOOKS] == [
         "01_tasklist_agent.ipynb", "02_delivery_chain.ipynb", "03_assistant.ipynb", "04_evaluation.ipynb",
+        "05_assistant_tools.ipynb",
     ]
 
 
-def test_readme_lists_every_notebook_and_registers_the_declared_kernel():
-    readme = (ROOT / "README.md").read_text()
+def test_the_docs_list_every_notebook_and_ask_for_no_kernel_registration():
+    guide = (ROOT / "docs" / "studio-and-notebooks.md").read_text()
     for path in NOTEBOOKS:
-        assert path.name in readme, f"README does not list {path.name}"
-    assert f"ipykernel install --user --name {KERNEL}" in readme
+        assert path.name in guide, f"docs/studio-and-notebooks.md does not list {path.name}"
+    for text in [guide, (ROOT / "README.md").read_text()]:
+        assert "ipykernel install" not in text
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_declares_the_reins_kernel(path):
+def test_notebook_declares_the_standard_python3_kernel(path):
     spec = nbformat.read(path, as_version=4).metadata["kernelspec"]
     assert spec["name"] == KERNEL and spec["language"] == "python"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_needs_no_chdir_and_no_sys_path(path):
+    code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+    assert not re.search(r"os\.chdir|sys\.path|REINS_MODEL", code)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -58,22 +68,17 @@ def test_a_diagram_is_a_mermaid_picture_with_a_markdown_and_a_text_fallback():
     assert bundle["text/markdown"] == f"```mermaid\n{source}\n```" and bundle["text/plain"] == source
 
 
-@pytest.fixture(scope="module")
-def reins_kernel(tmp_path_factory):
-    """Register this environment as the ``reins`` kernel (as README says) in a private Jupyter path."""
-    from ipykernel.kernelspec import install
-
-    prefix = tmp_path_factory.mktemp("jupyter")
-    install(kernel_name=KERNEL, display_name="Reins (.venv)", prefix=str(prefix))
-    return prefix / "share" / "jupyter"
-
-
 @pytest.mark.integration
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs_top_to_bottom(path, reins_kernel, monkeypatch):
-    monkeypatch.setenv("JUPYTER_PATH", str(reins_kernel))
+def test_notebook_runs_top_to_bottom(path, tmp_path, monkeypatch):
+    # No registered kernel anywhere (a private Jupyter data path): ``python3`` is ipykernel's own.
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter"))
+    monkeypatch.delenv("REINS_MODEL", raising=False)
+    elsewhere = tmp_path / "somewhere"  # not the checkout: the notebook finds everything through `reins`
+    elsewhere.mkdir()
     book = nbformat.read(path, as_version=4)
-    NotebookClient(book, timeout=300, resources={"metadata": {"path": str(path.parent)}}).execute()  # its own kernel
+    NotebookClient(book, timeout=300, resources={"metadata": {"path": str(elsewhere)}}).execute()  # its own kernel
     outputs = [out for cell in book.cells for out in cell.get("outputs", [])]
     assert [out for out in outputs if out.get("output_type") == "error"] == []
     printed = "".join(out.get("text", "") for out in outputs)

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# The first test waits for the wheel's build and install (the module fixture), the notebook test for a
+# Jupyter kernel's install too: minutes on a loaded machine, more than the suite's default limit.
+pytestmark = pytest.mark.timeout(1200)
 
 
 def _uv() -> str:
@@ -76,3 +79,74 @@ def test_the_installed_reins_delivers_from_an_empty_directory(installed, tmp_pat
     assert [run["thread_id"] for run in json.loads(runs.stdout)["runs"]] == [payload["thread_id"]]
     graph = _run([installed / "reins", "graph", "delivery_chain", "--json"], cwd=elsewhere, env=_clean_env(home))
     assert "supervisor_pre" in json.loads(graph.stdout)["mermaid"]
+
+
+# A user's own modules with the names of Reins' internal packages: none of them may shadow Reins.
+USER_MODULES = ("schemas", "nodes", "graphs", "policies", "runtime", "cli", "evals")
+USER_SCRIPT = '''
+import cli, evals, graphs, nodes, policies, runtime, schemas  # the user's own modules, beside the script
+
+from reins import OfflineModel, build_delivery_chain
+
+assert schemas.OWNER == "user" and nodes.OWNER == "user"
+result = build_delivery_chain(models=OfflineModel()).invoke({"requirement": "Show a banner when a user hits the request limit."})
+print("status:", result["run_status"])
+'''
+
+
+@pytest.fixture(scope="module")
+def user_folder(tmp_path_factory) -> Path:
+    """A notebook folder holding ``reins.schemas.py``, ``reins.nodes.py`` … of its own (pydantic models, plain code)."""
+    folder = tmp_path_factory.mktemp("my-notebooks")
+    for name in USER_MODULES:
+        (folder / f"{name}.py").write_text(f'"""My own {name}."""\nOWNER = "user"\n\n\ndef {name}_helper():\n    return 1\n')
+    (folder / "my_script.py").write_text(USER_SCRIPT)
+    return folder
+
+
+def test_a_script_beside_same_named_user_modules_uses_the_installed_reins(installed, user_folder, tmp_path):
+    done = _run([installed / "python", "my_script.py"], cwd=user_folder, env=_clean_env(tmp_path / "home"))
+    assert "status: pass" in done.stdout
+
+
+def test_help_reins_lists_the_public_api_with_docstrings(installed, user_folder, tmp_path):
+    done = _run([installed / "python", "-c", "import reins; help(reins)"], cwd=user_folder,
+                env={**_clean_env(tmp_path / "home"), "PAGER": "cat", "TERM": "dumb"})
+    names = _run([installed / "python", "-c", "import reins; print(' '.join(reins.__all__))"], cwd=user_folder,
+                 env=_clean_env(tmp_path / "home")).stdout.split()
+    assert len(names) > 20
+    for name in names:
+        assert name in done.stdout, f"help(reins) does not list {name}"
+    assert "Example: ``build_delivery_chain(" in done.stdout and "ScriptedModel(" in done.stdout
+
+
+@pytest.mark.integration
+def test_notebooks_run_with_the_wheel_beside_same_named_user_modules(installed, user_folder, tmp_path):
+    """The wheel's venv gets Jupyter's kernel and runner (the locked versions, from uv's cache); the
+    notebooks run from the user's folder under the standard ``python3`` kernel, no registration."""
+    work = installed.parent.parent
+    constraints = work / "constraints-all.txt"
+    _run([_uv(), "export", "--frozen", "--all-groups", "--no-hashes", "--no-emit-project", "--quiet",
+          "--output-file", constraints], cwd=ROOT)
+    _run([_uv(), "pip", "install", "--quiet", "--python", installed / "python", "--constraint", constraints,
+          "ipykernel", "nbclient", "nbformat"])
+    runner = '''
+import sys
+import nbformat
+from nbclient import NotebookClient
+
+book = nbformat.read(sys.argv[1], as_version=4)
+mine = "import cli, evals, graphs, nodes, policies, runtime, schemas\\nassert schemas.OWNER == 'user'"
+book.cells.insert(0, nbformat.v4.new_code_cell(mine))  # the user's own modules, imported first
+NotebookClient(book, timeout=300, resources={"metadata": {"path": "."}}).execute()
+errors = [o for c in book.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+assert not errors, errors
+print("ran", sys.argv[1])
+'''
+    (tmp_path / "run_notebook.py").write_text(runner)
+    env = {**_clean_env(tmp_path / "home"), "JUPYTER_PATH": str(tmp_path / "jupyter"),
+           "JUPYTER_DATA_DIR": str(tmp_path / "jupyter")}
+    for name in ("01_tasklist_agent.ipynb", "05_assistant_tools.ipynb"):
+        shutil.copy(ROOT / "notebooks" / name, user_folder / name)
+        done = _run([installed / "python", tmp_path / "run_notebook.py", name], cwd=user_folder, env=env)
+        assert f"ran {name}" in done.stdout

@@ -171,7 +171,10 @@ def as_shown(payload: Mapping[str, Any], claims: Mapping[str, Sequence[Claim]]) 
 
 
 def open_pauses(graph: Any, config: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The assistant's open pauses on a thread (approvals, questions, calls that may have run)."""
+    """The assistant's open pauses on a thread (approvals, questions, calls that may have run).
+
+    Example: ``open_pauses(chat, {"configurable": {"thread_id": "notes-1"}})[0]["tool"]``
+    """
     snapshot = graph.get_state(config)
     claims = thread_claims(graph.checkpointer, config) if snapshot.interrupts else {}
     return [as_shown(i.value, claims) for i in snapshot.interrupts

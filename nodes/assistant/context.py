@@ -16,6 +16,12 @@ from reins.runtime.config.persona import parse_persona
 
 @dataclass(kw_only=True)
 class AssistantContext(ReinsContext):
+    """The assistant's per-run settings (LangGraph's ``context=``; Studio shows them as a form): user id,
+    memory scope, MCP servers, skills, data-flow rules, persona.
+
+    Example: ``build_assistant().invoke(inputs, config, context=AssistantContext(user_id="ada", memory_scope="user"))``
+    """
+
     model: str | None = model_field("classify_intent", "propose_step", "reflect", "draft_answer", "tasklist",
                                     "delivery_chain")
     user_id: str = field(default="local", metadata={"description": "Whose long-term notes to read and write."})
@@ -45,7 +51,7 @@ class AssistantContext(ReinsContext):
 
     flow_rules: dict[str, Any] | None = field(
         default=None,
-        metadata={"description": 'This run\'s data-flow rules {"rules": [...]}, replacing the defaults (README: '
+        metadata={"description": 'This run\'s data-flow rules {"rules": [...]}, replacing the defaults (docs: '
                                  '"Prompt injection").'},
     )
 

@@ -10,6 +10,11 @@ from reins.runtime.config.context import ReinsContext, model_field
 
 @dataclass(kw_only=True)
 class DeliveryContext(ReinsContext):
+    """The delivery chain's per-run settings (LangGraph's ``context=``; Studio shows them as a form).
+
+    Example: ``build_delivery_chain().invoke(inputs, context=DeliveryContext(review_timeout_s=30))``
+    """
+
     model: str | None = model_field("supervisor_pre", "manager", "plan_worker", "task_worker", "reviewer",
                                     "supervisor_post", "revise_plan", "revise_tasks", "render_report")
     polish: bool | None = field(

@@ -9,6 +9,11 @@ from reins.runtime.config.context import ReinsContext, model_field
 
 @dataclass(kw_only=True)
 class TasklistContext(ReinsContext):
+    """The tasklist agent's per-run settings (LangGraph's ``context=``; Studio shows them as a form).
+
+    Example: ``build_tasklist_agent().invoke(inputs, context=TasklistContext(model="gpt-4o-mini"))``
+    """
+
     model: str | None = model_field("planning_decision", "draft_v1", "revise_v2")
     human_review: bool = field(
         default=False,

@@ -39,6 +39,12 @@ class _KnownKeys(type):
 
 @dataclass(kw_only=True)
 class ReinsContext(metaclass=_KnownKeys):
+    """What every graph reads from LangGraph's ``context=`` for one run: ``model`` (a model name for
+    every role) and ``contract_mode``. A key it does not know is refused, naming the valid keys.
+
+    Example: ``graph.invoke(inputs, context=ReinsContext(model="gpt-4o-mini"))``
+    """
+
     model: str | None = model_field()
     contract_mode: ContractMode | None = field(
         default=None, metadata={"description": "direct or two_step; defaults to REINS_CONTRACT_MODE."}

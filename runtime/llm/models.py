@@ -23,7 +23,10 @@ class RolePolicy:
 
     ``reask_temperature_step``: a refused turn's re-ask samples this much hotter (capped at 1.0);
     ``max_tokens_limit``: the most the one repair after a cut-off may ask for (it doubles the bound
-    once; ``reins.policies.second_attempt``)."""
+    once; ``reins.policies.second_attempt``).
+
+    Example: ``ModelSet.uniform(OfflineModel()).with_policies(reviewer=RolePolicy(timeout_s=90, retries=2, temperature=0.0))``
+    """
 
     timeout_s: float
     retries: int
@@ -84,7 +87,10 @@ def model_label(model: BaseChatModel) -> str:
 @dataclass(frozen=True)
 class ModelSet:
     """Which chat model serves each role, which models stand in when its provider fails for good
-    (tried in order), and how calls for that role behave."""
+    (tried in order), and how calls for that role behave.
+
+    Example: ``ModelSet.uniform(OfflineModel()).with_models({"reviewer": ChatOpenAI(model="gpt-4o", max_retries=0)})``
+    """
 
     models: Mapping[str, BaseChatModel]
     policies: Mapping[str, RolePolicy] = field(default_factory=lambda: dict(ROLE_POLICIES))

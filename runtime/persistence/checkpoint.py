@@ -75,7 +75,10 @@ def open_checkpointer(
 ) -> Iterator[BaseCheckpointSaver]:
     """Yield a ready checkpointer of ``kind``; connections are closed on exit. ``create=False`` (a
     command that only reads): a SQLite file that is not there is not created; an empty saver stands
-    in for it, holding no run."""
+    in for it, holding no run.
+
+    Example: ``with open_checkpointer("sqlite", path="runs.db") as saver: build_delivery_chain(checkpointer=saver)``
+    """
     serde = strict_serializer()
     if _checked_kind(kind, url) == "memory" or (kind == "sqlite" and not create and sqlite_file_missing(path)):
         yield InMemorySaver(serde=serde)
@@ -113,7 +116,10 @@ async def open_async_checkpointer(
     kind: str = "memory", *, url: str | None = None, path: Path | str | None = None
 ) -> AsyncIterator[BaseCheckpointSaver]:
     """Yield a ready checkpointer of ``kind`` for async runs (``ainvoke``, ``astream``); connections
-    are closed on exit."""
+    are closed on exit.
+
+    Example: ``async with open_async_checkpointer("sqlite", path="runs.db") as saver: await build_delivery_chain(checkpointer=saver).ainvoke(inputs, config)``
+    """
     serde = strict_serializer()
     if _checked_kind(kind, url) == "memory":
         yield InMemorySaver(serde=serde)

@@ -34,6 +34,18 @@ ScriptedCall = ModelCall  # what `.calls` records: contract, role, structured, t
 
 
 class ScriptedModel(StandInChatModel):
+    """A chat model that answers Reins contracts from a script, keyed by contract name: for tests of
+    your own prompts and policies, with no network.
+
+    Each entry is a list consumed in order or a callable given the exact messages; a response is a
+    dict (structured output), a str (free text), an ``AIMessage`` (tool calls) or an exception
+    instance to raise. A contract the script does not cover (or has run out of) raises
+    ``UnscriptedCallError``, so a test also pins which calls happen; ``calls``, ``count(contract)``
+    and ``contracts_called()`` tell what was asked.
+
+    Example: ``ScriptedModel({"delivery.supervisor_pre": [{"branch": "blocked", "boundary_evidence": ["x"], "next_step": "Stop.", "reason": "A boundary."}]})``
+    """
+
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     _script: dict[str, Any] = PrivateAttr()

@@ -66,6 +66,8 @@ class RegisteredTool:
     a path, a command, an amount) — the data-flow policy checks where their values came from;
     ``None`` (an MCP tool without a declaration) makes every argument a sink; ``actions``: the
     words a request uses for what the tool does (default: the verb its name opens with).
+
+    Example: ``RegisteredTool("fetch_page", "Fetch a web page", PageArgs, frozenset({"chat"}), func=fetch, read_only=True, sinks=("url",))``
     """
 
     name: str

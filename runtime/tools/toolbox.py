@@ -12,7 +12,10 @@ from reins.runtime.config.settings import Settings
 
 def default_registry(reviewers: Reviewers = DEFAULT_REVIEWERS) -> ToolRegistry:
     """Every tool Reins ships, each in its scopes: the manager's sub-agents (one per reviewer of
-    ``reviewers``), the chat tools and the skill and memory tools of the chat."""
+    ``reviewers``), the chat tools and the skill and memory tools of the chat.
+
+    Example: ``registry = default_registry(); registry.register(RegisteredTool(...)); build_assistant(registry=registry)``
+    """
     registry = ToolRegistry()
     subagents.register(registry, reviewers)
     chat_tools.register(registry)

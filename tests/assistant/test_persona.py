@@ -146,12 +146,12 @@ def test_a_persona_that_waives_approval_changes_no_decision(instructions):
     assert runs == []  # and a rejection still stops it
 
 
-def test_the_readme_persona_example_is_a_valid_file(tmp_path):
+def test_the_docs_persona_example_is_a_valid_file(tmp_path):
     import re
 
-    from reins.cli.diagrams import README
+    from reins.cli.diagrams import DOCS
 
-    (example,) = re.findall(r"```toml\n(# persona\.toml.*?)```", README.read_text(), re.S)
+    (example,) = re.findall(r"```toml\n(# persona\.toml.*?)```", (DOCS / "tools-and-approvals.md").read_text(), re.S)
     path = tmp_path / "persona.toml"
     path.write_text(example)
     persona = read_persona_file(path)

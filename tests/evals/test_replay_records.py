@@ -237,10 +237,10 @@ def test_a_version_1_file_without_contract_outputs_still_replays(tmp_path):
     assert not any(d.kind.startswith("contract:") for r in replays for d in r.decisions)
 
 
-def test_the_readme_prints_what_replay_prints_over_the_stored_records(capsys, monkeypatch):
-    """Each ``reins replay --eval tests/evals/eval_records …`` example of the README: its figures line
+def test_the_docs_print_what_replay_prints_over_the_stored_records(capsys, monkeypatch):
+    """Each ``reins replay --eval tests/evals/eval_records …`` example of the docs (auditing): its figures line
     is the one the command prints, and each run line it shows is one the command prints."""
-    readme = (HERE.parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (HERE.parent.parent / "docs" / "auditing.md").read_text(encoding="utf-8")
     examples = re.findall(r"^\$ reins replay --eval tests/evals/eval_records(.*)\n((?:[^$`].*\n)*)", readme, re.M)
     assert len(examples) >= 4
     monkeypatch.chdir(HERE.parent.parent)

@@ -135,6 +135,13 @@ def test_reins_eval_writes_files_and_prints_the_table(tmp_path, capsys, monkeypa
     assert "| single agent | 0 | 1 | 1/1 (100%) | – |" in printed.out
     assert "controlled_chain" in printed.err and "one-reviewer-failure" in printed.err
     assert (out / "report.md").is_file() and (out / "plot.png").is_file()
+    # summary.json is the stored result the docs' evaluation table is generated from: the same table
+    from reins.cli import docs_pages
+
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "eval.json").write_bytes((out / "summary.json").read_bytes())
+    monkeypatch.setattr(docs_pages, "RESULTS", tmp_path / "results")
+    assert docs_pages.eval_table().split("\n\n", 1)[1].strip() == printed.out.strip()
     code = main(["eval", "--repeats", "1", "--scenario", "direct-pass", "--out", str(out), "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["summary"]["controlled_chain"]["correct"] == 1

@@ -157,14 +157,15 @@ CRAFTED_PROSE = [
 
 
 def _readme_samples() -> list[str]:
-    """Every paragraph of the README and every line of it, as answers on their own."""
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    """Every paragraph of the README and the docs and every line of them, as answers on their own."""
+    root = Path(__file__).resolve().parents[2]
+    text = "\n\n".join(path.read_text(encoding="utf-8") for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
     samples = [*re.split(r"\n\s*\n", text), *text.splitlines()]
     return [sample.strip() for sample in samples if len(sample.strip()) > 20]
 
 
 def test_no_prose_is_recovered_as_calls():
-    """Zero false recoveries: the README's paragraphs and lines (prose, tables, code, JSON examples)
+    """Zero false recoveries: the README's and the docs' paragraphs and lines (prose, tables, code, JSON examples)
     and the crafted call-like answers above, with every tool name offered."""
     corpus = CRAFTED_PROSE + _readme_samples()
     assert len(corpus) >= 900

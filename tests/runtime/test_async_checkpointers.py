@@ -72,15 +72,15 @@ def test_an_unknown_kind_or_a_missing_url_is_one_line():
         asyncio.run(open_it("postgres"))
 
 
-def test_the_readme_async_example_runs(tmp_path, monkeypatch):
+def test_the_docs_async_example_runs(tmp_path, monkeypatch):
     import re
 
-    from reins.cli.diagrams import README
+    from reins.cli.diagrams import DOCS
 
     monkeypatch.delenv("REINS_MODEL", raising=False)
     monkeypatch.chdir(tmp_path)
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / "getting-started.md").read_text(), re.S)
     (example,) = [block for block in blocks if "open_async_checkpointer" in block]
-    namespace: dict = {"build_graph": build_delivery}
-    exec(compile(example, "README.md", "exec"), namespace)  # noqa: S102 — our own documentation
+    namespace: dict = {"build_delivery_chain": build_delivery}
+    exec(compile(example, "docs/getting-started.md", "exec"), namespace)  # noqa: S102 — our own documentation
     assert (tmp_path / "runs.db").stat().st_size > 0

@@ -34,9 +34,8 @@ def test_no_dot_env_is_fine(tmp_path, monkeypatch, capsys):
 
 
 def _documented() -> set[str]:
-    """The variables of README's Configuration table (``REINS_MODEL_<ROLE>`` as its prefix)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = text[text.index("## Configuration") : text.index("## Customising")]
+    """The variables of the docs' Configuration table (``REINS_MODEL_<ROLE>`` as its prefix)."""
+    table = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     return {name.split("<")[0] for name in re.findall(r"^\| `([A-Z_<>]+)`", table, re.M)}
 
 

@@ -21,7 +21,7 @@ from tests.wire.llama_server import GRAMMAR_400, grammar_limited, qwen
 from tests.wire.provider_stub import HttpError
 
 SCENARIO = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "models.md"  # the local-server recipe
 
 
 def readme_recipe() -> dict[str, str]:
@@ -29,7 +29,7 @@ def readme_recipe() -> dict[str, str]:
     the endpoint and model, which the stub stands for."""
     text = README.read_text(encoding="utf-8")
     block = re.search(r"<!-- local-recipe -->\n```bash\n(.*?)```\n<!-- /local-recipe -->", text, re.S)
-    assert block, "README.md has no <!-- local-recipe --> block"
+    assert block, "docs/models.md has no <!-- local-recipe --> block"
     pairs = dict(re.findall(r"\b([A-Z_]+)=(\S+)", block.group(1)))
     return {k: v for k, v in pairs.items() if k not in ("OPENAI_BASE_URL", "REINS_MODEL")}
 

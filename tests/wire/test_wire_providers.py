@@ -1,6 +1,6 @@
-"""README's per-provider settings are the ones tested: each family's block drives a pass run.
+"""The docs' per-provider settings (docs/models.md) are the ones tested: each family's block drives a pass run.
 
-The settings are read from the ``<!-- providers -->`` block of README.md; the endpoint, key and
+The settings are read from the ``<!-- providers -->`` block of docs/models.md; the endpoint, key and
 model name are swapped for the loopback stub, everything else (structured method, tool choice) is
 used as written, and the request shapes are asserted against it.
 """
@@ -22,9 +22,9 @@ SWAPPED = {"OPENAI_BASE_URL", "OPENAI_API_KEY", "REINS_MODEL"}
 
 
 def readme_settings() -> dict[str, dict[str, str]]:
-    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    text = (PROJECT_ROOT / "docs" / "models.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- providers -->\n```bash\n(.*?)```\n<!-- /providers -->", text, re.S)
-    assert block, "README.md has no <!-- providers --> block"
+    assert block, "docs/models.md has no <!-- providers --> block"
     families: dict[str, dict[str, str]] = {}
     current = None
     for line in block.group(1).splitlines():

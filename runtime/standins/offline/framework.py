@@ -80,7 +80,13 @@ def _text(message: BaseMessage) -> str:
 
 
 class OfflineModel(StandInChatModel):
-    """Deterministic rule-based chat model; see the package docstring."""
+    """Deterministic rule-based chat model; see the package docstring.
+
+    Serves every role of every graph with no network and no key: plausible, never intelligent.
+    ``responders`` adds or replaces the rule of a contract (a function of the call's request).
+
+    Example: ``build_delivery_chain(models=OfflineModel(responders={"delivery.privacy_review": privacy_rule}))``
+    """
 
     model_config = ConfigDict(populate_by_name=True)
 

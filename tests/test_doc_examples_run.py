@@ -1,9 +1,14 @@
-"""The README's Python examples run as written (on the offline model), so they cannot drift from the API."""
+"""The README's and the docs' examples run as written (on the offline model), so they cannot drift from the API.
+
+The docs' Customising and Tools pages run here block by block; tests/test_docs_site.py checks that
+every other code block of the docs is run somewhere or says why not."""
 
 import json
 import re
 
-from reins.cli.diagrams import README
+import pytest
+
+from reins.cli.diagrams import DOCS, README
 
 
 def test_readme_python_example_runs(monkeypatch):
@@ -13,21 +18,32 @@ def test_readme_python_example_runs(monkeypatch):
     namespace: dict = {}
     exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102 — our own documentation
     assert namespace["result"]["run_status"] == "clarification_required"
+
+
+def test_getting_started_python_examples_run_in_order(tmp_path, monkeypatch):
+    monkeypatch.delenv("REINS_MODEL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / "getting-started.md").read_text(), re.S)
+    assert len(blocks) == 2
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "docs/getting-started.md", "exec"), namespace)  # noqa: S102 — our own documentation
+    assert namespace["result"]["run_status"] == "clarification_required" and (tmp_path / "runs.db").is_file()
     assert namespace["scripted"].contracts_called() == ["delivery.supervisor_pre"]
 
 
 ROOT = README.parent
-CUSTOMISING = ("## Customising\n", "## How a model output becomes a decision\n")
+RUN_PAGES = ("customising.md", "tools-and-approvals.md")  # their bash and Python blocks run in order, here
 BUILT_IN = "# at the end of "
 
 
-def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
-    """Every bash and Python snippet of README's "Customising" section, run in a fresh directory."""
+@pytest.mark.timeout(1800)  # about twenty snippets, several starting `reins` or an MCP server (minutes when loaded)
+def test_docs_customising_and_tools_snippets_run_in_order(tmp_path, monkeypatch):
+    """Every bash and Python snippet of the docs' Customising and Tools pages, run in a fresh directory."""
     import os
     import subprocess
 
-    text = README.read_text()
-    section = text[text.index(CUSTOMISING[0]) : text.index(CUSTOMISING[1])]
+    section = "\n".join((DOCS / page).read_text() for page in RUN_PAGES)
     blocks = [(kind, code) for kind, code in re.findall(r"```(bash|python)\n(.*?)```", section, re.S)
               if not code.startswith(BUILT_IN)]  # source edits: test_readme_build_it_in applies them
     assert [kind for kind, _ in blocks].count("python") >= 5 and [kind for kind, _ in blocks].count("bash") >= 2
@@ -48,10 +64,10 @@ def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
         for kind, code in blocks:
             if kind == "bash":
                 done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env,
-                                      capture_output=True, text=True, timeout=300)
+                                      capture_output=True, text=True, timeout=900)
                 assert done.returncode == 0, done.stderr[-2000:]
             else:
-                exec(compile(code, "README.md#customising", "exec"), namespace)  # noqa: S102 — our own documentation
+                exec(compile(code, "docs/customising.md", "exec"), namespace)  # noqa: S102 — our own documentation
     finally:  # "Add a reviewer" registers its contract: leave the global table as it was
         for name in set(CONTRACT_ROLES) - known:
             del CONTRACT_ROLES[name]
@@ -68,8 +84,9 @@ def test_readme_customising_snippets_run_in_order(tmp_path, monkeypatch):
     assert namespace["on_planner"] is not None and "own" in namespace
 
 
-def test_readme_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the_fourth_reviewer(tmp_path):
-    """"Build it in": the README's three source additions (a schema, a spec, an offline rule), appended
+@pytest.mark.timeout(900)  # copies the project, then `reins deliver` and `reins eval` in subprocesses
+def test_docs_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the_fourth_reviewer(tmp_path):
+    """"Build it in": the docs' three source additions (a schema, a spec, an offline rule), appended
     to a copy of the project and nothing else edited; ``reins deliver`` and ``reins eval`` then run
     the four reviewers."""
     import os
@@ -77,9 +94,9 @@ def test_readme_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the
     import subprocess
     import sys
 
-    text = README.read_text()
-    section = text[text.index("### Add a reviewer\n"):]
-    section = section[: section.index("\n### ", 1)]
+    text = (DOCS / "customising.md").read_text()
+    section = text[text.index("## Add a reviewer\n"):]
+    section = section[: section.index("\n## ", 1)]
     edits = re.findall(r"```python\n" + BUILT_IN + r"(\S+)\n(.*?)```", section, re.S)
     assert [path for path, _ in edits] == ["schemas/delivery.py", "policies/reviewers.py", "runtime/standins/offline/delivery.py"]
     project = tmp_path / "project"
@@ -90,6 +107,13 @@ def test_readme_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the
             shutil.copytree(entry, project / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
         elif not entry.name.startswith(".") or entry.name == ".venv":
             (project / entry.name).symlink_to(entry)
+    # The copy's own ``reins`` package, its folders mapped as setup.py maps them (found first on
+    # PYTHONPATH), so ``reins.schemas`` is the edited copy rather than the checkout's editable install.
+    (project / "reins").unlink()
+    (project / "reins").mkdir()
+    (project / "reins" / "__init__.py").symlink_to(ROOT / "reins" / "__init__.py")
+    for folder in ("benchmarks", "cli", "evals", "graphs", "nodes", "policies", "resources", "runtime", "schemas"):
+        (project / "reins" / folder).symlink_to(project / folder)
     for path, code in edits:
         with open(project / path, "a", encoding="utf-8") as source:
             source.write("\n\n" + code)

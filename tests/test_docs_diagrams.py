@@ -1,14 +1,14 @@
-"""The README's Mermaid diagrams are those of the compiled graphs; `reins graph` prints the same."""
+"""The docs' Mermaid diagrams (docs/graphs.md) are those of the compiled graphs; `reins graph` prints the same."""
 
 import pytest
 
 from reins.cli import main
-from reins.cli.diagrams import README, graph_entry_points, mermaid, readme_with_diagrams
+from reins.cli.diagrams import GRAPHS_PAGE, graph_entry_points, mermaid, page_with_diagrams
 
 
-def test_readme_diagrams_are_current():
-    current = README.read_text()
-    assert readme_with_diagrams(current) == current, "stale diagrams: run `.venv/bin/python -m reins.cli.diagrams`"
+def test_docs_diagrams_are_current():
+    current = GRAPHS_PAGE.read_text()
+    assert page_with_diagrams(current) == current, "stale diagrams: run `.venv/bin/python -m reins.cli.diagrams`"
 
 
 @pytest.mark.parametrize("name", ["tasklist_agent", "delivery_chain", "assistant"])
@@ -19,10 +19,10 @@ def test_reins_graph_prints_the_compiled_graph(name, capsys):
     assert "__start__" in printed and "__end__" in printed
 
 
-def test_every_exported_graph_has_a_readme_block():
+def test_every_exported_graph_has_a_docs_block():
     assert sorted(graph_entry_points()) == ["assistant", "delivery_chain", "tasklist_agent"]
     for name in graph_entry_points():
-        assert f"<!-- diagram:{name} -->" in README.read_text()
+        assert f"<!-- diagram:{name} -->" in GRAPHS_PAGE.read_text()
 
 
 def test_unknown_graph_is_a_clear_error(capsys):
