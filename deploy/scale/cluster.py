@@ -122,6 +122,10 @@ class Server:
         with suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)  # stdio MCP servers a killed process left behind
 
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)  # links into the repository are removed, not followed
+
 
 def server_env(database_uri: str, redis_uri: str, home: Path) -> dict[str, str]:
     """What the deployment guide sets, with the heartbeat this check recommends and measures."""
@@ -182,4 +186,4 @@ class Cluster:
 
     def stop(self) -> None:
         for server in self.servers:
-            server.stop()
+            server.remove()

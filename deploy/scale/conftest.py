@@ -19,6 +19,7 @@ if MISSING:
                 allow_module_level=True)
 
 from deploy.scale.cluster import Cluster, migrate, redis_binary, running_redis  # noqa: E402
+from deploy.scale.report import REPORT  # noqa: E402
 from tests.integration.services import running_postgres  # noqa: E402
 
 if redis_binary() is None:
@@ -40,3 +41,10 @@ def cluster():
                 group.stop()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if REPORT:
+        terminalreporter.section("scale-out report")
+        for line in REPORT:
+            terminalreporter.write_line(line)
