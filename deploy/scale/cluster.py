@@ -30,7 +30,10 @@ from tests.integration.services import free_port
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 LATENCY_GRAPH = "delivery_latency"  # the delivery chain on the stand-in with 200 ms per model call
-HEARTBEAT_S = 2  # LG_BG_JOB_HEARTBEAT: a dead worker's runs are swept after ~2x this, then retried
+# LG_BG_JOB_HEARTBEAT, the value the guide recommends: a dead worker's runs are swept 2-4x this after
+# it died. 2 s swept a live worker's run on this loaded machine (an event loop late by 4 s): it ran twice.
+HEARTBEAT_S = 10
+LOGS = ROOT / ".reins" / "scale-logs"  # each server's log, kept after the check (the .reins folder is ignored)
 JOBS_PER_PROCESS = 6
 
 
@@ -150,7 +153,8 @@ def start_server(name: str, database_uri: str, redis_uri: str, timeout_s: float 
     (workdir / "langgraph.json").write_text(json.dumps(server_config()), encoding="utf-8")
     home = workdir / ".reins-home"
     port = free_port()
-    log = workdir / "server.log"
+    LOGS.mkdir(parents=True, exist_ok=True)
+    log = LOGS / f"{name}-{port}.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [str(BIN / "langhost"), "serve", "--host", "127.0.0.1", "--port", str(port), "--config", "langgraph.json",

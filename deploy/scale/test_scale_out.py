@@ -108,13 +108,18 @@ def test_a_hundred_concurrent_runs_over_both_none_lost_none_twice_same_outcomes(
     wrong = [(r["key"], outcome(r["graph_id"], r["values"]), expected[r["key"]]) for r in results
              if outcome(r["graph_id"], r["values"]) != expected[r["key"]]]
     assert not wrong, wrong[:3]
+    # What runs.join answered, against what the thread keeps (the outcomes above): the same unless the
+    # server answers a join before the run's last values are readable.
+    early = [r["key"] for r in results if outcome(r["graph_id"], r["joined"] or {}) != expected[r["key"]]]
     starts = starts_by_run([first.log, second.log])
-    assert [r["run_id"] for r in results if starts[r["run_id"]] != 1] == [], "a run started twice, or never"
+    twice = [(r["run_id"], starts[r["run_id"]]) for r in results if starts[r["run_id"]] != 1]
+    assert twice == [], f"runs started twice, or never (see {first.log.parent})"
     per_process = [sum(1 for run_id, _ in runs_started(s.log) if run_id in {r["run_id"] for r in results})
                    for s in (first, second)]
     assert min(per_process) > 0, per_process
     REPORT.append(f"100 concurrent runs of the three graphs: 100 succeeded, each started once "
-                  f"({per_process[0]} on one process, {per_process[1]} on the other), outcomes as in one process")
+                  f"({per_process[0]} on one process, {per_process[1]} on the other), outcomes as in one process; "
+                  f"runs.join answered other values than the thread kept for {len(early)} {sorted(set(early))[:3]}")
 
 
 def test_two_racing_approvals_through_different_processes_run_the_write_once(cluster, tmp_path):
@@ -129,8 +134,11 @@ def test_two_racing_approvals_through_different_processes_run_the_write_once(clu
                           multitask_strategy="enqueue") for c in (one, other)]
     errors = sorted(_error(other, thread_id, run["run_id"]) for run in runs)
     assert executions(record) == [json.dumps({"tool": "slow_note", "text": "buy milk"})]
-    assert errors[0] == "" and "resume refused" in errors[1] and "already taken" in errors[1], errors
-    refusal = json.loads(errors[1]).get("message", errors[1])
+    # The loser reads that the decision was taken: still paused when it read the claim ("already
+    # taken"), or after the winner's run had finished ("not waiting").
+    assert errors[0] == "" and "resume refused" in errors[1], errors
+    assert "already taken" in errors[1] or "not waiting" in errors[1], errors
+    refusal = json.loads(errors[1])["__error__"]["message"]
     assert "\n" not in refusal
     REPORT.append(f"racing approvals through two processes: the write ran once; the other: {refusal[:160]}")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 SCENARIOS = ["request-limit-banner", "register-login", "bypass-review", "sso-security-blocker", "vague-improvement"]
 PLANS = ["v0.2.0-ready", "v0.2.2-needs-revision", "v0.3.0-needs-review", "v0.4.0-overscoped", "draft-ideas"]
-CHATS = ["what is 12*7?", "what time is it?", "hello there", "use calculator on 2+3*4", "/help"]
+CHATS = ["what is 12*7?", "what is 100/4?", "hello there", "use calculator on 2+3*4", "/help"]
 
 
 def workload(count: int) -> list[tuple[str, dict[str, Any]]]:
@@ -88,10 +88,11 @@ async def run_all(urls: Sequence[str], pairs: Sequence[tuple[str, dict[str, Any]
         client = clients[index % len(clients)]
         thread = await client.threads.create()
         run = await client.runs.create(thread["thread_id"], graph_id, input=given, context=context)
-        values = await client.runs.join(thread["thread_id"], run["run_id"])
+        joined = await client.runs.join(thread["thread_id"], run["run_id"])
         status = (await client.runs.get(thread["thread_id"], run["run_id"]))["status"]
+        values = (await client.threads.get_state(thread["thread_id"]))["values"]  # what the thread keeps
         return {"graph_id": graph_id, "key": key_of(graph_id, given), "run_id": run["run_id"], "status": status,
-                "values": values, "client": index % len(clients)}
+                "values": values, "joined": joined, "client": index % len(clients), "thread_id": thread["thread_id"]}
 
     return list(await asyncio.gather(*(one(i, g, x) for i, (g, x) in enumerate(pairs))))
 
