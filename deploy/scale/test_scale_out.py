@@ -1,6 +1,6 @@
 """Reins on the LangGraph Agent Server with two processes on one PostgreSQL and one Redis.
 
-The tests run in file order and share the cluster (tests/.. fixtures in conftest.py):
+The tests run in file order and share one cluster (the ``cluster`` fixture, conftest.py):
 1. one process alone, then a second one: runs per minute of the delivery chain on the stand-in with
    200 ms per model call, and three pauses taken on the first process (a review, a question, an
    approval) plus a note remembered through it;
@@ -17,24 +17,29 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from pathlib import Path
 
 import pytest
-from langgraph_sdk import get_client, get_sync_client
 
-from deploy.scale.cluster import HEARTBEAT_S, JOBS_PER_PROCESS, LATENCY_GRAPH, Server, versions
-from deploy.scale.report import REPORT
-from deploy.scale.workload import (
-    key_of,
+from deploy.scale.availability import missing
+
+if missing():
+    pytest.skip(missing(), allow_module_level=True)
+
+from langgraph_sdk import get_client, get_sync_client  # noqa: E402
+
+from deploy.scale.cluster import HEARTBEAT_S, JOBS_PER_PROCESS, LATENCY_GRAPH, Server, versions  # noqa: E402
+from deploy.scale.report import REPORT  # noqa: E402
+from deploy.scale.workload import (  # noqa: E402
+    outcome,
     reference_outcomes,
     runs_started,
     starts_by_run,
     timed_batch,
     workload,
 )
-from tests.assistant.mcp.servers import config, executions, stdio_server
+from tests.assistant.mcp.servers import config, executions, stdio_server  # noqa: E402
 
 pytestmark = pytest.mark.integration
 LATENCY_INPUT = {"requirement_uri": "demo://scenarios/request-limit-banner/requirement.md"}
@@ -102,8 +107,6 @@ def test_a_hundred_concurrent_runs_over_both_none_lost_none_twice_same_outcomes(
     pairs = workload(100)
     expected = reference_outcomes(pairs)
     _, results = timed_batch([first.url, second.url], pairs)
-    from deploy.scale.workload import outcome
-
     assert len(results) == 100 and {r["status"] for r in results} == {"success"}
     wrong = [(r["key"], outcome(r["graph_id"], r["values"]), expected[r["key"]]) for r in results
              if outcome(r["graph_id"], r["values"]) != expected[r["key"]]]

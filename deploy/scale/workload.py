@@ -22,8 +22,7 @@ def workload(count: int) -> list[tuple[str, dict[str, Any]]]:
     kinds = [("delivery_chain", {"requirement_uri": f"demo://scenarios/{s}/requirement.md"}) for s in SCENARIOS]
     kinds += [("tasklist_agent", {"request": f"/tasklist docs://versions/{p}.md"}) for p in PLANS]
     kinds += [("assistant", {"messages": [{"role": "user", "content": c}]}) for c in CHATS]
-    ordered = [kinds[i % 3 * 5 + i // 3 % 5] for i in range(count)]  # graphs interleaved
-    return ordered
+    return [kinds[i % 3 * 5 + i // 3 % 5] for i in range(count)]  # the graphs interleaved
 
 
 def outcome(graph_id: str, values: dict[str, Any]) -> str:
