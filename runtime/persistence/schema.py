@@ -23,9 +23,8 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from reins.runtime.config.settings import SettingsError

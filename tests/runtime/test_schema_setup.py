@@ -51,3 +51,24 @@ def test_a_set_up_that_fails_leaves_no_half_made_tables(tmp_path):
         raise AssertionError("the failed set-up was not reported")
     with sqlite3.connect(db) as conn:
         assert conn.execute("select name from sqlite_master").fetchall() == []
+
+
+def test_a_set_up_that_loses_a_race_is_tried_again_and_the_run_goes_on(tmp_path):
+    tries: list[int] = []
+
+    class RacedOnce:  # another process, one that takes no lock, recorded the same migration first
+        def __init__(self, conn):
+            self.conn = conn
+
+        def setup(self):
+            tries.append(1)
+            self.conn.execute("CREATE TABLE IF NOT EXISTS migrations (v INTEGER PRIMARY KEY)")
+            if len(tries) == 1:
+                raise sqlite3.IntegrityError("UNIQUE constraint failed: migrations.v")
+            self.conn.execute("INSERT INTO migrations VALUES (0)")
+
+    db = str(tmp_path / "x.db")
+    sqlite_setup(db, RacedOnce, "the test file")
+    assert len(tries) == 2
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select v from migrations").fetchall() == [(0,)]
