@@ -21,6 +21,7 @@ from policies.model_notice import STAND_IN_NOTICE
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from policies.terminal_text import printable
+from cli.chat_input import MULTI_LINE, ChatInput
 from cli.chat_pauses import ask_pause, check, describe, hint, pending
 from cli.chat_screen import ChatProgress, ChatScreen, declined
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
@@ -385,10 +386,11 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: 
     Enter, finishes it first) and returns to the prompt; Ctrl-C at the prompt right after quits."""
     sys.stderr.write(f"Reins assistant — thread {thread}. Type /help for commands, 'exit' to leave.\n")
     _stand_in_first(settings, sys.stdout)
+    reader = _reader()
     cancelled = False  # the last thing the user did was Ctrl-C
     while True:
         try:
-            line = input("you> ")
+            line = reader.read("you> ")
         except EOFError:
             sys.stdout.write("\n")
             return EXIT_OK
@@ -403,6 +405,9 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: 
             continue
         if text.lower() in EXIT_WORDS:
             return EXIT_OK
+        if text.lower() == MULTI_LINE:
+            sys.stderr.write(reader.toggle_multi_line() + "\n")
+            continue
         cancelled = False
         try:
             _finish_interrupted_turn(graph, thread, user, sys.stdout, scope)  # a cancelled turn first
@@ -418,7 +423,7 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: 
         screen = _screen_for(sys.stdout)
         try:
             values = _send(graph, message, thread, user, screen, scope, asks=True)
-            values = answer_pauses(graph, values, thread, user, screen=screen, scope=scope)
+            values = answer_pauses(graph, values, thread, user, reader.ask, screen=screen, scope=scope)
         except RunInterrupted as stop:
             cancelled = _cancelled(stop, screen)
             continue
@@ -437,6 +442,20 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: 
         _print_answer(values, sys.stdout, screen)
         if screen is not None:
             screen.stop()
+
+
+# The terminal's own commands (answered here, never sent to the assistant), for completion and /help.
+LOCAL_COMMANDS = ((MULTI_LINE, "switch multi-line mode (Enter adds a line; Esc then Enter sends)"),
+                  ("/exit", "leave the chat (Ctrl-D too)"))
+
+
+def _reader() -> ChatInput:
+    """The line editor on a terminal (history in the home for runs), plain input elsewhere."""
+    from policies.slash_commands import COMMANDS
+    from runtime.persistence.home import reins_home
+
+    commands = [(usage.split()[0], purpose) for usage, purpose in COMMANDS.values()]
+    return ChatInput(reins_home(), [*commands, *LOCAL_COMMANDS])
 
 
 def _cancelled(stop: RunInterrupted, screen: ChatScreen | None = None) -> bool:
