@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
 
@@ -22,6 +21,7 @@ from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from policies.terminal_text import printable
 from cli.chat_input import MULTI_LINE, ChatInput
+from cli.chat_threads import chosen_thread
 from cli.chat_pauses import ask_pause, check, describe, hint, pending
 from cli.chat_screen import ChatProgress, ChatScreen, declined
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
@@ -61,7 +61,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("-h", "--help", action=_HelpWithTools)
     parser.add_argument("--once", metavar="MESSAGE", help="send one message, print the answer and exit")
     parser.add_argument("--file", metavar="PATH", help="like --once, with the message read from PATH (- for standard input)")
-    parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("-c", "--continue", dest="continue_latest", action="store_true",
+                       help="continue the latest chat in this home")
+    which.add_argument("--thread", help="continue this conversation thread (refused when there is none by that id)")
+    which.add_argument("--new-thread", metavar="ID", help="start a new conversation with this id (default: a generated one)")
     parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
     parser.add_argument("--memory-scope", choices=SCOPES, default=DEFAULT_SCOPE,
                         help="which notes a turn recalls and keeps: the user's, shared by their sessions "
@@ -203,7 +207,6 @@ def run(args: argparse.Namespace) -> int:
 
     from runtime.persistence.runs import keep_latest_checkpoints
 
-    thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
     user = (args.user or "local").strip() or "local"
     message = None if args.once is None else _check_message(args.once)  # before anything is opened or written
     scope = args.memory_scope
@@ -215,12 +218,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json and message is None:
         raise UserError("--json needs --once")
     with checkpointer_from_settings(settings) as checkpointer, open_store(settings) as opened:
+        thread, existed = chosen_thread(args, checkpointer, durable=settings.checkpoint != "memory")
         graph = _build(build_graph, checkpointer, opened.store)
         try:
-            if args.thread:
+            if existed:
                 _finish_interrupted_turn(graph, thread, user, None if args.json else sys.stdout, scope)
             if message is None:
-                return _interactive(graph, thread, user, settings, scope)
+                return _interactive(graph, thread, user, settings, scope, existed)
             if not args.json:
                 _stand_in_first(settings, sys.stdout)
             screen = None if args.json else _screen_for(sys.stdout)
@@ -381,10 +385,12 @@ def _list_notes(store: Any, user: str, thread: str | None, as_json: bool) -> int
     return EXIT_OK
 
 
-def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: str = DEFAULT_SCOPE) -> int:
+def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: str = DEFAULT_SCOPE,
+                 existed: bool = False) -> int:
     """The chat loop. Ctrl-C during a turn cancels that turn (it is saved; the next message, or
     Enter, finishes it first) and returns to the prompt; Ctrl-C at the prompt right after quits."""
-    sys.stderr.write(f"Reins assistant — thread {thread}. Type /help for commands, 'exit' to leave.\n")
+    how = "continuing thread" if existed else "thread"
+    sys.stderr.write(f"Reins assistant — {how} {thread}. Type /help for commands, 'exit' to leave.\n")
     _stand_in_first(settings, sys.stdout)
     reader = _reader()
     cancelled = False  # the last thing the user did was Ctrl-C

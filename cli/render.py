@@ -87,6 +87,22 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], statuses: Seque
     console_for(stream).print(grid)
 
 
+def write_lines(lines: Sequence[str], statuses: Sequence[str] = (), stream: TextIO | None = None) -> None:
+    """Each line as it is, never folded (a command to copy stays one line however narrow the
+    terminal), in its status' colour on a styled terminal."""
+    stream = stream or sys.stdout
+    if not styled(stream):
+        for line in lines:
+            write(line, stream)
+        return
+    from rich.text import Text
+
+    console = console_for(stream)
+    for index, line in enumerate(lines):
+        console.print(Text(line, style=rich_style(statuses[index] if index < len(statuses) else "") or ""),
+                      soft_wrap=True)
+
+
 def fit(line: str, stream: TextIO, reserve: int = 0) -> str:
     """``line`` cut at a word to the terminal's width less ``reserve`` (the cut marked): it never wraps."""
     width = max(20, console_for(stream).width - 1 - reserve)

@@ -1,6 +1,7 @@
 """``reins chat``'s line editor on a terminal of 80 × 24 (a pseudo-terminal read back through
 ``pyte``): history recalled across sessions, a bracketed paste sent as one message, slash-command
-completion; and plain ``input()`` when standard input is not a terminal."""
+completion, ``reins chat -c`` continuing the last chat; and plain ``input()`` when standard input
+is not a terminal."""
 
 from __future__ import annotations
 
@@ -53,9 +54,10 @@ def test_up_recalls_the_last_session_and_a_paste_is_one_message(tmp_path):
     _ended(first)
     assert (home / HISTORY_FILE).stat().st_mode & 0o077 == 0  # what was typed is its owner's only
 
-    second = _chat(home, tmp_path)
+    second = _chat(home, tmp_path, "-c")  # the last chat, continued
     recalled, shown = _turn(second, UP + ENTER)  # a new session: Up brings back the last one's message
     assert "2+2 = 4." in recalled and "you> what is 2+2?" in shown
+    assert "2 earlier message(s)" in recalled  # the first session's question and answer
     pasted, shown = _turn(second, PASTE_START + "what is 3+3?\nsecond line\nthird line" + PASTE_END + ENTER)
     assert pasted.count("Assistant turn") == 1 and "3+3 = 6." in pasted  # three lines, one turn
     assert "you> what is 3+3?\n.... second line\n.... third line\n" in shown

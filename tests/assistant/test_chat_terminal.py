@@ -105,7 +105,7 @@ def test_ctrl_c_cancels_the_turn_returns_to_the_prompt_and_the_thread_resumes(st
     provider = stub(answer)
     home = tmp_path / "home"
     env = _env(home, REINS_MODEL="stub-model", OPENAI_BASE_URL=provider.base_url, OPENAI_API_KEY=KEY)
-    child = _spawn(["chat", "--thread", "mine"], env, tmp_path)
+    child = _spawn(["chat", "--new-thread", "mine"], env, tmp_path)
     screen = Screen()
     try:
         child.expect(PROMPT)

@@ -70,7 +70,7 @@ def test_chat_once_answers_through_the_calculator(cli_env, capsys):
 
 
 def test_chat_once_json(cli_env, capsys):
-    assert main(["chat", "--once", "what is 6*7?", "--json", "--thread", "j1"]) == 0
+    assert main(["chat", "--once", "what is 6*7?", "--json", "--new-thread", "j1"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["thread"] == "j1" and payload["intent"] == "SIMPLE_TOOL"
     assert payload["answer"]["verdict"] == "success" and payload["records"][0]["output"] == "42"
