@@ -27,7 +27,7 @@ from cli.chat_screen import ChatProgress, ChatScreen, declined
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
 from cli.inputs import read_text
 from cli.model_config import fallbacks_of, models_of
-from cli.render import ProgressView, RunInterrupted, colour, print_json, stream_run, styled, write
+from cli.render import ProgressView, RunInterrupted, colour, print_json, say, stream_run, styled, write
 from runtime.config.settings import Settings
 
 MAX_MESSAGE_CHARS = 20_000
@@ -149,14 +149,15 @@ def _print_answer(values: Mapping[str, Any], out: TextIO, screen: ChatScreen | N
     answer = values.get("answer") or {}
     verdict = answer.get("verdict", "failure")
     reply = printable(redact(values.get("reply", ""), 4000))  # model-written: no escape sequences
+    plain = bool(values.get("pipeline"))  # a command's output (help, a task list): text, never Markdown
     if screen is None:
-        write(reply, out, markdown=True)
+        write(reply, out, markdown=not plain)
     else:  # in place of the streamed draft
-        screen.finish(reply)
+        screen.finish(reply, plain=plain)
     for item in answer.get("evidence", []):
-        out.write(f"  · {printable(redact(item, 300))}\n")
+        say(f"  · {printable(redact(item, 300))}", out)
     for warning in fallbacks_of(values):
-        out.write(f"  note: {printable(redact(warning, 300))}\n")
+        say(f"  note: {printable(redact(warning, 300))}", out)
     status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")
     tools = declined(values.get("records"))
     if tools and verdict != "success":  # the user's decision, not a failure of the assistant
@@ -164,7 +165,7 @@ def _print_answer(values: Mapping[str, Any], out: TextIO, screen: ChatScreen | N
         return
     out.write(colour(f"[{verdict}]", status, out) + "\n")
     if values.get(BUDGET_KEY):
-        out.write(f"  budget (used/worst case): {values[BUDGET_KEY]['line']}\n")
+        say(f"  budget (used/worst case): {values[BUDGET_KEY]['line']}", out)
 
 
 def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
@@ -244,7 +245,7 @@ def _stand_in_first(settings: Settings, out: TextIO) -> None:
     from runtime.llm.models import OFFLINE_LABEL, model_set_from_settings
 
     if model_set_from_settings(settings).label("chat") == OFFLINE_LABEL:
-        out.write(STAND_IN_NOTICE + "\n")
+        say(STAND_IN_NOTICE, out)
 
 
 def _screen_for(out: TextIO) -> ChatScreen | None:
@@ -390,7 +391,7 @@ def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: 
     """The chat loop. Ctrl-C during a turn cancels that turn (it is saved; the next message, or
     Enter, finishes it first) and returns to the prompt; Ctrl-C at the prompt right after quits."""
     how = "continuing thread" if existed else "thread"
-    sys.stderr.write(f"Reins assistant — {how} {thread}. Type /help for commands, 'exit' to leave.\n")
+    say(f"Reins assistant — {how} {thread}. Type /help for commands, 'exit' to leave.")
     _stand_in_first(settings, sys.stdout)
     reader = _reader()
     cancelled = False  # the last thing the user did was Ctrl-C
@@ -469,5 +470,6 @@ def _cancelled(stop: RunInterrupted, screen: ChatScreen | None = None) -> bool:
     if screen is not None:
         screen.stop()
     how = "press Enter to finish it, or send your next message (it finishes first)" if stop.saved else "it is lost"
-    sys.stderr.write(f"\nreins: turn cancelled: {stop}; {how}. Ctrl-C again quits.\n")
+    sys.stderr.write("\n")
+    say(f"reins: turn cancelled: {stop}; {how}. Ctrl-C again quits.")
     return True

@@ -9,9 +9,10 @@ import subprocess
 import sys
 
 import pexpect
+import pyte
 
 from cli.chat_input import HISTORY_FILE, ChatInput, slash_completions
-from tests.assistant.test_chat_terminal import PROMPT, WAIT_S, Screen, _env, _spawn
+from tests.assistant.test_chat_terminal import COLUMNS, PROMPT, WAIT_S, _env, _spawn
 
 ROWS = 24
 UP, ENTER = "\x1b[A", "\r"
@@ -30,10 +31,9 @@ def _ended(child: pexpect.spawn) -> list[str]:
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
     child.close()
-    screen = Screen(ROWS)
-    screen.feed(child.logfile_read.getvalue())
-    assert child.exitstatus == 0, "\n".join(screen.lines())
-    return screen.lines()
+    lines = _scrolled(child)
+    assert child.exitstatus == 0, "\n".join(lines)
+    return lines
 
 
 def _turn(child: pexpect.spawn, keys: str) -> tuple[str, str]:
@@ -42,9 +42,15 @@ def _turn(child: pexpect.spawn, keys: str) -> tuple[str, str]:
     child.expect(r"\[(success|partial|failure)\]")
     written = child.before + child.after
     child.expect(PROMPT)
-    screen = Screen(ROWS)
-    screen.feed(child.logfile_read.getvalue())
-    return written, "\n".join(screen.lines())
+    return written, "\n".join(_scrolled(child))
+
+
+def _scrolled(child: pexpect.spawn) -> list[str]:
+    """Every line the terminal showed so far: those scrolled off the top, then the screen."""
+    screen = pyte.HistoryScreen(COLUMNS, ROWS, history=2000)
+    pyte.Stream(screen).feed(child.logfile_read.getvalue())
+    above = ["".join(line[x].data for x in range(COLUMNS)).rstrip() for line in screen.history.top]
+    return above + [line.rstrip() for line in screen.display]
 
 
 def test_up_recalls_the_last_session_and_a_paste_is_one_message(tmp_path):
@@ -64,11 +70,29 @@ def test_up_recalls_the_last_session_and_a_paste_is_one_message(tmp_path):
     _ended(second)
 
 
-def test_tab_completes_a_slash_command_and_help_is_answered(tmp_path):
+def _broken_mid_word(lines: list[str]) -> list[str]:
+    """Lines the terminal itself broke inside a word: full to the last column, the next one going on."""
+    return [f"{line}|{after}" for line, after in zip(lines, lines[1:])
+            if len(line) == COLUMNS and line[-1] != " " and after[:1] not in ("", " ")]
+
+
+def test_help_is_one_command_a_line_and_nothing_breaks_mid_word(tmp_path):
     child = _chat(tmp_path / "home", tmp_path)
-    helped, _ = _turn(child, "/he\t" + ENTER)
-    assert "Commands:" in helped
-    _ended(child)
+    helped, shown = _turn(child, "/he\t" + ENTER)  # Tab completes the command
+    lines = shown.splitlines()
+    assert "you> /help" in lines
+    starts = [line.split("  ")[1] for line in lines if line.startswith("  /")]
+    assert starts == ["/help", "/tasklist docs://versions/<plan>.md", "/delivery-chain <requirement>"]
+    _, shown = _turn(child, "what is 2+2?" + ENTER)
+    assert "  budget (used/worst case): calls" in shown
+    lines = _ended(child)
+    assert _broken_mid_word(lines) == []
+    assert any(line.startswith("Reins assistant") for line in lines)
+
+
+def test_a_line_the_terminal_broke_is_told_from_one_wrapped_at_a_word():
+    assert _broken_mid_word(["x" * (COLUMNS - 1) + "l", "eave."]) == ["x" * (COLUMNS - 1) + "l|eave."]
+    assert _broken_mid_word(["x" * (COLUMNS - 1), "leave."]) == []
 
 
 def test_slash_completion_only_completes_a_first_slash_word():
