@@ -20,18 +20,16 @@ from policies.model_notice import STAND_IN_NOTICE
 from policies.redaction import redact, redact_mapping
 from policies.retention import durability_for
 from policies.terminal_text import printable
-from cli.chat_input import MULTI_LINE, ChatInput
 from cli.chat_threads import chosen_thread
 from cli.chat_pauses import ask_pause, check, describe, hint, pending
 from cli.chat_screen import ChatProgress, ChatScreen, declined
 from cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
 from cli.inputs import read_text
-from cli.model_config import fallbacks_of, models_of
+from cli.model_config import fallbacks_of, models_of, models_switched, stamped
 from cli.render import ProgressView, RunInterrupted, colour, print_json, say, stream_run, styled, write
 from runtime.config.settings import Settings
 
 MAX_MESSAGE_CHARS = 20_000
-EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
 GRAPH_NAME = "assistant"
 BUDGET_KEY = "budget"  # beside a turn's values: what it used next to its worst case (not a state key)
@@ -98,13 +96,12 @@ def _check_message(message: str) -> str:
 
 
 def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen: ChatScreen | None = None,
-          scope: str = DEFAULT_SCOPE, asks: bool = False) -> dict[str, Any]:
+          scope: str = DEFAULT_SCOPE, asks: bool = False, settings: Settings | None = None) -> dict[str, Any]:
     """Send a message (or a ``Command`` resuming a pause; None: finish the thread's interrupted turn
     from its checkpoint) and return the thread's values. ``screen`` shows the turn on a terminal;
-    ``asks``: a person answers pauses now (the interactive chat), so skill drafts are offered."""
+    ``asks``: a person answers pauses now (the interactive chat), so skill drafts are offered;
+    ``settings``: the models in force, recorded with every checkpoint of the turn."""
     from langchain_core.messages import HumanMessage
-
-    from runtime.config.tracing import run_config
 
     from cli.doctor_audit import run_caps
     from runtime.execution.budget import configured_budget
@@ -114,7 +111,7 @@ def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen:
         outcome = stream_run(
             graph,
             {"messages": [HumanMessage(content=message)]} if isinstance(message, str) else message,
-            config=run_config(GRAPH_NAME, thread_id=thread),  # names the graph: `reins runs` says how to resume
+            config=_config(thread, settings),
             context={"user_id": user, "memory_scope": scope, "review_skill_drafts": asks},
             view=screen or ChatProgress(),  # type: ignore[arg-type]  # a ProgressView's two methods
             durability=durability_for(can_pause=True),  # a tool call may pause for approval
@@ -127,18 +124,55 @@ def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen:
     return values
 
 
-def _finish_interrupted_turn(graph: Any, thread: str, user: str, out: TextIO | None,
-                             scope: str = DEFAULT_SCOPE) -> None:
-    """A turn killed mid-way is finished first (its completed steps are not re-run), so the next
-    message starts from a complete conversation."""
+def _config(thread: str, settings: Settings | None) -> dict[str, Any]:
+    """The turn's config: it names the graph (`reins runs` says how to resume) and, given the
+    settings, records the models in force, so a turn is finished only on the models it started on."""
+    from runtime.config.tracing import run_config
+
+    config = run_config(GRAPH_NAME, thread_id=thread)
+    return config if settings is None else stamped(config, settings)
+
+
+def interrupted_turn(graph: Any, thread: str) -> Any:
+    """The thread's state when its last turn stopped mid-way (Ctrl-C, a crash; not a pause), else None."""
     snapshot = graph.get_state({"configurable": {"thread_id": thread}})
-    if not (snapshot.values and snapshot.next) or snapshot.interrupts:
-        return
-    sys.stderr.write(f"reins: finishing the interrupted turn of thread {thread}\n")
+    return snapshot if snapshot.values and snapshot.next and not snapshot.interrupts else None
+
+
+def close_interrupted_turn(graph: Any, thread: str) -> None:
+    """Close a turn that stopped mid-way, so the next message starts a new turn: its steps not yet
+    run are dropped; what it completed stays in the thread."""
+    from langgraph.graph import END
+
+    if interrupted_turn(graph, thread) is not None:
+        graph.update_state({"configurable": {"thread_id": thread}}, None, as_node=END)
+
+
+def finish_interrupted_turn(graph: Any, thread: str, user: str, scope: str, settings: Settings,
+                            screen: ChatScreen | None = None) -> dict[str, Any] | None:
+    """Finish the thread's turn that stopped mid-way from its checkpoint (its completed steps are
+    not re-run), on the models it started on only; None when there is none or the models differ
+    (then said, naming both)."""
+    snapshot = interrupted_turn(graph, thread)
+    if snapshot is None:
+        return None
+    switched = models_switched(snapshot.metadata, settings)
+    if switched:
+        say(f"reins: the interrupted turn of thread {thread} is not finished on other models than it started "
+            f"on ({switched}); configure those models to finish it, or send its request again as a new message")
+        return None
+    say(f"reins: finishing the interrupted turn of thread {thread}")
+    return _send(graph, None, thread, user, screen, scope, settings=settings)
+
+
+def _finish_at_start(graph: Any, thread: str, user: str, out: TextIO | None, scope: str,
+                     settings: Settings) -> None:
+    """A turn killed mid-way (or cancelled before the last chat ended) is finished first, when its
+    models are the current ones; a new message otherwise starts a new turn."""
     screen = _screen_for(out) if out is not None else None
     try:
-        values = _send(graph, None, thread, user, screen, scope)
-        if out is not None:
+        values = finish_interrupted_turn(graph, thread, user, scope, settings, screen)
+        if values is not None and out is not None:
             _print_answer(values, out, screen)
     finally:
         if screen is not None:
@@ -202,35 +236,43 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("give either --once or --file, not both")
         args.once = read_text(args.file)
     settings = Settings.from_env()
-    from graphs.assistant import build_graph  # the CLI is the application's entry point
-    from runtime.persistence.checkpoint import checkpointer_from_settings
-    from runtime.persistence.memory_store import open_store
-
-    from runtime.persistence.runs import keep_latest_checkpoints
-
     user = (args.user or "local").strip() or "local"
     message = None if args.once is None else _check_message(args.once)  # before anything is opened or written
     scope = args.memory_scope
+    if args.memory and message is not None:
+        raise UserError("--memory lists the notes; it does not take --once")
+    if args.json and message is None and not args.memory:
+        raise UserError("--json needs --once")
+    if message is None and not args.memory and _starts_warm(args, settings):
+        from cli.chat_loop import interactive_warm
+
+        return interactive_warm(settings, user, scope, args.keep_history)
+    from runtime.persistence.memory_store import open_store  # (after every argument is checked)
+
     if args.memory:
-        if message is not None:
-            raise UserError("--memory lists the notes; it does not take --once")
         with open_store(settings) as opened:
             return _list_notes(opened.store, user, args.thread, args.json)
-    if args.json and message is None:
-        raise UserError("--json needs --once")
+    from graphs.assistant import build_graph  # the CLI is the application's entry point
+    from runtime.persistence.checkpoint import checkpointer_from_settings
+    from runtime.persistence.runs import keep_latest_checkpoints
+
     with checkpointer_from_settings(settings) as checkpointer, open_store(settings) as opened:
         thread, existed = chosen_thread(args, checkpointer, durable=settings.checkpoint != "memory")
         graph = _build(build_graph, checkpointer, opened.store)
         try:
             if existed:
-                _finish_interrupted_turn(graph, thread, user, None if args.json else sys.stdout, scope)
+                _finish_at_start(graph, thread, user, None if args.json else sys.stdout, scope, settings)
             if message is None:
-                return _interactive(graph, thread, user, settings, scope, existed)
+                from cli.chat_loop import interactive
+
+                _stand_in_first(settings, sys.stdout)
+                return interactive(lambda: graph, thread, user, settings, scope, existed)
             if not args.json:
                 _stand_in_first(settings, sys.stdout)
             screen = None if args.json else _screen_for(sys.stdout)
+            close_interrupted_turn(graph, thread)  # left open (other models): the message is a new turn
             try:
-                values = _send(graph, message, thread, user, screen, scope)
+                values = _send(graph, message, thread, user, screen, scope, settings=settings)
                 return _report_turn(graph, values, thread, as_json=args.json, screen=screen)
             finally:
                 if screen is not None:
@@ -238,6 +280,27 @@ def run(args: argparse.Namespace) -> int:
         finally:
             if not args.keep_history:
                 keep_latest_checkpoints(checkpointer, thread)
+
+
+def _starts_warm(args: argparse.Namespace, settings: Settings) -> bool:
+    """A new chat on a terminal with no MCP server shows its prompt at once and builds the assistant
+    while the first message is typed. A named or continued thread is looked up first (a mistyped one
+    is refused before the prompt), and MCP servers are started and their problems said before it."""
+    from cli.chat_input import on_a_terminal
+
+    named = args.continue_latest or args.thread is not None or args.new_thread is not None
+    return not named and not settings.mcp_config and on_a_terminal()
+
+
+def open_chat(settings: Settings, stack: Any) -> tuple[Any, Any]:
+    """The checkpointer and the built assistant graph, their resources held open by ``stack``."""
+    from graphs.assistant import build_graph
+    from runtime.persistence.checkpoint import checkpointer_from_settings
+    from runtime.persistence.memory_store import open_store
+
+    checkpointer = stack.enter_context(checkpointer_from_settings(settings))
+    opened = stack.enter_context(open_store(settings))
+    return checkpointer, _build(build_graph, checkpointer, opened.store)
 
 
 def _stand_in_first(settings: Settings, out: TextIO) -> None:
@@ -280,8 +343,9 @@ def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
     return build_graph(checkpointer=checkpointer, store=store)
 
 
-def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
-                  ask: Any = None, screen: ChatScreen | None = None, scope: str = DEFAULT_SCOPE) -> dict[str, Any] | None:
+def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str, ask: Any = None,
+                  screen: ChatScreen | None = None, scope: str = DEFAULT_SCOPE,
+                  settings: Settings | None = None) -> dict[str, Any] | None:
     """Ask every pause of the turn in the terminal and resume; None when input ends first."""
     from langgraph.types import Command
 
@@ -299,7 +363,8 @@ def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
             sys.stderr.write(f"reins: {redact(problem, 300)}\n")
             continue
         try:
-            values = _send(graph, Command(resume=decision), thread, user, screen, scope, asks=True)
+            values = _send(graph, Command(resume=decision), thread, user, screen, scope, asks=True,
+                           settings=settings)
         except ResumeRefused as error:  # taken elsewhere meanwhile: show the thread as it is now
             sys.stderr.write(f"reins: {redact(str(error), 300)}\n")
     return values
@@ -384,92 +449,3 @@ def _list_notes(store: Any, user: str, thread: str | None, as_json: bool) -> int
     for note in notes:
         sys.stdout.write(f"- [{note['scope']}, {note['kind']}, {note['created_at']}] {note['text']}\n")
     return EXIT_OK
-
-
-def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: str = DEFAULT_SCOPE,
-                 existed: bool = False) -> int:
-    """The chat loop. Ctrl-C during a turn cancels that turn (it is saved; the next message, or
-    Enter, finishes it first) and returns to the prompt; Ctrl-C at the prompt right after quits."""
-    how = "continuing thread" if existed else "thread"
-    say(f"Reins assistant — {how} {thread}. Type /help for commands, 'exit' to leave.")
-    _stand_in_first(settings, sys.stdout)
-    reader = _reader()
-    cancelled = False  # the last thing the user did was Ctrl-C
-    while True:
-        try:
-            line = reader.read("you> ")
-        except EOFError:
-            sys.stdout.write("\n")
-            return EXIT_OK
-        except KeyboardInterrupt:
-            if cancelled:
-                raise KeyboardInterrupt(f"chat ended; thread {thread} is saved: reins chat --thread {thread}") from None
-            cancelled = True
-            sys.stderr.write("\n(Ctrl-C again or 'exit' to leave)\n")
-            continue
-        text = line.strip()
-        if not text and not cancelled:
-            continue
-        if text.lower() in EXIT_WORDS:
-            return EXIT_OK
-        if text.lower() == MULTI_LINE:
-            sys.stderr.write(reader.toggle_multi_line() + "\n")
-            continue
-        cancelled = False
-        try:
-            _finish_interrupted_turn(graph, thread, user, sys.stdout, scope)  # a cancelled turn first
-            if not text:
-                continue
-            message = _check_message(text)
-        except UserError as error:
-            sys.stderr.write(f"reins: {error}\n")
-            continue
-        except RunInterrupted as stop:
-            cancelled = _cancelled(stop)
-            continue
-        screen = _screen_for(sys.stdout)
-        try:
-            values = _send(graph, message, thread, user, screen, scope, asks=True)
-            values = answer_pauses(graph, values, thread, user, reader.ask, screen=screen, scope=scope)
-        except RunInterrupted as stop:
-            cancelled = _cancelled(stop, screen)
-            continue
-        except Exception as error:  # one failed message does not end the session
-            if screen is not None:
-                screen.stop()
-            from runtime.llm.failures import safe_error  # imported late: the CLI starts without LangChain
-
-            sys.stderr.write(f"reins: failed: {printable(safe_error(error, 300))}\n")  # a provider's: its cause
-            continue
-        if values is None:  # input ended while a call waited: it stays paused on the thread
-            sys.stderr.write(f"reins: paused; resume with: reins resume {thread} --decision '<json>'\n")
-            return EXIT_PAUSED
-        if screen is None:
-            sys.stdout.write("assistant> ")
-        _print_answer(values, sys.stdout, screen)
-        if screen is not None:
-            screen.stop()
-
-
-# The terminal's own commands (answered here, never sent to the assistant), for completion and /help.
-LOCAL_COMMANDS = ((MULTI_LINE, "switch multi-line mode (Enter adds a line; Esc then Enter sends)"),
-                  ("/exit", "leave the chat (Ctrl-D too)"))
-
-
-def _reader() -> ChatInput:
-    """The line editor on a terminal (history in the home for runs), plain input elsewhere."""
-    from policies.slash_commands import COMMANDS
-    from runtime.persistence.home import reins_home
-
-    commands = [(usage.split()[0], purpose) for usage, purpose in COMMANDS.values()]
-    return ChatInput(reins_home(), [*commands, *LOCAL_COMMANDS])
-
-
-def _cancelled(stop: RunInterrupted, screen: ChatScreen | None = None) -> bool:
-    """Ctrl-C stopped a turn: say where it is saved and how it goes on; back to the prompt."""
-    if screen is not None:
-        screen.stop()
-    how = "press Enter to finish it, or send your next message (it finishes first)" if stop.saved else "it is lost"
-    sys.stderr.write("\n")
-    say(f"reins: turn cancelled: {stop}; {how}. Ctrl-C again quits.")
-    return True

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,20 +50,25 @@ def slash_completions(text: str, commands: Iterable[tuple[str, str]]) -> list[tu
 class ChatInput:
     """Reads the chat's messages (``read``) and the answers to its pauses (``ask``, no history)."""
 
-    def __init__(self, home: Path | None, commands: Sequence[tuple[str, str]] = (),
+    def __init__(self, home: Path | None, commands: Callable[[], Sequence[tuple[str, str]]] = tuple,
                  *, interactive: bool | None = None):
+        """``commands``: the (command, what it does) pairs to complete, listed when first needed."""
         self.interactive = on_a_terminal() if interactive is None else interactive
         self.multi_line = False
-        self._commands = list(commands)
+        self._listed = commands
+        self._commands: list[tuple[str, str]] | None = None
         self._home = home
         self._session: Any = None
         self._asking: Any = None
 
     # --- plain input (pipes, tests): one line per message
-    def read(self, prompt: str = "you> ") -> str:
+    def read(self, prompt: str = "you> ", on_shown: Callable[[], None] | None = None) -> str:
+        """A message; ``on_shown`` is called once the prompt is on the screen."""
         if not self.interactive:
+            if on_shown is not None:
+                on_shown()
             return input(prompt)
-        return self._prompt_session().prompt(prompt)
+        return self._prompt_session().prompt(prompt, pre_run=_after_first_render(on_shown) if on_shown else None)
 
     def ask(self, prompt: str) -> str:
         if not self.interactive:
@@ -73,6 +78,11 @@ class ChatInput:
 
             self._asking = PromptSession()
         return self._asking.prompt(prompt)
+
+    def commands(self) -> list[tuple[str, str]]:
+        if self._commands is None:
+            self._commands = list(self._listed())
+        return self._commands
 
     def toggle_multi_line(self) -> str:
         """Switch the mode; the line that says what Enter now does."""
@@ -97,7 +107,7 @@ def _session(owner: ChatInput) -> Any:
     class SlashCompleter(Completer):
         def get_completions(self, document: Any, complete_event: Any) -> Iterable[Any]:
             text = document.text_before_cursor
-            for name, meta in slash_completions(text, owner._commands):
+            for name, meta in slash_completions(text, owner.commands()):
                 yield Completion(name, start_position=-len(text), display_meta=meta)
 
     keys = KeyBindings()
@@ -121,6 +131,22 @@ def _session(owner: ChatInput) -> Any:
                          complete_style=CompleteStyle.READLINE_LIKE,  # Tab lists them; no space kept below
                          key_bindings=keys, multiline=multi, prompt_continuation=_continuation,
                          enable_history_search=False)
+
+
+def _after_first_render(callback: Callable[[], None]) -> Callable[[], None]:
+    """A ``pre_run`` hook that calls ``callback`` once the prompt has been drawn."""
+    from prompt_toolkit.application import get_app
+
+    def hook() -> None:
+        app = get_app()
+
+        def once(_: Any) -> None:
+            app.after_render.remove_handler(once)
+            callback()
+
+        app.after_render.add_handler(once)
+
+    return hook
 
 
 def _continuation(width: int, line_number: int, wrap_count: int) -> str:

@@ -124,7 +124,7 @@ def test_ctrl_c_cancels_the_turn_returns_to_the_prompt_and_the_thread_resumes(st
         assert run["status"] == "incomplete" and run["resume"] == "reins chat --thread mine"
 
         released.set()
-        child.sendline("")  # Enter finishes the cancelled turn
+        child.sendline("/retry")  # runs the cancelled turn again: finished from where it stopped
         child.expect("finishing the interrupted turn")
         child.expect(r"\[success\]")
         child.expect(PROMPT)
