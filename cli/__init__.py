@@ -126,7 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report(as_json, ERROR_CODES.get(code, "bad_input"), str(error))
         return code
     except KeyboardInterrupt as stop:  # RunInterrupted says where the run was saved and how to resume it
-        _report(as_json, "interrupted", str(stop) or "interrupted", prefix="interrupted")
+        if str(stop) or as_json:
+            _report(as_json, "interrupted", str(stop) or "interrupted", prefix="interrupted")
+        else:  # Ctrl-C before any run began: nothing was saved, nothing more to say
+            print("reins: interrupted", file=sys.stderr)
         if program:
             _exit_now(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED

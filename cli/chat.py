@@ -76,13 +76,16 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def exit_code_for(values: Mapping[str, Any]) -> int:
     """Exit code of one answered message: slash-command problems are bad input, pipeline blocks are
-    blocked, otherwise the verdict decides (success 0, partial 1, failure 4)."""
+    blocked, a call the user declined is their decision (0), otherwise the verdict decides (success 0,
+    partial 1, failure 4)."""
     pipeline = values.get("pipeline") or {}
     if pipeline.get("status") in _BAD_INPUT_STATUSES:
         return EXIT_BAD_INPUT
     if pipeline.get("status") in ("blocked", "stopped"):
         return EXIT_BLOCKED
     verdict = (values.get("answer") or {}).get("verdict")
+    if verdict != "success" and declined(values.get("records")):
+        return EXIT_OK  # not run because you declined it: your decision was carried out, nothing failed
     return {"success": EXIT_OK, "partial": EXIT_NEEDS_ATTENTION}.get(verdict, EXIT_FAILED)
 
 
