@@ -16,7 +16,7 @@ from typing import Any
 
 from policies.memory import DEFAULT_SCOPE
 from policies.terminal_text import printable
-from cli.chat import (_check_message, _print_answer, _screen_for, _send, _stand_in_first, answer_pauses,
+from cli.chat_turns import (_check_message, _print_answer, _screen_for, _send, _stand_in_first, answer_pauses,
                       close_interrupted_turn, finish_interrupted_turn, interrupted_turn)
 from cli.chat_input import MULTI_LINE, ChatInput
 from cli.chat_screen import ChatScreen
@@ -60,7 +60,7 @@ def interactive_warm(settings: Settings, user: str, scope: str, keep_history: bo
     built on a background thread while the first message is typed, and waited for when it is sent."""
     from contextlib import ExitStack
 
-    from cli.chat import open_chat
+    from cli.chat_turns import open_chat
     from cli.chat_threads import new_thread_id
 
     thread = new_thread_id()
