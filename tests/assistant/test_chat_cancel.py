@@ -49,7 +49,7 @@ def _cancel_first_turn(child, asked) -> None:
     child.sendline(CANCELLED)
     assert asked.wait(WAIT_S) and child.isalive()
     child.sendintr()
-    child.expect("turn cancelled: .*/retry runs it again; your next message starts a new turn")
+    child.expect(r"turn cancelled: .*/retry\s+runs\s+it\s+again;\s+your\s+next\s+message\s+starts\s+a\s+new\s+turn")
     child.expect(PROMPT)
 
 
