@@ -47,6 +47,17 @@ def _version() -> str:
         return "0+unknown"
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed version, looked up only when asked (importlib.metadata is slow
+    to import, and every other command starts without it)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: object):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help", "")))
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        parser.exit(message=f"reins {_version()}\n")
+
+
 class ArgumentError(Exception):
     """Bad command-line arguments (argparse's message, plus the usage of the command concerned)."""
 
@@ -79,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="reins",
         description="Reins: controlled multi-agent pipelines on LangGraph — the model proposes, the runtime decides.",
     )
-    parser.add_argument("--version", action="version", version=f"reins {_version()}")
+    parser.add_argument("--version", action=_Version, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="<command>")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(commands)
@@ -122,7 +133,10 @@ def _main(argv: Sequence[str] | None) -> int:
         _report(as_json, ERROR_CODES.get(code, "bad_input"), str(error))
         return code
     except KeyboardInterrupt as stop:  # RunInterrupted says where the run was saved and how to resume it
-        _report(as_json, "interrupted", str(stop) or "interrupted", prefix="interrupted")
+        if str(stop) or as_json:
+            _report(as_json, "interrupted", str(stop) or "interrupted", prefix="interrupted")
+        else:  # Ctrl-C before any run began: nothing was saved, nothing more to say
+            print("reins: interrupted", file=sys.stderr)
         if program:
             _exit_now(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED

@@ -11,29 +11,25 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-import uuid
 from collections.abc import Mapping
 from typing import Any, TextIO
 
 from reins.policies.memory import DEFAULT_SCOPE, SCOPES
-from reins.policies.model_notice import STAND_IN_NOTICE
 from reins.policies.redaction import redact, redact_mapping
-from reins.policies.retention import durability_for
-from reins.policies.terminal_text import printable
-from reins.cli.chat_pauses import ask_pause, check, describe, hint, pending
-from reins.cli.chat_screen import ChatProgress, ChatScreen, declined
+from reins.cli.chat_threads import chosen_thread
+from reins.cli.chat_turns import (BUDGET_KEY, _build, checked_start, _check_message, _print_answer, _screen_for, _send, _stand_in_first,
+                            answer_pauses, close_interrupted_turn, finish_interrupted_turn)
+from reins.cli.chat_pauses import check, describe, hint, pending
+from reins.cli.chat_screen import ChatScreen, declined
 from reins.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_NEEDS_ATTENTION, EXIT_OK, EXIT_PAUSED, UserError
 from reins.cli.inputs import read_text
 from reins.cli.model_config import fallbacks_of, models_of
-from reins.cli.render import ProgressView, RunInterrupted, colour, print_json, stream_run, styled, write
+from reins.cli.render import print_json
 from reins.runtime.config.settings import Settings
 
-MAX_MESSAGE_CHARS = 20_000
-EXIT_WORDS = frozenset({"exit", "quit", ":q", "/exit", "/quit"})
+__all__ = ["_send", "answer_pauses", "exit_code_for", "register", "resume_assistant"]  # _send: the tests drive a turn
+
 _BAD_INPUT_STATUSES = frozenset({"unknown_command", "bad_input"})
-GRAPH_NAME = "assistant"
-BUDGET_KEY = "budget"  # beside a turn's values: what it used next to its worst case (not a state key)
 
 
 class _HelpWithTools(argparse.Action):
@@ -60,7 +56,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("-h", "--help", action=_HelpWithTools)
     parser.add_argument("--once", metavar="MESSAGE", help="send one message, print the answer and exit")
     parser.add_argument("--file", metavar="PATH", help="like --once, with the message read from PATH (- for standard input)")
-    parser.add_argument("--thread", help="continue this conversation thread (default: a new thread)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("-c", "--continue", dest="continue_latest", action="store_true",
+                       help="continue the latest chat in this home")
+    which.add_argument("--thread", help="continue this conversation thread (refused when there is none by that id)")
+    which.add_argument("--new-thread", metavar="ID", help="start a new conversation with this id (default: a generated one)")
     parser.add_argument("--user", default="local", help="whose long-term notes to read and write (default: local)")
     parser.add_argument("--memory-scope", choices=SCOPES, default=DEFAULT_SCOPE,
                         help="which notes a turn recalls and keeps: the user's, shared by their sessions "
@@ -73,95 +73,31 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def exit_code_for(values: Mapping[str, Any]) -> int:
     """Exit code of one answered message: slash-command problems are bad input, pipeline blocks are
-    blocked, otherwise the verdict decides (success 0, partial 1, failure 4)."""
+    blocked, a call the user declined is their decision (0), otherwise the verdict decides (success 0,
+    partial 1, failure 4)."""
     pipeline = values.get("pipeline") or {}
     if pipeline.get("status") in _BAD_INPUT_STATUSES:
         return EXIT_BAD_INPUT
     if pipeline.get("status") in ("blocked", "stopped"):
         return EXIT_BLOCKED
     verdict = (values.get("answer") or {}).get("verdict")
+    if verdict != "success" and declined(values.get("records")):
+        return EXIT_OK  # not run because you declined it: your decision was carried out, nothing failed
     return {"success": EXIT_OK, "partial": EXIT_NEEDS_ATTENTION}.get(verdict, EXIT_FAILED)
 
 
-def _check_message(message: str) -> str:
-    text = (message or "").strip()
-    if not text:
-        raise UserError("the message is empty; type a question or /help")
-    if len(text) > MAX_MESSAGE_CHARS:
-        raise UserError(f"the message is longer than {MAX_MESSAGE_CHARS} characters")
-    return text
-
-
-def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen: ChatScreen | None = None,
-          scope: str = DEFAULT_SCOPE, asks: bool = False) -> dict[str, Any]:
-    """Send a message (or a ``Command`` resuming a pause; None: finish the thread's interrupted turn
-    from its checkpoint) and return the thread's values. ``screen`` shows the turn on a terminal;
-    ``asks``: a person answers pauses now (the interactive chat), so skill drafts are offered."""
-    from langchain_core.messages import HumanMessage
-
-    from reins.runtime.config.tracing import run_config
-
-    from reins.cli.doctor_audit import configured_options, run_caps
-    from reins.runtime.execution.budget import configured_budget
-
-    started = time.monotonic()
-    with run_caps():  # every request checked against the user's caps before it is made
-        outcome = stream_run(
-            graph,
-            {"messages": [HumanMessage(content=message)]} if isinstance(message, str) else message,
-            config=run_config(GRAPH_NAME, thread_id=thread),  # names the graph: `reins runs` says how to resume
-            context={"user_id": user, "memory_scope": scope, "review_skill_drafts": asks},
-            view=screen or ChatProgress(),  # type: ignore[arg-type]  # a ProgressView's two methods
-            durability=durability_for(can_pause=True),  # a tool call may pause for approval
-            on_reply=screen.reply if screen is not None else None,
-        )
-    values = dict(outcome.values)
-    # what this turn used beside its worst case (the turn's metrics and records start afresh; a
-    # pipeline's model calls are among the turn's metrics, its tool calls in its outcome)
-    tool_calls = len(values.get("records") or []) + int((values.get("pipeline") or {}).get("tool_calls", 0) or 0)
-    values[BUDGET_KEY] = configured_budget("assistant", values, tool_calls, time.monotonic() - started,
-                                           **configured_options("assistant", Settings.from_env()))
-    return values
-
-
-def _finish_interrupted_turn(graph: Any, thread: str, user: str, out: TextIO | None,
-                             scope: str = DEFAULT_SCOPE) -> None:
-    """A turn killed mid-way is finished first (its completed steps are not re-run), so the next
-    message starts from a complete conversation."""
-    snapshot = graph.get_state({"configurable": {"thread_id": thread}})
-    if not (snapshot.values and snapshot.next) or snapshot.interrupts:
-        return
-    sys.stderr.write(f"reins: finishing the interrupted turn of thread {thread}\n")
+def _finish_at_start(graph: Any, thread: str, user: str, out: TextIO | None, scope: str,
+                     settings: Settings) -> None:
+    """A turn killed mid-way (or cancelled before the last chat ended) is finished first, when its
+    models are the current ones; a new message otherwise starts a new turn."""
     screen = _screen_for(out) if out is not None else None
     try:
-        values = _send(graph, None, thread, user, screen, scope)
-        if out is not None:
+        values = finish_interrupted_turn(graph, thread, user, scope, settings, screen)
+        if values is not None and out is not None:
             _print_answer(values, out, screen)
     finally:
         if screen is not None:
             screen.stop()
-
-
-def _print_answer(values: Mapping[str, Any], out: TextIO, screen: ChatScreen | None = None) -> None:
-    answer = values.get("answer") or {}
-    verdict = answer.get("verdict", "failure")
-    reply = printable(redact(values.get("reply", ""), 4000))  # model-written: no escape sequences
-    if screen is None:
-        write(reply, out, markdown=True)
-    else:  # in place of the streamed draft
-        screen.finish(reply)
-    for item in answer.get("evidence", []):
-        out.write(f"  · {printable(redact(item, 300))}\n")
-    for warning in fallbacks_of(values):
-        out.write(f"  note: {printable(redact(warning, 300))}\n")
-    status = {"success": "completed", "partial": "needs_review", "failure": "failed"}.get(verdict, "failed")
-    tools = declined(values.get("records"))
-    if tools and verdict != "success":  # the user's decision, not a failure of the assistant
-        out.write(colour(f"[not run: you declined {', '.join(dict.fromkeys(tools))}]", "paused", out) + "\n")
-        return
-    out.write(colour(f"[{verdict}]", status, out) + "\n")
-    if values.get(BUDGET_KEY):
-        out.write(f"  budget (used/worst case): {values[BUDGET_KEY]['line']}\n")
 
 
 def _payload(values: Mapping[str, Any], thread: str) -> dict[str, Any]:
@@ -198,36 +134,44 @@ def run(args: argparse.Namespace) -> int:
             raise UserError("give either --once or --file, not both")
         args.once = read_text(args.file)
     settings = Settings.from_env()
-    from reins.graphs.assistant import build_graph  # the CLI is the application's entry point
-    from reins.runtime.persistence.checkpoint import checkpointer_from_settings
-    from reins.runtime.persistence.memory_store import open_store
-
-    from reins.runtime.persistence.runs import keep_latest_checkpoints
-
-    thread = args.thread or f"chat-{uuid.uuid4().hex[:12]}"
     user = (args.user or "local").strip() or "local"
     message = None if args.once is None else _check_message(args.once)  # before anything is opened or written
     scope = args.memory_scope
+    if args.memory and message is not None:
+        raise UserError("--memory lists the notes; it does not take --once")
+    if args.json and message is None and not args.memory:
+        raise UserError("--json needs --once")
+    if message is None and not args.memory and _starts_warm(args, settings):
+        from reins.cli.chat_loop import interactive_warm
+
+        return interactive_warm(settings, user, scope, args.keep_history)
+    from reins.runtime.persistence.memory_store import open_store  # (after every argument is checked)
+
     if args.memory:
-        if message is not None:
-            raise UserError("--memory lists the notes; it does not take --once")
         with open_store(settings, create=False) as opened:  # listing creates no file
             return _list_notes(opened.store, user, args.thread, args.json)
-    if args.json and message is None:
-        raise UserError("--json needs --once")
-    _checked_start()  # before the checkpoint and memory files are opened (and created)
+    checked_start()  # before the checkpoint and memory files are opened (and created)
+    from reins.graphs.assistant import build_graph  # the CLI is the application's entry point
+    from reins.runtime.persistence.checkpoint import checkpointer_from_settings
+    from reins.runtime.persistence.runs import keep_latest_checkpoints
+
     with checkpointer_from_settings(settings) as checkpointer, open_store(settings) as opened:
+        thread, existed = chosen_thread(args, checkpointer, durable=settings.checkpoint != "memory")
         graph = _build(build_graph, checkpointer, opened.store)
         try:
-            if args.thread:
-                _finish_interrupted_turn(graph, thread, user, None if args.json else sys.stdout, scope)
+            if existed:
+                _finish_at_start(graph, thread, user, None if args.json else sys.stdout, scope, settings)
             if message is None:
-                return _interactive(graph, thread, user, settings, scope)
+                from reins.cli.chat_loop import interactive
+
+                _stand_in_first(settings, sys.stdout)
+                return interactive(lambda: graph, thread, user, settings, scope, existed)
             if not args.json:
                 _stand_in_first(settings, sys.stdout)
             screen = None if args.json else _screen_for(sys.stdout)
+            close_interrupted_turn(graph, thread)  # left open (other models): the message is a new turn
             try:
-                values = _send(graph, message, thread, user, screen, scope)
+                values = _send(graph, message, thread, user, screen, scope, settings=settings)
                 return _report_turn(graph, values, thread, as_json=args.json, screen=screen)
             finally:
                 if screen is not None:
@@ -237,82 +181,14 @@ def run(args: argparse.Namespace) -> int:
                 keep_latest_checkpoints(checkpointer, thread)
 
 
-def _stand_in_first(settings: Settings, out: TextIO) -> None:
-    """Say first when the offline stand-in answers: its replies are rules', not a language model's."""
-    from reins.runtime.llm.models import OFFLINE_LABEL, model_set_from_settings
+def _starts_warm(args: argparse.Namespace, settings: Settings) -> bool:
+    """A new chat on a terminal with no MCP server shows its prompt at once and builds the assistant
+    while the first message is typed. A named or continued thread is looked up first (a mistyped one
+    is refused before the prompt), and MCP servers are started and their problems said before it."""
+    from reins.cli.chat_input import on_a_terminal
 
-    if model_set_from_settings(settings).label("chat") == OFFLINE_LABEL:
-        out.write(STAND_IN_NOTICE + "\n")
-
-
-def _screen_for(out: TextIO) -> ChatScreen | None:
-    """On a terminal the turn is shown live (the reply rendered as it is written); elsewhere (a pipe,
-    a file, ``NO_COLOR``) the checked reply is printed once, plain."""
-    return ChatScreen(out) if styled(out) else None
-
-
-def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
-    servers = _checked_start()
-    for notice in servers.notices:  # another host's fields: what was read differently, or ignored
-        sys.stderr.write(f"reins: {redact(notice, 300)}\n")
-    for server in servers.servers:
-        if server.problem:
-            sys.stderr.write(f"reins: MCP server {server.name!r} cannot start (left out): {server.problem_line()}\n")
-    from reins.cli.doctor_audit import refuse_over_caps
-
-    refuse_over_caps("assistant")
-    return build_graph(checkpointer=checkpointer, store=store)
-
-
-def _checked_start() -> Any:
-    """The user's files read and checked whole before anything is opened or any model called: the MCP
-    configuration (its servers started), the persona and the flow rules; a bad one is one line."""
-    from reins.policies.mcp_config import McpConfigError
-
-    from reins.runtime.tools.toolbox import chat_servers
-
-    try:
-        _, servers = chat_servers()  # REINS_MCP_CONFIG checked (and its servers started) before the first message
-    except McpConfigError as error:  # a broken file: bad configuration
-        raise UserError(str(error)) from None
-    from reins.runtime.config.persona import PersonaError, persona_in_force
-
-    try:  # REINS_ASSISTANT_PROMPT_FILE checked before the first message, as the MCP file is
-        persona_in_force(None, None)
-    except PersonaError as error:
-        raise UserError(redact(str(error), 300)) from None
-    from reins.runtime.tools.flow_rules import FlowRulesError, rules_in_force
-
-    try:  # REINS_FLOW_RULES too: a broken file refused before any model call, not at the first tool step
-        rules_in_force(None, Settings.from_env().flow_rules)
-    except FlowRulesError as error:
-        raise UserError(redact(str(error), 300)) from None
-    return servers
-
-
-def answer_pauses(graph: Any, values: dict[str, Any], thread: str, user: str,
-                  ask: Any = None, screen: ChatScreen | None = None, scope: str = DEFAULT_SCOPE) -> dict[str, Any] | None:
-    """Ask every pause of the turn in the terminal and resume; None when input ends first."""
-    from langgraph.types import Command
-
-    from reins.runtime.tools.toolbox import chat_toolset
-    from reins.runtime.execution.user_input import ResumeRefused
-
-    while waiting := pending(graph, thread):
-        if screen is not None:
-            screen.stop()
-        decision = ask_pause(waiting[0], ask or input)
-        if decision is None:
-            return None
-        problem = check(chat_toolset(), waiting[0], decision)
-        if problem:
-            sys.stderr.write(f"reins: {redact(problem, 300)}\n")
-            continue
-        try:
-            values = _send(graph, Command(resume=decision), thread, user, screen, scope, asks=True)
-        except ResumeRefused as error:  # taken elsewhere meanwhile: show the thread as it is now
-            sys.stderr.write(f"reins: {redact(str(error), 300)}\n")
-    return values
+    named = args.continue_latest or args.thread is not None or args.new_thread is not None
+    return not named and not settings.mcp_config and on_a_terminal()
 
 
 def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any, *, as_json: bool,
@@ -394,71 +270,3 @@ def _list_notes(store: Any, user: str, thread: str | None, as_json: bool) -> int
     for note in notes:
         sys.stdout.write(f"- [{note['scope']}, {note['kind']}, {note['created_at']}] {note['text']}\n")
     return EXIT_OK
-
-
-def _interactive(graph: Any, thread: str, user: str, settings: Settings, scope: str = DEFAULT_SCOPE) -> int:
-    """The chat loop. Ctrl-C during a turn cancels that turn (it is saved; the next message, or
-    Enter, finishes it first) and returns to the prompt; Ctrl-C at the prompt right after quits."""
-    sys.stderr.write(f"Reins assistant — thread {thread}. Type /help for commands, 'exit' to leave.\n")
-    _stand_in_first(settings, sys.stdout)
-    cancelled = False  # the last thing the user did was Ctrl-C
-    while True:
-        try:
-            line = input("you> ")
-        except EOFError:
-            sys.stdout.write("\n")
-            return EXIT_OK
-        except KeyboardInterrupt:
-            if cancelled:
-                raise KeyboardInterrupt(f"chat ended; thread {thread} is saved: reins chat --thread {thread}") from None
-            cancelled = True
-            sys.stderr.write("\n(Ctrl-C again or 'exit' to leave)\n")
-            continue
-        text = line.strip()
-        if not text and not cancelled:
-            continue
-        if text.lower() in EXIT_WORDS:
-            return EXIT_OK
-        cancelled = False
-        try:
-            _finish_interrupted_turn(graph, thread, user, sys.stdout, scope)  # a cancelled turn first
-            if not text:
-                continue
-            message = _check_message(text)
-        except UserError as error:
-            sys.stderr.write(f"reins: {error}\n")
-            continue
-        except RunInterrupted as stop:
-            cancelled = _cancelled(stop)
-            continue
-        screen = _screen_for(sys.stdout)
-        try:
-            values = _send(graph, message, thread, user, screen, scope, asks=True)
-            values = answer_pauses(graph, values, thread, user, screen=screen, scope=scope)
-        except RunInterrupted as stop:
-            cancelled = _cancelled(stop, screen)
-            continue
-        except Exception as error:  # one failed message does not end the session
-            if screen is not None:
-                screen.stop()
-            from reins.runtime.llm.failures import safe_error  # imported late: the CLI starts without LangChain
-
-            sys.stderr.write(f"reins: failed: {printable(safe_error(error, 300))}\n")  # a provider's: its cause
-            continue
-        if values is None:  # input ended while a call waited: it stays paused on the thread
-            sys.stderr.write(f"reins: paused; resume with: reins resume {thread} --decision '<json>'\n")
-            return EXIT_PAUSED
-        if screen is None:
-            sys.stdout.write("assistant> ")
-        _print_answer(values, sys.stdout, screen)
-        if screen is not None:
-            screen.stop()
-
-
-def _cancelled(stop: RunInterrupted, screen: ChatScreen | None = None) -> bool:
-    """Ctrl-C stopped a turn: say where it is saved and how it goes on; back to the prompt."""
-    if screen is not None:
-        screen.stop()
-    how = "press Enter to finish it, or send your next message (it finishes first)" if stop.saved else "it is lost"
-    sys.stderr.write(f"\nreins: turn cancelled: {stop}; {how}. Ctrl-C again quits.\n")
-    return True

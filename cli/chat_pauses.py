@@ -114,7 +114,9 @@ def _decision(line: str, payload: Mapping[str, Any], ask: Callable[[str], str]) 
 
 def ask_pause(payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
     """Ask one pause in the terminal; None when input ends."""
-    sys.stderr.write(describe(payload) + "\n")
+    from reins.cli.render import say
+
+    say(describe(payload), sys.stderr)
     prompt = {"question": "answer> ", "possibly_ran": "[r]un again / [m]ark done / [s]kip: ",
               "skill_draft": "keep this skill? [y]es / [n]o <reason> / [e]dit: "}.get(
         str(payload.get("kind")), "approve? [y]es / [n]o <reason> / [e]dit: ")

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from reins.policies.terminal_text import printable
+from reins.policies.terminal_text import printable, wrapped
 from reins.cli.render import ProgressView, console_for, fit, rich_style, step_line
 from reins.runtime.execution.progress import EVENT_TYPE
 
@@ -59,10 +59,16 @@ class ChatScreen:
         self._shown_at = 0.0
         self._kept = ""  # the reply text a stopped live region left on screen
 
-    def rendered(self, text: str) -> Any:
+    def rendered(self, text: str, plain: bool = False) -> Any:
+        """The reply beside the prompt, as Markdown; ``plain`` (a command's output: help, a task
+        list) as the lines it is, at the full width, each broken at words with its continuation under
+        its own text, so no column or ``<placeholder>`` is lost to Markdown."""
         from rich.markdown import Markdown
         from rich.table import Table
+        from rich.text import Text
 
+        if plain:
+            return Text(wrapped(f"{PROMPT} {text}", self.console.width))
         grid = Table.grid(padding=(0, 1))
         grid.add_column(no_wrap=True, style="bold")
         grid.add_column(ratio=1)
@@ -105,14 +111,14 @@ class ChatScreen:
         if due:
             self._shown_at = now
 
-    def finish(self, checked: str) -> None:
+    def finish(self, checked: str, plain: bool = False) -> None:
         """Show the checked reply: in place of the streamed draft, or printed when none streamed."""
         self.view.close()
         if self._live is None:
             if checked != self._kept:  # not already on screen (the turn paused after its reply)
-                self.console.print(self.rendered(checked))
+                self.console.print(self.rendered(checked, plain))
             return
-        self._live.update(self.rendered(checked), refresh=True)
+        self._live.update(self.rendered(checked, plain), refresh=True)
         self.stop()
 
     def stop(self) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reins.cli.errors import EXIT_BAD_INPUT, UserError
-from reins.policies.model_notice import STAND_IN_NOTICE, model_changes
+from reins.policies.model_notice import STAND_IN_NOTICE, model_changes, model_switch
 from reins.runtime.config.settings import Settings
 
 # runtime.llm.models / runtime.contracts are imported where used: `reins --help` stays light.
@@ -41,6 +41,16 @@ def check_models_unchanged(metadata: Mapping[str, Any] | None, settings: Setting
             f"resume refused: the run started on other models ({', '.join(changed)} changed); "
             "configure the same models or pass --allow-model-change", EXIT_BAD_INPUT,
         )
+
+
+def models_switched(metadata: Mapping[str, Any] | None, settings: Settings) -> str:
+    """'' when the run goes on the models it started on (or recorded none), else the roles whose
+    models differ, each named both ways."""
+    try:
+        started = json.loads((metadata or {}).get(MODELS_KEY) or "{}")
+    except (TypeError, ValueError):
+        started = {}
+    return model_switch(started if isinstance(started, dict) else {}, current_models(settings))
 
 
 def models_of(values: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 from reins.policies.redaction import redact
-from reins.policies.terminal_text import printable
+from reins.policies.terminal_text import printable, wrapped
 from reins.runtime.execution.progress import EVENT_TYPE
 
 _COLOURS = {
@@ -85,6 +85,39 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], statuses: Seque
     for index, row in enumerate(rows):
         grid.add_row(*row, style=rich_style(statuses[index] if index < len(statuses) else ""))
     console_for(stream).print(grid)
+
+
+def terminal_width() -> int:
+    """The terminal's columns (``COLUMNS`` when set, else what the terminal says, else 80)."""
+    import shutil
+
+    return max(20, shutil.get_terminal_size((80, 24)).columns)
+
+
+def say(text: str, stream: TextIO | None = None) -> None:
+    """Our own words and a newline: on a terminal, broken at word boundaries to its width (the
+    terminal itself would break mid-word); as written anywhere else."""
+    stream = stream or sys.stderr
+    if getattr(stream, "isatty", lambda: False)():
+        text = wrapped(text, terminal_width())
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def write_lines(lines: Sequence[str], statuses: Sequence[str] = (), stream: TextIO | None = None) -> None:
+    """Each line as it is, never folded (a command to copy stays one line however narrow the
+    terminal), in its status' colour on a styled terminal."""
+    stream = stream or sys.stdout
+    if not styled(stream):
+        for line in lines:
+            write(line, stream)
+        return
+    from rich.text import Text
+
+    console = console_for(stream)
+    for index, line in enumerate(lines):
+        console.print(Text(line, style=rich_style(statuses[index] if index < len(statuses) else "") or ""),
+                      soft_wrap=True)
 
 
 def fit(line: str, stream: TextIO, reserve: int = 0) -> str:

@@ -15,7 +15,6 @@ import sys
 from typing import Any
 
 from reins.policies.retention import durability_for, graph_of
-from reins.cli.chat import resume_assistant
 from reins.cli.errors import EXIT_BAD_INPUT, UserError
 from reins.cli.model_config import check_models_unchanged, stamped
 from reins.cli.render import ProgressView, stream_run
@@ -52,12 +51,13 @@ def read_decision(raw: str) -> object:
 
 
 def run(args: argparse.Namespace) -> int:
+    raw = sys.stdin.read(MAX_DECISION_CHARS + 1) if args.decision == "-" else args.decision
+    decision = None if raw is None else read_decision(raw)  # a bad decision is said before anything loads
     from reins.graphs.tasklist_agent import ResumeError, resume_command
+    from reins.cli.chat import resume_assistant
     from reins.runtime.persistence.checkpoint import checkpointer_from_settings
     from reins.runtime.persistence.runs import keep_latest_checkpoints
 
-    raw = sys.stdin.read(MAX_DECISION_CHARS + 1) if args.decision == "-" else args.decision
-    decision = None if raw is None else read_decision(raw)
     settings = Settings.from_env()
     with checkpointer_from_settings(settings, create=False) as saver:  # an unknown thread creates no file
         if saver.get_tuple({"configurable": {"thread_id": args.thread_id, "checkpoint_ns": ""}}) is None:

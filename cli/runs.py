@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 from reins.policies.redaction import redact
 from reins.cli.errors import EXIT_OK, UserError
-from reins.cli.render import print_json, table, write
+from reins.cli.render import print_json, table, write, write_lines
 from reins.runtime.config.settings import Settings
 
 
@@ -58,10 +58,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"no runs{note}")
         return EXIT_OK
     if args.wide:
-        rows = [(redact(r.thread_id, 128), r.graph, redact(r.status, 32), r.updated_at[:16].replace("T", " "),
-                 r.resume or "-") for r in runs]
-        table(("thread", "graph", "status", "updated (UTC)", "resume"), rows, [r.status for r in runs],
-              folded=("resume",))
+        _wide(runs)
         return EXIT_OK
     now = datetime.now(timezone.utc)
     rows = [(_cut(redact(r.thread_id, 128), THREAD_CHARS), r.graph, _cut(redact(r.status, 32), STATUS_CHARS),
@@ -70,6 +67,27 @@ def run(args: argparse.Namespace) -> int:
     if any(r.resume for r in runs):
         write("reins runs --wide: the command that continues each run")
     return EXIT_OK
+
+
+def _wide(runs: list) -> None:
+    """A line per run (its id whole, the update time), and under it the command that continues it
+    on a line of its own, so no column is cut or dropped at 80 columns and the command copies whole."""
+    headers = ("thread", "graph", "status", "updated (UTC)")
+    rows = [(redact(r.thread_id, 128), r.graph, redact(r.status, 32), r.updated_at[:16].replace("T", " "))
+            for r in runs]
+    widths = [max(len(header), *(len(row[i]) for row in rows)) for i, header in enumerate(headers)]
+    lines, statuses = [_joined(headers, widths)], [""]
+    for run, row in zip(runs, rows):
+        lines.append(_joined(row, widths))
+        statuses.append(run.status)
+        if run.resume:
+            lines.append(f"  {redact(run.resume, 400)}")
+            statuses.append("")
+    write_lines(lines, statuses)
+
+
+def _joined(cells: tuple[str, ...], widths: list[int]) -> str:
+    return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
 
 
 # The one-line form fits 80 columns: the longest graph name (14) and age (7) leave these two.

@@ -39,3 +39,10 @@ def model_changes(started: Mapping[str, str], now: Mapping[str, str]) -> list[st
     if not started:
         return []
     return sorted(role for role in {*started, *now} if started.get(role) != now.get(role))
+
+
+def model_switch(started: Mapping[str, str], now: Mapping[str, str]) -> str:
+    """The roles whose models differ from those a run started on, each named both ways
+    (``chat: started on gpt-x, now offline``); '' when none do."""
+    return "; ".join(f"{role}: started on {started.get(role, 'none')}, now {now.get(role, 'none')}"
+                     for role in model_changes(started, now))

@@ -100,3 +100,14 @@ def resume_command(graph: str, thread_id: str, status: str, fingerprint: str = "
     if graph == "assistant":
         return f"reins chat --thread {thread_id}"
     return None
+
+
+def closest_threads(wanted: str, known: Iterable[str], limit: int = 3) -> list[str]:
+    """The known thread ids a mistyped ``wanted`` most likely meant, closest first: those that
+    start with it, then those spelled alike."""
+    from difflib import get_close_matches
+
+    known = list(dict.fromkeys(known))
+    started = [thread for thread in known if wanted and thread.startswith(wanted) and thread != wanted]
+    alike = get_close_matches(wanted, known, n=limit, cutoff=0.6)
+    return list(dict.fromkeys([*started, *alike]))[:limit]

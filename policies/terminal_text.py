@@ -36,3 +36,27 @@ def printable(text: object) -> str:
         return value
     value = value.replace("\r\n", "\n")
     return _CONTROLS.sub("", _ESCAPES.sub("", value))
+
+
+# Two columns on one line (a help line): some text, a gap of two spaces or more, more text.
+_SECOND_COLUMN = re.compile(r"\S {2,}(?=\S)")
+
+
+def wrapped(text: str, width: int) -> str:
+    """Every line of ``text`` broken at spaces to ``width`` columns, never inside a word (a word
+    longer than the width stays whole on a line of its own). A continuation lines up under the
+    line's text: past its indent, or under the second column of a line laid out in two (as help
+    lines are), when that column starts in the left half."""
+    import textwrap
+
+    lines = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        column = _SECOND_COLUMN.search(line, indent)
+        hang = column.end() if column and column.end() <= width // 2 else indent
+        lines.append(textwrap.fill(line, width, subsequent_indent=" " * hang, break_long_words=False,
+                                   break_on_hyphens=False))
+    return "\n".join(lines)

@@ -23,20 +23,23 @@ from tests.wire.conftest import KEY, stub  # noqa: F401  # the stub provider fix
 ROOT = Path(__file__).resolve().parents[2]
 COLUMNS, ROWS = 80, 40
 WAIT_S = 120  # only a bound on a broken run: every wait below ends on what the program writes or asks
+PROMPT = "you>"  # the line editor draws the prompt, then moves the cursor past its space
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REINS_", "OPENAI_", "NO_COLOR"))}
     env.update(REINS_HOME=str(home), PYTHONPATH=str(ROOT), TERM="xterm-256color", COLUMNS=str(COLUMNS),
-               LINES=str(ROWS), **extra)
+               LINES=str(ROWS),
+               PROMPT_TOOLKIT_NO_CPR="1")  # pexpect answers no cursor-position request
+    env.update(extra)
     return env
 
 
 class Screen:
     """What a terminal of COLUMNS × ROWS shows after everything the program wrote."""
 
-    def __init__(self) -> None:
-        self.screen = pyte.Screen(COLUMNS, ROWS)
+    def __init__(self, rows: int = ROWS) -> None:
+        self.screen = pyte.Screen(COLUMNS, rows)
         self.stream = pyte.Stream(self.screen)
 
     def feed(self, data: str) -> None:
@@ -52,10 +55,10 @@ def _ctrl_c_as_on_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def _spawn(args: list[str], env: dict[str, str], cwd: Path) -> pexpect.spawn:
+def _spawn(args: list[str], env: dict[str, str], cwd: Path, rows: int = ROWS) -> pexpect.spawn:
     """The command on a pseudo-terminal; everything it writes is kept in ``child.logfile_read``."""
     child = pexpect.spawn(sys.executable, ["-m", "reins.cli", *args], env=env, cwd=str(cwd), encoding="utf-8",
-                          dimensions=(ROWS, COLUMNS), timeout=WAIT_S, preexec_fn=_ctrl_c_as_on_a_terminal)
+                          dimensions=(rows, COLUMNS), timeout=WAIT_S, preexec_fn=_ctrl_c_as_on_a_terminal)
     child.logfile_read = io.StringIO()
     return child
 
@@ -102,16 +105,16 @@ def test_ctrl_c_cancels_the_turn_returns_to_the_prompt_and_the_thread_resumes(st
     provider = stub(answer)
     home = tmp_path / "home"
     env = _env(home, REINS_MODEL="stub-model", OPENAI_BASE_URL=provider.base_url, OPENAI_API_KEY=KEY)
-    child = _spawn(["chat", "--thread", "mine"], env, tmp_path)
+    child = _spawn(["chat", "--new-thread", "mine"], env, tmp_path)
     screen = Screen()
     try:
-        child.expect("you> ")
+        child.expect(PROMPT)
         child.sendline("what is (17+25)*3?")
         assert asked.wait(WAIT_S) and child.isalive()
         child.sendintr()
-        child.expect("turn cancelled: (.*)Ctrl-C again quits.")  # while the provider still hangs
-        assert "saved as thread mine" in child.match.group(1)
-        child.expect("you> ")  # back at the prompt: the chat goes on
+        child.expect(r"turn cancelled: (.*)Ctrl-C\s+again\s+quits\.")  # while the provider still hangs
+        assert "saved as thread mine" in " ".join(child.match.group(1).split())  # (broken at words to 80 columns)
+        child.expect(PROMPT)  # back at the prompt: the chat goes on
 
         # The cancelled thread is listed as the assistant's, with the command that continues it.
         listed = subprocess.run([sys.executable, "-m", "reins.cli", "runs", "--json"], env=env, cwd=tmp_path,
@@ -121,14 +124,14 @@ def test_ctrl_c_cancels_the_turn_returns_to_the_prompt_and_the_thread_resumes(st
         assert run["status"] == "incomplete" and run["resume"] == "reins chat --thread mine"
 
         released.set()
-        child.sendline("")  # Enter finishes the cancelled turn
+        child.sendline("/retry")  # runs the cancelled turn again: finished from where it stopped
         child.expect("finishing the interrupted turn")
         child.expect(r"\[success\]")
-        child.expect("you> ")
+        child.expect(PROMPT)
         _reading_the_prompt(child)
         child.sendintr()  # Ctrl-C at the prompt: a hint first …
         child.expect("Ctrl-C again")
-        child.expect("you> ")
+        child.expect(PROMPT)
         _reading_the_prompt(child)
         child.sendintr()  # … and a second one quits
         child.expect(pexpect.EOF)

@@ -202,7 +202,7 @@ def _reins(cwd: Path, env: dict, *args: str, stdin: str | None = None, **popen) 
 
 
 def _pause_in_cli(cwd, env) -> str:
-    paused = _reins(cwd, env, "chat", "--once", 'use notes__slow_note on "buy milk"', "--thread", "t1")
+    paused = _reins(cwd, env, "chat", "--once", 'use notes__slow_note on "buy milk"', "--new-thread", "t1")
     assert paused.returncode == EXIT_PAUSED, paused.stderr[-2000:]
     fingerprint = json.loads(paused.stderr.split("--decision '", 1)[1].split("'", 1)[0])["fingerprint"]
     assert f"[call {fingerprint}]" in paused.stderr  # the prompt shows the call's fingerprint

@@ -40,7 +40,7 @@ def _reins(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 def test_once_pauses_and_resume_in_a_new_process_runs_the_call_once(mcp_env):
     cwd, record = mcp_env
-    paused = _reins(cwd, "chat", "--once", 'use notes__add_note on "buy milk"', "--thread", "t1")
+    paused = _reins(cwd, "chat", "--once", 'use notes__add_note on "buy milk"', "--new-thread", "t1")
     assert paused.returncode == EXIT_PAUSED, paused.stderr[-2000:]
     assert 'The assistant wants to run notes__add_note with {"text": "buy milk"}' in paused.stderr
     assert "reins resume t1 --decision" in paused.stderr and executions(record) == []
@@ -60,7 +60,7 @@ def test_interactive_chat_asks_and_a_refused_decision_asks_again(mcp_env, monkey
     _, record = mcp_env
     lines = iter(['use notes__add_note on "one"', "maybe", "n not now", 'use notes__add_note on "two"', "y", "exit"])
     monkeypatch.setattr(builtins, "input", lambda prompt="": next(lines))
-    assert main(["chat", "--thread", "i1"]) == EXIT_OK
+    assert main(["chat", "--new-thread", "i1"]) == EXIT_OK
     out, err = capsys.readouterr()
     assert "decision type must be approve, reject or edit" in err, out
     assert executions(record) == [json.dumps({"tool": "add_note", "text": "two"})]
@@ -119,7 +119,7 @@ def test_a_claude_desktop_or_cline_style_file_starts_the_chat(mcp_env, monkeypat
     }
     (cwd / "claude_desktop_config.json").write_text(json.dumps(host_file))
     monkeypatch.setenv("REINS_MCP_CONFIG", str(cwd / "claude_desktop_config.json"))
-    assert main(["chat", "--once", 'use notes__add_note on "from cline"', "--thread", "c1"]) == EXIT_OK
+    assert main(["chat", "--once", 'use notes__add_note on "from cline"', "--new-thread", "c1"]) == EXIT_OK
     out, err = capsys.readouterr()
     # autoApprove widened what runs unasked: said in one line, never silently.
     assert "MCP server 'notes': autoApprove read as trust: add_note run(s) without asking first" in err

@@ -70,7 +70,7 @@ def test_chat_once_answers_through_the_calculator(cli_env, capsys):
 
 
 def test_chat_once_json(cli_env, capsys):
-    assert main(["chat", "--once", "what is 6*7?", "--json", "--thread", "j1"]) == 0
+    assert main(["chat", "--once", "what is 6*7?", "--json", "--new-thread", "j1"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["thread"] == "j1" and payload["intent"] == "SIMPLE_TOOL"
     assert payload["answer"]["verdict"] == "success" and payload["records"][0]["output"] == "42"
@@ -170,7 +170,8 @@ def test_chat_on_a_terminal_prints_the_reply_as_it_is_written(cli_env, monkeypat
     assert main(["chat", "--once", "what is (17+25)*3?"]) == 0
     assert len(pieces) >= 3 and "".join(pieces) == "(17+25)*3 = 126."
     shown = _screen(terminal.getvalue())
-    assert shown[0] == STAND_IN_NOTICE[:80]
+    assert shown[:2] == ["Produced by the offline rule-based stand-in, not a language model (set",
+                         "REINS_MODEL to use one; see `reins doctor`)."]  # broken at a word, not at column 80
     end = shown.index("[success]")
     assert shown[end - 2:end + 1] == ["assistant> (17+25)*3 = 126.", "  · calculator((17+25)*3) → 126", "[success]"]
     assert shown[end + 1].startswith("  budget (used/worst case): calls 3/52 · ")  # what the turn used, last

@@ -100,7 +100,7 @@ def _notes(user: str, capsys) -> list[str]:
 def test_alice_s_resumed_approval_acts_on_alice_s_memory_over_the_cli(sqlite_cli, capsys):
     assert main(["chat", "--user", "alice", "--once", "remember that I deploy on Fridays"]) == 0
     assert main(["chat", "--once", "remember that I deploy on Fridays"]) == 0
-    assert main(["chat", "--user", "alice", "--thread", "f1", "--once", "forget the deploy day"]) == 5
+    assert main(["chat", "--user", "alice", "--new-thread", "f1", "--once", "forget the deploy day"]) == 5
     capsys.readouterr()
 
     assert main(["resume", "f1", "--user", "bob", "--decision", json.dumps(APPROVE)]) == 2  # not bob's turn
@@ -115,7 +115,7 @@ def test_alice_s_resumed_approval_acts_on_alice_s_memory_over_the_cli(sqlite_cli
 
 def test_resume_with_the_user_who_started_the_turn_is_accepted(sqlite_cli, capsys):
     assert main(["chat", "--user", "alice", "--once", "remember that I deploy on Fridays"]) == 0
-    assert main(["chat", "--user", "alice", "--thread", "f2", "--once", "forget the deploy day"]) == 5
+    assert main(["chat", "--user", "alice", "--new-thread", "f2", "--once", "forget the deploy day"]) == 5
     assert main(["resume", "f2", "--user", "alice", "--decision", json.dumps(APPROVE)]) == 0
     capsys.readouterr()
     assert _notes("alice", capsys) == []

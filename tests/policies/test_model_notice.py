@@ -59,3 +59,19 @@ def test_the_models_line_marks_fallbacks(models, primaries, line):
 )
 def test_each_role_that_fell_back_gets_a_warning(fallbacks, primaries, warnings):
     assert fallback_warnings(fallbacks, primaries) == warnings
+
+
+@pytest.mark.parametrize(
+    ("started", "now", "line"),
+    [
+        ({"chat": "gpt-x", "planner": "gpt-x"}, {"chat": "gpt-x", "planner": "gpt-x"}, ""),
+        ({"chat": "gpt-x"}, {"chat": "offline"}, "chat: started on gpt-x, now offline"),
+        ({"chat": "a", "planner": "b"}, {"chat": "c", "planner": "b", "vision": "d"},
+         "chat: started on a, now c; vision: started on none, now d"),
+        ({}, {"chat": "offline"}, ""),  # a run that recorded no models: nothing to compare
+    ],
+)
+def test_model_switch_names_both_models_of_each_changed_role(started, now, line):
+    from reins.policies.model_notice import model_switch
+
+    assert model_switch(started, now) == line

@@ -121,3 +121,19 @@ def test_graph_of(thread, meta, graph):
 )
 def test_a_paused_call_is_resumed_with_its_fingerprint(fingerprint, possibly_ran, command):
     assert resume_command("assistant", "t", "paused", fingerprint, possibly_ran) == command
+
+
+@pytest.mark.parametrize(
+    ("wanted", "known", "closest"),
+    [
+        ("chat-grocerie", ["chat-taxes", "chat-groceries"], ["chat-groceries"]),
+        ("chat-1", ["chat-1a", "chat-1b", "other"], ["chat-1a", "chat-1b"]),  # a prefix: every thread it starts
+        ("chat-taxs", ["chat-taxes", "chat-tax", "zzz"], ["chat-taxes", "chat-tax"]),
+        ("nothing-like", ["chat-taxes"], []),
+        ("", ["chat-taxes"], []),
+    ],
+)
+def test_closest_threads_for_a_mistyped_id(wanted, known, closest):
+    from reins.policies.retention import closest_threads
+
+    assert closest_threads(wanted, known) == closest

@@ -39,3 +39,24 @@ def test_printable_is_idempotent_and_leaves_no_escape():
         once = printable(text)
         assert printable(once) == once
         assert "\x1b" not in once and "\r" not in once
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "expected"),
+    [
+        ("short line", 20, "short line"),
+        ("Reins assistant — thread chat-1. Type /help for commands", 30,
+         "Reins assistant — thread\nchat-1. Type /help for\ncommands"),
+        ("  budget: calls 3/52 · tokens 35/135168", 20, "  budget: calls 3/52\n  · tokens 35/135168"),
+        # a two-column line goes on under its second column
+        ("  /tasklist <plan>  build a reviewed task list", 40,
+         "  /tasklist <plan>  build a reviewed\n                    task list"),
+        # a word longer than the width stays whole
+        ("see https://example.org/a/very/long/path now", 16, "see\nhttps://example.org/a/very/long/path\nnow"),
+        ("one\n\ntwo words here", 8, "one\n\ntwo\nwords\nhere"),
+    ],
+)
+def test_wrapped_breaks_only_at_spaces(text, width, expected):
+    from reins.policies.terminal_text import wrapped
+
+    assert wrapped(text, width) == expected

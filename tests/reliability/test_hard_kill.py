@@ -143,11 +143,11 @@ def test_deliver_killed_resumes_to_the_same_report(dirs, provider, baseline, at)
 
 def test_chat_killed_mid_turn_finishes_the_turn(dirs, provider, baseline):
     env = environment(provider)
-    expected, calls = baseline(dirs, env, provider, "chat", "--once", CHAT, "--thread", "chat-base")
+    expected, calls = baseline(dirs, env, provider, "chat", "--once", CHAT, "--new-thread", "chat-base")
     assert expected.returncode == 0 and calls == 3
 
     before = provider.received
-    in_flight = killed(dirs / "killed", env, provider, before + 2, "chat", "--once", CHAT, "--thread", "chat-kill")
+    in_flight = killed(dirs / "killed", env, provider, before + 2, "chat", "--once", CHAT, "--new-thread", "chat-kill")
     finished = reins(dirs / "killed", env, "chat", "--thread", "chat-kill")  # interactive, input ends at once
     assert finished.returncode == 0
     assert "finishing the interrupted turn" in finished.stderr

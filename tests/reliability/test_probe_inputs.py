@@ -90,7 +90,7 @@ def test_resume_of_an_unknown_thread_is_refused_before_the_memory_store_is_creat
 
 
 def test_resume_of_a_finished_chat_thread_says_it_is_a_chat(sqlite_home, capsys):
-    assert main(["chat", "--thread", "talk-1", "--once", "what is 2 + 3?"]) == 0
+    assert main(["chat", "--new-thread", "talk-1", "--once", "what is 2 + 3?"]) == 0
     capsys.readouterr()
     assert main(["resume", "talk-1", "--decision", '{"type": "approve"}']) == 2
     assert capsys.readouterr().err.strip() == (

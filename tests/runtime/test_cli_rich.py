@@ -180,11 +180,18 @@ def test_runs_are_one_line_each_at_80_columns_and_wide_shows_the_resume_commands
         assert line.rstrip().endswith(("now", "m ago"))
     assert "final_with_manual_r…" in "\n".join(lines)  # a long status is cut, never wrapped
 
-    terminal.width = 160  # the wide form is for a wide window (or --json)
-    assert main(["runs", "--limit", "50", "--wide"]) == 0
-    wide = terminal.export_text()
-    assert "reins deliver --resume delivery-000123456789ab" in wide.replace("\n", "")
-    assert "reins chat --thread" in wide.replace("\n", "")
+    terminal.export_text()  # (clears what was recorded)
+    assert main(["runs", "--limit", "50", "--wide"]) == 0  # still 80 columns: every command whole, on its own line
+    wide = terminal.export_text().splitlines()
+    assert wide[0].split() == ["thread", "graph", "status", "updated", "(UTC)"]
+    assert "  reins deliver --resume delivery-000123456789ab" in wide
+    commands = 0
+    for thread in threads:  # its line, and under it the command that continues it (when there is one)
+        (at,) = [index for index, line in enumerate(wide) if line.startswith(thread)]
+        if at + 1 < len(wide) and wide[at + 1].startswith("  "):
+            assert wide[at + 1].startswith("  reins ") and thread in wide[at + 1]
+            commands += 1
+    assert commands == len(wide) - 1 - len(threads) >= 7  # the chats and the incomplete runs at least
 
 
 @pytest.mark.parametrize(

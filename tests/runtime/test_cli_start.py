@@ -46,6 +46,21 @@ def test_help_version_argument_errors_and_doctor_import_no_heavy_library():
     assert result["loaded"] == []
 
 
+# Errors found in a command's handler (not by argparse), said before LangGraph or a client loads.
+HANDLER_ERRORS = [["resume", "t1", "--decision", "{not json"], ["chat", "--json"], ["chat", "--memory", "--once", "x"],
+                  ["chat", "--once", " "], ["chat", "-c", "--thread", "x"], ["runs", "--limit", "0"]]
+
+
+@pytest.mark.parametrize("argv", HANDLER_ERRORS, ids=[" ".join(a) for a in HANDLER_ERRORS])
+def test_a_handler_s_argument_error_loads_no_heavy_library(argv, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps([argv]), json.dumps(HEAVY)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
+        env={**__import__("os").environ, "REINS_HOME": str(tmp_path)},
+    )
+    assert json.loads(done.stdout) == {"codes": [2], "loaded": []}
+
+
 # (argv, exit code, error code): every sub-command, a bad input or bad arguments, with --json.
 BAD = [
     (["doctor", "--json", "--bogus"], 2, "bad_arguments"),
