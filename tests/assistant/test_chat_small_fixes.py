@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-import cli.runs
+import reins.cli.runs as runs_command
 from reins.cli import main
 from reins.cli.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_PAUSED
 
@@ -23,6 +23,6 @@ def test_ctrl_c_before_a_run_says_interrupted_once(monkeypatch, capsys):
     def stopped(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.runs, "run", stopped)
+    monkeypatch.setattr(runs_command, "run", stopped)
     assert main(["runs"]) == EXIT_INTERRUPTED
     assert capsys.readouterr().err == "reins: interrupted\n"
