@@ -222,7 +222,7 @@ def _registry(suite: Any, pair: _Pair, trust_all: bool) -> Any:
             name=function.name, description=function.description[:1000], args_schema=function.parameters,
             scopes=frozenset({CHAT_SCOPE}), func=run, read_only=declared.read_only,
             approval=approval_for(read_only=declared.read_only, trusted=trust_all),
-            sinks=declared.sinks, actions=declared.actions))
+            sinks=declared.sinks, actions=declared.actions, egress=declared.egress, free=declared.free))
     return registry
 
 
