@@ -41,12 +41,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from typing import Any, Literal
 
 import snowballstemmer
 
 from policies.egress import destination_origins, egress_arguments, url_parts
-from policies.provenance import Origin, Source, excerpt, origin_of, sink_origins, untrusted_seen
+from policies.provenance import Origin, Source, carried, excerpt, leaves, origin_of, sink_origins, untrusted_seen
 from policies.purpose import asked_times, done_times, repurposed
 from policies.tool_approval import Approval
 from schemas.flow_rules import ArgsMatchRule, FlowRule, MaxPerTurnRule, UserGivenRule
@@ -63,6 +64,7 @@ THE_CALL = "(the call itself)"  # the origin's argument when it names what chose
 
 _STEMMER = snowballstemmer.stemmer("english")
 _WORD = re.compile(r"[a-z]+", re.I)
+_stem = lru_cache(maxsize=16384)(_STEMMER.stemWord)  # the same few hundred words, every step
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ class TurnRecord:
 
 
 def _stems(text: str) -> set[str]:
-    return {_STEMMER.stemWord(word) for word in _WORD.findall(text.casefold()) if len(word) > 2}
+    return {_stem(word) for word in _WORD.findall(text.casefold()) if len(word) > 2}
 
 
 def action_words(tool: FlowTool) -> tuple[str, ...]:
@@ -126,7 +128,7 @@ def _asks_at(text: str, stems: set[str]) -> int:
     """Where ``text`` first names one of the action ``stems``, -1 when it does not."""
     for match in _WORD.finditer(text):
         word = match.group(0).casefold()
-        if len(word) > 2 and _STEMMER.stemWord(word) in stems:
+        if len(word) > 2 and _stem(word) in stems:
             return match.start()
     return -1
 
@@ -199,6 +201,21 @@ def call_origins(tool: FlowTool, args: Mapping[str, Any], turn: TurnRecord) -> t
     return sink_origins(args, plain, turn.sources) + destination_origins(args, egress, turn.sources, turn.allow_list)
 
 
+def carried_origins(tool: FlowTool, args: Mapping[str, Any], turn: TurnRecord) -> tuple[Origin, ...]:
+    """The links, addresses, accounts and numbers a free field (a body the model wrote) carries that
+    are not the user's and not plainly in untrusted text (that is the data-flow rule's): the prose
+    is free, what it points a reader to is not — an injection spells a phishing link out so the
+    model writes it whole."""
+    found = []
+    for name in (n for n in tool.free if n in args):
+        for path, text in leaves(args[name], name):
+            for entity in carried(text):
+                origin = origin_of(f"{path} (carries)", entity, turn.sources)
+                if not origin.trusted and not origin.tainted:
+                    found.append(origin)
+    return tuple(found)
+
+
 def _top(path: str) -> str:
     return path.split(".", 1)[0]
 
@@ -222,7 +239,7 @@ def _purpose_check(tool: FlowTool, origins: Sequence[Origin], turn: TurnRecord, 
     for origin in origins:
         given = ""
         if origin.trusted and origin.source == "your message" and _top(origin.argument) not in tool.free:
-            given = repurposed([turn.request], _holds(origin.value), _STEMMER.stemWord, vocabulary, stems)
+            given = repurposed([turn.request], _holds(origin.value), _stem, vocabulary, stems)
         if given:
             origin = replace(origin, given_for=given)
             reasons.append(f"{origin.argument} is yours, but you gave it to {given}, not to "
@@ -267,6 +284,13 @@ def decide(base: Approval, tool: FlowTool, args: Mapping[str, Any], turn: TurnRe
             reasons.append(f"the origin of {origin.argument} is unknown: {seen}, and untrusted content was read "
                            "before the call was proposed")
             codes.append(UNKNOWN)
+    if after_untrusted:
+        carries = carried_origins(tool, args, turn)
+        for origin in carries:
+            reasons.append(f"{origin.argument} carries {origin.value[:80]!r}, which you never gave"
+                           + (f" ({origin.source} holds it {origin.hidden})" if origin.hidden else ""))
+            codes.append(UNKNOWN)
+        origins += carries
     if after_untrusted and not request_asks_for(turn.request, tool):
         followed = followed_source(tool, turn.sources)
         where = f" ({followed.source})" if followed else ""
@@ -274,7 +298,7 @@ def decide(base: Approval, tool: FlowTool, args: Mapping[str, Any], turn: TurnRe
                        f"and untrusted content was read before it was proposed{where}")
         codes.append(UNASKED)
     elif after_untrusted:
-        asked = asked_times([turn.request], _STEMMER.stemWord, _stems(" ".join(action_words(tool))))
+        asked = asked_times([turn.request], _stem, _stems(" ".join(action_words(tool))))
         done = done_times(tool.name, turn.calls)
         if done >= asked:
             reasons.append(f"your request asked for {asked} {tool.name} call(s) and {done} already ran; "

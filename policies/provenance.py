@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -139,6 +140,7 @@ class _Indexed:
     cuts: frozenset[int]  # where in ``compact`` a value may start or end: not inside a run of letters and digits
 
 
+@lru_cache(maxsize=2048)  # a turn's sources are indexed again for every value of every call
 def _index(source: Source) -> _Indexed:
     words = frozenset(normalise(w) for w in _TOKEN_SPLIT.split(source.text) if w)
     words |= frozenset(w.rstrip(".") for w in words)
@@ -249,6 +251,12 @@ def candidates(text: str) -> list[str]:
     if len(text) > 24:
         for pattern in _ENTITIES:
             found += [m.group(0).rstrip(".,;:") for m in pattern.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
+def carried(text: str) -> list[str]:
+    """The URLs, e-mail addresses, IBANs and phone numbers a text carries (a body's links)."""
+    found = [m.group(0).rstrip(".,;:") for pattern in _ENTITIES for m in pattern.finditer(str(text))]
     return list(dict.fromkeys(found))
 
 

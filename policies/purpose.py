@@ -9,8 +9,8 @@ Two bounds, once untrusted content entered the turn:
 - **what for**: a value the user gave is bound to the actions named in the clause it sits in
   ("pay Bob 100 and change my address to Evil Lane 66": *Evil Lane 66* is for *change*). A value
   used by a tool whose actions are not among them pauses. A clause that names no action takes
-  the actions of the clause before it in the same sentence; a value whose sentence names none is
-  bound to the request as a whole.
+  the actions of the clause before it; a value before any action word is bound to the request as
+  a whole.
 
 Limits (stated, not hidden): actions are counted as words, so "pay my three bills" asks for one
 payment and the second and third pause (a click each); two tools sharing an action word ("send")
@@ -44,16 +44,15 @@ def named_actions(text: str, stem, vocabulary: Collection[str]) -> set[str]:
 
 def purposes(text: str, holds, stem, vocabulary: Collection[str]) -> set[str] | None:
     """The actions the user gave a value for in ``text``: those named in each clause that holds it
-    (``holds(clause)``), a clause naming none taking its sentence's previous clause's; None when
-    the value is in no clause or its clauses name no action (bound to the request as a whole)."""
+    (``holds(clause)``), a clause naming none taking the previous clause's ("update my standing
+    orders. The new account is X" binds X to update); None when the value is in no clause or no
+    clause up to it names an action (bound to the request as a whole)."""
     found: set[str] = set()
     held = False
-    previous: tuple[int, set[str]] = (-1, set())
-    for sentence, clause in clauses(text):
-        actions = named_actions(clause, stem, vocabulary)
-        if not actions and previous[0] == sentence:
-            actions = previous[1]
-        previous = (sentence, actions)
+    previous: set[str] = set()
+    for _, clause in clauses(text):
+        actions = named_actions(clause, stem, vocabulary) or previous
+        previous = actions
         if holds(clause):
             held = True
             found |= actions

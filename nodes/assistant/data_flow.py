@@ -24,9 +24,15 @@ from schemas.flow_rules import FlowRule
 FLOW = "flow"  # the key of the decision on a pending call
 
 
-def rules_for(runtime: Runtime[AssistantContext] | None) -> tuple[FlowRule, ...]:
+def rules_for(runtime: Runtime[AssistantContext] | None, settings: Settings | None = None) -> tuple[FlowRule, ...]:
     context = getattr(runtime, "context", None)
-    return rules_in_force(getattr(context, "flow_rules", None), Settings.from_env().flow_rules)
+    return rules_in_force(getattr(context, "flow_rules", None), (settings or Settings.from_env()).flow_rules)
+
+
+def flow_inputs(runtime: Runtime[AssistantContext] | None) -> tuple[tuple[FlowRule, ...], tuple[str, ...]]:
+    """The rules in force and the user's allow-list of hosts, from one read of the settings."""
+    settings = Settings.from_env()
+    return rules_for(runtime, settings), tuple(settings.http_allowlist)
 
 
 def flow_tool(tool: RegisteredTool) -> FlowTool:
