@@ -308,11 +308,13 @@ def decide(base: Approval, tool: FlowTool, args: Mapping[str, Any], turn: TurnRe
         reasons += repurposes
         codes += [REPURPOSED] * bool(repurposes)
     execution = flow_execution(base, refused=False, paused=bool(reasons))
-    if followed is None and after_untrusted and execution == "ask" and not any(o.tainted for o in origins):
+    if followed is None and (after_untrusted or EGRESS in codes) and execution == "ask" and not any(
+            o.tainted for o in origins):
         # The request naming the action says the user wanted *a* deletion, not *this* one: a side
         # effect that pauses anyway (its tool asks, a rule) after untrusted content, with no sink
         # value from that content to show, names the text it follows, so the person can see what
-        # may have chosen it (the id of a mail "you have just sent" is in nothing read).
+        # may have chosen it (the id of a mail "you have just sent" is in nothing read). So does a
+        # read that would send data to a destination the user never named.
         followed = followed_source(tool, turn.sources)
     origins += (followed,) if followed else ()
     return FlowDecision(execution, origins, tuple(reasons), tuple(dict.fromkeys(codes)))
