@@ -241,6 +241,9 @@ def _purpose_check(tool: FlowTool, origins: Sequence[Origin], turn: TurnRecord, 
         if origin.trusted and origin.source == "your message" and _top(origin.argument) not in tool.free:
             given = repurposed([turn.request], _holds(origin.value), _stem, vocabulary, stems)
         if given:
+            stems_given = set(given.split(" / "))
+            words = dict.fromkeys(w for w in (*turn.vocabulary, *action_words(tool)) if _stem(w.casefold()) in stems_given)
+            given = " / ".join(words) or given
             origin = replace(origin, given_for=given)
             reasons.append(f"{origin.argument} is yours, but you gave it to {given}, not to "
                            f"{' / '.join(action_words(tool))}")
