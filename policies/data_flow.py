@@ -344,6 +344,6 @@ def provenance_lines(origins: Sequence[Origin]) -> list[str]:
 
 
 __all__ = ["BEYOND", "EGRESS", "FlowDecision", "FlowTool", "REPURPOSED", "THE_CALL", "TurnRecord", "UNKNOWN",
-           "action_words", "call_origins", "decide", "flow_execution",
+           "action_words", "call_origins", "carried_origins", "decide", "flow_execution",
            "followed_source", "origin_of", "provenance_lines",
            "request_asks_for", "rule_fires", "unknown_origin"]
