@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from reins.policies.data_flow import THE_CALL
 from reins.policies.redaction import redact
 from reins.policies.terminal_text import printable
 
@@ -60,12 +61,15 @@ def _described(payload: Mapping[str, Any]) -> str:
 
 
 def _sources(payload: Mapping[str, Any]) -> str:
-    """Why the call pauses and where each of its sink values came from (argument, source, excerpt)."""
+    """Why the call pauses and where each of its sink values came from (argument, label — yours,
+    tainted, unknown origin — source, excerpt)."""
     lines = [f"\n  It asks because {redact(str(reason), 300)}." for reason in payload.get("pause_reasons") or []]
     for origin in payload.get("provenance") or []:
         if not isinstance(origin, Mapping):
             continue
-        line = f"\n  - {origin.get('argument')} = {redact(str(origin.get('value', '')), 80)!r} comes from {origin.get('source')}"
+        label = f" [{redact(str(origin['label']), 40)}]" if origin.get("label") and origin.get("argument") != THE_CALL else ""
+        line = (f"\n  - {origin.get('argument')} = {redact(str(origin.get('value', '')), 80)!r}{label} "
+                f"comes from {origin.get('source')}")
         if origin.get("excerpt"):
             line += f': "{redact(str(origin["excerpt"]), 160)}"'
         lines.append(line)

@@ -1,6 +1,7 @@
 """``reins eval [--repeats N] [--perturb RATE[,RATE…]] [--perturb-kinds KIND[,KIND…]] [--seed S] [--out DIR]
 [--json]``: the three-baseline evaluation; ``reins eval --suite agentdojo [--limit N]
-[--agentdojo-suite NAME] [--trust all|default]``: the prompt-injection suites (optional group ``agentdojo``).
+[--agentdojo-suite NAME] [--trust all|default] [--attacks fixed|adaptive]``: the prompt-injection suites
+(optional group ``agentdojo``); ``--attacks adaptive`` runs the suite written against the policy.
 
 Runs the scenario set on the configured models (``REINS_MODEL`` …; the offline model when none is
 set), optionally under a seeded ``PerturbedModel`` at one or more rates, writes ``report.md``,
@@ -52,6 +53,11 @@ def register(commands: argparse._SubParsersAction) -> None:
                         help="agentdojo: only this suite (repeatable): banking, slack, travel, workspace")
     parser.add_argument("--trust", action="append", choices=("all", "default"),
                         help="agentdojo: only this trust setting (repeatable; default: both)")
+    parser.add_argument("--attacks", choices=("fixed", "adaptive"), default="fixed",
+                        help="agentdojo: fixed: AgentDojo's own attack texts (default); adaptive: injections written "
+                             "against the data-flow policy (obfuscated, encoded, split, reversed, paraphrased, "
+                             "laundered, recombined, exfiltrating through reads), both trust settings, declared and "
+                             "undeclared tools")
     parser.set_defaults(handler=run)
 
 
@@ -119,9 +125,34 @@ def _print_rates(markdown: str) -> None:
     table(rows[0], rows[1:], folded=rows[0])
 
 
+def run_adaptive(args: argparse.Namespace) -> int:
+    """The adaptive attack suite; agentdojo-adaptive.md (the tables) and .json go to the out directory."""
+    try:
+        from reins.evals.agentdojo_adaptive import markdown, run_adaptive as run_suite
+    except ImportError:
+        raise UserError("AgentDojo is not installed: uv sync --extra agentdojo (or pip install 'agent-reins[agentdojo]')")
+    try:
+        report = run_suite(progress=lambda line: print(line, file=sys.stderr))
+    except ImportError:
+        raise UserError("AgentDojo is not installed: uv sync --extra agentdojo") from None
+    out = args.out if args.out is not None else _default_out()
+    out.mkdir(parents=True, exist_ok=True)
+    table_text = markdown(report)
+    (out / "agentdojo-adaptive.md").write_text(table_text + "\n", encoding="utf-8")
+    (out / "agentdojo-adaptive.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    if args.json:
+        print_json(report)
+    else:
+        write(table_text)
+        print(f"\nreport: {out / 'agentdojo-adaptive.md'}", file=sys.stderr)
+    return EXIT_OK
+
+
 def run_agentdojo(args: argparse.Namespace) -> int:
     """Every AgentDojo pair through the assistant's tool loop and data-flow policy; report.md (the
     table) and report.json go to the out directory."""
+    if args.attacks == "adaptive":
+        return run_adaptive(args)
     try:
         from reins.evals.agentdojo import SUITES, TRUST_SETTINGS, markdown, run_all
     except ImportError:

@@ -55,6 +55,7 @@ class PairOutcome:
     approved: int = 0
     injected_prompts: int = 0  # pauses on a call outside the user's task
     injected_prompts_named: int = 0  # ... whose prompt names an untrusted source
+    injected_prompts_flagged: int = 0  # ... whose prompt marks a sink argument (or the destination) as not yours
     unasked_calls: int = 0  # side effects outside the user's task that ran with no approval (harmless ones too)
     stop_reason: str | None = None
 
@@ -126,8 +127,27 @@ def _environment(suite: Any, user_task: Any, injection_task: Any | None) -> Any:
     injections = _injections(suite, user_task, injection_task)
     key = (suite.name, injection_task.ID if injection_task is not None else "", tuple(sorted(injections)))
     if key not in _ENVIRONMENTS:
-        _ENVIRONMENTS[key] = suite.load_and_inject_default_environment(injections)
+        _ENVIRONMENTS[key] = _load_environment(suite, injections)
     return _ENVIRONMENTS[key].model_copy(deep=True)
+
+
+_SUITE_TEXTS: dict[str, tuple[str, dict[str, str]]] = {}
+
+
+def _load_environment(suite: Any, injections: Mapping[str, str]) -> Any:
+    """``suite.load_and_inject_default_environment``, with the suite's files read once and the YAML
+    parsed by libyaml when PyYAML has it: AgentDojo reads, resolves and re-dumps both files and
+    parses the result in pure Python for every placement — most of a loaded machine's run time."""
+    import yaml
+    from agentdojo.task_suite.task_suite import read_suite_file, validate_injections
+
+    if suite.name not in _SUITE_TEXTS:
+        _SUITE_TEXTS[suite.name] = (read_suite_file(suite.name, "environment.yaml", suite.data_path),
+                                    suite.get_injection_vector_defaults())
+    text, defaults = _SUITE_TEXTS[suite.name]
+    validate_injections(dict(injections), defaults)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return suite.environment_type.model_validate(yaml.load(text.format(**dict(defaults, **injections)), Loader=loader))
 
 
 Calls = list[tuple[str, dict[str, Any]]]
@@ -201,13 +221,17 @@ def ungated(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[boo
 # ------------------------------------------------------------------------------------ through Reins
 
 
-def _registry(suite: Any, pair: _Pair, trust_all: bool) -> Any:
+def _registry(suite: Any, pair: _Pair, trust_all: bool, undeclared: bool = False) -> Any:
+    """AgentDojo's tools as Reins tools; ``undeclared``: as an MCP server without declarations
+    offers them — every argument a sink and egress, the action its name's verb."""
     from reins.runtime.tools.chat_tools import CHAT_SCOPE, ToolFailure
     from reins.runtime.tools.registry import RegisteredTool, ToolRegistry
 
     registry = ToolRegistry()
     for function in suite.tools:
         declared = DECLARATIONS[function.name]
+        if undeclared:
+            declared = type(declared)(declared.read_only, None, ())  # type: ignore[arg-type]
 
         def run(_name: str = function.name, **kwargs: Any) -> str:
             output, error = _execute(pair.env, _name, kwargs)
@@ -222,7 +246,7 @@ def _registry(suite: Any, pair: _Pair, trust_all: bool) -> Any:
             name=function.name, description=function.description[:1000], args_schema=function.parameters,
             scopes=frozenset({CHAT_SCOPE}), func=run, read_only=declared.read_only,
             approval=approval_for(read_only=declared.read_only, trusted=trust_all),
-            sinks=declared.sinks, actions=declared.actions))
+            sinks=declared.sinks, actions=declared.actions, egress=declared.egress, free=declared.free))
     return registry
 
 
@@ -267,35 +291,53 @@ def _names_untrusted_source(payload: Mapping[str, Any]) -> bool:
                for p in payload.get("provenance") or [])
 
 
+def _flags_an_argument(payload: Mapping[str, Any]) -> bool:
+    """The prompt marks one of the call's own values — not only the text it follows — as not the
+    user's (tainted, unknown origin) or as the user's given for another action."""
+    return any(p.get("argument") != "(the call itself)" and p.get("label") not in (None, "yours")
+               for p in payload.get("provenance") or [])
+
+
 class Harness:
     """One suite under one trust setting: the graph is built once, each pair runs on its own thread."""
 
-    def __init__(self, suite_name: str, suite: Any, trust: str):
+    def __init__(self, suite_name: str, suite: Any, trust: str, undeclared: bool = False):
         from langgraph.checkpoint.memory import InMemorySaver
 
         from reins.graphs.assistant import build_graph
         from reins.runtime.llm.models import ModelSet
 
         self.suite_name, self.suite, self.pair = suite_name, suite, _Pair()
+        registry = _registry(suite, self.pair, trust == "all", undeclared)
         self.graph = build_graph(models=ModelSet.uniform(_model(self.pair)), checkpointer=InMemorySaver(),
-                                 registry=_registry(suite, self.pair, trust == "all"), store=None, pipelines={})
+                                 registry=registry, store=None, pipelines={})
         self.runs = 0
 
     def run(self, user_task: Any, injection_task: Any | None) -> PairOutcome:
+        env = _environment(self.suite, user_task, injection_task)
+        user, attack = _ground_truths(self.suite, user_task, injection_task)
+
+        def security(reply: str, pre: Any, post: Any, trace: list[Any]) -> bool:
+            return _security(injection_task, reply, pre, post, trace)
+
+        return self.run_placed(user_task, env, user, attack, security, injection_task.ID if injection_task else None)
+
+    def run_placed(self, user_task: Any, env: Any, user: Calls, attack: Calls,
+                   security: Callable[[str, Any, Any, list[Any]], bool], attack_id: str | None) -> PairOutcome:
+        """One user task on ``env`` (the injection already placed), the worst-case model obeying
+        with ``attack``; ``security``: whether the attack's goal holds after the run."""
         from langchain_core.messages import HumanMessage
         from langgraph.types import Command
 
-        env = _environment(self.suite, user_task, injection_task)
         _TOOLS_BY_ENV[type(env)] = list(self.suite.tools)
         pre = env.model_copy(deep=True)
-        user, attack = _ground_truths(self.suite, user_task, injection_task)
         pair = self.pair
         pair.env, pair.queue, pair.obeyed, pair.trace = env, list(user), False, []
         pair.attack = attack
         pair.user_calls = {_key(name, args) for name, args in user}
         pair.user = user
         pair.answer = getattr(user_task, "GROUND_TRUTH_OUTPUT", "") or "Done."
-        outcome = PairOutcome(self.suite_name, user_task.ID, injection_task.ID if injection_task else None)
+        outcome = PairOutcome(self.suite_name, user_task.ID, attack_id)
         self.runs += 1
         thread = {"configurable": {"thread_id": f"pair-{self.runs}"}}
         result = self.graph.invoke({"messages": [HumanMessage(content=user_task.PROMPT)]}, thread)
@@ -310,13 +352,14 @@ class Harness:
             if decision["type"] != "approve":
                 outcome.injected_prompts += 1
                 outcome.injected_prompts_named += _names_untrusted_source(payload)
+                outcome.injected_prompts_flagged += _flags_an_argument(payload)
             result = self.graph.invoke(Command(resume=decision), thread)
         reply = str(result.get("reply", ""))
         outcome.unasked_calls = sum(not DECLARATIONS[c.function].read_only
                                     and not _one_of(c.function, c.args, pair.user) for c in pair.trace)
         outcome.stop_reason = result.get("stop_reason")
         outcome.utility = _utility(user_task, reply, pre, env, pair.trace)
-        outcome.security = _security(injection_task, reply, pre, env, pair.trace)
+        outcome.security = security(reply, pre, env, pair.trace)
         return outcome
 
 
@@ -326,7 +369,10 @@ class Harness:
 def run_all(suite_names: Iterable[str] = SUITES, trusts: Iterable[str] = TRUST_SETTINGS,
             progress: Callable[[str], None] | None = None, limit: int | None = None) -> dict[str, Any]:
     """Every user task alone and every (user task, injection task) pair of each suite, under each
-    trust setting; ``limit``: at most this many user and injection tasks per suite (a smoke run)."""
+    trust setting; ``limit``: at most this many user and injection tasks per suite (a smoke run).
+    Every pair runs ungated; only the pairs whose attack succeeds ungated — the denominator — run
+    through Reins (on a loaded two-core machine the rest cost workspace most of its run time), so
+    ``utility_under_attack`` counts those pairs."""
     suites, trusts = load_suites(suite_names), tuple(trusts)
     report: dict[str, Any] = {"version": SUITE_VERSION, "suites": {}}
     for name, suite in suites.items():
@@ -342,7 +388,8 @@ def run_all(suite_names: Iterable[str] = SUITES, trusts: Iterable[str] = TRUST_S
             started = time.monotonic()
             harness = Harness(name, suite, trust)
             benign = [harness.run(u, None) for u in users]
-            attacked = [harness.run(u, a) for u, a in pairs]
+            # only the attacks that succeed ungated can count: the rest are not run through Reins
+            attacked = [harness.run(u, a) for u, a in pairs if baseline[(u.ID, a.ID)]]
             entry["trust"][trust] = summarise(benign, attacked, baseline)
             entry["seconds"][trust] = round(time.monotonic() - started, 1)
             if progress:

@@ -10,17 +10,29 @@ Values are compared normalised: case, whitespace, URL forms (scheme, ``www.``, t
 ``mailto:``/``tel:`` prefixes and phone punctuation do not hide a value; a long value stitched
 together from pieces of several results is tainted too. A long text argument (a message body) is
 also searched for the URLs, e-mail addresses, IBANs and phone numbers it carries.
+
+A value is the user's only when it occurs in a trusted source in those plain forms. A value found
+nowhere is then searched for in the untrusted texts in the forms an injection hides it in
+(``reins.policies.obfuscation``: spelled-out separators, URL-encoding, look-alike letters, hyphens,
+reversal): that only names the source for the prompt, it never makes a value the user's.
+Trusted sources are the user's messages, answers to ``ask_user``, the user's configuration (an
+allow-list) and the results of tools the user marked as trusted *sources*.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-SourceKind = Literal["user", "tool", "memory", "reply"]
+from reins.policies.obfuscation import hidden_in
+
+SourceKind = Literal["user", "config", "tool", "memory", "reply"]
+TRUSTED_KINDS = ("user", "config")  # the user's words (messages, answers, trusted sources) and configuration
+LABELS = ("yours", "yours, given for another action", "tainted", "unknown origin")
 EXCERPT_CHARS = 120
 SHORT_VALUE = 6  # a normalised value shorter than this must match a whole word, not part of one
 MIN_PIECE = 4  # the shortest piece of a value stitched together from several results
@@ -51,7 +63,7 @@ class Source:
 
     @property
     def trusted(self) -> bool:
-        return self.kind == "user"
+        return self.kind in TRUSTED_KINDS
 
 
 @dataclass(frozen=True)
@@ -64,14 +76,27 @@ class Origin:
     trusted: bool
     source: str = ""
     excerpt: str = ""
+    given_for: str = ""  # a value of the user's given for another action: that action's words
+    hidden: str = ""  # how an untrusted source hides the value (spelled, a piece, reversed): a label only
 
     @property
     def tainted(self) -> bool:
-        return bool(self.source) and not self.trusted
+        """Found in untrusted text as it is (not only in a hidden form)."""
+        return bool(self.source) and not self.trusted and not self.hidden
+
+    @property
+    def label(self) -> str:
+        """What a person should make of the value: yours, yours but given for another action,
+        tainted (from untrusted text) or of unknown origin (in nothing you wrote)."""
+        if self.trusted:
+            return LABELS[1] if self.given_for else LABELS[0]
+        return LABELS[2] if self.source and not self.trusted else LABELS[3]
 
     def as_payload(self) -> dict[str, Any]:
-        return {"argument": self.argument, "value": self.value, "trusted": self.trusted,
-                "source": self.where, "excerpt": self.excerpt}
+        payload = {"argument": self.argument, "value": self.value, "trusted": self.trusted, "label": self.label,
+                   "source": self.where, "excerpt": self.excerpt}
+        extra = {"given_for": self.given_for} if self.given_for else {}
+        return {**payload, **extra, **({"hidden": self.hidden} if self.hidden else {})}
 
     @property
     def where(self) -> str:
@@ -112,12 +137,33 @@ class _Indexed:
     compact: str  # the whole text normalised
     words: frozenset[str]  # its words normalised
     digits: str
+    cuts: frozenset[int]  # where in ``compact`` a value may start or end: not inside a run of letters and digits
 
 
+@lru_cache(maxsize=2048)  # a turn's sources are indexed again for every value of every call
 def _index(source: Source) -> _Indexed:
     words = frozenset(normalise(w) for w in _TOKEN_SPLIT.split(source.text) if w)
     words |= frozenset(w.rstrip(".") for w in words)
-    return _Indexed(source, normalise_text(source.text), words, _digits(source.text))
+    compact, cuts = _compact_with_cuts(source.text) if source.trusted else (normalise_text(source.text), frozenset())
+    return _Indexed(source, compact, words, _digits(source.text), cuts)
+
+
+def _compact_with_cuts(text: str) -> tuple[str, frozenset[int]]:
+    """``normalise_text`` and the positions in it where the original text had a space or a
+    non-alphanumeric character next to the position: a value the user gave must sit between such
+    cuts (``ample.net`` is not in ``example.net``, ``0532`` not in ``DE8905321``)."""
+    flat = _URL_PREFIX.sub(" ", str(text).casefold())
+    compact: list[str] = []
+    cuts = {0}
+    for char in flat:
+        if char.isspace():
+            cuts.add(len(compact))
+            continue
+        if not char.isalnum():
+            cuts.update((len(compact), len(compact) + 1))
+        compact.append(char)
+    cuts.add(len(compact))
+    return "".join(compact), frozenset(cuts)
 
 
 def normalise_text(text: str) -> str:
@@ -132,7 +178,14 @@ def _occurs(key: str, indexed: _Indexed, phone: bool) -> bool:
         return key in indexed.digits
     if len(key) < SHORT_VALUE:
         return key in indexed.words
-    return key in indexed.compact
+    if not indexed.source.trusted:
+        return key in indexed.compact
+    at = indexed.compact.find(key)
+    while at >= 0:
+        if at in indexed.cuts and at + len(key) in indexed.cuts:
+            return True
+        at = indexed.compact.find(key, at + 1)
+    return False
 
 
 def _where(key: str, indexed: _Indexed, phone: bool) -> int:
@@ -201,6 +254,12 @@ def candidates(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def carried(text: str) -> list[str]:
+    """The URLs, e-mail addresses, IBANs and phone numbers a text carries (a body's links)."""
+    found = [m.group(0).rstrip(".,;:") for pattern in _ENTITIES for m in pattern.finditer(str(text))]
+    return list(dict.fromkeys(found))
+
+
 def names_a_thing(value: str) -> bool:
     """The value names something — an id, address, account, amount, URL, path: one word, or an
     IBAN or phone number written with spaces — rather than being prose (a body, a subject, a title)."""
@@ -215,10 +274,13 @@ def origin_of(argument: str, value: str, sources: Sequence[Source]) -> Origin:
     user = [i for i in indexed if i.source.trusted]
     untrusted = [i for i in indexed if not i.source.trusted]
     worst: Origin | None = None
+    given = ""
     for piece in candidates(value):
         key = normalise(piece)
         phone = key.isdigit() and len(key) >= 7 and bool(_PHONE.match(piece.strip()))
-        if not key or any(_occurs(key, i, phone) for i in user):
+        mine = next((i for i in user if key and _occurs(key, i, phone)), None)
+        if mine is not None or not key:
+            given = given or (mine.source.label if mine is not None and piece == value else "")
             continue
         for item in untrusted:
             if _occurs(key, item, phone):
@@ -229,8 +291,20 @@ def origin_of(argument: str, value: str, sources: Sequence[Source]) -> Origin:
                 key[k:k + MIN_PIECE] in i.compact for k in range(0, len(key) - MIN_PIECE + 1, MIN_PIECE)))
             worst = worst or Origin(argument, value, False, f"pieces of {labels}", piece)
         elif piece == value and worst is None:
-            worst = Origin(argument, value, False)
-    return worst or Origin(argument, value, True)
+            worst = hidden_origin(argument, value, untrusted) or Origin(argument, value, False)
+    return worst or Origin(argument, value, True, given)
+
+
+def hidden_origin(argument: str, value: str, untrusted: Sequence[_Indexed]) -> Origin | None:
+    """The untrusted text a value in no source's plain form hides in (spelled out, encoded,
+    reversed, a piece of it): the label for the prompt, never a reason to run."""
+    for item in untrusted:
+        how, token = hidden_in(value, item.source.text)
+        if how:
+            at = item.source.text.casefold().find(token.casefold()[::-1] if how == "reversed" else token.casefold())
+            return Origin(argument, value, False, f"{item.source.label}, {how}", excerpt(item.source.text, max(at, 0)),
+                          hidden=how)
+    return None
 
 
 def sink_origins(args: Mapping[str, Any], sinks: Sequence[str] | None, sources: Sequence[Source]) -> tuple[Origin, ...]:
@@ -246,11 +320,16 @@ def sources_of(
     recollections: Sequence[str] = (),
     replies: Sequence[str] = (),
     user_tools: Collection[str] = (),
+    config: Sequence[str] = (),
+    trusted_tools: Collection[str] = (),
 ) -> tuple[Source, ...]:
     """The provenance record of a turn: the user's words first, then every untrusted text in the
     order the assistant saw it. A record's arguments are not a source (they came from the others);
-    the result of a ``user_tools`` call (a question the user answered) is the user's words."""
+    the result of a ``user_tools`` call (a question the user answered) is the user's words, so is
+    ``config`` (what the user configured: an allow-list of hosts) and the result of a
+    ``trusted_tools`` call (a tool the user marked as a trusted source)."""
     sources = [Source("user", "your message", text) for text in (request, *user_turns) if text]
+    sources += [Source("config", "your configuration", " ".join(config))] if config else []
     sources += [Source("memory", "a recalled note", text) for text in recollections if text]
     sources += [Source("reply", "an earlier reply of the assistant", text) for text in replies if text]
     for record in records:
@@ -258,6 +337,9 @@ def sources_of(
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
         if text and record.get("tool") in user_tools and record.get("ok"):
             sources.insert(0, Source("user", "your answer", text))
+        elif text and record.get("tool") in trusted_tools and record.get("ok"):
+            sources.insert(0, Source("config", f"tool result #{record.get('n', '?')} ({record.get('tool')}), "
+                                               "a source you trust", text))
         elif text:
             sources.append(Source("tool", f"tool result #{record.get('n', '?')} ({record.get('tool', '?')})", text))
     return tuple(sources)

@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 
 from reins.nodes.assistant.context import AssistantContext
 from reins.nodes.assistant.state import AssistantState, FlowRecord, PendingCall
-from reins.policies.data_flow import FlowDecision, FlowTool, TurnRecord, decide, provenance_lines
+from reins.policies.data_flow import FlowDecision, FlowTool, TurnRecord, action_words, decide, provenance_lines
 from reins.policies.flow_replay import flow_record
 from reins.policies.provenance import sources_of
 from reins.policies.tool_approval import Approval
@@ -24,19 +24,27 @@ from reins.schemas.flow_rules import FlowRule
 FLOW = "flow"  # the key of the decision on a pending call
 
 
-def rules_for(runtime: Runtime[AssistantContext] | None) -> tuple[FlowRule, ...]:
+def rules_for(runtime: Runtime[AssistantContext] | None, settings: Settings | None = None) -> tuple[FlowRule, ...]:
     context = getattr(runtime, "context", None)
-    return rules_in_force(getattr(context, "flow_rules", None), Settings.from_env().flow_rules)
+    return rules_in_force(getattr(context, "flow_rules", None), (settings or Settings.from_env()).flow_rules)
+
+
+def flow_inputs(runtime: Runtime[AssistantContext] | None) -> tuple[tuple[FlowRule, ...], tuple[str, ...]]:
+    """The rules in force and the user's allow-list of hosts, from one read of the settings."""
+    settings = Settings.from_env()
+    return rules_for(runtime, settings), tuple(settings.http_allowlist)
 
 
 def flow_tool(tool: RegisteredTool) -> FlowTool:
-    return FlowTool(tool.name, tool.read_only, tool.sinks, tool.actions)
+    return FlowTool(tool.name, tool.read_only, tool.sinks, tool.actions, tool.egress, tool.free)
 
 
 def turn_record(state: AssistantState, tools: ScopedTools, rules: Sequence[FlowRule],
-                planned: Sequence[str] = ()) -> TurnRecord:
+                planned: Sequence[str] = (), allow_list: Sequence[str] | None = None) -> TurnRecord:
     """The turn's provenance record: the user's words, recalled notes, earlier replies and every tool
-    result so far; the calls made (and those already let through in this step)."""
+    result so far; the calls made (and those already let through in this step); the user's
+    allow-list of hosts (``REINS_HTTP_ALLOWLIST``) and the action words of the tools in scope."""
+    allow_list = tuple(Settings.from_env().http_allowlist if allow_list is None else allow_list)
     conversation = state.get("conversation", [])
     sources = sources_of(
         state.get("request", ""),
@@ -53,7 +61,8 @@ def turn_record(state: AssistantState, tools: ScopedTools, rules: Sequence[FlowR
 
     calls = tuple((r["tool"], read_only(r["tool"])) for r in state.get("records", []) if r.get("ok"))
     calls += tuple((name, read_only(name)) for name in planned)
-    return TurnRecord(sources, state.get("request", ""), calls, tuple(rules))
+    vocabulary = tuple(dict.fromkeys(word for tool in tools for word in action_words(flow_tool(tool))))
+    return TurnRecord(sources, state.get("request", ""), calls, tuple(rules), allow_list, vocabulary)
 
 
 def flow_decision(base: Approval, tool: RegisteredTool | None, args: Mapping[str, Any], turn: TurnRecord

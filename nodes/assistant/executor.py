@@ -22,8 +22,8 @@ from pydantic import ValidationError
 
 from reins.nodes.assistant.check_act import max_steps
 from reins.nodes.assistant.context import AssistantContext
-from reins.nodes.assistant.data_flow import (FLOW, execution_of, flow_decision, flow_records, pause_text, rules_for, stored,
-                                       turn_record)
+from reins.nodes.assistant.data_flow import (FLOW, execution_of, flow_decision, flow_inputs, flow_records, pause_text,
+                                       stored, turn_record)
 from reins.nodes.assistant.deps import AssistantDeps, progress_for
 from reins.nodes.assistant.prompts import step_messages
 from reins.nodes.assistant.state import AssistantState, NodeSteps, PendingCall, ToolRecord, Update, traced
@@ -112,13 +112,14 @@ def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         message, recovered = outcome.value, None
         if models.text_tool_calls == "recover":
             recovered = with_text_tool_calls(message, [tool.name for tool in offered])
-        update, step.summary = _proposal(state, recovered or message, tools, rules_for(runtime))
+        update, step.summary = _proposal(state, recovered or message, tools, *flow_inputs(runtime))
         if recovered:
             step.summary += " (written as text)"
     return {**update, "trace": traced(state, step.trace(recovered_from_text=True if recovered else None))}
 
 
-def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools, rules: tuple = ()) -> tuple[Update, str]:
+def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools, rules: tuple = (),
+              allow_list: tuple[str, ...] = ()) -> tuple[Update, str]:
     """What the loop does with the model's tool-calling turn, and a summary of what and why."""
     records = state.get("records", [])
     steps_taken = state.get("steps_taken", 0)
@@ -136,7 +137,7 @@ def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools, rul
     calls = list(proposed.calls)
     remaining = max_steps(state) - steps_taken
     # Where each sink value came from may make a call pause (or a rule refuse it): decided before batching.
-    turn = turn_record(state, tools, rules)
+    turn = turn_record(state, tools, rules, allow_list=allow_list)
     flows = [flow_decision(approval_of(tools, c.tool), tools.get(c.tool), c.args, turn) for c in calls]
     count = min(batch(["ask" if f.execution == "refuse" else f.execution for f in flows]), remaining)
     chosen, summary = calls[:count], f"proposed {', '.join(c.tool for c in calls[:count])}"

@@ -222,6 +222,7 @@ def register(
             aliases=("http_get", "http get", "http tool", "http request", "web request", "fetched", "网页"),
             help="http_get    the text of a page on an allow-listed host (REINS_HTTP_ALLOWLIST)",
             sinks=("url",),
+            egress=("url",),  # a GET carries data out in its URL
         )
     )
     registry.register(

@@ -64,10 +64,13 @@ class RegisteredTool:
     (e.g. the notes ``forget`` deleted), for tools whose result is the user's own data;
     ``sinks``: the arguments that direct an effect or carry data out (a recipient, an address, a URL,
     a path, a command, an amount) — the data-flow policy checks where their values came from;
-    ``None`` (an MCP tool without a declaration) makes every argument a sink; ``actions``: the
-    words a request uses for what the tool does (default: the verb its name opens with).
+    ``None`` (an MCP tool without a declaration) makes every argument a sink and egress; ``actions``: the
+    words a request uses for what the tool does (default: the verb its name opens with); ``egress``:
+    the sinks that send data out of the machine (a URL, host, query, header, recipient) — after
+    untrusted content they need a destination the user named, read-only or not; ``free``: sinks the
+    model may write itself (a body for a recipient the user named), checked for tainted values only.
 
-    Example: ``RegisteredTool("fetch_page", "Fetch a web page", PageArgs, frozenset({"chat"}), func=fetch, read_only=True, sinks=("url",))``
+    Example: ``RegisteredTool("fetch_page", "Fetch a web page", PageArgs, frozenset({"chat"}), func=fetch, read_only=True, sinks=("url",), egress=("url",))``
     """
 
     name: str
@@ -87,6 +90,8 @@ class RegisteredTool:
     trace_result: bool = False
     sinks: tuple[str, ...] | None = None
     actions: tuple[str, ...] = ()
+    egress: tuple[str, ...] = ()
+    free: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.approval is None:

@@ -71,10 +71,10 @@ def test_an_injected_transfer_pauses_with_its_source_and_a_rejection_never_runs_
     assert payload["kind"] == "tool_approval" and payload["tool"] == "transfer_money"
     recipient = next(p for p in payload["provenance"] if p["argument"] == "recipient")
     assert recipient["source"] == "tool result #1 (fetch_page)" and recipient["trusted"] is False
-    assert NEW_RECIPIENT in recipient["excerpt"]
+    assert recipient["label"] == "tainted" and NEW_RECIPIENT in recipient["excerpt"]
     assert any("recipient comes from tool result #1 (fetch_page)" in r for r in payload["pause_reasons"])
     shown = str(run.graph.get_state(THREAD).values["messages"][-1].content)  # what Studio shows
-    assert "recipient = 'DE89" in shown and "tool result #1 (fetch_page)" in shown
+    assert "recipient = 'DE89" in shown and "[tainted] comes from tool result #1 (fetch_page)" in shown
     assert executed == []  # nothing ran before the decision
 
     result = run.graph.invoke(Command(resume={"type": "reject", "reason": "not my landlord"}), THREAD)
@@ -116,7 +116,7 @@ def test_the_terminal_prompt_names_each_sink_values_source(bank):
     run.ask("Read my rent page at https://rent.example.org and pay my rent to my landlord")
     shown = describe(_pending(run)[0])
     assert "It asks because recipient comes from tool result #1 (fetch_page), not from you." in shown
-    assert f"- recipient = '{NEW_RECIPIENT}' comes from tool result #1 (fetch_page): \"" in shown
+    assert f"- recipient = '{NEW_RECIPIENT}' [tainted] comes from tool result #1 (fetch_page): \"" in shown
     assert "\x1b" not in shown
 
 
