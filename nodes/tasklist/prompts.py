@@ -79,12 +79,21 @@ def _block(name: str, content: Any) -> str:
     return f"<{name}>\n{content if isinstance(content, str) else _json(content)}\n</{name}>"
 
 
-def _prompt(system: str, parts: Sequence[str | tuple[str, Any]]) -> Prompt:
-    """The messages of one call: free-text parts as they are, ``(name, value)`` parts as tagged
-    blocks; the named values are the call's structured inputs too."""
+AGENT_PREAMBLE = """You are one step of a controlled tasklist agent that turns a version plan into a \
+task list a person reviews. The runtime reads the plan, judges its readiness by rules, validates every \
+answer and decides what happens next. The inputs of this call come first, then your step's instruction."""
+
+
+def _prompt(instruction: str, parts: Sequence[str | tuple[str, Any]]) -> Prompt:
+    """The messages of one call, from what changes least to what changes most, so a server's prefix cache
+    serves each call's start from the previous one: the system message is the same for every call of
+    every run; the plan comes first in the user turn (every call of a run has it), then this call's own
+    inputs, and the step's instruction last. Free-text parts go as they are, ``(name, value)`` parts as
+    tagged blocks; the named values are the call's structured inputs too."""
     inputs = dict(part for part in parts if isinstance(part, tuple))
-    text = "\n\n".join(part if isinstance(part, str) else _block(*part) for part in parts)
-    return Prompt([SystemMessage(content=system), HumanMessage(content=text)], inputs)
+    text = "\n\n".join([*(part if isinstance(part, str) else _block(*part) for part in parts),
+                         f"<your_step>\n{instruction}\n</your_step>"])
+    return Prompt([SystemMessage(content=AGENT_PREAMBLE), HumanMessage(content=text)], inputs)
 
 
 def strategy_constraints(strategy: Strategy) -> str:
@@ -120,11 +129,11 @@ def _context_blocks(state: TasklistState) -> list[tuple[str, Any]]:
 
 def planning_messages(state: TasklistState) -> list[BaseMessage]:
     return _prompt(PLANNING_SYSTEM, [
+        *_plan_blocks(state),
+        ("optional_context_allowlist", list(OPTIONAL_CONTEXT_ALLOWLIST)),
         ("user_goal", state.get("user_goal") or "(none)"),
         ("readiness", state["readiness"]),
         ("allowed_actions", list(state["allowed_actions"])),
-        ("optional_context_allowlist", list(OPTIONAL_CONTEXT_ALLOWLIST)),
-        *_plan_blocks(state),
     ])
 
 
@@ -138,10 +147,10 @@ def strategy_messages(state: TasklistState, feedback: str | None) -> list[BaseMe
 def draft_messages(state: TasklistState) -> list[BaseMessage]:
     strategy = state["strategy"]
     return _prompt(DRAFT_SYSTEM, [
-        strategy_constraints(strategy),
-        ("strategy", strategy),
-        *_context_blocks(state),
         *_plan_blocks(state),
+        *_context_blocks(state),
+        ("strategy", strategy),
+        strategy_constraints(strategy),
     ])
 
 
@@ -151,9 +160,9 @@ def revision_messages(state: TasklistState, fix_now: Sequence[str]) -> list[Base
         for issue in fix_now
     ]
     return _prompt(REVISION_SYSTEM, [
-        ("findings", findings),
-        strategy_constraints(state["strategy"]),
-        ("strategy", state["strategy"]),
         *_plan_blocks(state),
+        ("strategy", state["strategy"]),
+        strategy_constraints(state["strategy"]),
         ("draft", state["drafts"]["v1"]),
+        ("findings", findings),
     ])
