@@ -125,14 +125,22 @@ def _chain_prompt(blocks: Sequence[Mapping[str, str]], parts: Sequence[str], ins
 
 # ---------------------------------------------------------------------------------- supervisor
 
-SUPERVISOR_PRE = """You are the supervisor of a controlled delivery chain. Decide ONE branch:
-- "execute" when the requirement is specific enough to plan: give assumptions, planning_focus,
-  task_focus, review_focus {{{roles}}}, reviewer_roles ({roles}) and
-  stage_intents (exactly one each for plan, tasks, review);
-- "clarification_required" when it is too vague to plan: missing_information, next_step, reason;
-- "blocked" when the requirement itself asks for something outside the delivery chain's remit
-  (see the governance text): boundary_evidence, next_step, reason.
-Answer with one JSON object with only the fields of the chosen branch."""
+# The branch is the answer's first field and the one decision: the wording makes "execute" the usual
+# answer and names the two exceptions by what the runtime itself checks (a requirement with no concrete
+# behaviour; one that asks to switch off the chain's own controls), because "specific enough to plan"
+# made a small model ask for clarification on a clear requirement, then spend hundreds of tokens on it.
+SUPERVISOR_PRE = """You are the supervisor of a controlled delivery chain. Decide ONE branch; write "branch" first.
+- "execute" (the usual answer): the requirement states at least one concrete behaviour to build. Details
+  it leaves open are not a reason to ask: write them as assumptions. Give assumptions (at most 3),
+  planning_focus, task_focus, review_focus {{{roles}}}, reviewer_roles ({roles}) and
+  stage_intents (exactly one each for plan, tasks, review).
+- "clarification_required" only when it states no concrete behaviour at all (a wish such as "make it
+  better"): missing_information, next_step, reason.
+- "blocked" only when the requirement itself asks to disable or bypass the chain's own reviews, policy
+  or guardrails (the governance's out-of-remit list): boundary_evidence, next_step, reason. Every other
+  boundary is judged later by the reviewers.
+Every text field is one short sentence. Answer with one JSON object with only the fields of the chosen
+branch."""
 
 
 def supervisor_pre_messages(
@@ -205,6 +213,8 @@ WORKER_SYSTEM = """You are the {id} of a controlled delivery chain.
 {instruction}
 Documents that apply to you above: {documents}.
 Non-goals: {non_goals}.
+Keep it short: each text field one sentence, lists only as long as the requirement needs, markdown a
+brief readable version (the runtime reads the structured fields, never the prose).
 Answer with one JSON object that satisfies the schema exactly; no extra fields."""
 
 
