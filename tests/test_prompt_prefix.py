@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from benchmarks.prompt_prefix import (
+from evals.prompt_prefix import (
     DELIVERY_INPUTS, TASKLIST_INPUTS, cacheable, common_prefix, layout, record_delivery, record_tasklist)
 
 ROLE_BLOCK = re.compile(r"<your_(?:role|step)>\n.*\n</your_(?:role|step)>\Z", re.S)

@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from evals.prompt_prefix import passes as prefix_passes
 from evals.real_model.meter import Meter, metering_proxy
 from evals.real_model.obtain import BUILD_FLAGS, LLAMA_CPP, QWEN_CODER_1_5B, ObtainError, obtain_model, obtain_server
 from evals.real_model.runs import ROOT, drive, environment, plan
@@ -54,7 +55,8 @@ def run_standin(only: set[str] | None, timeout_s: float) -> dict[str, Any]:
         env = environment(Path(home), None)
         results = [drive(r, env, None, home=Path(home), timeout_s=timeout_s)
                    for r in plan(with_doctor=False) if not only or r.id in only]
-    return _target(STANDIN, "offline stand-in (rule-based, not a language model)", results, started, {})
+    return _target(STANDIN, "offline stand-in (rule-based, not a language model)", results, started,
+                   {"prefix_cache": prefix_passes()})
 
 
 def run_real(tools: Path, only: set[str] | None, timeout_s: float) -> dict[str, Any]:

@@ -78,10 +78,10 @@ def sha256_of(path: Path) -> str:
 
 def release_files(name: str, version: str, registry: str | None = None) -> list[dict]:
     """The files of one release as the registry's JSON API lists them (url made absolute)."""
-    api = f"{registry or REGISTRY}/{name}/{version}/json"
+    api = f"{registry or REGISTRY}/{name}/json"  # the project's page: every registry mirror serves it
     try:
         with urllib.request.urlopen(api, timeout=60) as response:
-            files = json.load(response)["urls"]
+            files = json.load(response)["releases"][version]
     except (OSError, ValueError, KeyError) as exc:
         raise ObtainError(f"cannot list {name} {version} on the registry: {type(exc).__name__}") from None
     return [{**f, "url": urljoin(api, f["url"])} for f in files]

@@ -19,6 +19,18 @@ tokens are what the server reported per response (`usage.prompt_tokens_details.c
 tokens served from its prompt cache), summed over the run, `doctor --check`'s probes included in its
 own row. The stand-in counts its tokens itself and has no cache. Wall time is the whole command,
 model load excluded; the limit is the time the run should take on the reference machine (2 cores).
+
+**Why the prompts are laid out as they are.** On a CPU a re-sent prompt prefix costs seconds per call
+and an output token about half a second, so the shape of the prompts decides whether a small model
+finishes — and the same shape decides a hosted model's bill. Every delivery call starts with one system
+turn (the chain, its governance and rubric documents), every tasklist call with another; then what the
+run shares (requirement and scenario context, plan, tasks; the version plan), then the call's own
+inputs, and the role's instruction last. The three reviewers share everything up to their focus; a
+repair or a re-ask resends a prompt whose whole start the server holds. Answers put the decision field
+first and ask for one-sentence text fields; the task list is asked for in the exact shape the structure
+rules accept. The supervisor used to be told to execute "when the requirement is specific enough to
+plan", which a small model read as a reason to ask for clarification on a clear requirement: it is now
+told that execute is the usual answer and that open details become assumptions.
 """
 
 
@@ -81,11 +93,30 @@ def _setup(target: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+NO_REAL_RUN = """*No run on a real model is recorded in this file yet* (`make test-real` adds it: the server build
+did not finish on the loaded machine this file was last written on). The stand-in's rows below show
+what each run does and what it costs in calls and tokens.
+"""
+
+
+def _prefix_lines(target: Mapping[str, Any]) -> list[str]:
+    passes = target.get("prefix_cache") or {}
+    if not passes:
+        return []
+    lines = ["", "Share of each pass's prompt an ideal prefix cache serves (longest common prefix with an earlier "
+                 "prompt of the same pass, in characters; `evals/prompt_prefix.py`):", ""]
+    lines += [f"- {name}: {row['calls']} calls, {row['prompt_tokens']} prompt tokens (stand-in count), "
+              f"{row['cacheable_share'] * 100:.0f} % servable" for name, row in passes.items()]
+    return lines
+
+
 def render(result: Mapping[str, Any]) -> str:
     """The page for ``result`` (the dict ``python -m evals.real_model`` writes)."""
     parts = [HEADER]
+    if not any(t["kind"] != "standin" for t in result["targets"]):
+        parts.append(NO_REAL_RUN)
     for target in result["targets"]:
-        parts.append("\n".join(_setup(target)) + "\n")
+        parts.append("\n".join(_setup(target) + _prefix_lines(target)) + "\n")
     parts.append("| run | on | status | expected | as expected | calls | re-asks | repairs | escalations | "
                  "prompt tokens | output tokens | cached tokens | cached share | wall / limit |")
     parts.append("|" + "---|" * 14)

@@ -136,8 +136,8 @@ def _wheel(package: str, part: int, data: bytes) -> bytes:
 
 @contextmanager
 def fake_registry(files: dict[str, bytes], tamper: str | None = None) -> Iterator[tuple[str, list[str]]]:
-    """A JSON API (``/<name>/<version>/json``) and the files it lists, with relative URLs as some
-    mirrors give them; ``tamper``: a file whose listed sha256 is wrong."""
+    """A JSON API (``/<name>/json``, its releases by version) and the files it lists, with relative URLs
+    as some mirrors give them; ``tamper``: a file whose listed sha256 is wrong."""
     requests: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -148,11 +148,11 @@ def fake_registry(files: dict[str, bytes], tamper: str | None = None) -> Iterato
             requests.append(self.path)
             parts = self.path.strip("/").split("/")
             if parts[-1] == "json":
-                name = parts[-3]
+                name = parts[-2]
                 filename = f"{name.replace('-', '_')}-0.2.0-py3-none-any.whl"
                 digest = hashlib.sha256(files[filename] + (b"!" if filename == tamper else b"")).hexdigest()
-                body = json.dumps({"urls": [{"filename": filename, "url": f"../../files/{filename}",
-                                             "digests": {"sha256": digest}}]}).encode()
+                body = json.dumps({"releases": {"0.1.0": [], "0.2.0": [{
+                    "filename": filename, "url": f"../../files/{filename}", "digests": {"sha256": digest}}]}}).encode()
             else:
                 body = files[parts[-1]]
             self.send_response(200)

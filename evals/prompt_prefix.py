@@ -6,7 +6,7 @@ cacheable up to its longest common prefix with any earlier prompt of the same pa
 prompt cache, vLLM's prefix cache and hosted providers' prompt caching can serve. The share is in
 characters (the stand-in has no tokenizer); the prompt tokens are the stand-in's own count.
 
-``python -m benchmarks.prompt_prefix`` prints one line per pass; ``passes`` is what the test and the
+``python -m evals.prompt_prefix`` prints one line per pass; ``passes`` is what the test and the
 docs read."""
 
 from __future__ import annotations
