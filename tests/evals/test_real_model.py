@@ -267,3 +267,22 @@ def test_the_table_marks_a_run_not_as_expected():
                       "cached_share": 0.6}}
     page = render({"targets": [{"kind": "llama.cpp", "label": "m", "wall_s": 12.0, "runs": [run]}]})
     assert "| deliver-x | llama.cpp | failed | pass | **no** (key shown) | 2 | 0 | 1 | 0 | 100 | 30 | 60 | 60 % |" in page
+
+
+def test_a_delivery_run_through_the_proxy_is_counted_by_the_server_and_by_reins(tmp_path):
+    """The real path without the binary: ``reins deliver`` in its own process, configured as for
+    llama.cpp, through the metering proxy to a stub that answers as llama-server did with a small Qwen
+    (manager calls written as text)."""
+    from tests.wire.llama_server import qwen
+    from tests.wire.provider_stub import StubProvider
+
+    banner = next(r for r in plan() if r.id == "deliver-request-limit-banner")
+    meter = Meter()
+    with StubProvider(qwen()) as stub, metering_proxy(stub.base_url.removesuffix("/v1"), meter) as proxy:
+        result = drive(banner, environment(tmp_path, proxy), meter, home=tmp_path, timeout_s=600, log=lambda _: None)
+        requests = len(stub.bodies())
+    assert result.status == "pass" and result.as_expected, result.status
+    assert result.server["model_calls"] == requests == result.reins["model_calls"] == 10
+    assert result.server["prompt_tokens"] == 100 * requests  # what the stub reported, summed
+    assert result.reins["reasks"] == 0 and not result.key_shown and not result.traceback_shown
+    assert len(result.responses) == requests
