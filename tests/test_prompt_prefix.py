@@ -60,12 +60,12 @@ def test_the_inputs_that_vary_follow_those_a_run_shares(delivery_runs):
             assert user.startswith("<requirement>\n") and marker.lower() in user[:300].lower(), call.contract
 
 
-def test_the_reviewers_share_everything_up_to_their_own_focus(delivery_runs):
+def test_the_reviewers_share_everything_up_to_their_own_documents(delivery_runs):
     reviews = [layout(c) for c in delivery_runs[0] if c.contract.endswith("_review")]
     assert len(reviews) == 3
     shared = min(common_prefix(a, b) for a in reviews for b in reviews if a is not b)
     assert reviews[0].index("</tasks>") < shared  # the plan and the tasks, all of them
-    assert shared < reviews[0].index("<your_role>")  # each reviewer's focus and role are its own
+    assert shared < reviews[0].index("<your_role>")  # each reviewer's documents, focus and role are its own
 
 
 def test_the_tasklist_plan_comes_first_in_every_call(tasklist_runs):
@@ -75,10 +75,12 @@ def test_the_tasklist_plan_comes_first_in_every_call(tasklist_runs):
         assert all(str(c.messages[1].content).startswith(f"<plan_uri>\n{plan_uri}\n") for c in calls)
 
 
-def test_most_of_a_delivery_pass_is_servable_from_a_prefix_cache(delivery_runs):
+def test_a_large_share_of_a_delivery_pass_is_servable_from_a_prefix_cache(delivery_runs):
+    # 47 % and 38 % on these two passes (3 % and 11 % when each role's instruction came first); each
+    # role still sees only its own documents, which is what keeps the share from being higher
     for calls in delivery_runs:
         served, total = cacheable([layout(c) for c in calls])
-        assert served / total >= 0.6
+        assert served / total >= 0.35
 
 
 @pytest.mark.parametrize(("prompts", "expected"), [

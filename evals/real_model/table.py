@@ -23,10 +23,11 @@ model load excluded; the limit is the time the run should take on the reference 
 **Why the prompts are laid out as they are.** On a CPU a re-sent prompt prefix costs seconds per call
 and an output token about half a second, so the shape of the prompts decides whether a small model
 finishes — and the same shape decides a hosted model's bill. Every delivery call starts with one system
-turn (the chain, its governance and rubric documents), every tasklist call with another; then what the
-run shares (requirement and scenario context, plan, tasks; the version plan), then the call's own
-inputs, and the role's instruction last. The three reviewers share everything up to their focus; a
-repair or a re-ask resends a prompt whose whole start the server holds. Answers put the decision field
+turn, every tasklist call with another; then what the run shares (requirement and scenario context,
+plan, tasks; the version plan), then what the call alone has (the role's own governance and rubric
+documents — the planner is still not shown the boundaries it is reviewed against —, focus, note,
+findings), and the role's instruction last. The three reviewers share everything up to their own
+documents; a repair or a re-ask resends a prompt whose whole start the server holds. Answers put the decision field
 first and ask for one-sentence text fields; the task list is asked for in the exact shape the structure
 rules accept. The supervisor used to be told to execute "when the requirement is specific enough to
 plan", which a small model read as a reason to ask for clarification on a clear requirement: it is now

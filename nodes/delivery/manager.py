@@ -113,7 +113,7 @@ def manager(
 ) -> Generator[Any, Any, Command[AfterManager]]:
     turn_number = state.get("manager_turns", 0) + 1
     messages = manager_messages(state["pre_decision"], artifact_lines(state), state.get("delegated", []),
-                                deps.reviewers, refused=refused_issues(state), blocks=state["context_blocks"])
+                                deps.reviewers, refused=refused_issues(state))
     models = turn_models(state, deps.models_for(runtime))
     offer = manager_offer(ledger(state), deps.policy, models.tool_choice)
     hotter, more_room = reask_options(state, models) if not escalating(state) else ({}, False)

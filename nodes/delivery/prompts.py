@@ -5,11 +5,11 @@ validated fields without internal ids; nothing secret is in them (the requiremen
 
 Every call's messages run from what changes least to what changes most, so a server's prefix cache
 (llama.cpp's prompt cache, vLLM's prefix cache, a hosted provider's prompt caching) serves the start of
-each prompt from an earlier one: first the system message, the same for every role of every run (the
-chain, the governance and rubric documents); then what one run shares (the requirement, its scenario
-context, the plan, the tasks, in the order they come to exist); then what one call alone has (focus,
+each prompt from an earlier one: first the system message, the same for every role of every run; then
+what one run shares (the requirement, its scenario context, the plan, the tasks, in the order they come
+to exist); then what the role alone reads (its governance and rubric documents, its focus, the manager's
 note, findings) and last the role's own instruction. The three reviewers thus share everything up to
-their focus, and a repair or a re-ask resends a prompt whose whole start the server already holds."""
+their own documents, and a repair or a re-ask resends a prompt whose whole start the server holds."""
 
 from __future__ import annotations
 
@@ -94,33 +94,36 @@ def _requirement(text: str) -> str:
 
 CHAIN_PREAMBLE = """You are one role in a controlled delivery chain: a requirement becomes an implementation \
 plan, a task breakdown and independent reviews; the runtime, not a model, decides every status. The \
-documents below apply to every role. After them come the inputs of this call and, last, your role and \
-the answer it must give."""
+inputs of this call come first: the requirement and the artifacts so far, then the documents and \
+inputs of your role, and last your role and the answer it must give."""
 
 
-def chain_system(blocks: Sequence[Mapping[str, str]]) -> SystemMessage:
-    """The system message every delivery call starts with: the chain and its shared documents (governance
-    and rubrics, in the order they were loaded), never anything one run or one call alone has."""
-    shared = [b for b in blocks if b["kind"] != "scenario_context"]
-    documents = render_blocks([{**b, "markdown": cut_for_prompt(b["markdown"], PROMPT_CHARS)} for b in shared])
-    return SystemMessage(content=f"{CHAIN_PREAMBLE}\n{documents}" if documents else CHAIN_PREAMBLE)
+def chain_system() -> SystemMessage:
+    """The system message every delivery call starts with, the same for every role of every run."""
+    return SystemMessage(content=CHAIN_PREAMBLE)
 
 
-def _run_inputs(requirement: str, blocks: Sequence[Mapping[str, str]]) -> list[str]:
-    """What every call of one run shares, first after the system message: the requirement and the
-    scenario's own context."""
-    scenario = [b for b in blocks if b["kind"] == "scenario_context"]
+def _run_inputs(requirement: str, context: Sequence[Mapping[str, str]]) -> list[str]:
+    """What the calls of one run share, first after the system message: the requirement and the
+    scenario's own context (where the role reads it)."""
+    scenario = [b for b in context if b["kind"] == "scenario_context"]
     return [_requirement(requirement), render_blocks(scenario)]
+
+
+def _role_documents(context: Sequence[Mapping[str, str]]) -> str:
+    """The governance and rubric documents this role reads (each role sees only its own: the planner
+    is not shown the boundaries its plan is reviewed against), after what the run's calls share."""
+    return render_blocks([b for b in context if b["kind"] != "scenario_context"])
 
 
 def _role(instruction: str) -> str:
     return f"<your_role>\n{instruction}\n</your_role>"
 
 
-def _chain_prompt(blocks: Sequence[Mapping[str, str]], parts: Sequence[str], instruction: str,
-                  inputs: Mapping[str, Any], after: Sequence[BaseMessage] = ()) -> Prompt:
+def _chain_prompt(parts: Sequence[str], instruction: str, inputs: Mapping[str, Any],
+                  after: Sequence[BaseMessage] = ()) -> Prompt:
     body = "\n".join(p for p in (*parts, _role(instruction)) if p)
-    return Prompt([chain_system(blocks), HumanMessage(content=body), *after], inputs)
+    return Prompt([chain_system(), HumanMessage(content=body), *after], inputs)
 
 
 # ---------------------------------------------------------------------------------- supervisor
@@ -147,7 +150,7 @@ def supervisor_pre_messages(
     requirement: str, blocks: Sequence[Mapping[str, str]], reviewers: Reviewers = DEFAULT_REVIEWERS
 ) -> list[BaseMessage]:
     context = select_blocks("supervisor", blocks)
-    return _chain_prompt(blocks, _run_inputs(requirement, blocks),
+    return _chain_prompt([*_run_inputs(requirement, context), _role_documents(context)],
                          SUPERVISOR_PRE.format(roles=", ".join(reviewers.roles)),
                          {"requirement": _cut(requirement), "context": context})
 
@@ -166,8 +169,8 @@ def supervisor_post_messages(requirement: str, bundle: Mapping[str, Any],
         for f in bundle["findings"]
     ]
     coverage = {"status": bundle["status"], "coverage": bundle["coverage"]}
-    return _chain_prompt(blocks, [
-        *_run_inputs(requirement, blocks), f"<review_status>\n{_json(coverage)}\n</review_status>",
+    return _chain_prompt([
+        *_run_inputs(requirement, select_blocks("supervisor", blocks)), f"<review_status>\n{_json(coverage)}\n</review_status>",
         f"<findings>\n{_json(findings)}\n</findings>",
     ], SUPERVISOR_POST, {"requirement": _cut(requirement), "review_status": coverage, "findings": findings})
 
@@ -191,7 +194,6 @@ MANAGER_REASK = (
 def manager_messages(
     pre_decision: Mapping[str, Any], artifacts: Sequence[str], executed: Sequence[str],
     reviewers: Reviewers = DEFAULT_REVIEWERS, refused: Sequence[Mapping[str, str]] = (),
-    blocks: Sequence[Mapping[str, str]] = (),
 ) -> list[BaseMessage]:
     """The manager's turn; ``refused``: the ``{path, code}`` issues of this turn's refused answer,
     told to the model on the re-ask (never the refused answer itself), after the turn's own prompt so
@@ -199,7 +201,7 @@ def manager_messages(
     intents = {i["stage"]: i["objective"] for i in pre_decision.get("stage_intents", [])}
     inputs = {"stage_intents": intents, "artifacts": list(artifacts), "executed": list(executed)}
     reask = [HumanMessage(content=MANAGER_REASK.format(issues=_json([dict(i) for i in refused])))] if refused else []
-    return _chain_prompt(blocks, [
+    return _chain_prompt([
         f"<stage_intents>\n{_json(intents)}\n</stage_intents>",
         f"<artifacts>\n{chr(10).join(artifacts) or 'none'}\n</artifacts>",
         f"<executed>\n{', '.join(executed) or 'none'}\n</executed>",
@@ -211,7 +213,6 @@ def manager_messages(
 
 WORKER_SYSTEM = """You are the {id} of a controlled delivery chain.
 {instruction}
-Documents that apply to you above: {documents}.
 Non-goals: {non_goals}.
 Keep it short: each text field one sentence, lists only as long as the requirement needs, markdown a
 brief readable version (the runtime reads the structured fields, never the prose).
@@ -247,11 +248,12 @@ def worker_messages(
     inputs: dict[str, Any] = {"requirement": _cut(requirement), "context": context, "plan": plan, "tasks": tasks,
                               "constraints": list(worker_input.constraints), "manager_note": note}
     # the run's artifacts before this call's own constraints: reviewers share all up to their focus
-    parts = _run_inputs(requirement, blocks)
+    parts = _run_inputs(requirement, context)
     if plan is not None:
         parts.append(f"<plan>\n{_json(plan)}\n</plan>")
     if tasks is not None:
         parts.append(f"<tasks>\n{_json(tasks)}\n</tasks>")
+    parts.append(_role_documents(context))
     if worker_input.constraints:
         parts.append("<constraints>\n" + "\n".join(f"- {c}" for c in worker_input.constraints) + "\n</constraints>")
     if note:
@@ -261,9 +263,8 @@ def worker_messages(
         inputs.update(getattr(extra, "inputs", {}))
     role = WORKER_SYSTEM.format(
         id=definition.id, instruction=definition.role_instruction, non_goals="; ".join(definition.non_goals),
-        documents=", ".join(b["title"] for b in context if b["kind"] != "scenario_context") or "none",
     )
-    return _chain_prompt(blocks, parts, role, inputs)
+    return _chain_prompt(parts, role, inputs)
 
 
 def revision_block(findings: Sequence[Mapping[str, Any]], request: Mapping[str, Any]) -> Tagged:
