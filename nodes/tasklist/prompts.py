@@ -36,7 +36,8 @@ must be one of the optional_context_allowlist block. At most one read per run.
 
 Both proceed_* actions MUST include "strategy" {granularity coarse|medium|detailed, \
 expected_step_range [min 1..20, max 1..30], grouping 1..8 short strings, priority 1..8 short strings, \
-reason}; the other three MUST NOT include it. Answer with one JSON object {"decision": {...}, "strategy": {...}?}."""
+reason}; the other three MUST NOT include it. Write "type" first; every reason is one short sentence. \
+Answer with one JSON object {"decision": {...}, "strategy": {...}?}."""
 
 STRATEGY_SYSTEM = """You decide how to split a version plan into a task list. Answer with one JSON object \
 {granularity coarse|medium|detailed, expected_step_range [min 1..20, max 1..30] with min <= max, \
@@ -44,14 +45,36 @@ grouping 1..8 strings <=120 (how steps are grouped), priority 1..8 strings <=120
 reason <=500}. Use only the plan's own scope; the optional context, when given, is background only. \
 If a reviewer's feedback is given, revise the previous strategy to answer it."""
 
-DRAFT_SYSTEM = """You write a task list (markdown) for a version plan. Rules:
-- Start with a level-1 title; the runtime replaces it with the official header.
-- Sections: Goals, Non-goals, the implementation steps, Test plan, Risks and confirmation points, \
-Execution discipline (pause for review after each step).
-- Each step is a heading "### Step N: <title>" with 2..12 checklist items "- [ ] ...", including at \
-least one verification item (test, build, lint, e2e, smoke).
-- Mention the source plan URI. Do not add capabilities the plan does not contain.
-Answer with the markdown only."""
+# The shape the structure rules accept, as the model is to fill it: a small model copies a shape far more
+# reliably than it follows a list of rules, and a line per item keeps the answer short (a draft written
+# as prose ran to thousands of characters and still missed sections). A test fills it and validates it.
+DRAFT_SHAPE = """# <short title>
+Source plan: <plan URI>
+## Goals
+- <a goal of the plan, one line>
+## Non-goals
+- <a non-goal of the plan, one line>
+## Steps
+### Step 1: <title>
+- [ ] <task, one line>
+- [ ] <test to add or run for it>
+### Step 2: <title>
+- [ ] <task, one line>
+- [ ] <test to add or run for it>
+## Test plan
+- <lint, typecheck, build and the tests to run>
+## Risks and confirmation points
+- <a risk a person must confirm, one line>
+## Execution discipline: pause for review after each step
+- Pause for review after each step."""
+
+DRAFT_SYSTEM = f"""Write the task list (markdown) for the version plan, in exactly this shape:
+
+{DRAFT_SHAPE}
+
+Rules: 2..6 checklist items per step, at least one of them a test; \
+every line short (under 20 words), no paragraphs; the title line is replaced by the runtime's header; \
+do not add capabilities the plan does not contain. Answer with the markdown only."""
 
 REVISION_SYSTEM = """You revise a task-list draft once. Fix ONLY the findings in the findings block; keep \
 everything else as it is; do not add capabilities the plan does not contain. Answer with the full \
@@ -79,12 +102,21 @@ def _block(name: str, content: Any) -> str:
     return f"<{name}>\n{content if isinstance(content, str) else _json(content)}\n</{name}>"
 
 
-def _prompt(system: str, parts: Sequence[str | tuple[str, Any]]) -> Prompt:
-    """The messages of one call: free-text parts as they are, ``(name, value)`` parts as tagged
-    blocks; the named values are the call's structured inputs too."""
+AGENT_PREAMBLE = """You are one step of a controlled tasklist agent that turns a version plan into a \
+task list a person reviews. The runtime reads the plan, judges its readiness by rules, validates every \
+answer and decides what happens next. The inputs of this call come first, then your step's instruction."""
+
+
+def _prompt(instruction: str, parts: Sequence[str | tuple[str, Any]]) -> Prompt:
+    """The messages of one call, from what changes least to what changes most, so a server's prefix cache
+    serves each call's start from the previous one: the system message is the same for every call of
+    every run; the plan comes first in the user turn (every call of a run has it), then this call's own
+    inputs, and the step's instruction last. Free-text parts go as they are, ``(name, value)`` parts as
+    tagged blocks; the named values are the call's structured inputs too."""
     inputs = dict(part for part in parts if isinstance(part, tuple))
-    text = "\n\n".join(part if isinstance(part, str) else _block(*part) for part in parts)
-    return Prompt([SystemMessage(content=system), HumanMessage(content=text)], inputs)
+    text = "\n\n".join([*(part if isinstance(part, str) else _block(*part) for part in parts),
+                         f"<your_step>\n{instruction}\n</your_step>"])
+    return Prompt([SystemMessage(content=AGENT_PREAMBLE), HumanMessage(content=text)], inputs)
 
 
 def strategy_constraints(strategy: Strategy) -> str:
@@ -120,11 +152,11 @@ def _context_blocks(state: TasklistState) -> list[tuple[str, Any]]:
 
 def planning_messages(state: TasklistState) -> list[BaseMessage]:
     return _prompt(PLANNING_SYSTEM, [
+        *_plan_blocks(state),
+        ("optional_context_allowlist", list(OPTIONAL_CONTEXT_ALLOWLIST)),
         ("user_goal", state.get("user_goal") or "(none)"),
         ("readiness", state["readiness"]),
         ("allowed_actions", list(state["allowed_actions"])),
-        ("optional_context_allowlist", list(OPTIONAL_CONTEXT_ALLOWLIST)),
-        *_plan_blocks(state),
     ])
 
 
@@ -138,10 +170,10 @@ def strategy_messages(state: TasklistState, feedback: str | None) -> list[BaseMe
 def draft_messages(state: TasklistState) -> list[BaseMessage]:
     strategy = state["strategy"]
     return _prompt(DRAFT_SYSTEM, [
-        strategy_constraints(strategy),
-        ("strategy", strategy),
-        *_context_blocks(state),
         *_plan_blocks(state),
+        *_context_blocks(state),
+        ("strategy", strategy),
+        strategy_constraints(strategy),
     ])
 
 
@@ -151,9 +183,9 @@ def revision_messages(state: TasklistState, fix_now: Sequence[str]) -> list[Base
         for issue in fix_now
     ]
     return _prompt(REVISION_SYSTEM, [
-        ("findings", findings),
-        strategy_constraints(state["strategy"]),
-        ("strategy", state["strategy"]),
         *_plan_blocks(state),
+        ("strategy", state["strategy"]),
+        strategy_constraints(state["strategy"]),
         ("draft", state["drafts"]["v1"]),
+        ("findings", findings),
     ])

@@ -35,7 +35,9 @@ def test_the_fourth_reviewer_counts_like_the_others(status, expected):
     review_turn = [c for c in model.calls if c.contract == "delivery.manager"][-1]
     assert review_turn.tool_names == FOUR.tools and review_turn.parallel_tool_calls is True
     privacy_prompt = next(c for c in model.calls if c.contract == "delivery.privacy_review").messages
-    assert PRIVACY.instruction in privacy_prompt[0].content and "privacy focus" in privacy_prompt[1].content
+    # the role's own instruction comes last, after the inputs the run's calls share (focus included)
+    role = privacy_prompt[-1].content
+    assert role.index("privacy focus") < role.index(PRIVACY.instruction)
     assert "| Privacy | completed |" in out["report"]
     reviews = {a["metadata"]["review_type"]: a for a in out["artifacts"]["reviews"]}
     assert reviews["privacy"]["title"] == "Privacy review"
@@ -45,8 +47,8 @@ def test_the_fourth_reviewer_counts_like_the_others(status, expected):
 def test_the_prompts_name_the_configured_reviewers():
     model = scripted()
     run(model, reviewers=FOUR)
-    supervisor = next(c for c in model.calls if c.contract == "delivery.supervisor_pre").messages[0].content
-    manager = next(c for c in model.calls if c.contract == "delivery.manager").messages[0].content
+    supervisor = next(c for c in model.calls if c.contract == "delivery.supervisor_pre").messages[-1].content
+    manager = next(c for c in model.calls if c.contract == "delivery.manager").messages[-1].content
     assert "reviewer_roles (general, risk, boundary, privacy)" in supervisor
     assert "review-subagent, risk-subagent, boundary-subagent and privacy-subagent" in manager
 

@@ -136,3 +136,18 @@ def test_enforce_header(markdown):
     assert f"- {DRAFT_STATUS_LINE}" in lines
     assert "wrong.md" not in text and "v9.9.9" not in text and "Whatever" not in text
     assert "## Goals" in lines
+
+
+def test_the_draft_shape_the_prompt_shows_passes_the_rules_once_filled():
+    """The shape in the draft prompt (what a small model copies) is one the structure rules accept with no
+    finding at all, header enforced as after any draft; a shape that drifted from the rules fails here."""
+    import re
+
+    from reins.nodes.tasklist.prompts import DRAFT_SHAPE, DRAFT_SYSTEM
+
+    assert DRAFT_SHAPE in DRAFT_SYSTEM
+    filled = DRAFT_SHAPE.replace("<plan URI>", URI)
+    filled = re.sub(r"<test to add or run for it>", "add a unit test for it", filled)
+    filled = re.sub(r"<[^<>\n]+>", "banner dismissal", filled)
+    result = validate(enforce_header(filled, URI, "v1.0.0"))
+    assert (result.status, result.issue_ids, result.step_count) == ("pass", (), 2)
