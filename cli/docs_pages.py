@@ -94,10 +94,20 @@ def bench_figures() -> str:
     return (f"Stored run: `reins bench --json`, `docs/results/bench.json`.{note}\n\n" + "\n".join(rows) + "\n")
 
 
+def agentdojo_table() -> str:
+    """The AgentDojo table of the stored ``reins eval --suite agentdojo`` report."""
+    from reins.evals.agentdojo import markdown
+
+    report = json.loads((RESULTS / "agentdojo.json").read_text(encoding="utf-8"))
+    return (f"Stored run: `reins eval --suite agentdojo` (AgentDojo {report['version']}), "
+            f"`docs/results/agentdojo.json`.\n\n" + markdown(report) + "\n")
+
+
 GENERATED: dict[str, tuple[str, Callable[[], str]]] = {
     "api-reference": ("reference.md", api_reference),
     "eval-table": ("evaluation.md", eval_table),
     "bench-figures": ("evaluation.md", bench_figures),
+    "agentdojo-table": ("prompt-injection.md", agentdojo_table),
 }
 
 
