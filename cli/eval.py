@@ -17,6 +17,7 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 from reins.policies.redaction import redact
 from reins.cli.errors import EXIT_FAILED, EXIT_OK, UserError
@@ -135,17 +136,7 @@ def run_adaptive(args: argparse.Namespace) -> int:
         report = run_suite(progress=lambda line: print(line, file=sys.stderr))
     except ImportError:
         raise UserError("AgentDojo is not installed: uv sync --extra agentdojo") from None
-    out = args.out if args.out is not None else _default_out()
-    out.mkdir(parents=True, exist_ok=True)
-    table_text = markdown(report)
-    (out / "agentdojo-adaptive.md").write_text(table_text + "\n", encoding="utf-8")
-    (out / "agentdojo-adaptive.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
-    if args.json:
-        print_json(report)
-    else:
-        write(table_text)
-        print(f"\nreport: {out / 'agentdojo-adaptive.md'}", file=sys.stderr)
-    return EXIT_OK
+    return _reported(args, report, markdown(report), "agentdojo-adaptive", write)
 
 
 def run_agentdojo(args: argparse.Namespace) -> int:
@@ -167,16 +158,20 @@ def run_agentdojo(args: argparse.Namespace) -> int:
         report = run_all(suites, trusts, progress=lambda line: print(line, file=sys.stderr), limit=args.limit)
     except ImportError:
         raise UserError("AgentDojo is not installed: uv sync --extra agentdojo") from None
+    return _reported(args, report, markdown(report), "agentdojo", _print_rates)
+
+
+def _reported(args: argparse.Namespace, report: Any, table_text: str, stem: str, show: Any) -> int:
+    """``<stem>.md`` (the table) and ``<stem>.json`` written to the out directory; the table shown."""
     out = args.out if args.out is not None else _default_out()
     out.mkdir(parents=True, exist_ok=True)
-    table_text = markdown(report)
-    (out / "agentdojo.md").write_text(table_text + "\n", encoding="utf-8")
-    (out / "agentdojo.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
+    (out / f"{stem}.md").write_text(table_text + "\n", encoding="utf-8")
+    (out / f"{stem}.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     if args.json:
         print_json(report)
     else:
-        _print_rates(table_text)
-        print(f"\nreport: {out / 'agentdojo.md'}", file=sys.stderr)
+        show(table_text)
+        print(f"\nreport: {out / f'{stem}.md'}", file=sys.stderr)
     return EXIT_OK
 
 
