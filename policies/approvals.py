@@ -144,7 +144,8 @@ def allowed_shapes() -> str:
 class Claim:
     """A decision consumed on a pause: ``attempt`` counts the claims on it (1 for the approval).
     ``holder``: the process that took it; ``renewed_at``: its lease's last renewal (epoch seconds);
-    ``state``: its liveness as its reader saw it (not stored: a claim read without looking is stale)."""
+    ``released``: its holder said the dispatch ended without a result; ``state``: its liveness as its
+    reader saw it (not stored: a claim read without looking is stale)."""
 
     attempt: int
     kind: ClaimKind
@@ -154,6 +155,7 @@ class Claim:
     args: Mapping[str, Any] | None = None
     holder: Mapping[str, Any] | None = None
     renewed_at: float = 0.0
+    released: bool = False
     state: Liveness = "stale"
 
     @property

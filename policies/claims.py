@@ -7,8 +7,9 @@ every process and every server worker reads it. A reader classifies the newest c
 - ``live``: the holder's process is not known to be gone and the lease was renewed within
   ``LEASE_S`` seconds: the call is running (or its result is being saved). Nothing is decided on it:
   ``run_again``, ``mark_done`` and ``skip`` are refused, and a racing approval is told it is running.
-- ``gone``: the holder's process verifiably ended (same machine, pid gone or reused) before the result
-  was saved: the call may already have run.
+- ``gone``: the holder's process verifiably ended (same machine, pid gone or reused), or the holder
+  said its dispatch ended (the call raised or its run was cancelled) before the result was saved:
+  the call may already have run.
 - ``stale``: the lease lapsed (a holder on another machine went silent, or a claim from a Reins that
   wrote no lease): the call may already have run.
 
@@ -58,11 +59,13 @@ class Holder:
         return f"process {self.pid} on {self.host or 'an unnamed host'}"
 
 
-def liveness(process: ProcessSeen, lease_age_s: float | None, lease_s: float = LEASE_S) -> Liveness:
-    """The state of a claim from what its reader saw: the holder's process, and the seconds since the
-    lease was last renewed (None: the claim has no lease). A renewal stamped ahead of the reader's
-    clock counts as fresh: refusing is the safe side of a clock difference."""
-    if process == "gone":
+def liveness(process: ProcessSeen, lease_age_s: float | None, ended: bool = False,
+             lease_s: float = LEASE_S) -> Liveness:
+    """The state of a claim from what its reader saw: the holder's process, the seconds since the
+    lease was last renewed (None: the claim has no lease), and whether the holder released it (its
+    dispatch ended without a result). A renewal stamped ahead of the reader's clock counts as fresh:
+    refusing is the safe side of a clock difference."""
+    if process == "gone" or ended:
         return "gone"
     if lease_age_s is None or math.isnan(lease_age_s):
         return "stale"
@@ -83,7 +86,8 @@ def still_running(tool: str, holder: Holder | None, dispatched_at: str, kind: st
     """The one line a decision on a live claim reads: it is running, where, and to wait."""
     where = holder.label() if holder else "another process"
     if kind == "run":
-        return (f"{tool} is still running in {where} (dispatched{_when(dispatched_at)}); wait for its result: "
+        since = f" (dispatched at {dispatched_at})" if dispatched_at else ""
+        return (f"{tool} is still running in {where}{since}; wait for its result: "
                 "it is not run again, marked done or skipped while it runs")
     return f"the decision on {tool} was already taken ({kind}{_when(dispatched_at)}) and {where} is carrying it out"
 
@@ -93,5 +97,5 @@ def why_unfinished(state: Liveness, holder: Holder | None) -> str:
     if holder is None:
         return "its result was not recorded"
     if state == "gone":
-        return f"{holder.label()} ended before its result was recorded"
+        return f"its dispatch in {holder.label()} ended before its result was recorded"
     return f"{holder.label()} stopped renewing its claim before its result was recorded"

@@ -12,7 +12,7 @@ past it.
 
 A claim names its holder (``runtime.execution.claim_holder``) and starts its lease; while the call
 runs, the holder renews the lease with one more write on the same checkpoint
-(``reins-lease:<fingerprint>:<attempt>:<n>``, ``runtime.execution.lease``). A reader folds the newest
+(``reins-lease:<fingerprint>:<attempt>:<renewal>``, ``runtime.execution.lease``). A reader folds the newest
 renewal into the claim and classifies it live, stale or gone (``policies.claims``) before any rule
 reads it, so every process and server worker sees the same state.
 """
@@ -41,7 +41,7 @@ def _task_id(fingerprint: str, attempt: int) -> str:
     return f"{PREFIX}{fingerprint}:{attempt}"
 
 
-def lease_task_id(fingerprint: str, attempt: int, renewal: int) -> str:
+def lease_task_id(fingerprint: str, attempt: int, renewal: str) -> str:
     return f"{LEASE_PREFIX}{fingerprint}:{attempt}:{renewal}"
 
 
@@ -69,19 +69,23 @@ def claims_in(pending_writes: Iterable[Any] | None) -> dict[str, list[Claim]]:
     each with its lease's newest renewal (not yet classified: ``observed``)."""
     found: dict[str, list[Claim]] = {}
     renewed: dict[tuple[str, int, str], float] = {}
+    released: set[tuple[str, int, str]] = set()
     for task_id, channel, value in pending_writes or ():
         task = str(task_id)
         if channel == LEASE_CHANNEL and task.startswith(LEASE_PREFIX) and isinstance(value, Mapping):
             fingerprint = task[len(LEASE_PREFIX):].split(":", 1)[0]
             key = (fingerprint, int(_seconds(value.get("attempt"))), str(value.get("token", "")))
             renewed[key] = max(renewed.get(key, 0.0), _seconds(value.get("renewed_at")))
+            if value.get("released") is True:
+                released.add(key)
         if channel != CHANNEL or not task.startswith(PREFIX):
             continue
         fingerprint = task[len(PREFIX):].rsplit(":", 1)[0]
         claim = _claim(value)
         if claim is not None:
             found.setdefault(fingerprint, []).append(claim)
-    return {fingerprint: [replace(c, renewed_at=max(c.renewed_at, renewed.get((fingerprint, c.attempt, c.token), 0.0)))
+    return {fingerprint: [replace(c, renewed_at=max(c.renewed_at, renewed.get((fingerprint, c.attempt, c.token), 0.0)),
+                                  released=(fingerprint, c.attempt, c.token) in released)
                           for c in claims] for fingerprint, claims in found.items()}
 
 
@@ -95,7 +99,7 @@ def observed(claims: Mapping[str, list[Claim]], now: float | None = None) -> dic
 def _observe(claim: Claim, now: float) -> Claim:
     holder = claim.held_by()
     age = now - claim.renewed_at if holder is not None and claim.renewed_at > 0 else None
-    return replace(claim, state=liveness(process_seen(holder), age))
+    return replace(claim, state=liveness(process_seen(holder), age, claim.released))
 
 
 async def aobserved(claims: Mapping[str, list[Claim]]) -> dict[str, list[Claim]]:
@@ -107,13 +111,14 @@ def new_claim(attempt: int, kind: str, tool: str, args: Mapping[str, Any]) -> Cl
     """A claim held by this process, its lease starting now."""
     now = datetime.now(timezone.utc)
     return Claim(attempt, kind, uuid.uuid4().hex, now.isoformat(timespec="seconds"), tool, dict(args),  # type: ignore[arg-type]
-                 holder_record(this_holder()), now.timestamp(), "live")
+                 holder=holder_record(this_holder()), renewed_at=now.timestamp(), state="live")
 
 
 def stored(claim: Claim) -> dict[str, Any]:
     """A claim as it is written (its state is a reader's, never stored)."""
     record = asdict(claim)
-    record.pop("state", None)
+    for reader_only in ("state", "released"):
+        record.pop(reader_only, None)
     return record
 
 

@@ -4,7 +4,9 @@ Each renewal is one more pending write on the checkpoint the claim is on (a new 
 LangGraph's savers keep the first write of a key, so a lease cannot be overwritten in place). The
 writes stay with that checkpoint and go with it; a long call adds one small write per
 ``RENEW_EVERY_S``. A renewal that fails (the database is briefly away) is tried again at the next
-interval: a lease lapses only after ``LEASE_S`` without one.
+interval: a lease lapses only after ``LEASE_S`` without one. A call that raises (its run cancelled,
+Ctrl-C, a lost server) *releases* the lease: its holder says the dispatch ended without a recorded
+result, so a reader offers "may already have run" at once instead of after the lease.
 
 ``Leased(lease, request)`` makes any request (``runtime.execution.calls``) under its claim's lease:
 sync in a daemon thread next to the call, async in a task on the same loop.
@@ -16,6 +18,7 @@ import asyncio
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +27,7 @@ from policies.claims import RENEW_EVERY_S
 from runtime.execution.dispatch import LEASE_CHANNEL, lease_task_id
 
 _log = logging.getLogger(__name__)
+JOIN_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -36,20 +40,20 @@ class Lease:
     attempt: int
     token: str
 
-    def _write(self, renewal: int) -> tuple[dict[str, Any], list[tuple[str, Any]], str]:
-        value = {"attempt": self.attempt, "token": self.token, "renewed_at": time.time()}
+    def _write(self, renewal: str, released: bool = False) -> tuple[dict[str, Any], list[tuple[str, Any]], str]:
+        value = {"attempt": self.attempt, "token": self.token, "renewed_at": time.time(), "released": released}
         return dict(self.checkpoint), [(LEASE_CHANNEL, value)], lease_task_id(self.fingerprint, self.attempt, renewal)
 
-    def renew(self, renewal: int) -> None:
-        self.saver.put_writes(*self._write(renewal))
+    def renew(self, renewal: str, released: bool = False) -> None:
+        self.saver.put_writes(*self._write(renewal, released))
 
-    async def arenew(self, renewal: int) -> None:
-        await self.saver.aput_writes(*self._write(renewal))
+    async def arenew(self, renewal: str, released: bool = False) -> None:
+        await self.saver.aput_writes(*self._write(renewal, released))
 
 
-def _renewals() -> int:
-    """A renewal number no earlier renewal of this claim used (from any process): milliseconds."""
-    return time.time_ns() // 1_000_000
+def _renewals() -> str:
+    """A renewal's own key: none other uses it, so a release is never dropped as a repeated write."""
+    return uuid.uuid4().hex
 
 
 def _renew_until(lease: Lease, stop: threading.Event, every_s: float) -> None:
@@ -86,13 +90,40 @@ class Leased:
         renewer.start()
         try:
             return self.request.run()
+        except BaseException:
+            _stop(stop, renewer)  # no renewal lands after the release
+            _quietly(self.lease.renew, _renewals(), True)
+            raise
         finally:
-            stop.set()
+            _stop(stop, renewer)
 
     async def arun(self) -> Any:
         renewer = asyncio.create_task(_arenew_forever(self.lease, self.every_s), name="reins-claim-lease")
         try:
             return await self.request.arun()
+        except BaseException:
+            await _stopped(renewer)
+            try:
+                await self.lease.arenew(_renewals(), True)
+            except Exception as error:  # noqa: BLE001 - unreleased, the lease lapses on its own
+                _log.warning("claim lease not released (%s)", type(error).__name__)
+            raise
         finally:
-            renewer.cancel()
-            await asyncio.wait([renewer])  # its end, without re-raising its cancellation here
+            await _stopped(renewer)
+
+
+def _stop(stop: threading.Event, renewer: threading.Thread) -> None:
+    stop.set()
+    renewer.join(JOIN_S)  # at most one renewal in flight; a hung database does not hold the call
+
+
+async def _stopped(renewer: asyncio.Task[Any]) -> None:
+    renewer.cancel()
+    await asyncio.wait([renewer])  # its end, without re-raising its cancellation here
+
+
+def _quietly(write: Any, *args: Any) -> None:
+    try:
+        write(*args)
+    except Exception as error:  # noqa: BLE001 - unreleased, the lease lapses on its own
+        _log.warning("claim lease not released (%s)", type(error).__name__)
