@@ -29,7 +29,7 @@ ONCE = [json.dumps({"tool": "gated_note", "text": "buy milk"})]
 DECISIONS = ({"type": "approve"}, {"type": "run_again"}, {"type": "mark_done"}, {"type": "skip"})
 
 
-def _dispatched(record: Path, alive: object, timeout_s: float = 90) -> None:
+def _dispatched(record: Path, alive: object, timeout_s: float = 300) -> None:
     """Wait for the server's own record of the write (the event the first dispatch is in the call)."""
     deadline = time.monotonic() + timeout_s
     while not executions(record):
@@ -106,7 +106,7 @@ def cli_env(tmp_path):
 
 def _reins(cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=180)
+                          timeout=300)
 
 
 def _first_resume(cwd: Path, env: dict, record: Path) -> subprocess.Popen:
