@@ -209,6 +209,8 @@ def resume_assistant(saver: Any, settings: Settings, thread: str, decision: Any,
         waiting = pending(graph, thread)
         if not waiting:
             return None
+        if waiting[0].get("kind") == "running":  # decided already, being carried out: nothing to answer
+            raise UserError(f"resume refused: {waiting[0].get('status')}", EXIT_BAD_INPUT)
         if decision is None:
             raise UserError(f"the thread waits for a decision. {describe(waiting[0])} {hint(thread, waiting[0])}")
         problem = check(chat_toolset(), waiting[0], decision)

@@ -51,10 +51,13 @@ def _described(payload: Mapping[str, Any]) -> str:
                 f"{redact(draft.get('description', ''), 300)}\n  {redact(draft.get('instructions', ''), 1200)}{error}")
     args = redact(json.dumps(payload.get("args", {}), ensure_ascii=False), 600)
     call = f"[call {payload.get('fingerprint', '')}]"
+    if payload.get("kind") == "running":  # nothing to decide: where it runs, and to wait
+        return f"{redact(str(payload.get('status', '')), 400)} {call}."
     if payload.get("kind") == "possibly_ran":
         when = payload.get("dispatched_at") or "an unknown time"
+        why = redact(str(payload.get("why") or "its result was not recorded"), 200)
         return (f"{payload.get('tool')} with {args} was dispatched at {when} "
-                f"and may already have run (its result was not recorded) {call}. Run it again, mark it done, "
+                f"and may already have run ({why}) {call}. Run it again, mark it done, "
                 f"or skip it?{error}")
     kind = "it only reads" if payload.get("read_only") else "it changes something"
     return f"The assistant wants to run {payload.get('tool')} with {args} ({kind}) {call}.{_sources(payload)}{error}"
@@ -81,6 +84,8 @@ def hint(thread: str, payload: Mapping[str, Any]) -> str:
     kind = payload.get("kind")
     if kind == "question":
         return f"resume with: reins resume {thread} --decision '\"<your answer>\"'"
+    if kind == "running":
+        return f"see where it stands with: reins resume {thread}"
     decision = {"type": "mark_done" if kind == "possibly_ran" else "approve"}
     if payload.get("fingerprint"):
         decision["fingerprint"] = str(payload["fingerprint"])
@@ -117,10 +122,13 @@ def _decision(line: str, payload: Mapping[str, Any], ask: Callable[[str], str]) 
 
 
 def ask_pause(payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
-    """Ask one pause in the terminal; None when input ends."""
+    """Ask one pause in the terminal; None when input ends (or when the call runs elsewhere now:
+    there is nothing to ask until it ends)."""
     from reins.cli.render import say
 
     say(describe(payload), sys.stderr)
+    if payload.get("kind") == "running":
+        return None
     prompt = {"question": "answer> ", "possibly_ran": "[r]un again / [m]ark done / [s]kip: ",
               "skill_draft": "keep this skill? [y]es / [n]o <reason> / [e]dit: "}.get(
         str(payload.get("kind")), "approve? [y]es / [n]o <reason> / [e]dit: ")

@@ -5,9 +5,11 @@
 - A resume value is checked before LangGraph stores it as the pause's answer: its size, its
   nesting depth, then its shape. LangChain's ``HumanInTheLoopMiddleware`` shape
   (``{"decisions": [one decision]}``, ``edited_action``, ``message``) is read as an alias.
-- An approved call is *dispatched* once: its claim is written before it runs. A claim whose result
-  never arrived (the process died) turns the pause into a distinct question — the call may already
-  have run: ``run_again``, ``mark_done`` or ``skip``. An approval is never repeated implicitly.
+- An approved call is *dispatched* once: its claim is written before it runs, naming its holder,
+  whose lease says whether it still runs (``reins.policies.claims``). While it is live nothing more is
+  decided on it. A claim whose holder is gone or silent, with no result recorded, turns the pause
+  into a distinct question — the call may already have run: ``run_again``, ``mark_done`` or
+  ``skip``. An approval is never repeated implicitly.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from reins.policies.claims import Holder, Liveness, offers_recovery, still_running, why_unfinished
 from reins.policies.json_limits import json_depth
 from reins.policies.tool_calls import APPROVAL_DECISIONS, Decision, read_decision
 
@@ -27,6 +30,8 @@ MAX_DECISION_CHARS = 200_000
 FINGERPRINT = "fingerprint"
 
 RECOVERY_DECISIONS: tuple[Mapping[str, Any], ...] = ({"type": "run_again"}, {"type": "mark_done"}, {"type": "skip"})
+APPROVAL_KINDS = frozenset(d["type"] for d in APPROVAL_DECISIONS)
+RECOVERY_KINDS = frozenset(d["type"] for d in RECOVERY_DECISIONS)
 # What a claim records as the decision it consumed; only "run" executes the call.
 ClaimKind = Literal["run", "reject", "mark_done", "skip"]
 
@@ -137,7 +142,10 @@ def allowed_shapes() -> str:
 
 @dataclass(frozen=True)
 class Claim:
-    """A decision consumed on a pause: ``attempt`` counts the claims on it (1 for the approval)."""
+    """A decision consumed on a pause: ``attempt`` counts the claims on it (1 for the approval).
+    ``holder``: the process that took it; ``renewed_at``: its lease's last renewal (epoch seconds);
+    ``released``: its holder said the dispatch ended without a result; ``state``: its liveness as its
+    reader saw it (not stored: a claim read without looking is stale)."""
 
     attempt: int
     kind: ClaimKind
@@ -145,6 +153,17 @@ class Claim:
     dispatched_at: str = ""
     tool: str = ""
     args: Mapping[str, Any] | None = None
+    holder: Mapping[str, Any] | None = None
+    renewed_at: float = 0.0
+    released: bool = False
+    state: Liveness = "stale"
+
+    @property
+    def live(self) -> bool:
+        return self.state == "live"
+
+    def held_by(self) -> Holder | None:
+        return Holder.read(self.holder)
 
 
 def open_claim(claims: Sequence[Claim]) -> Claim | None:
@@ -164,12 +183,15 @@ def decide_dispatch(decision_kind: str, claims: Sequence[Claim]) -> Outcome:
     """What a valid decision does on a pause, given the claims already on it:
 
     - no claim: the decision is taken (``run``: claim it, then act);
+    - a live claim (its holder is carrying it out): every decision is refused;
     - a claim and an approval, an edit or a rejection: it was already taken (``refuse``);
-    - a claim and a recovery decision: the user chose after a possible earlier run (``recover``).
+    - a claim whose holder is gone or silent and a recovery decision: the user chose after a
+      possible earlier run (``recover``).
     """
-    if not claims:
-        return "refuse" if decision_kind in {d["type"] for d in RECOVERY_DECISIONS} else "run"
-    return "recover" if decision_kind in {d["type"] for d in RECOVERY_DECISIONS} else "refuse"
+    latest = open_claim(claims)
+    if latest is None:
+        return "refuse" if decision_kind in RECOVERY_KINDS else "run"
+    return "recover" if decision_kind in RECOVERY_KINDS and offers_recovery(latest.state) else "refuse"
 
 
 def claim_kind(decision_kind: str) -> ClaimKind:
@@ -185,16 +207,17 @@ def recovery_observation(kind: str, claim: Claim) -> str:
 
 
 def already_taken(tool: str, claim: Claim) -> str:
-    """The one line a losing resume reads."""
+    """The one line a losing resume reads: a live claim is running (wait for it); only a claim whose
+    holder is gone or silent offers the answers after a possible earlier run."""
+    if claim.live:
+        return still_running(tool, claim.held_by(), claim.dispatched_at, claim.kind)
     when = f" at {claim.dispatched_at}" if claim.dispatched_at else ""
     if claim.kind == "run":
-        return (f"the decision on {tool} was already taken (dispatched{when}); if that run did not finish, "
-                'answer {"type": "run_again"}, {"type": "mark_done"} or {"type": "skip"}')
+        return (f"the decision on {tool} was already taken (dispatched{when}) and it may already have run "
+                f"({why_unfinished(claim.state, claim.held_by())}): answer "
+                '{"type": "run_again"}, {"type": "mark_done"} or {"type": "skip"}')
     return f"the decision on {tool} was already taken ({claim.kind}{when})"
 
-
-APPROVAL_KINDS = frozenset(d["type"] for d in APPROVAL_DECISIONS)
-RECOVERY_KINDS = frozenset(d["type"] for d in RECOVERY_DECISIONS)
 
 
 def read_any(value: Any, fingerprint: str, tool: str = "") -> Decision:

@@ -84,10 +84,13 @@ def run_status(values: Mapping[str, object], paused: bool) -> str:
 
 
 def resume_command(graph: str, thread_id: str, status: str, fingerprint: str = "",
-                   possibly_ran: bool = False) -> str | None:
+                   possibly_ran: bool = False, running: bool = False) -> str | None:
     """How to continue a run from the command line, or None when there is nothing to continue. A
     paused call's ``fingerprint`` binds the decision to it; a call that ``possibly_ran`` (dispatched,
-    no result recorded) is answered run_again, mark_done or skip, never approved again."""
+    its holder gone, no result recorded) is answered run_again, mark_done or skip, never approved
+    again; a call ``running`` now (its holder is live) takes no decision: the command shows where."""
+    if status == "paused" and running:
+        return f"reins resume {thread_id}"
     if status == "paused":
         kind = "mark_done" if possibly_ran else "approve"
         bound = f', "fingerprint": "{fingerprint}"' if fingerprint else ""

@@ -4,9 +4,11 @@ The pause names the tool, its exact arguments and the fingerprint of both (with 
 asked); a decision naming another fingerprint is stale. A valid decision is *claimed* in the
 thread's checkpoint (``reins.runtime.execution.dispatch``) before anything happens: of two resumes racing for the same
 pause, one runs the call and the other raises ``DecisionTaken``. The claim of an approved call is its
-dispatch record; when the run that wrote it ended before the call's result was saved, the pause is
-shown as a different question — the call may already have run — and only ``run_again`` runs it
-again (``mark_done`` and ``skip`` do not).
+dispatch record, naming the process that holds it, whose lease it renews while the call runs
+(``reins.runtime.execution.lease``). While that holder is live the pause is shown as a call that is
+running, and every decision on it is refused. When the holder ended (or went silent) before the
+call's result was saved, the pause is shown as a different question — the call may already have
+run — and only ``run_again`` runs it again (``mark_done`` and ``skip`` do not).
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from reins.policies.approvals import (
     recovery_observation,
     refusal,
 )
+from reins.policies.claims import still_running, why_unfinished
 from reins.policies.elicitation import question_payload, server_reply
 from reins.policies.tool_calls import APPROVAL_DECISIONS, read_answer, rejection_observation
 from reins.runtime.execution.dispatch import ReadClaims, TakeClaim, new_claim, thread_claims
+from reins.runtime.execution.lease import Lease
 from reins.runtime.tools.mcp_tools import SESSIONS
 from reins.runtime.tools.registry import RegisteredTool
 from reins.runtime.tools.runner import arg_issues
@@ -42,8 +46,9 @@ from reins.runtime.execution.user_input import DecisionTaken, running_checkpoint
 APPROVAL = "tool_approval"
 QUESTION = "question"
 POSSIBLY_RAN = "possibly_ran"  # how readers show an approval whose dispatched call has no result yet
+RUNNING = "running"  # how readers show an approval whose call runs now, in the claim's holder
 SKILL_DRAFT = "skill_draft"  # a skill draft offered for a person's approval (nodes.assistant.skill_drafts)
-PAUSE_KINDS = (APPROVAL, QUESTION, POSSIBLY_RAN, SKILL_DRAFT)
+PAUSE_KINDS = (APPROVAL, QUESTION, POSSIBLY_RAN, RUNNING, SKILL_DRAFT)
 
 # A server's question whose call no longer waits in this process (it restarted, or another one asked).
 LOST_QUESTION = ("the MCP server {server!r} asked inside a call that is not running here any more (it was not sent "
@@ -76,16 +81,23 @@ def edit_problem(tool: RegisteredTool, args: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Approval:
-    """What a taken decision does: run ``args`` (when not None), or record ``observation``."""
+    """What a taken decision does: run ``args`` (when not None) under ``lease`` (its claim's, renewed
+    while it runs), or record ``observation``."""
 
     args: dict[str, Any] | None
     note: str
     observation: str = ""
     ok: bool = False
     failure: str = ""
+    lease: Lease | None = None
 
 
-def _taken(decision_kind: str, reason: str, run_args: dict[str, Any], latest: Claim | None) -> Approval:
+def _lease(where: tuple[Any, dict[str, Any]] | None, fingerprint: str, claim: Claim) -> Lease | None:
+    return Lease(where[0], where[1], fingerprint, claim.attempt, claim.token) if where else None
+
+
+def _taken(decision_kind: str, reason: str, run_args: dict[str, Any], latest: Claim | None,
+           lease: Lease | None = None) -> Approval:
     note = _NOTES.get(decision_kind, decision_kind)
     if decision_kind == "reject":
         return Approval(None, note, rejection_observation(reason), failure="rejected")
@@ -93,7 +105,7 @@ def _taken(decision_kind: str, reason: str, run_args: dict[str, Any], latest: Cl
         observation = recovery_observation(decision_kind, latest)
         return Approval(None, note, observation, ok=decision_kind == "mark_done",
                         failure="" if decision_kind == "mark_done" else "skipped")
-    return Approval(run_args, note)
+    return Approval(run_args, note, lease=lease)
 
 
 def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
@@ -113,7 +125,8 @@ def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
         claims: list[Claim] = (yield ReadClaims(*where, fingerprint)) if where else []
         latest = open_claim(claims)
         if running and latest is not None:
-            return _taken(decision.kind, decision.reason, dict(latest.args or {}), None)
+            return _taken(decision.kind, decision.reason, dict(latest.args or {}), None,
+                          _lease(where, fingerprint, latest))
         problem = refusal(decision.kind, claims, tool.name)
         if problem and latest is not None:
             raise DecisionTaken(problem)
@@ -124,7 +137,7 @@ def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
         claim = new_claim(next_attempt(claims), claim_kind(decision.kind), tool.name, run_args)
         if where and not (yield TakeClaim(*where, fingerprint, claim)):
             raise DecisionTaken(already_taken(tool.name, open_claim((yield ReadClaims(*where, fingerprint))) or claim))
-        return _taken(decision.kind, decision.reason, run_args, latest)
+        return _taken(decision.kind, decision.reason, run_args, latest, _lease(where, fingerprint, claim))
 
 
 def ask_for_server(question: Mapping[str, Any]) -> dict[str, Any]:
@@ -160,13 +173,20 @@ def _fingerprint_of(payload: Mapping[str, Any]) -> str:
 
 
 def as_shown(payload: Mapping[str, Any], claims: Mapping[str, Sequence[Claim]]) -> dict[str, Any]:
-    """A pause as a person should see it: an approval whose call was dispatched without a recorded
-    result is the question "it may already have run" (tool, arguments, when)."""
+    """A pause as a person should see it: an approval whose decision a live holder is carrying out is
+    a call that is running (where, since when; nothing to decide); one dispatched whose holder is
+    gone or silent, with no recorded result, is the question "it may already have run"."""
     latest = open_claim(claims.get(_fingerprint_of(payload), [])) if payload.get("kind") == APPROVAL else None
     if latest is None:
         return dict(payload)
-    return {**{k: v for k, v in payload.items() if k != "error"}, "kind": POSSIBLY_RAN, "args": dict(latest.args or {}),
-            "dispatched_at": latest.dispatched_at, "decision_taken": latest.kind,
+    holder = latest.held_by()
+    shown = {**{k: v for k, v in payload.items() if k != "error"}, "args": dict(latest.args or {}),
+             "dispatched_at": latest.dispatched_at, "decision_taken": latest.kind, "claim": latest.state,
+             "holder": holder.label() if holder else ""}
+    if latest.live:
+        return {**shown, "kind": RUNNING, "allowed_decisions": [],
+                "status": still_running(str(payload.get("tool", "")), holder, latest.dispatched_at, latest.kind)}
+    return {**shown, "kind": POSSIBLY_RAN, "why": why_unfinished(latest.state, holder),
             "allowed_decisions": [dict(d) for d in RECOVERY_DECISIONS]}
 
 
@@ -222,6 +242,8 @@ def resume_problem(payload: Mapping[str, Any], value: Any, tools: Any) -> str:
     decision = read_any(value, fingerprint, str(payload.get("tool", "")))
     if not decision.valid:
         return decision.problem
+    if payload.get("kind") == RUNNING:  # nothing is decided while the call runs
+        return str(payload.get("status") or f"{payload.get('tool')} is still running")
     if payload.get("kind") == POSSIBLY_RAN:
         if decision.kind not in {d["type"] for d in RECOVERY_DECISIONS}:
             claim = Claim(0, payload.get("decision_taken", "run"), "", str(payload.get("dispatched_at", "")))

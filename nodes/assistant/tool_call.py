@@ -33,29 +33,36 @@ from reins.policies.tool_calls import should_dispatch_again
 from reins.runtime.tools.mcp_tools import SESSIONS
 from reins.runtime.tools.registry import RegisteredTool
 from reins.runtime.execution.run_ledger import CAP_CODE, BudgetCapReached
+from reins.runtime.execution.lease import Lease, Leased
 from reins.runtime.execution.steps import recorded_step
 from reins.runtime.tools.runner import QUESTION_TAKEN, CallResult, RunTool, digest
 from reins.runtime.execution.user_input import DecisionTaken
 
 
 def _run(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig, call_id: str, runtime: Any,
-         meta: dict[str, Any] | None = None):
+         meta: dict[str, Any] | None = None, lease: Lease | None = None):
+    """Run the call (an approved one under its claim's lease, renewed while it runs); the result and
+    how many times it was dispatched."""
     key = call_key_of(config) if tool.server else None
     request = RunTool(tool, args, config, call_id, runtime, meta, key)
+
+    def leased(made: RunTool) -> Any:
+        return Leased(lease, made) if lease is not None else made
+
     try:
-        result: CallResult = yield request
+        result: CallResult = yield leased(request)
     except BudgetCapReached as error:  # not run: the observation says which cap stopped it
         return CallResult(False, str(error), CAP_CODE), 0
     dispatches = 1
     while not result.ok and should_dispatch_again(tool.read_only, result.failure, dispatches):
         try:
-            result = yield request
+            result = yield leased(request)
         except BudgetCapReached as error:  # the second dispatch is checked against the caps too
             return CallResult(False, str(error), CAP_CODE), dispatches
         dispatches += 1
     while result.question is not None:  # the server asks mid-call: the person answers, the same call goes on
         reply = ask_for_server({**result.question, "call": key})
-        result = yield replace(request, reply=reply)
+        result = yield leased(replace(request, reply=reply))
         if result.failure == QUESTION_TAKEN:  # another resume answered this question first
             raise DecisionTaken(result.output)
     return result, dispatches
@@ -97,7 +104,8 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
                     # deduplicates runs it once, however often it is dispatched).
                     key = idempotency_key(thread_id_of(runtime), number, call_fingerprint(tool.name, args))
                     meta = {IDEMPOTENCY_META: key} if taken is not None and tool.server else None
-                    result, dispatches = yield from _run(tool, args, config, f"call_{number}", runtime, meta)
+                    lease = taken.lease if taken is not None else None
+                    result, dispatches = yield from _run(tool, args, config, f"call_{number}", runtime, meta, lease)
         plan = task.get("plan")
         records = task.get("records") or []
         record: ToolRecord = {

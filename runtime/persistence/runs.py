@@ -47,9 +47,11 @@ def _activity(saver: Any) -> Iterator[tuple[str, datetime]]:
         yield str(configurable.get("thread_id")), _when(item.checkpoint)
 
 
-def _paused_call(pending_writes: Any) -> tuple[str, bool]:
-    """The fingerprint of a call paused for approval, and whether it was dispatched without a result."""
-    from reins.runtime.execution.dispatch import claims_in
+def _paused_call(pending_writes: Any) -> tuple[str, str]:
+    """The fingerprint of a call paused for approval, and the state of its newest claim ("" when it
+    was not dispatched; live, stale or gone: ``reins.policies.claims``)."""
+    from reins.policies.approvals import open_claim
+    from reins.runtime.execution.dispatch import claims_in, observed
 
     for write in pending_writes:
         if write[1] != INTERRUPT:
@@ -58,8 +60,9 @@ def _paused_call(pending_writes: Any) -> tuple[str, bool]:
             value = getattr(pause, "value", pause)
             if isinstance(value, dict) and value.get("fingerprint"):
                 fingerprint = str(value["fingerprint"])
-                return fingerprint, fingerprint in claims_in(pending_writes)
-    return "", False
+                latest = open_claim(observed(claims_in(pending_writes)).get(fingerprint, []))
+                return fingerprint, latest.state if latest else ""
+    return "", ""
 
 
 def summarise(saver: Any, thread_id: str, *, durable: bool = True) -> RunSummary | None:
@@ -70,8 +73,9 @@ def summarise(saver: Any, thread_id: str, *, durable: bool = True) -> RunSummary
     paused = any(write[1] == INTERRUPT for write in item.pending_writes or ())
     graph = graph_of(thread_id, (item.metadata or {}).get("reins_graph"))
     status = run_status(values, paused)
-    fingerprint, possibly_ran = _paused_call(item.pending_writes or ())
-    command = resume_command(graph, thread_id, status, fingerprint, possibly_ran) if durable else None
+    fingerprint, claim = _paused_call(item.pending_writes or ())
+    command = (resume_command(graph, thread_id, status, fingerprint, claim in ("stale", "gone"), claim == "live")
+               if durable else None)
     return RunSummary(
         thread_id=thread_id,
         graph=graph,

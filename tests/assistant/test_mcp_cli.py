@@ -73,7 +73,8 @@ def test_doctor_lists_servers_tools_and_a_broken_server_in_one_line_and_fails(mc
     servers = {s["name"]: s for s in report["mcp_servers"]}
     assert {t["name"]: t["approval"] for t in servers["notes"]["tools"]} == {
         "notes__word_count": "run", "notes__wait_ms": "run", "notes__crash_now": "run", "notes__add_note": "ask",
-        "notes__tally": "ask", "notes__slow_note": "ask", "notes__filed_note": "ask", "notes__repeat_word": "run"}
+        "notes__tally": "ask", "notes__slow_note": "ask", "notes__filed_note": "ask", "notes__repeat_word": "run",
+        "notes__gated_note": "ask"}
     broken = servers["broken"]
     assert broken["tools"] == [] and broken["problem"] == "McpError: Connection closed"
     # Its command as typed (the path kept, a secret never) and the log holding its own output.

@@ -1,10 +1,12 @@
 """Approvals through the real LangGraph dev server: racing resumes run an approved write once (checked
 on the recording MCP server's own record) and the other run fails with a clear refusal; a bad resume
-value leaves the call paused and answerable."""
+value leaves the call paused and answerable; a run cancelled inside the call releases its claim, so
+the call may already have run and an explicit choice is taken at once."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -83,3 +85,26 @@ def test_a_servers_question_is_answered_through_the_sdk_and_the_write_runs_once(
     assert final["records"][0]["output"] == "stored 'buy milk' in groceries"
     assert executions(record) == [json.dumps({"tool": "filed_note", "text": "buy milk", "folder": "groceries"})]
     assert client.threads.get_state(thread_id)["interrupts"] == []
+
+
+def test_a_run_cancelled_inside_the_call_releases_its_claim_and_the_call_may_already_have_run(client, tmp_path):
+    record, gate = tmp_path / "executions.jsonl", tmp_path / "gate"
+    context = {"mcp_config": config(notes=stdio_server(record, gate=gate, timeout_s=600))}
+    thread_id = client.threads.create()["thread_id"]
+    client.runs.wait(thread_id, "assistant", context=context,
+                     input={"messages": [{"role": "user", "content": 'use notes__gated_note on "buy milk"'}]})
+    first = client.runs.create(thread_id, "assistant", command={"resume": {"type": "approve"}}, context=context)
+    deadline = time.monotonic() + 90
+    while not executions(record):  # the server's own record: the write is in flight, held at the gate
+        assert time.monotonic() < deadline, "the approved write never started"
+        time.sleep(0.05)
+    try:
+        client.runs.cancel(thread_id, first["run_id"], wait=True)
+    finally:
+        gate.touch()
+    again = client.runs.create(thread_id, "assistant", command={"resume": {"type": "approve"}}, context=context)
+    refusal = _error_of(client, thread_id, again)
+    assert "may already have run (its dispatch in process" in refusal and "ended before its result" in refusal, refusal
+    final = client.runs.wait(thread_id, "assistant", command={"resume": {"type": "mark_done"}}, context=context)
+    assert final["records"][0]["output"].startswith("marked done by the user: the call was dispatched at 20")
+    assert executions(record) == [json.dumps({"tool": "gated_note", "text": "buy milk"})]

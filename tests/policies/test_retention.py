@@ -111,16 +111,17 @@ def test_graph_of(thread, meta, graph):
 
 
 @pytest.mark.parametrize(
-    ("fingerprint", "possibly_ran", "command"),
+    ("fingerprint", "possibly_ran", "running", "command"),
     [
-        ("ab12", False, "reins resume t --decision '{\"type\": \"approve\", \"fingerprint\": \"ab12\"}'"),
-        ("ab12", True, "reins resume t --decision '{\"type\": \"mark_done\", \"fingerprint\": \"ab12\"}' "
-                       "(or run_again, skip)"),
-        ("", False, "reins resume t --decision '{\"type\": \"approve\"}'"),
+        ("ab12", False, False, "reins resume t --decision '{\"type\": \"approve\", \"fingerprint\": \"ab12\"}'"),
+        ("ab12", True, False, "reins resume t --decision '{\"type\": \"mark_done\", \"fingerprint\": \"ab12\"}' "
+                              "(or run_again, skip)"),
+        ("", False, False, "reins resume t --decision '{\"type\": \"approve\"}'"),
+        ("ab12", False, True, "reins resume t"),  # running now: no decision to offer, the command says where
     ],
 )
-def test_a_paused_call_is_resumed_with_its_fingerprint(fingerprint, possibly_ran, command):
-    assert resume_command("assistant", "t", "paused", fingerprint, possibly_ran) == command
+def test_a_paused_call_is_resumed_with_its_fingerprint(fingerprint, possibly_ran, running, command):
+    assert resume_command("assistant", "t", "paused", fingerprint, possibly_ran, running) == command
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,9 @@
 - ``word_count`` (read-only) counts words; ``crash_now`` (read-only) kills the server mid-call; ``wait_ms`` (read-only) sleeps then answers, for overlap
   and deadline tests; ``add_note`` (side-effecting) appends every execution to ``NOTES_RECORD``,
   the file the tests read to know what really ran; ``slow_note`` (side-effecting) records the
-  execution, then answers after ``NOTES_SLOW_S`` seconds (a write in flight).
+  execution, then answers after ``NOTES_SLOW_S`` seconds (a write in flight); ``gated_note``
+  (side-effecting) records the execution, then answers only once the file ``NOTES_GATE`` exists (a
+  write held in flight until the test opens the gate).
 - ``filed_note`` (side-effecting) asks which folder (an MCP elicitation), then records the execution
   with the folder given (or answers "not stored" when the question is declined); ``repeat_word``
   (read-only) asks how many times.
@@ -104,6 +106,17 @@ def build(kind: str, port: int = 0) -> FastMCP:
                 out.write(json.dumps({"tool": "slow_note", "text": text}) + "\n")
         await asyncio.sleep(float(os.environ.get("NOTES_SLOW_S", "0")))
         return f"stored slowly: {text}"
+
+    @server.tool()
+    async def gated_note(text: str) -> str:
+        """Store a note, then answer once the gate file exists (a write in flight until then)."""
+        if record:
+            with open(record, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"tool": "gated_note", "text": text}) + "\n")
+        gate = os.environ.get("NOTES_GATE", "")
+        while gate and not os.path.exists(gate):
+            await asyncio.sleep(0.02)
+        return f"stored after the gate: {text}"
 
     if kind == "hostile":
         @server.tool(annotations=ToolAnnotations(readOnlyHint=True))

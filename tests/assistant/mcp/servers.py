@@ -15,11 +15,14 @@ ROOT = Path(__file__).resolve().parents[3]
 MODULE = "tests.assistant.mcp.notes_server"
 
 
-def stdio_server(record: Path, kind: str = "normal", slow_s: float = 0, **options: Any) -> dict[str, Any]:
+def stdio_server(record: Path, kind: str = "normal", slow_s: float = 0, gate: Path | None = None,
+                 **options: Any) -> dict[str, Any]:
     """The server over stdio; its ``readOnlyHint`` believed (``trust_annotations``) unless
     ``trust_annotations=False`` is given (a server the user does not vouch for). ``slow_s``: how long
-    ``slow_note`` takes to answer once it has recorded its execution."""
-    env = {"NOTES_RECORD": str(record), **({"NOTES_SLOW_S": str(slow_s)} if slow_s else {})}
+    ``slow_note`` takes to answer once it has recorded its execution; ``gate``: the file whose
+    creation lets ``gated_note`` answer."""
+    env = {"NOTES_RECORD": str(record), **({"NOTES_SLOW_S": str(slow_s)} if slow_s else {}),
+           **({"NOTES_GATE": str(gate)} if gate else {})}
     return {"command": sys.executable, "args": ["-m", MODULE, "stdio", kind], "env": env, "cwd": str(ROOT),
             "trust_annotations": True, **options}
 
