@@ -2,7 +2,7 @@
 
 The project's folders stay at the repository's top level (``graphs/``, ``nodes/``, ``policies/`` …)
 and are installed as packages of ``reins`` (``reins.graphs``, ``reins.nodes`` …), so a user's own
-``reins.schemas.py`` or ``reins.nodes.py`` beside a notebook never shadows them. The same mapping serves the wheel
+``schemas.py`` or ``nodes.py`` beside a notebook never shadows them. The same mapping serves the wheel
 and the editable checkout (setuptools' editable finder), with no ``sys.path`` edits anywhere.
 Everything else about the distribution is declared in pyproject.toml.
 """

@@ -55,7 +55,8 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=str(kwargs.get("help", "")))
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        parser.exit(message=f"reins {_version()}\n")
+        print(f"reins {_version()}")
+        parser.exit()
 
 
 class ArgumentError(Exception):

@@ -19,7 +19,7 @@ from reins.runtime.config.paths import LANGGRAPH_JSON, PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
 DOCS = PROJECT_ROOT / "docs"
-GRAPHS_PAGE = DOCS / "reins.graphs.md"  # the diagrams, one block per graph of langgraph.json
+GRAPHS_PAGE = DOCS / "graphs.md"  # the diagrams, one block per graph of langgraph.json
 
 
 def graph_paths() -> dict[str, str]:

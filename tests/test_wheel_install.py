@@ -96,7 +96,7 @@ print("status:", result["run_status"])
 
 @pytest.fixture(scope="module")
 def user_folder(tmp_path_factory) -> Path:
-    """A notebook folder holding ``reins.schemas.py``, ``reins.nodes.py`` … of its own (pydantic models, plain code)."""
+    """A notebook folder holding ``schemas.py``, ``nodes.py`` … of its own (pydantic models, plain code)."""
     folder = tmp_path_factory.mktemp("my-notebooks")
     for name in USER_MODULES:
         (folder / f"{name}.py").write_text(f'"""My own {name}."""\nOWNER = "user"\n\n\ndef {name}_helper():\n    return 1\n')

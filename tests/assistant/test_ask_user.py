@@ -58,7 +58,7 @@ def test_a_paused_thread_shows_what_it_waits_for_as_its_last_message():
     run.graph.invoke(Command(resume="Paris"), THREAD)
     assert _pending(run)[0]["tool"] == "save_note"
     assert _last_message(run) == ('Before I run save_note with {"text": "b"}, I need your approval: approve, reject or edit.'
-                                  "\n- text = 'b' comes from the model (not in anything read this turn)")
+                                  "\n- text = 'b' [unknown origin] comes from the model (not in anything read this turn)")
     done = run.graph.invoke(Command(resume={"type": "approve"}), THREAD)
     assert not _pending(run) and _last_message(run) == done["reply"]  # the reply follows once answered
 

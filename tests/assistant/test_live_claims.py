@@ -110,7 +110,7 @@ def _reins(cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
 
 
 def _first_resume(cwd: Path, env: dict, record: Path) -> subprocess.Popen:
-    paused = _reins(cwd, env, "chat", "--once", ASK, "--thread", "t1")
+    paused = _reins(cwd, env, "chat", "--once", ASK, "--new-thread", "t1")
     assert paused.returncode == EXIT_PAUSED, paused.stderr[-2000:]
     first = subprocess.Popen([sys.executable, "-m", "reins.cli", "resume", "t1", "--decision", '{"type": "approve"}'],
                              cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -95,7 +95,7 @@ def _messenger(registry, sent: list[str], reply: str = "None"):
         return reply
 
     registry.register(RegisteredTool("send_message", "Send a direct message", _Message, frozenset({"chat"}),
-                                     func=send, approval="run", sinks=("recipient", "body"), actions=("send",)))
+                                     func=send, approval="run", sinks=("recipient", "body"), free=("body",), actions=("send",)))
     return registry
 
 
@@ -111,8 +111,10 @@ def test_messages_to_different_people_with_the_same_acknowledgement_are_not_a_st
         },
         registry=_messenger(registry, sent),
     )
-    result = run.ask("send congratulations to Alice, Bob, Charlie and Eve")
-    assert "__interrupt__" not in result
+    # One "send" a person: after the first result (untrusted content) the data-flow policy lets no more
+    # side effects of one kind run unasked than the request's words ask for.
+    result = run.ask("send congratulations to Alice, send them to Bob, send to Charlie and send to Eve")
+    assert "__interrupt__" not in result, result.get("__interrupt__")
     assert sent == people
     assert [r["output"] for r in result["records"]] == ["None"] * 4
     assert [r.get("changed") for r in result["records"]] == [True] * 4
