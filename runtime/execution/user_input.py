@@ -21,6 +21,9 @@ from langgraph._internal._constants import CONFIG_KEY_CHECKPOINT_MAP, CONFIG_KEY
 from langgraph.graph.message import add_messages
 
 from reins.policies.redaction import redact_secrets
+# At import, never on a run's event loop: a claim's holder reads /proc once (LangGraph Server's
+# blocking-call detector refuses a file read inside a run).
+from reins.runtime.execution.dispatch import athread_claims, thread_claims
 from reins.runtime.llm.langchain_private import current_config
 
 
@@ -139,7 +142,6 @@ def check_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check
     """Refuse a resume value before LangGraph stores it: size and depth limits for every graph, then
     the graph's own ``check`` against the thread's pending pauses."""
     from reins.policies.approvals import value_problem
-    from reins.runtime.execution.dispatch import thread_claims
 
     resuming, value = _resume_value(input)
     if not resuming:
@@ -152,7 +154,6 @@ def check_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check
 
 async def acheck_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check: ResumeCheck | None) -> None:
     from reins.policies.approvals import value_problem
-    from reins.runtime.execution.dispatch import athread_claims
 
     resuming, value = _resume_value(input)
     if not resuming:
