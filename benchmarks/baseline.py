@@ -118,8 +118,8 @@ def build_baseline_graph(model: StandInChatModel, recorded: Sequence[Recorded], 
 
     ``asynchronous``: the model-calling nodes are ``async def`` and await ``ainvoke`` (the graph then
     runs under ``ainvoke`` only) — the yardstick for concurrent runs on one event loop."""
-    from reins.policies.delegation import MANAGER
-    from reins.policies.reviewers import DEFAULT_REVIEWERS
+    from reins.policies.delivery.delegation import MANAGER
+    from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
     from reins.runtime.tools.toolbox import default_registry
     from reins.schemas.delivery import (
         DeliveryPlan,

@@ -45,8 +45,8 @@ from pathlib import Path
 
 from pydantic import PrivateAttr
 
-from reins.policies.redaction import redact
-from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.text.redaction import redact
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 from reins.runtime.standins.fake_base import ModelCall
 from reins.runtime.llm.models import ModelSet
 from reins.runtime.standins.offline import OfflineModel
@@ -200,7 +200,7 @@ def checkpoint_cost(runs: int = 20, slow_runs: int = 4, latency_s: float = 0.2) 
     from contextlib import ExitStack
 
     from reins.graphs.delivery_chain import build_graph
-    from reins.policies.retention import durability_for
+    from reins.policies.assistant.retention import durability_for
     from reins.runtime.persistence.checkpoint import open_checkpointer
     from reins.runtime.persistence.runs import keep_latest_checkpoints
 

@@ -17,8 +17,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from reins.policies.redaction import redact
-from reins.policies.terminal_text import printable
+from reins.policies.text.redaction import redact
+from reins.policies.text.terminal_text import printable
 from reins.cli.errors import EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_FAILED, EXIT_INTERRUPTED, UserError
 from reins.runtime.resources import ResourceError
 from reins.runtime.config.settings import SettingsError

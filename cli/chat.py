@@ -14,8 +14,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from reins.policies.memory import DEFAULT_SCOPE, SCOPES
-from reins.policies.redaction import redact, redact_mapping
+from reins.policies.assistant.memory import DEFAULT_SCOPE, SCOPES
+from reins.policies.text.redaction import redact, redact_mapping
 from reins.cli.chat_threads import chosen_thread
 from reins.cli.chat_turns import (BUDGET_KEY, _build, checked_start, _check_message, _print_answer, _screen_for, _send, _stand_in_first,
                             answer_pauses, close_interrupted_turn, finish_interrupted_turn)
@@ -253,7 +253,7 @@ def _report_turn(graph: Any, values: dict[str, Any], thread: str, *, as_json: bo
 
 def _list_notes(store: Any, user: str, thread: str | None, as_json: bool) -> int:
     """The user's notes: the shared ones (what ``remember`` keeps), and a thread's when named."""
-    from reins.policies.memory import notes_namespace, user_namespace
+    from reins.policies.assistant.memory import notes_namespace, user_namespace
 
     areas = [("user", user_namespace(user))]
     if thread:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from reins.policies.memory import DEFAULT_SCOPE
-from reins.policies.terminal_text import printable
+from reins.policies.assistant.memory import DEFAULT_SCOPE
+from reins.policies.text.terminal_text import printable
 from reins.cli.chat_turns import (_check_message, _print_answer, _screen_for, _send, _stand_in_first, answer_pauses,
                       close_interrupted_turn, finish_interrupted_turn, interrupted_turn)
 from reins.cli.chat_input import MULTI_LINE, ChatInput
@@ -50,7 +50,7 @@ def reader() -> ChatInput:
 def _completed_commands() -> list[tuple[str, str]]:
     """The assistant's slash commands and the terminal's own (listed at the first Tab: the
     reviewers' count in their help loads the delivery schemas)."""
-    from reins.policies.slash_commands import COMMANDS
+    from reins.policies.assistant.slash_commands import COMMANDS
 
     return [*((usage.split()[0], purpose) for usage, purpose in COMMANDS.values()), *LOCAL_COMMANDS]
 

@@ -9,9 +9,9 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from reins.policies.data_flow import THE_CALL
-from reins.policies.redaction import redact
-from reins.policies.terminal_text import printable
+from reins.policies.tools.data_flow import THE_CALL
+from reins.policies.text.redaction import redact
+from reins.policies.text.terminal_text import printable
 
 
 
@@ -25,7 +25,7 @@ def pending(graph: Any, thread: str) -> list[Mapping[str, Any]]:
 
 def check(graph_tools: Any, payload: Mapping[str, Any], value: Any) -> str:
     if payload.get("kind") == "skill_draft":
-        from reins.policies.skill_drafts import check_draft_decision
+        from reins.policies.assistant.skill_drafts import check_draft_decision
 
         return check_draft_decision(value).error or ""
     from reins.nodes.assistant.approval import resume_problem

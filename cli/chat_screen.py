@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from reins.policies.terminal_text import printable, wrapped
+from reins.policies.text.terminal_text import printable, wrapped
 from reins.cli.render import ProgressView, console_for, fit, rich_style, step_line
 from reins.runtime.execution.progress import EVENT_TYPE
 
@@ -33,7 +33,7 @@ def as_decision(event: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def declined(records: Any) -> list[str]:
     """The tools of this turn's calls the user declined (their observation is the rejection's)."""
-    from reins.policies.tool_calls import rejection_observation
+    from reins.policies.tools.calls import rejection_observation
 
     prefix = rejection_observation("")
     return [str(r.get("tool")) for r in records or () if not r.get("ok") and str(r.get("output", "")).startswith(prefix)]

@@ -8,8 +8,8 @@ import argparse
 import uuid
 from typing import Any
 
-from reins.policies.redaction import redact
-from reins.policies.retention import closest_threads
+from reins.policies.text.redaction import redact
+from reins.policies.assistant.retention import closest_threads
 from reins.cli.errors import UserError
 
 CHAT_GRAPH = "assistant"

@@ -10,11 +10,11 @@ import time
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from reins.policies.memory import DEFAULT_SCOPE
-from reins.policies.model_notice import STAND_IN_NOTICE
-from reins.policies.redaction import redact
-from reins.policies.retention import durability_for
-from reins.policies.terminal_text import printable
+from reins.policies.assistant.memory import DEFAULT_SCOPE
+from reins.policies.models.model_notice import STAND_IN_NOTICE
+from reins.policies.text.redaction import redact
+from reins.policies.assistant.retention import durability_for
+from reins.policies.text.terminal_text import printable
 from reins.cli.chat_pauses import ask_pause, check, pending
 from reins.cli.chat_screen import ChatProgress, ChatScreen, declined
 from reins.cli.errors import UserError
@@ -172,7 +172,7 @@ def _build(build_graph: Any, checkpointer: Any, store: Any) -> Any:
 def checked_start() -> Any:
     """The user's files read and checked whole before anything is opened or any model called: the MCP
     configuration (its servers started), the persona and the flow rules; a bad one is one line."""
-    from reins.policies.mcp_config import McpConfigError
+    from reins.runtime.tools.mcp_config import McpConfigError
 
     from reins.runtime.tools.toolbox import chat_servers
 

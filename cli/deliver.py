@@ -17,9 +17,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from reins.policies.redaction import redact
-from reins.policies.retention import durability_for, graph_of
-from reins.policies.terminal_text import printable
+from reins.policies.text.redaction import redact
+from reins.policies.assistant.retention import durability_for, graph_of
+from reins.policies.text.terminal_text import printable
 from reins.cli.errors import EXIT_OK, UserError, exit_code
 from reins.cli.inputs import text_argument
 from reins.cli.model_config import check_models_unchanged, stamped

@@ -10,7 +10,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from reins.policies.redaction import redact
+from reins.policies.text.redaction import redact
 from reins.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED
 
 from reins.runtime.config.settings import ROLES, Settings
@@ -69,7 +69,7 @@ def describe(settings: Settings) -> dict:
 
 def describe_tools(settings: Settings) -> dict:
     """The chat tools with their approval traits, and each MCP server with its tools or its problem."""
-    from reins.policies.mcp_config import McpConfigError
+    from reins.runtime.tools.mcp_config import McpConfigError
     from reins.runtime.tools.chat_tools import CHAT_SCOPE
     from reins.runtime.tools.mcp_tools import load_mcp_tools
     from reins.runtime.tools.toolbox import default_registry
@@ -93,7 +93,7 @@ def describe_tools(settings: Settings) -> dict:
 
 
 def _print_tools(report: dict) -> None:
-    from reins.policies.tool_approval import approval_note
+    from reins.policies.tools.approval import approval_note
 
     tools = ", ".join(t["name"] + approval_note(t["approval"]) for t in report["chat_tools"])
     print(f"  chat_tools        {tools}")

@@ -7,7 +7,7 @@ import json
 import os
 
 from reins.cli.errors import EXIT_BAD_INPUT
-from reins.policies.budget import over_caps
+from reins.policies.audit.budget import over_caps
 from reins.runtime.execution.budget import (
     CAP_VARIABLES,
     GRAPHS,
@@ -29,7 +29,7 @@ def chat_tool_deadlines_s(settings: Settings) -> tuple[float, ...]:
     """The deadline of every tool a chat turn may call: the built-in chat tools' and each configured
     MCP server's ``timeout_s`` (read from REINS_MCP_CONFIG; no server is started). A configuration
     that cannot be read adds nothing here: the chat refuses it before its first turn."""
-    from reins.policies.mcp_config import McpConfigError, read_servers
+    from reins.runtime.tools.mcp_config import McpConfigError, read_servers
     from reins.runtime.tools.chat_tools import CHAT_SCOPE
     from reins.runtime.tools.mcp_tools import read_config
     from reins.runtime.tools.toolbox import default_registry

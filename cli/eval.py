@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from reins.policies.redaction import redact
+from reins.policies.text.redaction import redact
 from reins.cli.errors import EXIT_FAILED, EXIT_OK, UserError
 from reins.cli.render import print_json, progress_bar, styled, table, write
 

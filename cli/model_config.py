@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reins.cli.errors import EXIT_BAD_INPUT, UserError
-from reins.policies.model_notice import STAND_IN_NOTICE, model_changes, model_switch
+from reins.policies.models.model_notice import STAND_IN_NOTICE, model_changes, model_switch
 from reins.runtime.config.settings import Settings
 
 # runtime.llm.models / runtime.contracts are imported where used: `reins --help` stays light.
@@ -63,7 +63,7 @@ def models_of(values: Mapping[str, Any]) -> dict[str, list[str]]:
 
 def fallbacks_of(values: Mapping[str, Any]) -> list[str]:
     """One line per role whose calls in the run whose state is ``values`` moved to a fallback model."""
-    from reins.policies.model_notice import fallback_warnings
+    from reins.policies.models.model_notice import fallback_warnings
     from reins.runtime.contracts import fallbacks_per_role
     from reins.runtime.execution.steps import METRICS_KEY
 

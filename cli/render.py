@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from rich.console import Console
 
-from reins.policies.redaction import redact
-from reins.policies.terminal_text import printable, wrapped
+from reins.policies.text.redaction import redact
+from reins.policies.text.terminal_text import printable, wrapped
 from reins.runtime.execution.progress import EVENT_TYPE
 
 _COLOURS = {

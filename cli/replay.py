@@ -17,7 +17,7 @@ from typing import Any
 
 from reins.cli.errors import EXIT_FAILED, EXIT_OK, UserError
 from reins.cli.render import print_json
-from reins.policies.redaction import redact
+from reins.policies.text.redaction import redact
 from reins.runtime.config.settings import Settings
 
 REPLAYED_GRAPHS = ("delivery_chain", "tasklist_agent", "assistant")
@@ -44,7 +44,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def overrides_of(changes: list[str]):
-    from reins.policies.replay import OverrideError, parse_overrides
+    from reins.policies.audit.replay import OverrideError, parse_overrides
 
     try:
         return parse_overrides(changes)
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if args.threads and args.all:
         raise UserError("give thread ids or --all, not both")
     overrides = overrides_of(args.set)
-    from reins.policies.replay import figures
+    from reins.policies.audit.replay import figures
 
     replays = []
     if args.eval is not None:

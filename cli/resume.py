@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from reins.policies.retention import durability_for, graph_of
+from reins.policies.assistant.retention import durability_for, graph_of
 from reins.cli.errors import EXIT_BAD_INPUT, UserError
 from reins.cli.model_config import check_models_unchanged, stamped
 from reins.cli.render import ProgressView, stream_run
@@ -41,7 +41,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def read_decision(raw: str) -> object:
     """The ``--decision`` JSON, within the JSON limits; one line naming the field otherwise."""
-    from reins.policies.json_limits import JsonLimitError, parse_json
+    from reins.policies.text.json_limits import JsonLimitError, parse_json
 
     try:
         return parse_json(raw, max_chars=MAX_DECISION_CHARS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timezone
 
-from reins.policies.redaction import redact
+from reins.policies.text.redaction import redact
 from reins.cli.errors import EXIT_OK, UserError
 from reins.cli.render import print_json, table, write, write_lines
 from reins.runtime.config.settings import Settings
@@ -27,7 +27,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from reins.policies.retention import check_prune_days
+    from reins.policies.assistant.retention import check_prune_days
 
     if not 1 <= args.limit <= 1000:
         raise UserError("--limit must be between 1 and 1000")

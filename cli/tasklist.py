@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from reins.policies.redaction import redact, redact_mapping
-from reins.policies.retention import durability_for
-from reins.policies.terminal_text import printable
+from reins.policies.text.redaction import redact, redact_mapping
+from reins.policies.assistant.retention import durability_for
+from reins.policies.text.terminal_text import printable
 from reins.cli.errors import UserError, exit_code
 from reins.cli.model_config import fallbacks_of, models_of, stamped, stand_in_notice
 from reins.cli.render import ProgressView, RunOutcome, colour, print_json, stream_run, write

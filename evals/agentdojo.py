@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reins.evals.agentdojo_tools import DECLARATIONS
-from reins.policies.tool_approval import approval_for
+from reins.policies.tools.approval import approval_for
 
 SUITE_VERSION = "v1.2.2"
 SUITES = ("banking", "slack", "travel", "workspace")

@@ -1,5 +1,5 @@
 """An adaptive attack suite on AgentDojo: injections written by an attacker who has read the data-flow
-policy (``policies/data_flow.py``), so the value the model emits is *not* a substring of anything read.
+policy (``policies/tools/data_flow.py``), so the value the model emits is *not* a substring of anything read.
 
 Each attack sits where AgentDojo puts injections (the vectors its user task reads) and names what the
 worst-case model emits having obeyed: the value obfuscated, encoded, split, reversed, paraphrased,

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from reins.policies.redaction import redact
+from reins.policies.text.redaction import redact
 from reins.runtime.contracts import SERVED_PREFIX, invoke_text, merge_metrics, metrics_totals
 from reins.runtime.llm.failures import safe_error
 from reins.runtime.llm.models import ModelSet
@@ -27,7 +27,7 @@ from reins.evals.markers import BLOCKING, fixed_status, read_marker, review_verd
 from reins.evals.prompts import fixed_plan_messages, fixed_review_messages, fixed_tasks_messages, single_agent_messages
 from reins.runtime.execution.steps import failure_code
 from reins.nodes.delivery.prompts import CONTEXT_DOCUMENTS, FALLBACK_DOCUMENTS
-from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 
 REVIEWER_ROLES = DEFAULT_REVIEWERS.roles
 

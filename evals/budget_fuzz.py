@@ -3,7 +3,7 @@
 Every run meets one of the configurations of ``reins.evals.budget_fuzz_models``: model sets that differ
 per role and per task role (own chains, 0-3 fallbacks, escalation models, a vision role), and chat
 tools up to a slow MCP server's deadline. A full graph run takes seconds, so most runs are
-**stage-composed**: for each stage of the path the run takes (``reins.policies.run_budgets``) the real
+**stage-composed**: for each stage of the path the run takes (``reins.policies.audit.run_budgets``) the real
 call machinery runs — the contract algorithm with its repair and escalation, the free-text draft
 with its repair after a cut-off, the tool turns with more room after a cut-off, each model's retries
 and the role's fallbacks (``reins.runtime.contracts``) — on the stage's **real contract** (``assistant.step``,
@@ -39,9 +39,9 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableSequence
 
 from reins.evals.budget_fuzz_models import FuzzAnswer, AdversarialModel, FuzzConfig, config_for
-from reins.policies.budget import CAP_NAMES, Budget, Stage
-from reins.policies.delegation import DEFAULT_POLICY
-from reins.policies.run_budgets import (
+from reins.policies.audit.budget import CAP_NAMES, Budget, Stage
+from reins.policies.delivery.delegation import DEFAULT_POLICY
+from reins.policies.audit.run_budgets import (
     assistant_stages,
     assistant_tool_calls,
     pipeline_turn_stages,

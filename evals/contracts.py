@@ -3,7 +3,7 @@ calls only, each under its own ``eval.`` name and served by the role named here.
 
 from __future__ import annotations
 
-from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 from reins.runtime.contracts import register_contracts
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reins.nodes.delivery.routing import delegation_verdict
-from reins.policies.delegation import DEFAULT_POLICY, PLAN_TOOL, REVIEW_TOOLS, TASK_TOOL, DelegationPolicy, reask_allowed
+from reins.policies.delivery.delegation import DEFAULT_POLICY, PLAN_TOOL, REVIEW_TOOLS, TASK_TOOL, DelegationPolicy, reask_allowed
 
 MAX_TURNS = 12
 FUZZ_VERSION = 1

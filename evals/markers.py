@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 
 # A review's marker is its role in capitals, its vocabulary the verdicts of its spec.
 REVIEW_LABELS: Mapping[str, str] = {role: role.upper() for role in DEFAULT_REVIEWERS.roles}

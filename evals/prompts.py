@@ -10,7 +10,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from reins.evals.markers import REVIEW_LABELS
 from reins.nodes.delivery.prompts import render_blocks
-from reins.policies.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
 from reins.runtime.resources import PROMPT_CHARS, cut_for_prompt
 
 

@@ -5,7 +5,7 @@ re-decide every run under a changed policy without a model.
 
 ``reins eval`` writes them to ``records.json`` beside ``report.md``; a record is compact (no
 markdown, no call ids, no summaries the decisions do not read; a contract output's long strings
-kept as their length and digest, ``reins.policies.contract_replay.elided``), and a contract output that
+kept as their length and digest, ``reins.policies.audit.contract_replay.elided``), and a contract output that
 several runs share (the same plan of the same scenario) is kept once, in the document's ``outputs``
 table, and named by its position there: about 2 KB a run.
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 from reins.nodes.delivery.replay import replay_values
 from reins.nodes.delivery.replay_contracts import contract_outputs
-from reins.policies.replay import DEFAULT_OVERRIDES, Overrides, Replay
+from reins.policies.audit.replay import DEFAULT_OVERRIDES, Overrides, Replay
 from reins.runtime.config.files import FileRefused, read_bounded_text
 
 RECORDS_FILE = "records.json"

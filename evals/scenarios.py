@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 
 REQUIREMENTS_DIR = Path(__file__).resolve().parent / "requirements"
 # ``controlled_chain_fallback``: the same graph, every role with one fallback model (perturbed
 # independently at the same rate), as a deployment with a second provider runs it.
 # ``controlled_chain_escalation``: that, and every role with an escalation model (its own independent
-# draws at the same rate) for the requests the primary keeps failing (policies.escalation).
+# draws at the same rate) for the requests the primary keeps failing (policies.models.escalation).
 BASELINES: tuple[str, ...] = ("single_agent", "fixed_multi_agent", "controlled_chain", "controlled_chain_fallback",
                               "controlled_chain_escalation")
 CHAIN_BASELINES: frozenset[str] = frozenset({"controlled_chain", "controlled_chain_fallback",

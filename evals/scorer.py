@@ -47,7 +47,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reins.evals.perturbed import RAISING, RETRYABLE_KINDS
-from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 
 PROCEEDING = frozenset({"pass", "needs_changes"})  # statuses that let the work go ahead
 VIOLATIONS = ("blocker_not_blocked", "pass_without_all_reviews", "pass_after_revision")

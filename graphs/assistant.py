@@ -57,8 +57,8 @@ from reins.nodes.assistant.skill_drafts import draft_skill, review_skill_draft, 
 from reins.nodes.assistant.slash import run_slash_command
 from reins.nodes.assistant.state import AssistantInput, AssistantOutput, AssistantState
 from reins.nodes.assistant.tool_call import execute_tool
-from reins.policies.pipeline_reply import delivery_outcome, delivery_spent, tasklist_outcome, tasklist_spent
-from reins.policies.slash_commands import DELIVERY_CHAIN, TASKLIST
+from reins.policies.assistant.pipeline_reply import delivery_outcome, delivery_spent, tasklist_outcome, tasklist_spent
+from reins.policies.assistant.slash_commands import DELIVERY_CHAIN, TASKLIST
 from reins.runtime.execution.calls import inline, node
 from reins.runtime.config.context import model_set_of
 from reins.runtime.persistence.embeddings import memory_index

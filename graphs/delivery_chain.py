@@ -22,9 +22,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
-from reins.policies.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy, for_reviewers
-from reins.policies.delivery_input import check_review_timeout
-from reins.policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
+from reins.policies.delivery.delegation import DEFAULT_POLICY, MANAGER, DelegationPolicy, for_reviewers
+from reins.policies.delivery.input import check_review_timeout
+from reins.policies.delivery.reviewers import Reviewers, ReviewerSpec, reviewer_table
 from reins.runtime.execution.calls import inline, node
 from reins.runtime.contracts import register_contracts
 from reins.runtime.config.context import model_set_of
@@ -64,7 +64,7 @@ def build_graph(
 ):
     """Compile the delivery chain. ``models``: a ``ModelSet``, one chat model for every role, or None
     to resolve models per run (context, then environment). ``reviewers``: the reviewer table
-    (``reins.policies.reviewers``; default the general, risk and boundary reviewers); the delegation
+    (``reins.policies.delivery.reviewers``; default the general, risk and boundary reviewers); the delegation
     policy's review group and the sub-agent tools follow it. A wrong option is a TypeError or a
     ValueError naming it, here, before anything runs.
 

@@ -10,7 +10,7 @@
     revision_effect → final → finish → END          (every node may end the run → finish)
 
 Every node is a step wrapped by ``guarded`` (``nodes/tasklist/steps.py``): it asks the state-machine
-guard (``policies/tasklist_machine.py``) before it acts. The nodes, the edges and the routing rule
+guard (``policies/tasklist/machine.py``) before it acts. The nodes, the edges and the routing rule
 behind every conditional edge (``next_action``) all come from that machine's one table. Bracketed
 nodes run only with human review (``human_review=True`` as a build option or in the run context).
 """
@@ -31,8 +31,8 @@ from reins.nodes.tasklist.stages import STEPS
 from reins.nodes.tasklist.common import TasklistDeps, machine_of
 from reins.nodes.tasklist.intake import GRAPH_VERSION
 from reins.nodes.tasklist.steps import nodes_by_action
-from reins.policies.tasklist_machine import entry_action, exits, next_action, routes
-from reins.policies.tasklist_review import check_review_decision
+from reins.policies.tasklist.machine import entry_action, exits, next_action, routes
+from reins.policies.tasklist.review import check_review_decision
 from reins.runtime.execution.calls import inline, node
 from reins.runtime.config.context import model_set_of
 from reins.runtime.llm.models import ModelSet

@@ -1,8 +1,8 @@
 """One checkpointed thread re-decided by its graph's replay: delivery runs by the delegation policy,
 the reviewer table and the revision rule (``reins.nodes.delivery.replay``), tasklist runs by the machine's
-guard (``reins.policies.tasklist_replay``), assistant turns by the approval and data-flow policies
-(``reins.policies.flow_replay``); each run's kept contract outputs by their strict schemas
-(``reins.policies.contract_replay``)."""
+guard (``reins.policies.audit.tasklist_replay``), assistant turns by the approval and data-flow policies
+(``reins.policies.audit.flow_replay``); each run's kept contract outputs by their strict schemas
+(``reins.policies.audit.contract_replay``)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 
 from reins.nodes.delivery.replay import replay_values
 from reins.nodes.assistant.state import kept_answer
-from reins.policies.contract_replay import recorded_label
-from reins.policies.flow_replay import flow_turn, replay_flow_turns
-from reins.policies.replay import DEFAULT_OVERRIDES, Overrides, Replay
-from reins.policies.tasklist_replay import replay_guard_log
+from reins.policies.audit.contract_replay import recorded_label
+from reins.policies.audit.flow_replay import flow_turn, replay_flow_turns
+from reins.policies.audit.replay import DEFAULT_OVERRIDES, Overrides, Replay
+from reins.policies.audit.tasklist_replay import replay_guard_log
 
 
 def replay_thread(graph: str, values: Mapping[str, Any], thread_id: str, status: str | None,

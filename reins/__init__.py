@@ -71,16 +71,16 @@ _EXPORTS: dict[str, str] = {
     "default_registry": "reins.runtime.tools.toolbox:default_registry",
     "ResourceResolver": "reins.runtime.resources:ResourceResolver",
     # customising the delivery chain
-    "DEFAULT_POLICY": "reins.policies.delegation:DEFAULT_POLICY",
-    "DelegationPolicy": "reins.policies.delegation:DelegationPolicy",
-    "DEFAULT_REVIEWERS": "reins.policies.reviewers:DEFAULT_REVIEWERS",
-    "ReviewerSpec": "reins.policies.reviewers:ReviewerSpec",
+    "DEFAULT_POLICY": "reins.policies.delivery.delegation:DEFAULT_POLICY",
+    "DelegationPolicy": "reins.policies.delivery.delegation:DelegationPolicy",
+    "DEFAULT_REVIEWERS": "reins.policies.delivery.reviewers:DEFAULT_REVIEWERS",
+    "ReviewerSpec": "reins.policies.delivery.reviewers:ReviewerSpec",
     "Strict": "reins.schemas.strict:Strict",
     "bounded_text": "reins.schemas.strict:bounded_text",
     "ReviewFinding": "reins.schemas.delivery:ReviewFinding",
     # auditing
     "replay_thread": "reins.nodes.replay:replay_thread",
-    "parse_overrides": "reins.policies.replay:parse_overrides",
+    "parse_overrides": "reins.policies.audit.replay:parse_overrides",
     # evaluation
     "run_evaluation": "reins.evals.run:run_evaluation",
     "SCENARIOS": "reins.evals.scenarios:SCENARIOS",
@@ -123,8 +123,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from reins.nodes.assistant.context import AssistantContext
     from reins.nodes.delivery.context import DeliveryContext
     from reins.nodes.tasklist.context import TasklistContext
-    from reins.policies.delegation import DEFAULT_POLICY, DelegationPolicy
-    from reins.policies.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
+    from reins.policies.delivery.delegation import DEFAULT_POLICY, DelegationPolicy
+    from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
     from reins.runtime.config.context import ReinsContext
     from reins.runtime.llm.models import ModelSet, RolePolicy
     from reins.runtime.persistence.checkpoint import open_async_checkpointer, open_checkpointer
@@ -134,6 +134,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from reins.runtime.tools.registry import RegisteredTool
     from reins.runtime.tools.toolbox import default_registry
     from reins.nodes.replay import replay_thread
-    from reins.policies.replay import parse_overrides
+    from reins.policies.audit.replay import parse_overrides
     from reins.schemas.delivery import ReviewFinding
     from reins.schemas.strict import Strict, bounded_text

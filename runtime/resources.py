@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from reins.policies.redaction import redact, redact_secrets, truncate
+from reins.policies.text.redaction import redact, redact_secrets, truncate
 from reins.runtime.config.paths import BUNDLED_DOCS, RESOURCES
 
 MAX_FILE_BYTES = 128 * 1024

@@ -29,7 +29,7 @@ Markdown = _text(14_000)
 
 RunStatus = Literal["pass", "clarification_required", "needs_changes", "needs_review", "blocked", "failed"]
 ReviewerRole = Literal["general", "risk", "boundary"]
-REVIEWER_ROLES: tuple[str, ...] = get_args(ReviewerRole)  # the default reviewers (policies/reviewers.py)
+REVIEWER_ROLES: tuple[str, ...] = get_args(ReviewerRole)  # the default reviewers (policies/delivery/reviewers.py)
 ReviewerOutcome = Literal["completed", "contract_failure", "timeout", "execution_failed"]
 Severity = Literal["blocker", "high", "medium", "low", "info"]
 SEVERITIES: tuple[str, ...] = get_args(Severity)  # most severe first

@@ -1,5 +1,5 @@
 """User-written rules over the assistant's tool calls: data, validated here, applied by
-``reins.policies.data_flow``.
+``reins.policies.tools.data_flow``.
 
 A rule names the tools it covers (shell-style patterns such as ``send_*`` or ``*__delete_*``), one
 condition and an effect (``pause``: a person approves the call first; ``refuse``: it never runs):

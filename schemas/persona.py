@@ -1,6 +1,6 @@
 """The shape of the user's persona for the assistant: instructions and few-shot examples, from the
 run's context or the file named by ``REINS_ASSISTANT_PROMPT_FILE``. Unknown keys and wrong types are
-refused (a misspelt key must not be ignored silently); the length caps are ``reins.policies.persona``'s."""
+refused (a misspelt key must not be ignored silently); the length caps are ``reins.policies.assistant.persona``'s."""
 
 from __future__ import annotations
 

@@ -98,7 +98,7 @@ def test_docs_build_it_in_applies_to_a_copy_and_reins_deliver_and_eval_use_the_f
     section = text[text.index("## Add a reviewer\n"):]
     section = section[: section.index("\n## ", 1)]
     edits = re.findall(r"```python\n" + BUILT_IN + r"(\S+)\n(.*?)```", section, re.S)
-    assert [path for path, _ in edits] == ["schemas/delivery.py", "policies/reviewers.py", "runtime/standins/offline/delivery.py"]
+    assert [path for path, _ in edits] == ["schemas/delivery.py", "policies/delivery/reviewers.py", "runtime/standins/offline/delivery.py"]
     project = tmp_path / "project"
     project.mkdir()
     copied = {path.split("/")[0] for path, _ in edits}

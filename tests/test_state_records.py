@@ -22,14 +22,14 @@ from reins.nodes.assistant import state as assistant_state
 from reins.nodes.delivery import state as delivery_state
 from reins.nodes.tasklist import state as tasklist_state
 from reins.nodes.delivery.routing import policy_violation
-from reins.policies.data_flow import FlowDecision
-from reins.policies.delegation import violation
-from reins.policies.flow_replay import flow_record, flow_turn
-from reins.policies.tasklist_machine import Counters, Limits, Machine, Proposal, guard
-from reins.policies.tasklist_plan import PlanExtraction, Readiness
-from reins.policies.tasklist_replay import guard_record
-from reins.policies.tasklist_review import RevisionEffect, WarningDisposition, manual_item
-from reins.policies.tasklist_structure import Finding, StructureValidation
+from reins.policies.tools.data_flow import FlowDecision
+from reins.policies.delivery.delegation import violation
+from reins.policies.audit.flow_replay import flow_record, flow_turn
+from reins.policies.tasklist.machine import Counters, Limits, Machine, Proposal, guard
+from reins.policies.tasklist.plan import PlanExtraction, Readiness
+from reins.policies.audit.tasklist_replay import guard_record
+from reins.policies.tasklist.review import RevisionEffect, WarningDisposition, manual_item
+from reins.policies.tasklist.structure import Finding, StructureValidation
 from reins.schemas import assistant as assistant_schemas
 from reins.schemas import delivery as delivery_schemas
 from reins.schemas import tasklist as tasklist_schemas

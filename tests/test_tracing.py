@@ -10,7 +10,7 @@ from langchain_core.tracers.base import BaseTracer
 from langchain_core.tracers.schemas import Run
 
 from reins.graphs.delivery_chain import build_graph
-from reins.policies.tracing import TRACE_METADATA_ALLOWLIST
+from reins.policies.audit.tracing import TRACE_METADATA_ALLOWLIST
 from reins.runtime.config.tracing import run_config
 
 SECRETS = ("sk-live-planted0123456789", "Bearer planted.token.value", "/home/alice/.ssh/id_rsa")

@@ -4,7 +4,7 @@ verdict and replies."""
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
@@ -15,7 +15,7 @@ from reins.nodes.assistant.deps import AssistantDeps, progress_for
 from reins.nodes.assistant.executor import MODEL_ERROR
 from reins.nodes.assistant.prompts import answer_messages
 from reins.nodes.assistant.state import Answer, AssistantState, CheckReport, NodeSteps, Update, traced
-from reins.policies.answer_check import (
+from reins.policies.assistant.answer_check import (
     check_answer,
     evidence_from_records,
     fallback_summary,
@@ -23,9 +23,9 @@ from reins.policies.answer_check import (
     merge_evidence,
     numbers_without_support,
 )
-from reins.policies.loop_guards import STOP_MESSAGES
-from reins.policies.replanning import active_steps
-from reins.policies.redaction import redact, redact_secrets, truncate
+from reins.policies.tools.loop_guards import STOP_MESSAGES
+from reins.policies.assistant.replanning import active_steps
+from reins.policies.text.redaction import redact, redact_secrets, truncate
 from reins.runtime.execution.calls import Contract, Streamed
 from reins.runtime.llm.failures import stage_failure
 from reins.runtime.execution.run_ledger import CAP_CODE

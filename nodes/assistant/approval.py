@@ -20,7 +20,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
-from reins.policies.approvals import (
+from reins.policies.tools.approvals import (
     APPROVAL_POLICY,
     RECOVERY_DECISIONS,
     Claim,
@@ -33,9 +33,9 @@ from reins.policies.approvals import (
     recovery_observation,
     refusal,
 )
-from reins.policies.claims import still_running, why_unfinished
-from reins.policies.elicitation import question_payload, server_reply
-from reins.policies.tool_calls import APPROVAL_DECISIONS, read_answer, rejection_observation
+from reins.policies.tools.claims import still_running, why_unfinished
+from reins.policies.tools.elicitation import question_payload, server_reply
+from reins.policies.tools.calls import APPROVAL_DECISIONS, read_answer, rejection_observation
 from reins.runtime.execution.dispatch import ReadClaims, TakeClaim, new_claim, thread_claims
 from reins.runtime.execution.lease import Lease
 from reins.runtime.tools.mcp_tools import SESSIONS
@@ -142,7 +142,7 @@ def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
 
 def ask_for_server(question: Mapping[str, Any]) -> dict[str, Any]:
     """Pause with an MCP server's question (as ``ask_user`` does) until an answer fits its fields;
-    the reply that goes back to the server (``reins.policies.elicitation``)."""
+    the reply that goes back to the server (``reins.policies.tools.elicitation``)."""
     shown = question_payload(str(question.get("server", "")), str(question.get("message", "")), question.get("schema"))
     error = ""
     while True:

@@ -1,12 +1,12 @@
 """The check's way back to the tool loop (check → act): at most one round per turn, decided by
-``reins.policies.check_act``; the loop is told the findings as ``{code, where}`` pairs only."""
+``reins.policies.assistant.check_act``; the loop is told the findings as ``{code, where}`` pairs only."""
 
 from __future__ import annotations
 
 from reins.nodes.assistant.state import AssistantState, Update
-from reins.policies.answer_check import AnswerCheck
-from reins.policies.check_act import NOTHING_FOUND, check_findings, decide_check_act
-from reins.policies.loop_guards import MAX_STEPS
+from reins.policies.assistant.answer_check import AnswerCheck
+from reins.policies.assistant.check_act import NOTHING_FOUND, check_findings, decide_check_act
+from reins.policies.tools.loop_guards import MAX_STEPS
 
 def max_steps(state: AssistantState) -> int:
     """The turn's step budget: one call for SIMPLE_TOOL, the loop's limit otherwise."""

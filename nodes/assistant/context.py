@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reins.policies.mcp_config import parse_config
-from reins.policies.memory import DEFAULT_SCOPE, SCOPES, MemoryScope
+from reins.runtime.tools.mcp_config import parse_config
+from reins.policies.assistant.memory import DEFAULT_SCOPE, SCOPES, MemoryScope
 from reins.runtime.config.context import ReinsContext, model_field
 from reins.runtime.tools.flow_rules import parse_rules
 from reins.nodes.assistant.state import PersonaExample

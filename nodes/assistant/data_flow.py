@@ -1,4 +1,4 @@
-"""The data-flow hook of the tool loop: ``propose_step`` asks ``reins.policies.data_flow`` about each
+"""The data-flow hook of the tool loop: ``propose_step`` asks ``reins.policies.tools.data_flow`` about each
 proposed call and stores the decision on the pending call; ``execute_tool`` follows it and adds
 where each sink value came from to the approval pause. The policy decides; this module only reads
 the turn's state and the tools' declarations into its inputs."""
@@ -12,10 +12,10 @@ from langgraph.runtime import Runtime
 
 from reins.nodes.assistant.context import AssistantContext
 from reins.nodes.assistant.state import AssistantState, FlowRecord, PendingCall
-from reins.policies.data_flow import FlowDecision, FlowTool, TurnRecord, action_words, decide, provenance_lines
-from reins.policies.flow_replay import flow_record
-from reins.policies.provenance import sources_of
-from reins.policies.tool_approval import Approval
+from reins.policies.tools.data_flow import FlowDecision, FlowTool, TurnRecord, action_words, decide, provenance_lines
+from reins.policies.audit.flow_replay import flow_record
+from reins.policies.tools.provenance import sources_of
+from reins.policies.tools.approval import Approval
 from reins.runtime.tools.flow_rules import rules_in_force
 from reins.runtime.tools.registry import RegisteredTool, ScopedTools
 from reins.runtime.config.settings import Settings

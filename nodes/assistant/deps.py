@@ -77,7 +77,7 @@ class AssistantDeps:
 
     def models_for(self, runtime: Runtime[AssistantContext], state: Mapping[str, Any] | None = None) -> ModelSet:
         """The run's models; for a turn with an image (``state["images"]``), its task roles are
-        served as the vision role is (policies.vision)."""
+        served as the vision role is (policies.models.vision)."""
         models = resolve_models(runtime.context, self.models)
         if state and state.get("images") and models.has_model(VISION_ROLE):
             return models.routed(tuple(TASK_ROLES), VISION_ROLE)

@@ -12,7 +12,7 @@ in order, once they all finished.
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 import json
 from langchain_core.messages import AIMessage
@@ -27,7 +27,7 @@ from reins.nodes.assistant.data_flow import (FLOW, execution_of, flow_decision, 
 from reins.nodes.assistant.deps import AssistantDeps, progress_for
 from reins.nodes.assistant.prompts import step_messages
 from reins.nodes.assistant.state import AssistantState, NodeSteps, PendingCall, ToolRecord, Update, traced
-from reins.policies.loop_guards import (
+from reins.policies.tools.loop_guards import (
     MAX_STEPS,
     REPEATED_CALL,
     STEP_LIMIT,
@@ -36,9 +36,9 @@ from reins.policies.loop_guards import (
     check_step_budget,
     detect_stall,
 )
-from reins.policies.redaction import redact
-from reins.policies.tool_approval import Approval
-from reins.policies.tool_calls import batch, question_allowed
+from reins.policies.text.redaction import redact
+from reins.policies.tools.approval import Approval
+from reins.policies.tools.calls import batch, question_allowed
 from reins.runtime.execution.calls import ToolTurn
 from reins.runtime.tools.chat_tools import ASK_USER
 from reins.runtime.llm.messages import with_text_tool_calls

@@ -4,7 +4,7 @@ scope are dropped by the runtime and reported."""
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from langgraph.runtime import Runtime
 

@@ -3,7 +3,7 @@ task ends with a reflection note in the long-term store."""
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 import uuid
 from collections.abc import Generator, Iterable
@@ -21,7 +21,7 @@ from reins.nodes.assistant.prompts import reflection_messages
 from reins.nodes.assistant.skills import skills_index
 from reins.nodes.assistant.summary import fold_dropped
 from reins.nodes.assistant.state import AssistantState, NodeSteps, Turn, Update, fresh_turn, traced
-from reins.policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
+from reins.policies.assistant.memory import (  # noqa: F401 - MEMORY_ROOT is where tests look
     MAX_KEYWORDS,
     MAX_RECOLLECTIONS,
     MEMORY_ROOT,
@@ -33,10 +33,10 @@ from reins.policies.memory import (  # noqa: F401 - MEMORY_ROOT is where tests l
     rank_recollections,
     window_start,
 )
-from reins.policies.redaction import redact, was_redacted
-from reins.policies.skill_drafts import topic_of
-from reins.policies.slash_commands import parse_slash
-from reins.policies.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
+from reins.policies.text.redaction import redact, was_redacted
+from reins.policies.assistant.skill_drafts import topic_of
+from reins.policies.assistant.slash_commands import parse_slash
+from reins.policies.models.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
 from reins.runtime.execution.calls import Contract, OffLoop, StorePut, StoreSearch
 from reins.runtime.llm.messages import message_text
 from reins.runtime.config.persona import context_persona, persona_file

@@ -10,7 +10,7 @@ task list, or the report's conclusion, blockers and findings — bounded and red
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from collections.abc import Mapping
 from typing import Any
@@ -24,8 +24,8 @@ from reins.nodes.assistant.deps import PipelineRoute, progress_for
 from reins.nodes.assistant.pipeline_pause import held, review_message
 from reins.nodes.assistant.slash import REPLY_LIMIT, reply_update
 from reins.nodes.assistant.state import AssistantState, NodeSteps, PipelineOutcome, PipelineReview, traced
-from reins.policies.redaction import redact
-from reins.policies.slash_commands import parse_slash, pipeline_verdict
+from reins.policies.text.redaction import redact
+from reins.policies.assistant.slash_commands import parse_slash, pipeline_verdict
 from reins.runtime.execution.calls import Subgraph, node
 from reins.runtime.execution.steps import attempt, recorded_step
 

@@ -25,8 +25,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from reins.policies.redaction import redact
-from reins.policies.terminal_text import printable
+from reins.policies.text.redaction import redact
+from reins.policies.text.terminal_text import printable
 from reins.runtime.execution.calls import Subgraph, node
 
 QUESTION_LIMIT = 300

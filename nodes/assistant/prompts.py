@@ -104,7 +104,7 @@ def block(name: str, body: str) -> str:
 
 def tools_block(tools: ScopedTools) -> str:
     lines = []
-    for tool in tools:  # an MCP server's description is already inert and capped (policies.mcp_config)
+    for tool in tools:  # an MCP server's description is already inert and capped (runtime.tools.mcp_config)
         params = ", ".join(tool.parameters) or "no arguments"
         lines.append(f"- {tool.name}({neutralise(params)}): {neutralise(tool.description)}")
     return block("tools", "\n".join(lines) or "(no tools)")

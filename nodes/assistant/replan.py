@@ -1,10 +1,10 @@
 """Replanning in a COMPLEX turn: after a plan step failed twice in a row the model proposes a new
 plan for the work left (``assistant.replan``, validated like the first plan), once per turn; the
-next failure skips the step. The rules are ``reins.policies.replanning``."""
+next failure skips the step. The rules are ``reins.policies.assistant.replanning``."""
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from langgraph.runtime import Runtime
 
@@ -14,7 +14,7 @@ from reins.nodes.assistant.executor import route_after_observation
 from reins.nodes.assistant.intent import available_plan
 from reins.nodes.assistant.prompts import replan_messages
 from reins.nodes.assistant.state import AssistantState, NodeSteps, Plan, traced
-from reins.policies.replanning import CONTINUE, REPLAN, RevisionDecision, decide_revision, merge_replan
+from reins.policies.assistant.replanning import CONTINUE, REPLAN, RevisionDecision, decide_revision, merge_replan
 from reins.runtime.execution.calls import Contract
 from reins.runtime.execution.steps import attempt, recorded_step
 from reins.schemas.assistant import AssistantReplan

@@ -19,7 +19,7 @@ from langgraph.types import Command, Send
 from reins.nodes.assistant.pipeline import node_name
 from reins.nodes.assistant.slash import is_slash
 from reins.nodes.assistant.state import AssistantState
-from reins.policies.slash_commands import pipeline_to_run
+from reins.policies.assistant.slash_commands import pipeline_to_run
 
 Route = Callable[[AssistantState], "str | list[Send]"]
 

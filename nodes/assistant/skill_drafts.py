@@ -1,12 +1,12 @@
 """Skills from experience: after a successful COMPLEX turn in a run that pauses for review, if the
-turn's topic has succeeded often enough (``reins.policies.skill_drafts``), the model drafts a skill
+turn's topic has succeeded often enough (``reins.policies.assistant.skill_drafts``), the model drafts a skill
 (``assistant.skill_draft``) and a person approves, edits or rejects it through an interrupt. Only an
 approved draft is listed (level 0) and loadable; it lives in the user's own store namespace, never
 in the bundled folder."""
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from datetime import datetime, timezone
 from typing import Any
@@ -20,8 +20,8 @@ from reins.nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from reins.nodes.assistant.memory import memory_namespace
 from reins.nodes.assistant.prompts import skill_draft_messages
 from reins.nodes.assistant.state import AssistantState, NodeSteps, SkillDraftRecord, Update, traced
-from reins.policies.memory import user_namespace
-from reins.policies.skill_drafts import APPROVED, DECISIONS, MIN_SUCCESSES, PENDING, REJECTED, check_draft_decision, draft_due, topic_key
+from reins.policies.assistant.memory import user_namespace
+from reins.policies.assistant.skill_drafts import APPROVED, DECISIONS, MIN_SUCCESSES, PENDING, REJECTED, check_draft_decision, draft_due, topic_key
 from reins.runtime.execution.calls import Contract, StorePut, StoreSearch
 from reins.runtime.tools.skill_tools import MAX_DRAFTS_SCANNED
 from reins.runtime.execution.steps import attempt, recorded_step

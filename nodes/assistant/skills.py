@@ -10,8 +10,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from reins.nodes.assistant.context import AssistantContext
-from reins.policies.memory import user_namespace
-from reins.policies.skills import index_lines
+from reins.policies.assistant.memory import user_namespace
+from reins.policies.assistant.skills import index_lines
 from reins.runtime.execution.calls import StoreSearch
 from reins.runtime.execution.calls import OffLoop
 from reins.runtime.resources import ResourceError

@@ -3,7 +3,7 @@ installed. The pipelines themselves run as subgraph nodes (``nodes/assistant/pip
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
@@ -11,8 +11,8 @@ from langgraph.runtime import Runtime
 from reins.nodes.assistant.context import AssistantContext
 from reins.nodes.assistant.deps import AssistantDeps, progress_for
 from reins.nodes.assistant.state import AssistantState, PipelineOutcome, Update, traced
-from reins.policies.redaction import redact
-from reins.policies.slash_commands import (
+from reins.policies.text.redaction import redact
+from reins.policies.assistant.slash_commands import (
     HELP,
     SlashCommand,
     help_text,
@@ -25,7 +25,7 @@ from reins.runtime.execution.steps import recorded_step
 from reins.schemas.assistant import Verdict
 from reins.schemas.trace import TraceRecord
 
-REPLY_LIMIT = 4000  # a task list or a report's conclusion and findings, bounded (policies/pipeline_reply.py)
+REPLY_LIMIT = 4000  # a task list or a report's conclusion and findings, bounded (policies/assistant/pipeline_reply.py)
 
 
 def is_slash(state: AssistantState) -> bool:

@@ -16,9 +16,9 @@ from langgraph.types import Overwrite
 # typing_extensions: pydantic builds the graph's JSON schemas from these on Python 3.11.
 from typing_extensions import NotRequired, TypedDict
 
-from reins.policies.contract_replay import recorded_label
-from reins.policies.flow_replay import flow_turn, kept_turns
-from reins.policies.retention import run_status
+from reins.policies.audit.contract_replay import recorded_label
+from reins.policies.audit.flow_replay import flow_turn, kept_turns
+from reins.policies.assistant.retention import run_status
 from reins.runtime.execution.steps import METRICS_KEY, ContractMetrics
 from reins.runtime.execution.user_input import add_redacted_messages
 from reins.schemas.assistant import Intent, Verdict
@@ -63,7 +63,7 @@ class PendingCall(TypedDict):
 
 
 class FlowRecord(TypedDict):
-    """A let-through call's execution and what it was decided from (``reins.policies.flow_replay.flow_record``)."""
+    """A let-through call's execution and what it was decided from (``reins.policies.audit.flow_replay.flow_record``)."""
 
     n: int
     tool: str
@@ -75,10 +75,10 @@ class FlowRecord(TypedDict):
 
 
 class FlowTurn(TypedDict):
-    """A finished turn's flow log, kept across turns for replay (``reins.policies.flow_replay.flow_turn``)."""
+    """A finished turn's flow log, kept across turns for replay (``reins.policies.audit.flow_replay.flow_turn``)."""
 
     turn: int
-    status: str  # how the turn ended (``reins.policies.retention.run_status``)
+    status: str  # how the turn ended (``reins.policies.assistant.retention.run_status``)
     log: list[FlowRecord]
     answer: dict[str, Any] | None  # the answer contract's output: {contract, recorded, value} (``kept_answer``)
 

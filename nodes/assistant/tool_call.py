@@ -11,7 +11,7 @@ say so, then run it through ``reins.runtime.tools.runner`` and hand the observat
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from collections.abc import Mapping
 from dataclasses import replace
@@ -26,10 +26,10 @@ from reins.nodes.assistant.data_flow import execution_of, pause_details
 from reins.nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from reins.nodes.assistant.executor import approval_of, tool_label
 from reins.nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
-from reins.policies.answer_check import assign_plan_step
-from reins.policies.approvals import IDEMPOTENCY_META, call_fingerprint, idempotency_key
-from reins.policies.replanning import active_steps
-from reins.policies.tool_calls import should_dispatch_again
+from reins.policies.assistant.answer_check import assign_plan_step
+from reins.policies.tools.approvals import IDEMPOTENCY_META, call_fingerprint, idempotency_key
+from reins.policies.assistant.replanning import active_steps
+from reins.policies.tools.calls import should_dispatch_again
 from reins.runtime.tools.mcp_tools import SESSIONS
 from reins.runtime.tools.registry import RegisteredTool
 from reins.runtime.execution.run_ledger import CAP_CODE, BudgetCapReached

@@ -11,10 +11,10 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
-from reins.policies.deadlines import contract_deadline_s
-from reins.policies.delegation import DEFAULT_POLICY, PLAN_TOOL, TASK_TOOL, DelegationPolicy
-from reins.policies.redaction import redact, redact_mapping
-from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers
+from reins.policies.models.deadlines import contract_deadline_s
+from reins.policies.delivery.delegation import DEFAULT_POLICY, PLAN_TOOL, TASK_TOOL, DelegationPolicy
+from reins.policies.text.redaction import redact, redact_mapping
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, Reviewers
 from reins.runtime.config.context import resolve_contract_mode, resolve_models
 from reins.runtime.llm.failures import failure_cause
 from reins.runtime.llm.models import ModelSet

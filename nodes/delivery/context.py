@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from reins.policies.delivery_input import check_review_timeout
+from reins.policies.delivery.input import check_review_timeout
 from reins.runtime.config.context import ReinsContext, model_field
 
 

@@ -5,14 +5,14 @@ role has an escalation model (``REINS_MODEL_ESCALATE``), ``escalate_refused_turn
 refusal as escalated and sends the run back to ``manager``, which asks the same turn — the same
 prompt, tools and options, without the re-ask's hotter temperature — of the escalation model
 (``escalating``). Its proposal meets the same delegation policy; a refusal of it fails closed, as the
-turn is never escalated twice (``reins.policies.escalation``).
+turn is never escalated twice (``reins.policies.models.escalation``).
 """
 
 from __future__ import annotations
 
 from langgraph.types import Command
 
-from reins.policies.escalation import escalation_allowed
+from reins.policies.models.escalation import escalation_allowed
 from reins.runtime.llm.escalation import escalated, escalation_label
 from reins.runtime.llm.models import ModelSet
 from reins.nodes.delivery.common import trace

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 import time
 import uuid
@@ -12,8 +12,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from reins.policies.delivery_input import classify_delivery_input
-from reins.policies.redaction import redact, was_redacted
+from reins.policies.delivery.input import classify_delivery_input
+from reins.policies.text.redaction import redact, was_redacted
 from reins.runtime.execution.calls import OffLoop
 from reins.runtime.resources import ResourceError, ResourceNotFound
 from reins.runtime.execution.steps import recorded_step

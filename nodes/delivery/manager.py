@@ -1,13 +1,13 @@
 """``manager``: one tool-calling turn of the manager model.
 
 Each turn is offered only the tools the delegation policy allows in the current phase (plan, task
-or the review group), asked for in the configured tool-choice style (``reins.policies.delegation.
+or the review group), asked for in the configured tool-choice style (``reins.policies.delivery.delegation.
 manager_offer``). A turn without a native call whose text is exactly calls to the offered tools
-(``reins.policies.text_tool_calls``; ``REINS_TEXT_TOOL_CALLS=recover``, the default) proposes those calls
+(``reins.policies.models.text_tool_calls``; ``REINS_TEXT_TOOL_CALLS=recover``, the default) proposes those calls
 instead, and the trace says so. What the model proposed is then checked by the delegation policy
 against the full rules; the node records the proposal and the policy's verdict, and routes on that
 verdict: to the worker, to the review group (one ``Send`` per reviewer), or to ``manager_refused``.
-A note over its bound is cut to the bound first (it is advisory, ``reins.policies.manager_reask``), and the
+A note over its bound is cut to the bound first (it is advisory, ``reins.policies.models.manager_reask``), and the
 trace says so. A re-ask of a refused turn tells the model the refusal's reason as ``{path, code}``
 pairs and samples at a higher temperature (and, after a cut-off, with twice the output bound once).
 A model that cannot call tools fails closed.
@@ -15,7 +15,7 @@ A model that cannot call tools fails closed.
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from collections.abc import Generator
 from typing import Any
@@ -23,11 +23,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from reins.policies.delegation import manager_offer
-from reins.policies.manager_reask import UNPARSED_ARGS, fit_advisory_args
-from reins.policies.second_attempt import reask_temperature
-from reins.policies.text_tool_calls import recover_text_tool_calls
-from reins.policies.truncation import TRUNCATED, is_truncated
+from reins.policies.delivery.delegation import manager_offer
+from reins.policies.models.manager_reask import UNPARSED_ARGS, fit_advisory_args
+from reins.policies.models.second_attempt import reask_temperature
+from reins.policies.models.text_tool_calls import recover_text_tool_calls
+from reins.policies.text.truncation import TRUNCATED, is_truncated
 from reins.runtime.execution.calls import ToolTurn
 from reins.runtime.llm.messages import message_text
 from reins.runtime.llm.models import ModelSet

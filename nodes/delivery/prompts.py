@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers, listed
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, Reviewers, listed
 from reins.runtime.llm.prompt_inputs import Prompt, Tagged
 from reins.runtime.tools.registry import SubagentToolDefinition
 from reins.runtime.resources import PROMPT_CHARS, cut_for_prompt

@@ -1,7 +1,7 @@
 """``manager_refused``: records a manager turn the delegation policy refused, then either asks the
 same turn again or fails closed.
 
-The record names the refusal's reason as ``{path, code}`` pairs (``reins.policies.manager_reask``): the
+The record names the refusal's reason as ``{path, code}`` pairs (``reins.policies.models.manager_reask``): the
 re-ask tells the model exactly these (never its refused answer), at a higher temperature and, after a
 cut-off, with more room; the trace says what changed. The refused call itself never runs. Whether the
 turn is asked again is the policy's re-ask budget (``reask_allowed``); a spent budget stops the run
@@ -13,11 +13,11 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from reins.policies.delegation import reask_allowed
-from reins.policies.guard_coverage import declare
-from reins.policies.manager_reask import describe_issues, refusal_issues
-from reins.policies.second_attempt import reask_temperature, repair_output_bound
-from reins.policies.truncation import TRUNCATED
+from reins.policies.delivery.delegation import reask_allowed
+from reins.policies.audit.guard_coverage import declare
+from reins.policies.models.manager_reask import describe_issues, refusal_issues
+from reins.policies.models.second_attempt import reask_temperature, repair_output_bound
+from reins.policies.text.truncation import TRUNCATED
 from reins.runtime.llm.models import RolePolicy
 from reins.nodes.delivery.common import DeliveryDeps, trace
 from reins.nodes.delivery.context import DeliveryContext

@@ -24,12 +24,12 @@ from typing import Any
 
 from reins.nodes.delivery.replay_contracts import contract_outputs
 from reins.nodes.delivery.routing import delegation_verdict, refusals_in_turn
-from reins.policies.contract_replay import after_rejection, revalidate
-from reins.policies.delegation import DelegationPolicy, for_reviewers, reask_allowed
-from reins.policies.replay import DEFAULT_OVERRIDES, Decision, Overrides, Replay
-from reins.policies.review_bundle import build_review_bundle
-from reins.policies.revision import derive_post_review_decision
-from reins.policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
+from reins.policies.audit.contract_replay import after_rejection, revalidate
+from reins.policies.delivery.delegation import DelegationPolicy, for_reviewers, reask_allowed
+from reins.policies.audit.replay import DEFAULT_OVERRIDES, Decision, Overrides, Replay
+from reins.policies.delivery.review_bundle import build_review_bundle
+from reins.policies.delivery.revision import derive_post_review_decision
+from reins.policies.delivery.reviewers import Reviewers, ReviewerSpec, reviewer_table
 
 __all__ = ["Decision", "Replay", "replay_delivery", "replay_values"]
 

@@ -1,4 +1,4 @@
-"""The contract outputs a delivery run kept, as replay re-validates them (``reins.policies.contract_replay``).
+"""The contract outputs a delivery run kept, as replay re-validates them (``reins.policies.audit.contract_replay``).
 
 A run's state holds each output the runtime accepted: the supervisor's pre-decision, the plan and
 the tasks (or, once revised, their revision: a revision replaces the artifact, so the first output
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reins.policies.contract_replay import PRE_DECISION, elided, recorded_label
-from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.audit.contract_replay import PRE_DECISION, elided, recorded_label
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 
 # artifact kind → (the manager verdict that sends its worker, its first contract, its revision contract)
 _WORK = {

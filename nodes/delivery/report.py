@@ -3,7 +3,7 @@ outputs; an optional polish may reword only the narrative summary and falls back
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 import time
 from collections.abc import Generator
@@ -11,10 +11,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from reins.policies.delivery_report import narrative, render_delivery_report
-from reins.policies.model_notice import fallback_warnings
-from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers
-from reins.policies.revision import status_after_revision
+from reins.policies.delivery.report import narrative, render_delivery_report
+from reins.policies.models.model_notice import fallback_warnings
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, Reviewers
+from reins.policies.delivery.revision import status_after_revision
 from reins.runtime.execution.calls import Contract
 from reins.runtime.execution.budget import budget_line, used, worst_case
 from reins.runtime.execution.run_ledger import refusal_notes

@@ -7,7 +7,7 @@ the outcomes join through the ``review_outcomes`` reducer.
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 import time
 from collections.abc import Generator

@@ -7,7 +7,7 @@ revision keeps revision 1 and adds a warning.
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from collections.abc import Generator
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from reins.policies.delegation import PLAN_TOOL, TASK_TOOL
+from reins.policies.delivery.delegation import PLAN_TOOL, TASK_TOOL
 from reins.runtime.execution.calls import Contract
 from reins.runtime.llm.failures import failure_cause
 from reins.runtime.execution.steps import attempt, recorded_step

@@ -10,7 +10,7 @@ again. A refused turn routes to ``manager_refused`` (the proposed tool never run
 back to the model); an allowed one routes to its worker, or fans the review group out with
 ``Send`` — one reviewer per role of the reviewer table, all holding the same plan/tasks snapshot. ``load_context`` and
 the workers fail closed on the ``failure`` they recorded; ``synthesize`` goes on to the
-post-review decision only when ``reins.policies.revision.post_review_allowed`` says so of its bundle;
+post-review decision only when ``reins.policies.delivery.revision.post_review_allowed`` says so of its bundle;
 ``supervisor_post`` and ``revise_plan`` follow the decision's revision targets, plan first.
 """
 
@@ -21,7 +21,7 @@ from typing import Any, get_args
 
 from langgraph.types import Send
 
-from reins.policies.delegation import (
+from reins.policies.delivery.delegation import (
     MANAGER,
     DelegationLedger,
     DelegationPolicy,
@@ -29,9 +29,9 @@ from reins.policies.delegation import (
     check_delegation,
     delegated_step,
 )
-from reins.policies.redaction import redact
-from reins.policies.reviewers import Reviewers
-from reins.policies.revision import post_review_allowed
+from reins.policies.text.redaction import redact
+from reins.policies.delivery.reviewers import Reviewers
+from reins.policies.delivery.revision import post_review_allowed
 from reins.policies.verdict import Verdict
 from reins.schemas.delivery import WORK_ARTIFACTS
 from reins.nodes.delivery.common import without_markdown

@@ -199,7 +199,7 @@ class RunMetrics(TypedDict):
 
 
 class RevisionSummary(TypedDict):
-    requests: list[dict[str, Any]]  # the revision requests derived from findings (``reins.policies.revision``)
+    requests: list[dict[str, Any]]  # the revision requests derived from findings (``reins.policies.delivery.revision``)
     outcomes: list[RevisionOutcome]
 
 

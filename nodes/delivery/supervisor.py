@@ -4,7 +4,7 @@ post-review decision, whose revision targets say where the run goes)."""
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from collections.abc import Generator
 from typing import Any
@@ -12,8 +12,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from reins.policies.delegation import validate_exact_reviewer_roles
-from reins.policies.revision import derive_post_review_decision
+from reins.policies.delivery.delegation import validate_exact_reviewer_roles
+from reins.policies.delivery.revision import derive_post_review_decision
 from reins.runtime.execution.calls import Contract
 from reins.runtime.execution.steps import attempt, failure_label, recorded_step
 from reins.schemas.delivery import SupervisorPostGuidance, pre_decision_schema

@@ -3,12 +3,12 @@ go on to the post-review decision or straight to the report."""
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from langgraph.types import Command
 
-from reins.policies.review_bundle import build_review_bundle
-from reins.policies.reviewers import count_word
+from reins.policies.delivery.review_bundle import build_review_bundle
+from reins.policies.delivery.reviewers import count_word
 from reins.runtime.execution.steps import recorded_step
 from reins.nodes.delivery.common import DeliveryDeps, progress
 from reins.nodes.delivery.routing import after_synthesis

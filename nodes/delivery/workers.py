@@ -6,7 +6,7 @@ never drafted without a plan, and reviews never run without both.
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -16,8 +16,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from pydantic import BaseModel
 
-from reins.policies.delegation import PLAN_TOOL, TASK_TOOL
-from reins.policies.redaction import redact
+from reins.policies.delivery.delegation import PLAN_TOOL, TASK_TOOL
+from reins.policies.text.redaction import redact
 from reins.runtime.execution.calls import Contract
 from reins.runtime.execution.steps import attempt, recorded_step
 from reins.schemas.delivery import DeliveryPlan, DeliveryTasks, SubagentToolResult

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from langgraph.runtime import Runtime
 
-from reins.policies.redaction import redact
-from reins.policies.tasklist_machine import Counters, Limits, Machine, Verdict, limits_for
+from reins.policies.text.redaction import redact
+from reins.policies.tasklist.machine import Counters, Limits, Machine, Verdict, limits_for
 from reins.runtime.config.context import resolve_contract_mode, resolve_models
 from reins.runtime.llm.failures import stage_failure
 from reins.runtime.llm.models import ModelSet

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
-from reins.policies.redaction import redact
-from reins.policies.tasklist_review import decide_warning_disposition, revision_review_options
-from reins.policies.tasklist_structure import (
+from reins.policies.text.redaction import redact
+from reins.policies.tasklist.review import decide_warning_disposition, revision_review_options
+from reins.policies.tasklist.structure import (
     DRAFT_TEXT_LIMIT,
     StructureValidation,
     enforce_header,

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from collections.abc import Generator
 from typing import Any
 
 from langgraph.runtime import Runtime
 
-from reins.policies.redaction import redact, was_redacted
-from reins.policies.tasklist_plan import REFERENCE_MESSAGES, allowed_actions, assess_readiness, extract_plan, plan_reference
-from reins.policies.tasklist_machine import Counters
+from reins.policies.text.redaction import redact, was_redacted
+from reins.policies.tasklist.plan import REFERENCE_MESSAGES, allowed_actions, assess_readiness, extract_plan, plan_reference
+from reins.policies.tasklist.machine import Counters
 from reins.runtime.execution.calls import OffLoop
 from reins.runtime.resources import ResourceError
 from reins.runtime.config.tracing import new_run_id

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from reins.policies.redaction import redact
-from reins.policies.tasklist_review import evaluate_revision_effect, manual_item
-from reins.policies.tasklist_structure import StructureValidation
+from reins.policies.text.redaction import redact
+from reins.policies.tasklist.review import evaluate_revision_effect, manual_item
+from reins.policies.tasklist.structure import StructureValidation
 from reins.nodes.tasklist.common import progress_of
 from reins.nodes.tasklist.steps import StepRun, guarded
 from reins.nodes.tasklist.state import TasklistState

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
 from collections.abc import Generator
 from typing import Any
 
-from reins.policies.redaction import redact_mapping
-from reins.policies.tasklist_review import CONTEXT_READ_FAILED_TITLE, manual_item
+from reins.policies.text.redaction import redact_mapping
+from reins.policies.tasklist.review import CONTEXT_READ_FAILED_TITLE, manual_item
 from reins.runtime.execution.calls import Contract, OffLoop
 from reins.runtime.resources import PROMPT_CHARS, ResourceError, cut_for_prompt
 from reins.runtime.execution.steps import attempt

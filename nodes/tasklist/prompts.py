@@ -15,7 +15,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from reins.policies.tasklist_plan import OPTIONAL_CONTEXT_ALLOWLIST
+from reins.policies.tasklist.plan import OPTIONAL_CONTEXT_ALLOWLIST
 from reins.runtime.llm.prompt_inputs import Prompt
 from reins.runtime.resources import PLAN_PROMPT_CHARS, PROMPT_CHARS, cut_for_prompt
 from reins.nodes.tasklist.state import Strategy, TasklistState

@@ -19,7 +19,7 @@ from langgraph.types import interrupt
 from reins.nodes.tasklist.common import stop
 from reins.nodes.tasklist.state import ReviewDecision, ReviewRequest, ReviewSubject, TasklistState
 from reins.nodes.tasklist.steps import StepRun
-from reins.policies.tasklist_review import check_review_decision
+from reins.policies.tasklist.review import check_review_decision
 from reins.schemas.tasklist import review_decision_forms, review_response_schema
 
 REVIEW_REJECTED_MESSAGE = "The reviewer rejected the {what}; no task list was produced."

@@ -1,6 +1,6 @@
 """Every step of the tasklist agent, stage by stage: the graph makes one node of each.
 
-A new step is one row in ``policies/tasklist_machine.py`` and one ``@guarded`` body in its stage's
+A new step is one row in ``policies/tasklist/machine.py`` and one ``@guarded`` body in its stage's
 module, listed in that module's ``STEPS``.
 """
 

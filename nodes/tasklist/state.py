@@ -69,7 +69,7 @@ class TasklistState(TasklistInput, TasklistOutput, total=False):
 
 
 class GuardRecord(TypedDict):
-    """One guard question and answer (``reins.policies.tasklist_replay.guard_record``)."""
+    """One guard question and answer (``reins.policies.audit.tasklist_replay.guard_record``)."""
 
     machine: dict[str, Any]  # the Machine the guard saw, as plain data
     action: str
@@ -176,7 +176,7 @@ class WeakFinding(TypedDict):
 
 
 class Validation(TypedDict):
-    """One draft's structural validation (``reins.policies.tasklist_structure.StructureValidation``)."""
+    """One draft's structural validation (``reins.policies.tasklist.structure.StructureValidation``)."""
 
     status: str  # pass | warning | fail
     score: int
@@ -203,7 +203,7 @@ class RevisionEffect(TypedDict):
 
 
 class Counters(TypedDict):
-    """What the run has spent (``reins.policies.tasklist_machine.Counters``)."""
+    """What the run has spent (``reins.policies.tasklist.machine.Counters``)."""
 
     steps: int
     optional_context_reads: int
@@ -212,7 +212,7 @@ class Counters(TypedDict):
 
 
 class Limits(TypedDict):
-    """What the run may spend (``reins.policies.tasklist_machine.Limits``)."""
+    """What the run may spend (``reins.policies.tasklist.machine.Limits``)."""
 
     max_steps: int
     max_optional_context_reads: int
@@ -221,7 +221,7 @@ class Limits(TypedDict):
 
 
 class PlanExtraction(TypedDict):
-    """The version plan as read (``reins.policies.tasklist_plan.PlanExtraction``)."""
+    """The version plan as read (``reins.policies.tasklist.plan.PlanExtraction``)."""
 
     title: str
     target_version: str

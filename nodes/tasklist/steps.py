@@ -3,7 +3,7 @@
 A step's body holds only what the step does, and says what it did in ``run.step.summary``. The
 wrapper, around it: the recorded step (one summary for the progress event and the trace record), the
 machine's guard (a refusal ends the run in ``stopped``), and, once the body has returned, the
-status the action leads to and the counters it spends (``policies/tasklist_machine.py``). A body
+status the action leads to and the counters it spends (``policies/tasklist/machine.py``). A body
 that marks its step failed (a failed model call, input that fails closed) has not taken the step:
 its update, with its own trace record, stands as it is and nothing is counted.
 
@@ -22,8 +22,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from reins.policies.guard_coverage import NodeDeclaration, declaration_of, declare
-from reins.policies.tasklist_machine import (
+from reins.policies.audit.guard_coverage import NodeDeclaration, declaration_of, declare
+from reins.policies.tasklist.machine import (
     ACTIONS,
     TRANSITIONS,
     Machine,
@@ -34,7 +34,7 @@ from reins.policies.tasklist_machine import (
     guard,
     leads_to,
 )
-from reins.policies.tasklist_replay import guard_record
+from reins.policies.audit.tasklist_replay import guard_record
 from reins.runtime.execution.calls import drive
 from reins.runtime.llm.models import ModelSet
 from reins.runtime.execution.steps import Attempt, RecordedStep, recorded_step

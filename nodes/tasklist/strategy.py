@@ -3,10 +3,10 @@ reviewer) and the optional human strategy review."""
 
 from __future__ import annotations
 
-from reins.policies.guard_coverage import declare
+from reins.policies.audit.guard_coverage import declare
 
-from reins.policies.redaction import redact, redact_mapping
-from reins.policies.tasklist_review import strategy_review_options
+from reins.policies.text.redaction import redact, redact_mapping
+from reins.policies.tasklist.review import strategy_review_options
 from reins.runtime.execution.calls import Contract
 from reins.runtime.execution.steps import attempt
 from reins.schemas.tasklist import TasklistStrategy

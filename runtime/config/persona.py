@@ -1,7 +1,7 @@
 """The user's persona for the assistant: instructions and few-shot examples from the run's context,
 else from the file named by ``REINS_ASSISTANT_PROMPT_FILE`` (TOML, or JSON by its ``.json`` suffix).
 
-A persona is checked whole (``reins.schemas.persona`` for its shape, ``reins.policies.persona`` for its caps) and
+A persona is checked whole (``reins.schemas.persona`` for its shape, ``reins.policies.assistant.persona`` for its caps) and
 refused in one line naming the field; it reaches the prompts as the user's text and no rule reads it.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from reins.policies.persona import persona_problem
+from reins.policies.assistant.persona import persona_problem
 from reins.runtime.config.files import FileRefused, read_bounded_text
 from reins.schemas.persona import AssistantPersona
 

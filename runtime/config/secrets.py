@@ -1,6 +1,6 @@
 """The process's secret values, read from the environment for redaction by value.
 
-``reins.policies.redaction`` decides which variables are secrets and removes their values; this module
+``reins.policies.text.redaction`` decides which variables are secrets and removes their values; this module
 is the one place that reads them. The values are read when the runtime is imported, and before
 every later use the environment is compared with the one they were read from (a dictionary
 comparison, no decoding): a key put into ``os.environ`` at any time — after import, between two
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from reins.policies.redaction import (
+from reins.policies.text.redaction import (
     SecretValues,
     installed_secret_values,
     keep_secret_values_current,

@@ -11,12 +11,12 @@ from typing import Any, Literal, get_args
 
 # REINS_TEXT_TOOL_CALLS: a tool call a model wrote as text is recovered (then checked like a native
 # one) or the turn is refused as having no tool call.
-from reins.policies.fallback import ModelList, parse_model_entry, parse_model_list
-from reins.policies.text_tool_calls import TEXT_TOOL_CALL_MODES, TextToolCallMode
+from reins.policies.models.fallback import ModelList, parse_model_entry, parse_model_list
+from reins.policies.models.text_tool_calls import TEXT_TOOL_CALL_MODES, TextToolCallMode
 
 # REINS_TOOL_CHOICE: how a tool call is asked for (manager turns and function_calling structured
-# output); the styles and which servers honour each are described in policies/tool_choice.py.
-from reins.policies.tool_choice import TOOL_CHOICE_STYLES, ToolChoiceStyle
+# output); the styles and which servers honour each are described in policies/models/tool_choice.py.
+from reins.policies.models.tool_choice import TOOL_CHOICE_STYLES, ToolChoiceStyle
 from reins.runtime.config.paths import BUNDLED_DOCS
 
 # Each choice is declared once as a Literal (a dropdown in Studio where a context field uses it);
@@ -80,7 +80,7 @@ def _http_url(key: str, value: str) -> str:
 
 
 def _model_list(key: str, value: str) -> ModelList:
-    """A fallback list (``reins.policies.fallback.parse_model_list``), its error naming the variable."""
+    """A fallback list (``reins.policies.models.fallback.parse_model_list``), its error naming the variable."""
     try:
         return parse_model_list(value)
     except ValueError as error:
@@ -146,7 +146,7 @@ class Settings:
     # The keys of fallback and escalation entries with their own endpoint, by the variable holding each.
     entry_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
     # The stronger model a request goes to once when the role's own keeps failing it
-    # (REINS_MODEL_ESCALATE[_<ROLE>] or an escalate= entry of the fallback list; policies.escalation).
+    # (REINS_MODEL_ESCALATE[_<ROLE>] or an escalate= entry of the fallback list; policies.models.escalation).
     escalation: str | None = None
     role_escalations: Mapping[str, str] = field(default_factory=dict)
 

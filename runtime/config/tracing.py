@@ -1,12 +1,12 @@
 """Run configuration for tracing. Standard LangSmith variables (LANGSMITH_TRACING, LANGSMITH_API_KEY,
-LANGSMITH_PROJECT) work unchanged; Reins adds only allowlisted metadata (policies/tracing.py)."""
+LANGSMITH_PROJECT) work unchanged; Reins adds only allowlisted metadata (policies/audit/tracing.py)."""
 
 from __future__ import annotations
 
 import uuid
 from typing import Any
 
-from reins.policies.tracing import allowlisted_metadata
+from reins.policies.audit.tracing import allowlisted_metadata
 
 
 def new_run_id() -> str:

@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel
 
-from reins.policies.escalation import CONTRACT_ATTEMPTS, escalation_allowed
+from reins.policies.models.escalation import CONTRACT_ATTEMPTS, escalation_allowed
 from reins.runtime.contracts.checks import (  # noqa: F401 - judging outputs and the repair, named here too
     MAX_REPAIR_ISSUES,
     TRUNCATED_ISSUE,
@@ -118,7 +118,7 @@ def _metered(caller: _Caller, steps: Steps) -> Steps:
 
 def _draft(caller: _Caller, messages: Sequence[BaseMessage]) -> Steps:
     """A free-text answer of the role's model. A draft cut off at the token limit — or stopped early
-    because it ran away in a loop (``reins.policies.runaway_text``) — is never returned as a draft: it gets
+    because it ran away in a loop (``reins.policies.models.runaway_text``) — is never returned as a draft: it gets
     the one repair (asked again, shorter, with more room, told why); a second cut-off raises
     ``ContractError`` with the code ``truncated``."""
     message = yield from caller.steps("business_calls", caller.role, list(messages))
@@ -157,7 +157,7 @@ def _structured(caller: _Caller, schema: type[T], messages: Sequence[BaseMessage
 def _escalated(caller: _Caller, role: str, ask: list[BaseMessage], schema: type[T], method: str,
                issues: list[ContractIssue]) -> Steps:
     """A contract still invalid after its repair: the same request once on the role's escalation
-    model, validated by the same schema (``reins.policies.escalation``). Returns ``(value, issues)``; when
+    model, validated by the same schema (``reins.policies.models.escalation``). Returns ``(value, issues)``; when
     no escalation is configured, or its model fails or answers invalidly too, value is None."""
     if not escalation_allowed(configured=caller.models.escalation(role) is not None, failed_attempts=CONTRACT_ATTEMPTS,
                               allowed_attempts=CONTRACT_ATTEMPTS, escalated=False):
@@ -236,7 +236,7 @@ def invoke_tool_turn(contract: str, messages: Sequence[BaseMessage], models: Mod
     """One native tool-calling turn (the manager's); policy checks happen in the graph, not here.
 
     ``options`` go to ``bind_tools`` as they are (``tool_choice``, ``parallel_tool_calls``; see
-    ``reins.policies.tool_choice``)."""
+    ``reins.policies.models.tool_choice``)."""
     return drive(tool_turn_steps(contract, messages, models, tools, options, more_room=more_room))
 
 

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel, ValidationError
 
-from reins.policies.json_limits import JsonLimitError, check_json_value
-from reins.policies.truncation import TRUNCATED, is_truncated
+from reins.policies.text.json_limits import JsonLimitError, check_json_value
+from reins.policies.text.truncation import TRUNCATED, is_truncated
 from reins.runtime.llm.failures import MAX_REPAIR_ISSUES, ContractError, ContractIssue  # noqa: F401 - ContractError named here too
 
 T = TypeVar("T", bound=BaseModel)

@@ -1,6 +1,6 @@
 """A graph's worst case under a model set and its options, what a run used, and the user's caps.
 
-The arithmetic is ``reins.policies.budget``; the stages are ``reins.policies.run_budgets``. This module reads the
+The arithmetic is ``reins.policies.audit.budget``; the stages are ``reins.policies.audit.run_budgets``. This module reads the
 configuration those need — every role's policy and model chain, the delegation policy, the reviewer
 table, the contract mode — and the metrics a run recorded.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from reins.policies.budget import (
+from reins.policies.audit.budget import (
     CAP_NAMES,
     Budget,
     CallLimits,
@@ -22,10 +22,10 @@ from reins.policies.budget import (
     tool_time_s,
     widest,
 )
-from reins.policies.deadlines import contract_deadline_s
-from reins.policies.delegation import DEFAULT_POLICY, DelegationPolicy
-from reins.policies.reviewers import Reviewers, ReviewerSpec, reviewer_table
-from reins.policies.run_budgets import (
+from reins.policies.models.deadlines import contract_deadline_s
+from reins.policies.delivery.delegation import DEFAULT_POLICY, DelegationPolicy
+from reins.policies.delivery.reviewers import Reviewers, ReviewerSpec, reviewer_table
+from reins.policies.audit.run_budgets import (
     ASSISTANT_ASKS,
     ESCALATION,
     TASKLIST_READS,
@@ -207,7 +207,7 @@ def configured_budget(graph: str, values: Mapping[str, object], tool_calls: int,
 
 def caps_from_env(env: Mapping[str, str]) -> dict[str, float]:
     """The user's caps (``REINS_MAX_CALLS`` …): finite numbers above zero; a wrong value (``nan``,
-    ``inf``, ``0``, ``-1``) is an error naming its variable (``reins.policies.budget.cap_value``)."""
+    ``inf``, ``0``, ``-1``) is an error naming its variable (``reins.policies.audit.budget.cap_value``)."""
     caps = {}
     for name, key in CAP_VARIABLES.items():
         text = env.get(key, "").strip()

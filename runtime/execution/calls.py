@@ -37,7 +37,7 @@ from typing import Any
 # Private API, imported here only (tests/runtime/test_langgraph_private_api.py fails the day it moves).
 from langgraph._internal._runnable import RunnableCallable
 
-from reins.policies.guard_coverage import carry_declaration
+from reins.policies.audit.guard_coverage import carry_declaration
 from reins.runtime.contracts import (
     ainvoke_contract,
     ainvoke_text,

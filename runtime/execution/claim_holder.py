@@ -14,7 +14,7 @@ import socket
 import uuid
 from typing import Any
 
-from reins.policies.claims import Holder, ProcessSeen
+from reins.policies.tools.claims import Holder, ProcessSeen
 
 def _read(path: str) -> str:
     try:

@@ -13,7 +13,7 @@ past it.
 A claim names its holder (``reins.runtime.execution.claim_holder``) and starts its lease; while the call
 runs, the holder renews the lease with one more write on the same checkpoint
 (``reins-lease:<fingerprint>:<attempt>:<renewal>``, ``reins.runtime.execution.lease``). A reader folds the newest
-renewal into the claim and classifies it live, stale or gone (``reins.policies.claims``) before any rule
+renewal into the claim and classifies it live, stale or gone (``reins.policies.tools.claims``) before any rule
 reads it, so every process and server worker sees the same state.
 """
 
@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from reins.policies.approvals import Claim
-from reins.policies.claims import liveness
+from reins.policies.tools.approvals import Claim
+from reins.policies.tools.claims import liveness
 from reins.runtime.execution.claim_holder import holder_record, process_seen, this_holder
 
 CHANNEL = "reins:dispatch"
@@ -91,7 +91,7 @@ def claims_in(pending_writes: Iterable[Any] | None) -> dict[str, list[Claim]]:
 
 def observed(claims: Mapping[str, list[Claim]], now: float | None = None) -> dict[str, list[Claim]]:
     """The claims with their state as this process sees it now: whether each holder's process is
-    still there and how old its lease is (``reins.policies.claims.liveness``)."""
+    still there and how old its lease is (``reins.policies.tools.claims.liveness``)."""
     now = time.time() if now is None else now
     return {fingerprint: [_observe(claim, now) for claim in listed] for fingerprint, listed in claims.items()}
 

@@ -1,4 +1,4 @@
-"""A compiled graph as the guard-coverage check sees it (``reins.policies.guard_coverage``): each node's
+"""A compiled graph as the guard-coverage check sees it (``reins.policies.audit.guard_coverage``): each node's
 declaration, each edge and whether a decision chooses it, and the subgraphs inside."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 from langgraph.graph import END, START
 
-from reins.policies.guard_coverage import Coverage, Edge, GraphShape, check, declaration_of
+from reins.policies.audit.guard_coverage import Coverage, Edge, GraphShape, check, declaration_of
 
 
 def shape_of(compiled: Any, name: str | None = None) -> GraphShape:

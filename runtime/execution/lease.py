@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reins.policies.claims import RENEW_EVERY_S
+from reins.policies.tools.claims import RENEW_EVERY_S
 from reins.runtime.execution.dispatch import LEASE_CHANNEL, lease_task_id
 
 _log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from reins.policies.redaction import redact
+from reins.policies.text.redaction import redact
 
 EVENT_TYPE = "workflow-progress"
 SUMMARY_LIMIT = 200

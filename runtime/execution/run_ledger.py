@@ -3,7 +3,7 @@
 The caps are first checked against the configuration's worst case before a run starts
 (``reins.runtime.execution.budget.check_caps``). The ledger is the defence in depth behind that check — and the only
 one when the user lets a run start over a cap (``REINS_ALLOW_OVER_CAP=1``): before each model
-request or tool call it asks ``reins.policies.budget.request_refused`` whether the request, at its most
+request or tool call it asks ``reins.policies.audit.budget.request_refused`` whether the request, at its most
 (one call, its output bound, its timeout), still fits; if not, the request is never made and
 ``BudgetCapReached`` names the cap. A request that goes reserves its bound until it returns, under a
 lock, so parallel branches (the reviewers of a ``Send`` fan-out) cannot pass a cap together: each
@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from reins.policies.budget import CAP_NAMES, request_refused
-from reins.policies.second_attempt import repair_output_bound
+from reins.policies.audit.budget import CAP_NAMES, request_refused
+from reins.policies.models.second_attempt import repair_output_bound
 
 CAP_CODE = "budget_cap"  # the stop reason and cause of a run refused by its ledger
 

@@ -31,7 +31,7 @@ from typing import Annotated, Any
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command, Overwrite
 
-from reins.policies.redaction import redact
+from reins.policies.text.redaction import redact
 from reins.runtime.contracts import Contracted, TextResult, ToolTurn
 from reins.runtime.llm.failures import safe_error
 from reins.runtime.llm.failures import (  # noqa: F401 - a failed attempt's codes, named here too

@@ -5,7 +5,7 @@ a server's thread state) before any node runs, so the check and the redaction ha
 the graph: ``guard_input`` makes a compiled graph's ``stream`` and ``astream`` (behind ``invoke``,
 ``ainvoke``, the event streams and LangGraph Server) read the input first. A wrong type is a
 ``TypeError`` naming the key, raised before any step runs or anything is saved; text keys are
-stored with their secrets replaced (``reins.policies.redaction.redact_secrets``). A resume value (a
+stored with their secrets replaced (``reins.policies.text.redaction.redact_secrets``). A resume value (a
 ``Command``'s ``resume``) is checked against the limits and the graph's pending pauses before
 LangGraph stores it as the answer: a refused one raises ``ResumeRefused`` and the pause stays.
 """
@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage, convert_to_messages
 from langgraph._internal._constants import CONFIG_KEY_CHECKPOINT_MAP, CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.message import add_messages
 
-from reins.policies.redaction import redact_secrets
+from reins.policies.text.redaction import redact_secrets
 # At import, never on a run's event loop: a claim's holder reads /proc once (LangGraph Server's
 # blocking-call detector refuses a file read inside a run).
 from reins.runtime.execution.dispatch import athread_claims, thread_claims
@@ -141,7 +141,7 @@ def _thread_config(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Mapping[str
 def check_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check: ResumeCheck | None) -> None:
     """Refuse a resume value before LangGraph stores it: size and depth limits for every graph, then
     the graph's own ``check`` against the thread's pending pauses."""
-    from reins.policies.approvals import value_problem
+    from reins.policies.tools.approvals import value_problem
 
     resuming, value = _resume_value(input)
     if not resuming:
@@ -153,7 +153,7 @@ def check_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check
 
 
 async def acheck_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check: ResumeCheck | None) -> None:
-    from reins.policies.approvals import value_problem
+    from reins.policies.tools.approvals import value_problem
 
     resuming, value = _resume_value(input)
     if not resuming:

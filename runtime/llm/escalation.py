@@ -1,6 +1,6 @@
 """The escalation call: one request of a role sent once more, to the role's escalation model.
 
-``reins.policies.escalation`` decides when; this module makes the call. The escalated request is the same
+``reins.policies.models.escalation`` decides when; this module makes the call. The escalated request is the same
 request — the same messages, schema or tools and options — on a model set in which the role is
 served by its escalation model alone (no fallbacks, no further escalation), so the role's policy
 (temperature, output bound, timeout, retries) applies as to any call of the role, and the answer goes

@@ -1,16 +1,16 @@
 """Failures, classified once: every part of the runtime that asks "what kind of failure is this?"
 reads this module.
 
-- A model call's failure: retryable (``is_retryable``: the OpenAI SDK's own set, ``reins.policies.retry``),
+- A model call's failure: retryable (``is_retryable``: the OpenAI SDK's own set, ``reins.policies.models.retry``),
   a timeout (``TIMEOUT_ERRORS``; a bare ``TimeoutError`` is the run's own deadline), and whether it
-  moves the call to the role's next model (``falls_back_after``, ``reins.policies.fallback``).
+  moves the call to the role's next model (``falls_back_after``, ``reins.policies.models.fallback``).
 - A failed step's code (``failure_code``: contract_failure | timeout | execution_failed) and the
   label a trace may show (``failure_label``).
 - A failure's cause class for a report and the CLI (``failure_cause``): ``connection refused``,
   ``timeout``, ``HTTP 401``, ``model not found``, ``context window exceeded (prompt N tokens,
   context M)``, ``invalid output after repair: <codes>``. It never copies a provider's message (it
   can carry request details, hosts or keys); the text is redacted anyway.
-- A tool call's failure kind (``tool_failure_kind``: connection | tool_error, from ``reins.policies.tool_calls``).
+- A tool call's failure kind (``tool_failure_kind``: connection | tool_error, from ``reins.policies.tools.calls``).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import httpx
 import openai
 from langchain_core.exceptions import ModelError
 
-from reins.policies.fallback import falls_back
-from reins.policies.redaction import redact
-from reins.policies.retry import is_retryable_status
-from reins.policies.tool_calls import CONNECTION, TOOL_ERROR
+from reins.policies.models.fallback import falls_back
+from reins.policies.text.redaction import redact
+from reins.policies.models.retry import is_retryable_status
+from reins.policies.tools.calls import CONNECTION, TOOL_ERROR
 from reins.runtime.execution.run_ledger import BudgetCapReached
 
 CAUSE_LIMIT = 200
@@ -81,7 +81,7 @@ class RetryableStatusError(Exception, metaclass=_RetryableStatusType):
     """A virtual class: no error is raised as this; it matches 408, 409, 429 and 5xx responses."""
 
 
-# Exactly the OpenAI SDK's retryable set (policies.retry): connection errors and provider timeouts
+# Exactly the OpenAI SDK's retryable set (policies.models.retry): connection errors and provider timeouts
 # (openai.APITimeoutError is an APIConnectionError), 408, 409, 429 and 5xx. Any other 4xx or a
 # validation error is final. A bare TimeoutError is not retried: it is what a deadline raises
 # (asyncio.wait_for, the reviewers' per-call deadline), and retrying a deadline would silently double it.

@@ -10,7 +10,7 @@ from collections import OrderedDict
 
 from reins.runtime.llm.langchain_private import current_config
 
-from reins.policies.redaction import redact
+from reins.policies.text.redaction import redact
 from reins.runtime.llm.models import ModelSet
 
 

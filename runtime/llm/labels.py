@@ -3,7 +3,7 @@ alone: no client is built, so showing the configuration loads no provider librar
 
 from __future__ import annotations
 
-from reins.policies.fallback import parse_model_entry
+from reins.policies.models.fallback import parse_model_entry
 from reins.runtime.config.settings import Settings
 
 OFFLINE_LABEL = "offline (rule-based stand-in)"

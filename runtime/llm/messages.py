@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from reins.policies.text_tool_calls import recover_text_tool_calls
+from reins.policies.models.text_tool_calls import recover_text_tool_calls
 
 
 def message_text(message: Any, separator: str = "") -> str:
@@ -22,7 +22,7 @@ def message_text(message: Any, separator: str = "") -> str:
 
 def with_text_tool_calls(message: Any, offered: Collection[str]) -> AIMessage | None:
     """A turn without a native call whose text is exactly calls to ``offered`` tools
-    (``reins.policies.text_tool_calls``), as the same turn with those calls as native ones (ids
+    (``reins.policies.models.text_tool_calls``), as the same turn with those calls as native ones (ids
     ``text-1`` …, no text left); None for a turn with native or malformed calls, or any other text.
     The calls are proposals like native ones: the caller's policy still decides on them."""
     if getattr(message, "tool_calls", None) or getattr(message, "invalid_tool_calls", None):

@@ -2,7 +2,7 @@
 and metering (``reins.runtime.contracts`` runs the contract algorithm on top of it).
 
 A call goes to the role's model and, when its provider failure is final, to the role's fallbacks in
-order (``reins.policies.fallback``); each model gets its retries on retryable failures (``reins.policies.retry``,
+order (``reins.policies.models.fallback``); each model gets its retries on retryable failures (``reins.policies.models.retry``,
 ``Retry-After`` honoured within the deadline). Every call is counted (``_Meter``): business, encoder
 and repair calls, retries, fallbacks, failed calls, tokens, latency and which model answered. Bound
 runnables are memoised per model set, role, model, schema or tools and options.
@@ -32,12 +32,12 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel
 
-from reins.policies.fallback import skips_rest_of_run
-from reins.policies.provider_schema import provider_schema
-from reins.policies.retry import backoff_s, retry_after_s, retry_wait_s
-from reins.policies.runaway_text import runaway
-from reins.policies.second_attempt import repair_output_bound
-from reins.policies.tool_choice import structured_tool_choice
+from reins.policies.models.fallback import skips_rest_of_run
+from reins.policies.models.provider_schema import provider_schema
+from reins.policies.models.retry import backoff_s, retry_after_s, retry_wait_s
+from reins.policies.models.runaway_text import runaway
+from reins.policies.models.second_attempt import repair_output_bound
+from reins.policies.models.tool_choice import structured_tool_choice
 from reins.runtime.execution.deadline import remaining_s
 from reins.runtime.standins.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY
 from reins.runtime.llm.failures import TIMEOUT_ERRORS, ContractTimeout, failure_cause, falls_back_after, is_retryable
@@ -152,7 +152,7 @@ def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
 @lru_cache(maxsize=None)
 def sent_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """The schema a provider is sent for a contract: the strict one without what grammar builders
-    refuse (``reins.policies.provider_schema``); answers are still validated against the strict one."""
+    refuse (``reins.policies.models.provider_schema``); answers are still validated against the strict one."""
     return provider_schema(_json_schema(schema))
 
 
@@ -243,7 +243,7 @@ def _runaway_stop(text: str) -> AIMessage:
 
 
 class _LoopWatch:
-    """Adds up a streamed answer and says when it runs away in a loop (``reins.policies.runaway_text``)."""
+    """Adds up a streamed answer and says when it runs away in a loop (``reins.policies.models.runaway_text``)."""
 
     def __init__(self) -> None:
         self.total: Any = None
@@ -336,7 +336,7 @@ class _Caller:
     The fallback is an ordered loop over the role's models here rather than LangChain's
     ``with_fallbacks``: each model keeps its own retries and backoff, every attempt its own labels
     (contract, role, the model's label), the meter counts retries and fallbacks, and a 401/403 or
-    the run's deadline stops the loop (``reins.policies.fallback``) instead of moving on.
+    the run's deadline stops the loop (``reins.policies.models.fallback``) instead of moving on.
     """
 
     def __init__(self, contract: str, role: str, models: ModelSet, inputs: Mapping[str, Any] | None = None):
@@ -426,7 +426,7 @@ class _Caller:
         """One call once, for both drivers (``reins.runtime.execution.driving``): yields an ``_Invoke`` (answered with its
         result, or with its error thrown in) or a ``_Wait``; returns the result. Each model of the
         role's chain gets its retries; a final provider failure moves to the next model
-        (``reins.policies.fallback``).
+        (``reins.policies.models.fallback``).
         ``more_room``: the repair after a cut-off, with twice the role's output bound once. A free-text
         call (no schema, no tools) is streamed and stopped early when it loops."""
         started = time.perf_counter()

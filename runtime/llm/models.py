@@ -9,7 +9,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from reins.policies.fallback import parse_model_entry
+from reins.policies.models.fallback import parse_model_entry
 
 from reins.runtime.llm.labels import OFFLINE_LABEL, entry_label, model_label as configured_label, provider_of
 from reins.runtime.config.settings import ALL_ROLES, ROLE_PARENTS, ROLES, TASK_ROLES, Settings, SettingsError
@@ -23,7 +23,7 @@ class RolePolicy:
 
     ``reask_temperature_step``: a refused turn's re-ask samples this much hotter (capped at 1.0);
     ``max_tokens_limit``: the most the one repair after a cut-off may ask for (it doubles the bound
-    once; ``reins.policies.second_attempt``).
+    once; ``reins.policies.models.second_attempt``).
 
     Example: ``ModelSet.uniform(OfflineModel()).with_policies(reviewer=RolePolicy(timeout_s=90, retries=2, temperature=0.0))``
     """

@@ -14,7 +14,7 @@ natively or written as text, the output tokens, whether it ran to the bound or t
 verdict is native / written as text / no tool calling, with the ``REINS_TOOL_CHOICE`` /
 ``REINS_TEXT_TOOL_CALLS`` / ``REINS_MAX_TOKENS_MANAGER`` lines to export and, for a server too slow
 to write the task-list draft within its timeout, ``REINS_MAX_TOKENS_TASKLIST``
-(``reins.policies.tool_call_advice``). Apart from a refused schema's reason, provider messages are never
+(``reins.policies.tools.call_advice``). Apart from a refused schema's reason, provider messages are never
 shown (they can carry request details); the cause class is.
 """
 
@@ -30,13 +30,13 @@ import openai
 from langchain_core.messages import HumanMessage
 from pydantic import BaseModel
 
-from reins.policies.fallback import parse_model_entry
-from reins.policies.redaction import redact
-from reins.policies.reviewers import DEFAULT_REVIEWERS
-from reins.policies.text_tool_calls import recover_text_tool_calls
-from reins.policies.tool_call_advice import NO_TOOL_CALLING, ToolCallObservation, advise, speed_bound, tool_call_verdict
-from reins.policies.tool_choice import tool_turn_options
-from reins.policies.truncation import is_truncated
+from reins.policies.models.fallback import parse_model_entry
+from reins.policies.text.redaction import redact
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
+from reins.policies.models.text_tool_calls import recover_text_tool_calls
+from reins.policies.tools.call_advice import NO_TOOL_CALLING, ToolCallObservation, advise, speed_bound, tool_call_verdict
+from reins.policies.models.tool_choice import tool_turn_options
+from reins.policies.text.truncation import is_truncated
 from reins.runtime.contracts.roles import CONTRACT_ROLES
 from reins.runtime.llm.model_calls import sent_schema, structured_options
 from reins.runtime.llm.failures import TIMEOUT_ERRORS, failure_cause
@@ -129,7 +129,7 @@ class ProbeResult:
     ok: bool
     result: str
     probes: tuple[ToolProbe, ...] = ()
-    recommended: tuple[str, ...] = ()  # export lines (policies.tool_call_advice)
+    recommended: tuple[str, ...] = ()  # export lines (policies.tools.call_advice)
     verdict: str = ""  # native | written as text | no tool calling (empty: not probed)
     schemas: tuple[str, ...] = ()  # one line per contract schema the server refused or did not answer
 

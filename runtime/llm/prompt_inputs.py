@@ -4,7 +4,7 @@ A prompt builder returns ``Prompt(messages, inputs)``: a list of messages like a
 carries its inputs (the requirement, the plan, the findings … as values, not as text). While the
 contract runs, its inputs are held here under an opaque handle, and each call's metadata carries the
 handle beside the contract's name (``reins.runtime.llm.model_calls``): a real provider never sees metadata, a
-trace sees only the handle (never prompt text: ``reins.policies.tracing``), and a stand-in model resolves
+trace sees only the handle (never prompt text: ``reins.policies.audit.tracing``), and a stand-in model resolves
 it (``ModelCall.inputs``) instead of parsing the prompt's prose.
 """
 

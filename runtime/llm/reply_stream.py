@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessageChunk
 from langchain_core.outputs import ChatGenerationChunk, LLMResult
 from langchain_core.utils.json import parse_partial_json
 
-from reins.policies.redaction import redact
+from reins.policies.text.redaction import redact
 from reins.runtime.llm.langchain_private import config_within, current_config
 
 REPLY_RUN = "reply"

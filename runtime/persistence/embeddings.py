@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from reins.policies.memory import keywords
+from reins.policies.assistant.memory import keywords
 from reins.runtime.config.settings import SettingsError
 
 EMBEDDINGS_ENV = "REINS_EMBEDDINGS"

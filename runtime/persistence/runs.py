@@ -2,7 +2,7 @@
 
 Works on any LangGraph checkpointer (memory, SQLite, PostgreSQL) through its public ``list``,
 ``get_tuple`` and ``delete_thread``; the decisions (what is old, what a status is) are the pure
-functions of ``reins.policies.retention``.
+functions of ``reins.policies.assistant.retention``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from reins.policies.retention import graph_of, latest_per_thread, newest_first, resume_command, run_status, threads_to_prune
+from reins.policies.assistant.retention import graph_of, latest_per_thread, newest_first, resume_command, run_status, threads_to_prune
 
 INTERRUPT = "__interrupt__"
 
@@ -49,8 +49,8 @@ def _activity(saver: Any) -> Iterator[tuple[str, datetime]]:
 
 def _paused_call(pending_writes: Any) -> tuple[str, str]:
     """The fingerprint of a call paused for approval, and the state of its newest claim ("" when it
-    was not dispatched; live, stale or gone: ``reins.policies.claims``)."""
-    from reins.policies.approvals import open_claim
+    was not dispatched; live, stale or gone: ``reins.policies.tools.claims``)."""
+    from reins.policies.tools.approvals import open_claim
     from reins.runtime.execution.dispatch import claims_in, observed
 
     for write in pending_writes:

@@ -21,7 +21,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
-from reins.policies.json_limits import MAX_JSON_DEPTH, JsonLimitError, check_json_value, parse_json
+from reins.policies.text.json_limits import MAX_JSON_DEPTH, JsonLimitError, check_json_value, parse_json
 from reins.runtime.llm.prompt_inputs import held_inputs
 
 CONTRACT_KEY = "reins_contract"

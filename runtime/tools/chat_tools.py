@@ -19,8 +19,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from reins.policies.calculator import CalculatorError, calculate
-from reins.policies.http_access import MAX_REDIRECTS, check_url, html_to_text, looks_like_html, normalise_whitespace, trim_text
+from reins.runtime.tools.calculator import CalculatorError, calculate
+from reins.policies.tools.http_access import MAX_REDIRECTS, check_url, html_to_text, looks_like_html, normalise_whitespace, trim_text
 from reins.runtime.tools.registry import RegisteredTool, ToolRegistry
 from reins.runtime.resources import ResourceError, ResourceResolver, cut_for_prompt
 from reins.runtime.config.settings import Settings, SettingsError

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
-from reins.policies.mcp_config import ServerSpec
+from reins.runtime.tools.mcp_config import ServerSpec
 from reins.runtime.execution.deadline import DeadlineExceeded
 
 IDLE_S = 600.0  # a chat's session idle this long is closed (the next call opens a new one)
@@ -49,7 +49,7 @@ T = TypeVar("T")
 call_meta: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar("reins_mcp_call_meta",
                                                                                        default=None)
 # The next MCP call's key (stable when its node re-runs after a pause), and the reply to the question
-# that call is waiting on ({action, content}, policies.elicitation), when there is one.
+# that call is waiting on ({action, content}, policies.tools.elicitation), when there is one.
 call_key: contextvars.ContextVar[str | None] = contextvars.ContextVar("reins_mcp_call_key", default=None)
 question_reply: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar("reins_mcp_reply",
                                                                                            default=None)

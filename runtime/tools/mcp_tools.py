@@ -5,7 +5,7 @@ Loaded once per configuration: each server is asked for its tools within its ``s
 server that fails to start is reported in one line (its cause, its command and the log holding its
 output; never its ``env`` or ``headers`` values) and left out, so the assistant keeps running
 without it. Each tool becomes a chat-scope ``RegisteredTool`` named ``<server>__<tool>`` whose
-approval trait comes from the user's word alone (``reins.policies.tool_approval``): a server's own
+approval trait comes from the user's word alone (``reins.policies.tools.approval``): a server's own
 ``readOnlyHint`` counts only under ``trust_annotations``. Calls go to one session per server per
 chat (``reins.runtime.tools.mcp_sessions``), all of it off the caller's event loop.
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reins.policies.mcp_config import (
+from reins.runtime.tools.mcp_config import (
     McpConfigError,
     ServerSpec,
     neutral,
@@ -29,8 +29,8 @@ from reins.policies.mcp_config import (
     read_servers,
     shown_description,
 )
-from reins.policies.redaction import redact, redact_secrets
-from reins.policies.tool_approval import Approval, mcp_approval, mcp_read_only
+from reins.policies.text.redaction import redact, redact_secrets
+from reins.policies.tools.approval import Approval, mcp_approval, mcp_read_only
 from reins.runtime.config.files import FileRefused, read_bounded_text
 from reins.runtime.execution.deadline import DeadlineExceeded
 from reins.runtime.tools.mcp_sessions import McpSessions, SessionHost, pooled_call

@@ -1,5 +1,5 @@
 """Memory a user steers: ``remember`` and ``forget`` (scope ``chat``) on the user's own notes in the
-LangGraph store (``reins.policies.memory.user_namespace``: shared by the user's threads; recalled in a
+LangGraph store (``reins.policies.assistant.memory.user_namespace``: shared by the user's threads; recalled in a
 turn whose ``memory_scope`` is ``user``).
 
 Neither is read-only. ``remember`` runs without approval (approval ``run``): it writes only the user's own
@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reins.policies.memory import MAX_RECOLLECTIONS, keywords, merge_recall, rank_recollections, user_namespace
-from reins.policies.redaction import redact, truncate
+from reins.policies.assistant.memory import MAX_RECOLLECTIONS, keywords, merge_recall, rank_recollections, user_namespace
+from reins.policies.text.redaction import redact, truncate
 from reins.runtime.tools.chat_tools import CHAT_SCOPE, ToolFailure
 from reins.runtime.tools.registry import RegisteredTool
 from reins.runtime.tools.registry import ToolRegistry

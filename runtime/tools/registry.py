@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from reins.policies.tool_approval import Approval, approval_for, approval_note
+from reins.policies.tools.approval import Approval, approval_for, approval_note
 
 if TYPE_CHECKING:  # LangChain loads only when a tool is bound or run: `reins chat --help` stays fast
     from langchain_core.tools import BaseTool
@@ -54,7 +54,7 @@ class RegisteredTool:
     """One tool, declared once: everything that offers, documents, checks or runs it reads this.
 
     ``read_only``: the call changes nothing (a lost connection may be retried); ``approval``: its
-    one approval trait (``reins.policies.tool_approval``: ``run`` / ``ask`` / ``question``), derived from
+    one approval trait (``reins.policies.tools.approval``: ``run`` / ``ask`` / ``question``), derived from
     ``read_only`` when not declared — the only thing that decides whether a call pauses;
     ``aliases``: how prose refers to it (the answer check); ``help``: its line in ``/help`` and
     ``reins chat --help`` (the approval note is added from the trait); ``tool``: a ready LangChain

@@ -24,8 +24,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import DEFAULT_RUNTIME, get_runtime
 from pydantic import ValidationError
 
-from reins.policies.redaction import redact
-from reins.policies.tool_calls import DEADLINE, TOOL_ERROR
+from reins.policies.text.redaction import redact
+from reins.policies.tools.calls import DEADLINE, TOOL_ERROR
 from reins.runtime.tools.chat_tools import ToolFailure
 from reins.runtime.llm.failures import tool_failure_text
 from reins.runtime.llm.failures import tool_failure_kind

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reins.policies.memory import user_namespace
+from reins.policies.assistant.memory import user_namespace
 from reins.runtime.tools.chat_tools import CHAT_SCOPE, ToolFailure
 from reins.runtime.tools.registry import RegisteredTool
 from reins.runtime.tools.registry import ToolRegistry

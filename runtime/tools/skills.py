@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from reins.policies.skills import SKILL_FILE, SkillRejected, keep_unique, named_files, parse_skill
+from reins.policies.assistant.skills import SKILL_FILE, SkillRejected, keep_unique, named_files, parse_skill
 from reins.runtime.config.paths import RESOURCES
 from reins.runtime.resources import ResourceError, cut_for_prompt, read_under, safe_relative
 

@@ -1,5 +1,5 @@
 """The delivery chain's sub-agent tools (scope ``delivery-chain-manager``): the plan and task
-workers, and one reviewer per row of the reviewer table (``policies/reviewers.py``).
+workers, and one reviewer per row of the reviewer table (``policies/delivery/reviewers.py``).
 
 Sub-agents are ordinary registered tools with a strict argument schema (a short note) and a
 ``SubagentToolDefinition``: role instruction, input / output artifact kinds, non-goals. They have
@@ -9,8 +9,8 @@ artifacts and runs it, after the delegation policy said yes.
 
 from __future__ import annotations
 
-from reins.policies.delegation import DEFAULT_INPUT_ARTIFACTS, MANAGER, PLAN_TOOL, REVIEW_INPUTS, TASK_TOOL
-from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers, ReviewerSpec
+from reins.policies.delivery.delegation import DEFAULT_INPUT_ARTIFACTS, MANAGER, PLAN_TOOL, REVIEW_INPUTS, TASK_TOOL
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, Reviewers, ReviewerSpec
 from reins.runtime.tools.registry import RegisteredTool, SubagentToolDefinition, ToolRegistry
 from reins.schemas.delivery import SubagentCallArgs, SubagentToolResult
 

@@ -3,7 +3,7 @@ of its users (``chat_tools`` and ``subagents`` register into it; this module put
 
 from __future__ import annotations
 
-from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, Reviewers
 from reins.runtime.tools import chat_tools, memory_tools, skill_tools, subagents
 from reins.runtime.tools.mcp_tools import McpSource, McpToolset, load_mcp_tools
 from reins.runtime.tools.registry import ScopedTools, ToolRegistry

@@ -1,8 +1,8 @@
-"""policies/answer_check.py: claims need execution records; internal markers never reach users."""
+"""policies/assistant/answer_check.py: claims need execution records; internal markers never reach users."""
 
 import pytest
 
-from reins.policies.answer_check import (
+from reins.policies.assistant.answer_check import (
     assign_plan_step,
     check_answer,
     evidence_from_records,

@@ -1,8 +1,8 @@
-"""policies/calculator.py: arithmetic is parsed, never evaluated; dangerous input is refused."""
+"""runtime/tools/calculator.py: arithmetic is parsed, never evaluated; dangerous input is refused."""
 
 import pytest
 
-from reins.policies.calculator import CalculatorError, calculate
+from reins.runtime.tools.calculator import CalculatorError, calculate
 
 
 @pytest.mark.parametrize(

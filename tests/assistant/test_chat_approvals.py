@@ -76,7 +76,7 @@ def test_a_declined_call_is_the_users_decision_not_a_failure(notes_env, monkeypa
 
 def test_reins_chat_offers_a_skill_draft_and_keeps_the_approved_one(runner, monkeypatch, capsys):
     from reins.cli.chat import _send, answer_pauses
-    from reins.policies.memory import user_namespace
+    from reins.policies.assistant.memory import user_namespace
     from reins.runtime.tools import skill_tools
     from tests.assistant.helpers import chat_registry
     from tests.assistant.test_skill_drafts import DRAFT, _script

@@ -1,8 +1,8 @@
-"""policies/http_access.py: the allowlist and the text extraction of http_get."""
+"""policies/tools/http_access.py: the allowlist and the text extraction of http_get."""
 
 import pytest
 
-from reins.policies.http_access import check_url, html_to_text, looks_like_html, trim_text
+from reins.policies.tools.http_access import check_url, html_to_text, looks_like_html, trim_text
 
 ALLOW = ("example.com", "127.0.0.1", "*.docs.example.org", "api.local:8443")
 

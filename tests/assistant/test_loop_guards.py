@@ -1,8 +1,8 @@
-"""policies/loop_guards.py: step budget, repeat limit, stall detection."""
+"""policies/tools/loop_guards.py: step budget, repeat limit, stall detection."""
 
 import pytest
 
-from reins.policies.loop_guards import (
+from reins.policies.tools.loop_guards import (
     MAX_STEPS,
     REPEATED_CALL,
     STALLED,

@@ -288,7 +288,7 @@ def test_a_server_too_slow_to_start_is_reported_by_its_startup_deadline_not_its_
 
 
 def test_an_approved_call_carries_its_idempotency_key_to_its_mcp_server(tmp_path):
-    from reins.policies.approvals import call_fingerprint, idempotency_key
+    from reins.policies.tools.approvals import call_fingerprint, idempotency_key
 
     record = tmp_path / "r"
     mcp = config(notes=stdio_server(record))

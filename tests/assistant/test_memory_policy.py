@@ -1,8 +1,8 @@
-"""policies/memory.py: the 8-turn window, the 2,000-character cut, keyword recollection."""
+"""policies/assistant/memory.py: the 8-turn window, the 2,000-character cut, keyword recollection."""
 
 import pytest
 
-from reins.policies.memory import MAX_MESSAGE_CHARS, cut_message, keywords, rank_recollections, trim_window, window_start
+from reins.policies.assistant.memory import MAX_MESSAGE_CHARS, cut_message, keywords, rank_recollections, trim_window, window_start
 
 
 def turns(n):
@@ -94,7 +94,7 @@ def test_rank_recollections_is_bounded():
     ],
 )
 def test_merge_recall(semantic, ranked, expected):
-    from reins.policies.memory import merge_recall
+    from reins.policies.assistant.memory import merge_recall
 
     assert merge_recall(semantic, ranked) == expected
 
@@ -110,7 +110,7 @@ def test_merge_recall(semantic, ranked, expected):
     ],
 )
 def test_notes_namespace(user, scope, thread, namespace):
-    from reins.policies.memory import notes_namespace
+    from reins.policies.assistant.memory import notes_namespace
 
     assert notes_namespace(user, scope, thread) == namespace
 
@@ -147,7 +147,7 @@ COLLIDING_BEFORE = [
     ],
 )
 def test_store_label_encodes_reversibly(value, label):
-    from reins.policies.memory import label_value, store_label
+    from reins.policies.assistant.memory import label_value, store_label
 
     assert store_label(value) == label
     assert label_value(label) == (value or None)
@@ -156,7 +156,7 @@ def test_store_label_encodes_reversibly(value, label):
 
 @pytest.mark.parametrize(("first", "second"), COLLIDING_BEFORE)
 def test_distinct_ids_have_distinct_namespaces(first, second):
-    from reins.policies.memory import notes_namespace, store_label, user_namespace
+    from reins.policies.assistant.memory import notes_namespace, store_label, user_namespace
 
     if first and second:
         assert store_label(first) != store_label(second)
@@ -165,7 +165,7 @@ def test_distinct_ids_have_distinct_namespaces(first, second):
 
 
 def test_every_label_reads_back_as_its_id():
-    from reins.policies.memory import label_value, store_label
+    from reins.policies.assistant.memory import label_value, store_label
 
     ids = ["", "%", "%%", "%25", ".", "..", "a.b.c", "\t", " ", "é", "é.", "\x7f", "\u2028", "a/b:c", "~"]
     labels = [store_label(value) for value in ids]

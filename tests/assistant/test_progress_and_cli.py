@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage
 from reins.graphs.assistant import build_graph
 from reins.cli import main
 from reins.cli.chat import exit_code_for
-from reins.policies.model_notice import STAND_IN_NOTICE
+from reins.policies.models.model_notice import STAND_IN_NOTICE
 from reins.runtime.llm.models import ModelSet
 from reins.runtime.standins.offline import OfflineModel
 from tests.assistant.helpers import chat_registry

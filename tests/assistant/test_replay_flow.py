@@ -12,9 +12,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from reins.nodes.replay import replay_thread
-from reins.policies.replay import parse_overrides
-from reins.policies.retention import run_status
-from reins.policies.tool_approval import mcp_approval
+from reins.policies.audit.replay import parse_overrides
+from reins.policies.assistant.retention import run_status
+from reins.policies.tools.approval import mcp_approval
 from reins.runtime.execution.steps import METRICS_KEY
 from reins.runtime.tools.registry import RegisteredTool
 from reins.runtime.standins.scripted import ScriptedModel

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from langgraph.types import Command
 
-from reins.policies.memory import user_namespace
+from reins.policies.assistant.memory import user_namespace
 from reins.runtime.tools import skill_tools
 from tests.assistant.helpers import answer, block, chat_registry, complex_, done, prompt_of, qa, summaries, tool_call
 

@@ -1,8 +1,8 @@
-"""policies/slash_commands.py: commands are recognised by rule; unknown ones get a clear answer."""
+"""policies/assistant/slash_commands.py: commands are recognised by rule; unknown ones get a clear answer."""
 
 import pytest
 
-from reins.policies.slash_commands import (
+from reins.policies.assistant.slash_commands import (
     help_text,
     parse_slash,
     pipeline_verdict,

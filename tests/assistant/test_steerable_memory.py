@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from reins.policies.model_notice import STAND_IN_NOTICE
+from reins.policies.models.model_notice import STAND_IN_NOTICE
 from langgraph.store.memory import InMemoryStore
 
 from reins.cli import main
-from reins.policies.memory import user_namespace
+from reins.policies.assistant.memory import user_namespace
 from reins.runtime.tools import memory_tools
 from reins.runtime.persistence.embeddings import LocalEmbeddings
 from tests.assistant.helpers import answer, block, chat_registry, prompt_of, qa, simple, summaries, tool_call

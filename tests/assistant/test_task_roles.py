@@ -9,7 +9,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from reins.graphs.assistant import build_graph
-from reins.policies.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
+from reins.policies.models.vision import NO_VISION_MODEL, image_blocks, image_route, text_blocks
 from reins.runtime.contracts import role_for
 from reins.runtime.llm.models import ModelSet, model_set_from_settings
 from reins.runtime.standins.scripted import ScriptedModel

@@ -6,7 +6,7 @@ import itertools
 
 from pydantic import BaseModel, ConfigDict
 
-from reins.policies.loop_guards import REPEATED_CALL, STALLED, STEP_LIMIT, STOP_MESSAGES
+from reins.policies.tools.loop_guards import REPEATED_CALL, STALLED, STEP_LIMIT, STOP_MESSAGES
 from reins.runtime.tools.registry import RegisteredTool, SubagentToolDefinition
 from tests.assistant.helpers import (
     CHAT_TOOLS,

@@ -9,7 +9,7 @@ import pytest
 from langgraph.types import Command
 
 from reins.cli import main
-from reins.policies.memory import user_namespace
+from reins.policies.assistant.memory import user_namespace
 from reins.runtime.tools import memory_tools
 from tests.assistant.helpers import answer, qa, simple, tool_call
 

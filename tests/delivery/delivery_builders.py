@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from reins.graphs.delivery_chain import build_graph
-from reins.policies.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, ReviewerSpec
 from reins.runtime.llm.models import ModelSet
 from reins.runtime.standins.scripted import ScriptedModel
 

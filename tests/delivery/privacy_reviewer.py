@@ -6,7 +6,7 @@ from typing import Literal
 
 import pytest
 
-from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers, ReviewerSpec
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, Reviewers, ReviewerSpec
 from reins.schemas.delivery import Findings, Markdown, Strict, Text
 
 

@@ -32,7 +32,7 @@ from langchain_core.messages import AIMessage, messages_to_dict
 from langgraph.checkpoint.memory import InMemorySaver
 
 from reins.graphs.delivery_chain import build_graph
-from reins.policies.delegation import DEFAULT_POLICY
+from reins.policies.delivery.delegation import DEFAULT_POLICY
 from reins.runtime.llm.models import ModelSet
 from reins.runtime.standins.scripted import ScriptedModel
 

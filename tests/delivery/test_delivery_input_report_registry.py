@@ -3,9 +3,9 @@
 import pytest
 from delivery_builders import finding, general, plan, risk, tasks
 
-from reins.policies.delivery_input import INPUT_MESSAGES, classify_delivery_input
-from reins.policies.delivery_report import narrative, render_delivery_report
-from reins.policies.review_bundle import build_review_bundle
+from reins.policies.delivery.input import INPUT_MESSAGES, classify_delivery_input
+from reins.policies.delivery.report import narrative, render_delivery_report
+from reins.policies.delivery.review_bundle import build_review_bundle
 from reins.runtime.tools.toolbox import default_registry
 from reins.runtime.tools.subagents import SCOPE, definitions
 

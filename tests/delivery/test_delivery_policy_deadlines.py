@@ -2,7 +2,7 @@
 
 import pytest
 
-from reins.policies.deadlines import backoff_budget_s, contract_deadline_s
+from reins.policies.models.deadlines import backoff_budget_s, contract_deadline_s
 from reins.runtime.llm.models import ROLE_POLICIES
 
 

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from reins.policies.delegation import (
+from reins.policies.delivery.delegation import (
     DEFAULT_POLICY,
     VIOLATION_CODES,
     delegated_step,

@@ -3,7 +3,7 @@
 import pytest
 from delivery_builders import boundary, finding, general, risk
 
-from reins.policies.review_bundle import (
+from reins.policies.delivery.review_bundle import (
     build_review_bundle,
     coverage_of,
     find_conflicts,
@@ -11,7 +11,7 @@ from reins.policies.review_bundle import (
     normalise,
     resolve_run_status,
 )
-from reins.policies.revision import derive_post_review_decision, next_steps, post_review_allowed, status_after_revision
+from reins.policies.delivery.revision import derive_post_review_decision, next_steps, post_review_allowed, status_after_revision
 
 
 def outcome(role, review=None, status="completed"):

@@ -13,13 +13,13 @@ from reins.cli import main
 from reins.evals.run import run_seed, wrap_models
 from reins.evals.scenarios import SCENARIOS
 from reins.graphs.delivery_chain import build_graph
-from reins.policies.delegation import DEFAULT_POLICY
-from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.delivery.delegation import DEFAULT_POLICY
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 from reins.runtime.llm.models import ModelSet
 from reins.runtime.standins.offline import OfflineModel
 from reins.evals.records import decision_inputs
 from reins.nodes.delivery.replay import replay_delivery, replay_values
-from reins.policies.replay import parse_overrides
+from reins.policies.audit.replay import parse_overrides
 
 
 @pytest.fixture(scope="module")

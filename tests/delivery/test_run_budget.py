@@ -11,8 +11,8 @@ from reins.cli import main
 from reins.evals.run import run_seed, wrap_models
 from reins.evals.scenarios import SCENARIOS
 from reins.graphs.delivery_chain import build_graph
-from reins.policies.budget import tightness
-from reins.policies.delegation import DelegationPolicy
+from reins.policies.audit.budget import tightness
+from reins.policies.delivery.delegation import DelegationPolicy
 from reins.runtime.execution.budget import used, worst_case
 from reins.runtime.llm.models import ModelSet
 from reins.runtime.standins.offline import OfflineModel

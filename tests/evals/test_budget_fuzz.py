@@ -13,8 +13,8 @@ import pytest
 from reins.cli import main
 from reins.evals.budget_fuzz import ASSISTANT_PATHS, fuzz_budget, stage_composed_run
 from reins.evals.budget_fuzz_models import CONFIGURATIONS, config_for
-from reins.policies.budget import budget
-from reins.policies.run_budgets import ASSISTANT_ASKS, assistant_stages, assistant_tool_calls
+from reins.policies.audit.budget import budget
+from reins.policies.audit.run_budgets import ASSISTANT_ASKS, assistant_stages, assistant_tool_calls
 from reins.runtime.execution.budget import (
     CHAT_TURN,
     DELIVERY_IN_CHAT,

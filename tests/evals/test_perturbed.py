@@ -28,7 +28,7 @@ from reins.evals.perturbed import (
     raised_error,
 )
 from reins.graphs.delivery_chain import build_graph
-from reins.policies.delegation import DEFAULT_POLICY, DelegationLedger, ProposedCall, SUBAGENT_TOOLS, check_delegation, MANAGER
+from reins.policies.delivery.delegation import DEFAULT_POLICY, DelegationLedger, ProposedCall, SUBAGENT_TOOLS, check_delegation, MANAGER
 from reins.runtime.contracts import ContractError, ContractTimeout, invoke_contract, invoke_text
 from reins.runtime.llm.model_calls import _json_schema
 from reins.runtime.llm.failures import is_retryable

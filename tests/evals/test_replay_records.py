@@ -18,9 +18,9 @@ from reins.cli import main
 from reins.evals.delegation_fuzz import load_sequences, sequence
 from reins.evals.records import load_records, replay_records
 from reins.nodes.delivery.replay import replay_values
-from reins.policies.delegation import REVIEW_TOOLS, TASK_TOOL
-from reins.policies.replay import figures, parse_overrides
-from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.delivery.delegation import REVIEW_TOOLS, TASK_TOOL
+from reins.policies.audit.replay import figures, parse_overrides
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 
 HERE = Path(__file__).resolve().parent
 RECORDS = HERE / "eval_records" / "records.json"

@@ -1,11 +1,11 @@
-"""policies/approvals.py: a decision is bound to its call, checked before it is stored, taken once,
+"""policies/tools/approvals.py: a decision is bound to its call, checked before it is stored, taken once,
 and after a possible earlier run only an explicit choice acts."""
 
 from __future__ import annotations
 
 import pytest
 
-from reins.policies.approvals import (
+from reins.policies.tools.approvals import (
     Claim,
     already_taken,
     call_fingerprint,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.budget import (
+from reins.policies.audit.budget import (
     Budget,
     CallLimits,
     Stage,
@@ -19,7 +19,7 @@ from reins.policies.budget import (
     total,
     widest,
 )
-from reins.policies.run_budgets import (
+from reins.policies.audit.run_budgets import (
     ASSISTANT_ASKS,
     assistant_stages,
     assistant_turns,

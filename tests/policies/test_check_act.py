@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.check_act import (
+from reins.policies.assistant.check_act import (
     LOOP_STOPPED,
     NO_STEPS_LEFT,
     NOT_A_TOOL_TURN,

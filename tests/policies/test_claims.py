@@ -1,12 +1,12 @@
-"""policies/claims.py with policies/approvals.py: a claim is live, stale or gone from what its reader
+"""policies/tools/claims.py with policies/tools/approvals.py: a claim is live, stale or gone from what its reader
 saw, and that decides which answers are taken and the line a refused one reads."""
 
 from __future__ import annotations
 
 import pytest
 
-from reins.policies.approvals import Claim, already_taken, decide_dispatch, refusal
-from reins.policies.claims import LEASE_S, Holder, liveness, offers_recovery, still_running, why_unfinished
+from reins.policies.tools.approvals import Claim, already_taken, decide_dispatch, refusal
+from reins.policies.tools.claims import LEASE_S, Holder, liveness, offers_recovery, still_running, why_unfinished
 
 HOLDER = Holder("worker-2", 4242, "worker-2|boot|pid:[1]", "991", "p1")
 WHEN = "2026-12-07T10:00:00+00:00"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from annotated_types import MaxLen
 
-from reins.policies.contract_replay import (
+from reins.policies.audit.contract_replay import (
     ACCEPTED,
     REPAIRED,
     after_rejection,
@@ -18,7 +18,7 @@ from reins.policies.contract_replay import (
     restored,
     revalidate,
 )
-from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, Reviewers
 from reins.schemas.delivery import DeliveryTasks
 from reins.schemas.tasklist import EXAMPLE_STRATEGY
 
@@ -123,6 +123,6 @@ def test_a_rejection_says_what_would_follow(recorded, says):
     ({"delivery.tasks": {"repair_calls": 1}}, "accepted"),  # another contract's repair is not this one's
 ])
 def test_the_recorded_label_reads_the_contracts_own_repairs(metrics, label):
-    from reins.policies.contract_replay import recorded_label
+    from reins.policies.audit.contract_replay import recorded_label
 
     assert recorded_label(metrics, "delivery.plan") == label

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from reins.policies.data_flow import FlowTool, TurnRecord, decide, provenance_lines, request_asks_for
-from reins.policies.provenance import names_a_thing, normalise, normalise_text, origin_of, sources_of
+from reins.policies.tools.data_flow import FlowTool, TurnRecord, decide, provenance_lines, request_asks_for
+from reins.policies.tools.provenance import names_a_thing, normalise, normalise_text, origin_of, sources_of
 from reins.schemas.flow_rules import FlowRules
 
 IBAN = "DE89 3704 0044 0532 0130 00"  # the standard documentation example

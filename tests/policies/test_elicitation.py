@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.elicitation import DECLINE, question_payload, server_reply
+from reins.policies.tools.elicitation import DECLINE, question_payload, server_reply
 
 ONE = {"type": "object", "properties": {"folder": {"type": "string"}}, "required": ["folder"]}
 FLAG = {"type": "object", "properties": {"sure": {"type": "boolean"}}}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.fallback import falls_back
-from reins.policies.retry import retry_after_s, retry_wait_s
+from reins.policies.models.fallback import falls_back
+from reins.policies.models.retry import retry_after_s, retry_wait_s
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,8 @@ from typing_extensions import TypedDict
 
 from reins.cli import main
 from reins.graphs import assistant, delivery_chain, tasklist_agent
-from reins.policies.guard_coverage import Edge, GraphShape, NodeDeclaration, check, declare
-from reins.policies.memory import check_lesson
+from reins.policies.audit.guard_coverage import Edge, GraphShape, NodeDeclaration, check, declare
+from reins.policies.assistant.memory import check_lesson
 from reins.runtime.execution.calls import inline, node
 from reins.runtime.execution.graph_shape import guard_coverage, shape_of
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.json_limits import MAX_JSON_DEPTH, JsonLimitError, check_json_value, json_depth, parse_json
+from reins.policies.text.json_limits import MAX_JSON_DEPTH, JsonLimitError, check_json_value, json_depth, parse_json
 
 
 def nested(depth: int) -> str:

@@ -1,8 +1,8 @@
-"""The re-ask's reason and the advisory note's fitting (policies.manager_reask), table-driven."""
+"""The re-ask's reason and the advisory note's fitting (policies.models.manager_reask), table-driven."""
 
 import pytest
 
-from reins.policies.manager_reask import (
+from reins.policies.models.manager_reask import (
     ADVISORY_BOUNDS,
     UNPARSED_ARGS,
     argument_issues,

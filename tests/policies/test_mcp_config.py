@@ -1,10 +1,10 @@
-"""policies/mcp_config.py: the MCP servers file, checked; names offered; server text made inert."""
+"""runtime/tools/mcp_config.py: the MCP servers file, checked; names offered; server text made inert."""
 
 from __future__ import annotations
 
 import pytest
 
-from reins.policies.mcp_config import (
+from reins.runtime.tools.mcp_config import (
     McpConfigError,
     ServerSpec,
     neutral,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.model_notice import fallback_warnings, model_changes, models_line
+from reins.policies.models.model_notice import fallback_warnings, model_changes, models_line
 
 
 @pytest.mark.parametrize(
@@ -72,6 +72,6 @@ def test_each_role_that_fell_back_gets_a_warning(fallbacks, primaries, warnings)
     ],
 )
 def test_model_switch_names_both_models_of_each_changed_role(started, now, line):
-    from reins.policies.model_notice import model_switch
+    from reins.policies.models.model_notice import model_switch
 
     assert model_switch(started, now) == line

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.persona import (
+from reins.policies.assistant.persona import (
     MAX_EXAMPLE_ANSWER_CHARS,
     MAX_EXAMPLE_REQUEST_CHARS,
     MAX_EXAMPLES,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.pipeline_reply import (
+from reins.policies.assistant.pipeline_reply import (
     BODY_LIMIT,
     SECTION_CHARS,
     TASKLIST_CHARS,
@@ -13,7 +13,7 @@ from reins.policies.pipeline_reply import (
     tasklist_outcome,
     tasklist_spent,
 )
-from reins.policies.slash_commands import pipeline_to_run
+from reins.policies.assistant.slash_commands import pipeline_to_run
 
 TASKS = "# v1 Tasklist\n\n- [ ] Step one\n- [ ] Step two"
 REPORT = (

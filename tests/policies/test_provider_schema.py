@@ -1,8 +1,8 @@
-"""The schema a provider is sent (policies.provider_schema), table-driven."""
+"""The schema a provider is sent (policies.models.provider_schema), table-driven."""
 
 import pytest
 
-from reins.policies.provider_schema import GRAMMAR_REPETITION_LIMIT, pattern_compiles, provider_schema, repetition_overruns
+from reins.policies.models.provider_schema import GRAMMAR_REPETITION_LIMIT, pattern_compiles, provider_schema, repetition_overruns
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from reins.policies.redaction import DEFAULT_LIMIT, REDACTED, redact, redact_mapping, truncate
+from reins.policies.text.redaction import DEFAULT_LIMIT, REDACTED, redact, redact_mapping, truncate
 
 # (case id, text, the secret part that must disappear)
 SECRETS = [
@@ -202,7 +202,7 @@ CASE_VARIANTS = [
 
 def test_gated_redaction_equals_running_every_pattern():
     """Patterns are skipped when their needles are absent; that is only sound if nothing changes."""
-    from reins.policies.redaction import _NEEDLES, PATTERN_NAMES, _redact_ungated
+    from reins.policies.text.redaction import _NEEDLES, PATTERN_NAMES, _redact_ungated
 
     assert set(_NEEDLES) == {"traceback", "traceback_frame", *PATTERN_NAMES}
     texts = [case[1] for case in SECRETS] + [case[1] for case in ORDINARY] + CASE_VARIANTS
@@ -217,7 +217,7 @@ def test_gated_redaction_equals_running_every_pattern():
 
 # ------------------------------------------------------------------------------ secrets by value
 
-from reins.policies.redaction import MIN_SECRET_CHARS, SecretValues, is_secret_name, secret_values  # noqa: E402
+from reins.policies.text.redaction import MIN_SECRET_CHARS, SecretValues, is_secret_name, secret_values  # noqa: E402
 
 SECRET_NAMES = [
     ("OPENAI_API_KEY", True),
@@ -277,7 +277,7 @@ def test_a_value_is_removed_before_a_pattern_can_cut_it_and_before_the_limit():
 
 
 def test_installed_values_apply_to_every_call_without_secrets():
-    from reins.policies.redaction import installed_secret_values, use_secret_values
+    from reins.policies.text.redaction import installed_secret_values, use_secret_values
 
     before = installed_secret_values()
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.replanning import CONTINUE, REPLAN, SKIP, decide_revision, merge_replan, trailing_failures
+from reins.policies.assistant.replanning import CONTINUE, REPLAN, SKIP, decide_revision, merge_replan, trailing_failures
 
 
 def run(step, ok):

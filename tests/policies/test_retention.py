@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from reins.policies.retention import (
+from reins.policies.assistant.retention import (
     check_prune_days,
     durability_for,
     graph_of,
@@ -135,6 +135,6 @@ def test_a_paused_call_is_resumed_with_its_fingerprint(fingerprint, possibly_ran
     ],
 )
 def test_closest_threads_for_a_mistyped_id(wanted, known, closest):
-    from reins.policies.retention import closest_threads
+    from reins.policies.assistant.retention import closest_threads
 
     assert closest_threads(wanted, known) == closest

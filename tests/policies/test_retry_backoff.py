@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.deadlines import backoff_budget_s
-from reins.policies.retry import backoff_s
+from reins.policies.models.deadlines import backoff_budget_s
+from reins.policies.models.retry import backoff_s
 
 
 @pytest.mark.parametrize(

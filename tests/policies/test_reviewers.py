@@ -1,4 +1,4 @@
-"""The reviewer table (policies/reviewers.py) and the rules that read it with a fourth reviewer."""
+"""The reviewer table (policies/delivery/reviewers.py) and the rules that read it with a fourth reviewer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 from tests.delivery.privacy_reviewer import FOUR, PRIVACY, PrivacyReview, privacy  # noqa: E402
 
-from reins.policies.delegation import (  # noqa: E402
+from reins.policies.delivery.delegation import (  # noqa: E402
     DEFAULT_POLICY,
     DelegationLedger,
     ProposedCall,
@@ -16,9 +16,9 @@ from reins.policies.delegation import (  # noqa: E402
     for_reviewers,
     validate_exact_reviewer_roles,
 )
-from reins.policies.delivery_report import narrative, render_delivery_report  # noqa: E402
-from reins.policies.review_bundle import build_review_bundle  # noqa: E402
-from reins.policies.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word, listed, reviewer_table  # noqa: E402
+from reins.policies.delivery.report import narrative, render_delivery_report  # noqa: E402
+from reins.policies.delivery.review_bundle import build_review_bundle  # noqa: E402
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word, listed, reviewer_table  # noqa: E402
 from reins.schemas.delivery import REVIEWER_ROLES, SupervisorPreDecision, pre_decision_schema  # noqa: E402
 from delivery_builders import boundary, general, risk  # noqa: E402
 

@@ -1,8 +1,8 @@
-"""The loop detector of streamed free text (policies.runaway_text), table-driven."""
+"""The loop detector of streamed free text (policies.models.runaway_text), table-driven."""
 
 import pytest
 
-from reins.policies.runaway_text import REPEATED_LINE, REPEATED_TOKEN, runaway
+from reins.policies.models.runaway_text import REPEATED_LINE, REPEATED_TOKEN, runaway
 
 DRAFT = "# v0.2.0 Tasklist\n\n## Goals\n" + "".join(f"- [ ] Task {n}: wire step {n} and test it\n" for n in range(40))
 TABLE = "| a | b |\n|---|---|\n" + "".join(f"| {n} | {n * n} |\n" for n in range(60))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from reins.policies.second_attempt import reask_temperature, repair_output_bound
+from reins.policies.models.second_attempt import reask_temperature, repair_output_bound
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.skill_drafts import check_draft_decision, draft_due, topic_key, topic_of
+from reins.policies.assistant.skill_drafts import check_draft_decision, draft_due, topic_key, topic_of
 
 OK = ("success", ["rate", "convert"])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.skills import (
+from reins.policies.assistant.skills import (
     BAD_FRONT_MATTER,
     DUPLICATE_NAME,
     INDEX_LINE_CHARS,

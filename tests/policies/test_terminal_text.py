@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.terminal_text import printable
+from reins.policies.text.terminal_text import printable
 
 CASES = [
     ("plain", "status: pass", "status: pass"),
@@ -57,6 +57,6 @@ def test_printable_is_idempotent_and_leaves_no_escape():
     ],
 )
 def test_wrapped_breaks_only_at_spaces(text, width, expected):
-    from reins.policies.terminal_text import wrapped
+    from reins.policies.text.terminal_text import wrapped
 
     assert wrapped(text, width) == expected

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reins.policies.text_tool_calls import TextToolCall, recover_text_tool_calls
+from reins.policies.models.text_tool_calls import TextToolCall, recover_text_tool_calls
 
 TOOLS = ("calculator", "clock", "http_get", "read_doc", "remember", "forget", "load_skill", "plan-subagent")
 Call = tuple[str, dict]

@@ -6,7 +6,7 @@ wire tests replay): bare JSON, one fenced block per reviewer, padding up to ``ma
 
 import pytest
 
-from reins.policies.text_tool_calls import TextToolCall, is_padding, recover_text_tool_calls
+from reins.policies.models.text_tool_calls import TextToolCall, is_padding, recover_text_tool_calls
 
 PLAN = ("plan-subagent",)
 REVIEW = ("review-subagent", "risk-subagent", "boundary-subagent")

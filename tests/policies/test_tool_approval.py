@@ -1,11 +1,11 @@
-"""policies/tool_approval.py: one approval trait per tool, from its declaration; an MCP server's
+"""policies/tools/approval.py: one approval trait per tool, from its declaration; an MCP server's
 annotations count only when the user trusts them."""
 
 from __future__ import annotations
 
 import pytest
 
-from reins.policies.tool_approval import APPROVALS, approval_for, approval_note, hint_read_only, mcp_approval, mcp_read_only
+from reins.policies.tools.approval import APPROVALS, approval_for, approval_note, hint_read_only, mcp_approval, mcp_read_only
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from reins.policies.tool_call_advice import ToolCallObservation, advise, manager_bound, speed_bound, tool_call_verdict
+from reins.policies.tools.call_advice import ToolCallObservation, advise, manager_bound, speed_bound, tool_call_verdict
 
 
 def seen(style, native=False, text=False, tokens=15, cut_off=False):

@@ -1,10 +1,10 @@
-"""policies/tool_calls.py: which calls run, pause or batch; what a decision or an answer may be."""
+"""policies/tools/calls.py: which calls run, pause or batch; what a decision or an answer may be."""
 
 from __future__ import annotations
 
 import pytest
 
-from reins.policies.tool_calls import (
+from reins.policies.tools.calls import (
     Decision,
     batch,
     question_allowed,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from reins.policies.tool_choice import structured_tool_choice, tool_turn_options
+from reins.policies.models.tool_choice import structured_tool_choice, tool_turn_options
 
 PLAN = ("plan-subagent",)
 REVIEW = ("review-subagent", "risk-subagent", "boundary-subagent")

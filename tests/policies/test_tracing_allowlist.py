@@ -1,6 +1,6 @@
 import pytest
 
-from reins.policies.tracing import TRACE_METADATA_ALLOWLIST, allowlisted_metadata
+from reins.policies.audit.tracing import TRACE_METADATA_ALLOWLIST, allowlisted_metadata
 from reins.runtime.config.tracing import run_config
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from reins.policies.truncation import is_truncated
+from reins.policies.text.truncation import is_truncated
 
 
 @pytest.mark.parametrize(

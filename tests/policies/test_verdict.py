@@ -2,12 +2,12 @@
 
 import pytest
 
-from reins.policies.check_act import NO_ROUND_REASONS, decide_check_act
-from reins.policies.delegation import PLAN_TOOL, ProposedCall, check_delegation, validate_exact_reviewer_roles
-from reins.policies.delivery_input import classify_delivery_input
-from reins.policies.http_access import check_url
-from reins.policies.loop_guards import STEP_LIMIT, STOP_MESSAGES, check_repeat, check_step_budget, detect_stall
-from reins.policies.tasklist_machine import Machine, Proposal, entry_action, guard, leads_to
+from reins.policies.assistant.check_act import NO_ROUND_REASONS, decide_check_act
+from reins.policies.delivery.delegation import PLAN_TOOL, ProposedCall, check_delegation, validate_exact_reviewer_roles
+from reins.policies.delivery.input import classify_delivery_input
+from reins.policies.tools.http_access import check_url
+from reins.policies.tools.loop_guards import STEP_LIMIT, STOP_MESSAGES, check_repeat, check_step_budget, detect_stall
+from reins.policies.tasklist.machine import Machine, Proposal, entry_action, guard, leads_to
 from reins.policies.verdict import ALLOWED, Verdict
 
 

@@ -15,8 +15,8 @@ from reins.graphs.assistant import build_graph as build_assistant
 from reins.graphs.delivery_chain import build_graph as build_delivery
 from reins.graphs.tasklist_agent import build_graph as build_tasklist
 from reins.nodes.delivery.context import DeliveryContext
-from reins.policies.delegation import DEFAULT_POLICY
-from reins.policies.delivery_input import check_review_timeout
+from reins.policies.delivery.delegation import DEFAULT_POLICY
+from reins.policies.delivery.input import check_review_timeout
 from reins.runtime.standins.scripted import ScriptedModel
 from tests.delivery.test_delivery_cli_runs import sqlite_env  # noqa: F401  the CLI in a fresh directory, SQLite checkpoints
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from reins.graphs.tasklist_agent import build_graph as build_tasklist
-from reins.policies.json_limits import MAX_JSON_DEPTH
+from reins.policies.text.json_limits import MAX_JSON_DEPTH
 from reins.runtime.standins.offline import OfflineModel
 from reins.runtime.standins.scripted import ScriptedModel
 from tests.wire.conftest import wire_models

@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from reins.cli import main
 from reins.graphs.tasklist_agent import ResumeError, resume_command
-from reins.policies.tasklist_plan import plan_reference
+from reins.policies.tasklist.plan import plan_reference
 from reins.runtime.persistence.checkpoint import strict_serializer
 from reins.runtime.config.paths import BUNDLED_DOCS
 from reins.runtime.resources import ResourceResolver
@@ -50,7 +50,7 @@ def test_a_megabyte_word_in_a_tasklist_request_is_read(word):
     ],
 )
 def test_uris_are_found_where_they_always_were(text, uris, goal):
-    from reins.policies.tasklist_plan import _uris_and_rest
+    from reins.policies.tasklist.plan import _uris_and_rest
 
     found, rest = _uris_and_rest(text)
     assert found == uris and " ".join(rest.split()) == goal

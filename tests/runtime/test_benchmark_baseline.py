@@ -6,7 +6,7 @@ from collections import Counter
 
 from reins.benchmarks.baseline import REQUIREMENT, ReplayModel, build_baseline_graph, record_delivery_run
 from reins.graphs.delivery_chain import build_graph
-from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 from reins.runtime.llm.models import ModelSet
 
 

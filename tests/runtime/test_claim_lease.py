@@ -15,7 +15,7 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.memory import InMemorySaver
 
-from reins.policies.claims import LEASE_S
+from reins.policies.tools.claims import LEASE_S
 from reins.runtime.execution.claim_holder import MACHINE, holder_record, process_seen, this_holder
 from reins.runtime.execution.dispatch import TakeClaim, claims_in, new_claim, observed
 from reins.runtime.execution.lease import Lease, Leased

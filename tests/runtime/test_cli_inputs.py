@@ -9,7 +9,7 @@ import json
 import pytest
 
 from reins.cli import main
-from reins.policies.model_notice import STAND_IN_NOTICE
+from reins.policies.models.model_notice import STAND_IN_NOTICE
 
 BANNER = "Show a banner when a user hits the request limit.\n\n- The banner names the time the limit resets.\n"
 

@@ -1,5 +1,5 @@
 """Escalation: a contract still invalid after its repair goes once to the role's escalation model,
-checked by the same schema; the rule itself (``reins.policies.escalation``) table-tested."""
+checked by the same schema; the rule itself (``reins.policies.models.escalation``) table-tested."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from reins.policies.escalation import escalation_allowed
+from reins.policies.models.escalation import escalation_allowed
 from reins.runtime.contracts import ContractError, ainvoke_contract, invoke_contract, invoke_text
 from reins.runtime.llm.escalation import escalated, escalation_label
 from reins.runtime.llm.models import ModelSet, model_set_from_settings

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.fallback import ModelEntry, ModelList, parse_model_entry, parse_model_list
+from reins.policies.models.fallback import ModelEntry, ModelList, parse_model_entry, parse_model_list
 from reins.runtime.llm.models import model_set_from_settings
 from reins.runtime.config.settings import Settings, SettingsError
 

@@ -8,7 +8,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from reins.runtime.config.context import ReinsContext, resolve_contract_mode, resolve_models
-from reins.policies.retry import is_retryable_status
+from reins.policies.models.retry import is_retryable_status
 from reins.runtime.llm.failures import is_retryable
 from reins.runtime.llm.models import ROLE_POLICIES, ModelSet, RolePolicy, model_set_from_settings
 from reins.runtime.standins.offline import OfflineModel

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from reins.graphs.assistant import build_graph as build_assistant
 from reins.graphs.delivery_chain import build_graph as build_delivery
 from reins.graphs.tasklist_agent import build_graph as build_tasklist
-from reins.policies.reviewers import DEFAULT_REVIEWERS
+from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 from reins.runtime.contracts.roles import CONTRACT_ROLES
 from reins.runtime.standins.fake_base import ModelCall
 from reins.runtime.llm.models import ModelSet

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reins.policies.provider_schema import repetition_overruns
+from reins.policies.models.provider_schema import repetition_overruns
 from reins.runtime.contracts.roles import CONTRACT_ROLES
 from reins.runtime.llm.model_calls import _json_schema, sent_schema, sent_tool
 from reins.runtime.tools.toolbox import default_registry

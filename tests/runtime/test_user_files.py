@@ -111,7 +111,7 @@ def test_a_persona_fifo_and_device_are_refused(tmp_path):
     ],
 )
 def test_an_mcp_configuration_file_is_refused_naming_the_variable_the_file_and_the_field(tmp_path, document, expected):
-    from reins.policies.mcp_config import McpConfigError
+    from reins.runtime.tools.mcp_config import McpConfigError
 
     path = Path("/dev/zero") if document is None else tmp_path / "mcp.json"
     if document is not None:

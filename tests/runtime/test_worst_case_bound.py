@@ -15,8 +15,8 @@ from pydantic import BaseModel
 from reins.cli import main
 from reins.evals.budget_fuzz_models import overloaded
 from reins.graphs.assistant import build_graph
-from reins.policies.replanning import MAX_REPLANS
-from reins.policies.run_budgets import assistant_turns
+from reins.policies.assistant.replanning import MAX_REPLANS
+from reins.policies.audit.run_budgets import assistant_turns
 from reins.runtime.execution.budget import BudgetExceeded, caps_from_env, used, worst_case
 from reins.runtime.execution.run_ledger import BudgetCapReached, run_ledger
 from reins.runtime.llm.models import ROLE_POLICIES, ModelSet

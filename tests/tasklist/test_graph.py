@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from reins.graphs.tasklist_agent import NODES, build_graph, graph as exported_graph
 from reins.nodes.tasklist.common import TasklistDeps
 from reins.nodes.tasklist.planning import read_optional_context
-from reins.policies.tasklist_machine import ENTRY, EXIT, edge_allowed
+from reins.policies.tasklist.machine import ENTRY, EXIT, edge_allowed
 from reins.runtime.llm.models import ModelSet
 from reins.runtime.standins.scripted import ScriptedModel
 from tests.tasklist.builders import (
@@ -60,7 +60,7 @@ def test_every_compiled_edge_is_a_transition_the_guard_table_allows():
 
 def test_every_action_of_the_table_is_one_guarded_node():
     from reins.nodes.tasklist.stages import STEPS
-    from reins.policies.tasklist_machine import ACTIONS
+    from reins.policies.tasklist.machine import ACTIONS
 
     assert list(NODES) == list(ACTIONS) and {step.action for step in STEPS} == set(ACTIONS)
     assert len(STEPS) == len(ACTIONS)  # each step listed once

@@ -13,7 +13,7 @@ import pytest
 from langgraph.types import Command
 
 from reins.graphs.tasklist_agent import ResumeError, pending_review, resume_command
-from reins.policies.tasklist_machine import MAX_STEPS_WITH_REVIEW
+from reins.policies.tasklist.machine import MAX_STEPS_WITH_REVIEW
 from langgraph.checkpoint.memory import InMemorySaver
 
 from reins.runtime.persistence.checkpoint import open_checkpointer, strict_serializer

@@ -1,4 +1,4 @@
-"""The state-machine guard, limits and routing (policies/tasklist_machine.py)."""
+"""The state-machine guard, limits and routing (policies/tasklist/machine.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from reins.policies.tasklist_machine import (
+from reins.policies.tasklist.machine import (
     MAX_STEPS,
     MAX_STEPS_WITH_REVIEW,
     leads_to,
@@ -291,7 +291,7 @@ def test_a_step_leads_only_to_its_outcomes(action, status, allowed):
 import itertools  # noqa: E402
 
 from reins.policies import tasklist_machine  # noqa: E402
-from reins.policies.tasklist_machine import (  # noqa: E402
+from reins.policies.tasklist.machine import (  # noqa: E402
     ROWS,
     STATUSES,
     Step,

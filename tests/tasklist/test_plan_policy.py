@@ -1,10 +1,10 @@
-"""Entry, extraction, readiness and allowed-action rules (policies/tasklist_plan.py)."""
+"""Entry, extraction, readiness and allowed-action rules (policies/tasklist/plan.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from reins.policies.tasklist_plan import (
+from reins.policies.tasklist.plan import (
     allowed_actions,
     assess_readiness,
     extract_plan,

@@ -13,9 +13,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from reins.cli import main
 from reins.graphs.tasklist_agent import build_graph
 from reins.nodes.replay import replay_thread
-from reins.policies.replay import parse_overrides
-from reins.policies.retention import run_status
-from reins.policies.tasklist_machine import counts_as_step
+from reins.policies.audit.replay import parse_overrides
+from reins.policies.assistant.retention import run_status
+from reins.policies.tasklist.machine import counts_as_step
 from reins.runtime.llm.models import ModelSet
 from reins.runtime.standins.offline import OfflineModel
 from reins.runtime.resources import ResourceResolver

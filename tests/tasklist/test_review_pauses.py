@@ -9,7 +9,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import TypeAdapter
 
-from reins.policies.tasklist_review import check_review_decision
+from reins.policies.tasklist.review import check_review_decision
 from reins.runtime.persistence.checkpoint import strict_serializer
 from reins.runtime.standins.scripted import ScriptedModel
 from reins.schemas.tasklist import (

@@ -1,17 +1,17 @@
-"""Warning disposition, revision effect, final decision and reviewer decisions (policies/tasklist_review.py)."""
+"""Warning disposition, revision effect, final decision and reviewer decisions (policies/tasklist/review.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from reins.policies.tasklist_review import (
+from reins.policies.tasklist.review import (
     check_review_decision,
     decide_warning_disposition,
     evaluate_revision_effect,
     final_decision_for,
     strategy_review_options,
 )
-from reins.policies.tasklist_structure import Finding, StructureValidation, score_for, status_for
+from reins.policies.tasklist.structure import Finding, StructureValidation, score_for, status_for
 from tests.tasklist.builders import STRATEGY
 
 

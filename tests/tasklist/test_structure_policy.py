@@ -1,10 +1,10 @@
-"""validate_tasklist_structure, issue ids, score and the enforced header (policies/tasklist_structure.py)."""
+"""validate_tasklist_structure, issue ids, score and the enforced header (policies/tasklist/structure.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from reins.policies.tasklist_structure import (
+from reins.policies.tasklist.structure import (
     DRAFT_STATUS_LINE,
     StructureValidation,
     enforce_header,

@@ -28,8 +28,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from reins.policies.loop_guards import call_signature
-from reins.policies.memory import keywords
+from reins.policies.tools.loop_guards import call_signature
+from reins.policies.assistant.memory import keywords
 from reins.runtime.standins.offline.bounds import limit
 from reins.runtime.standins.offline.framework import OfflineRequest, responder
 from reins.runtime.standins.offline.skill_rules import not_followed, read_rules, subject

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reins.policies.redaction import truncate
+from reins.policies.text.redaction import truncate
 from reins.runtime.standins.offline.bounds import limit
 from reins.schemas.delivery import DeliveryPlan, DeliveryTasks, GeneralReview
 

@@ -11,8 +11,8 @@ from langchain_core.language_models.base import LangSmithParams
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import ConfigDict, Field
 
-from reins.policies.json_limits import parse_json
-from reins.policies.redaction import truncate
+from reins.policies.text.json_limits import parse_json
+from reins.policies.text.redaction import truncate
 from reins.runtime.standins.fake_base import ModelCall, StandInChatModel
 from reins.runtime.llm.messages import message_text
 

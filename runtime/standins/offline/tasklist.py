@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reins.policies.tasklist_plan import section_items
-from reins.policies.tasklist_structure import RISKS_HEADING, split_steps
+from reins.policies.tasklist.plan import section_items
+from reins.policies.tasklist.structure import RISKS_HEADING, split_steps
 from reins.runtime.standins.offline.bounds import limit
 from reins.runtime.standins.offline.framework import OfflineRequest, one_line, responder
 from reins.schemas.tasklist import AskClarification, ProceedWithManualReviewItems, TasklistStrategy
