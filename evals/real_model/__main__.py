@@ -79,12 +79,19 @@ def run_real(tools: Path, only: set[str] | None, timeout_s: float) -> dict[str, 
 
 
 def merge(previous: dict[str, Any] | None, targets: list[dict[str, Any]]) -> dict:
-    """The new targets replace those of the same kind; the others of an earlier result are kept (each
-    target carries the machine and the time it was measured on)."""
-    kept = [t for t in (previous or {}).get("targets", []) if t["kind"] not in {t2["kind"] for t2 in targets}]
+    """The new targets replace those of the same kind, run by run: a run measured now replaces its earlier
+    measurement, a run not re-run (``--only``) keeps its earlier one (each run carries the time and the load
+    it was measured at); targets of another kind are kept whole."""
+    earlier = {t["kind"]: t for t in (previous or {}).get("targets", [])}
+    merged = []
+    for target in targets:
+        fresh = {run["id"] for run in target["runs"]}
+        kept = [run for run in earlier.pop(target["kind"], {}).get("runs", []) if run["id"] not in fresh]
+        ids = [run.id for run in plan()]
+        runs = sorted(target["runs"] + kept, key=lambda r: ids.index(r["id"]) if r["id"] in ids else len(ids))
+        merged.append({**target, "runs": runs})
     order = {REAL: 0, STANDIN: 1}
-    merged = sorted(kept + targets, key=lambda t: order.get(t["kind"], 2))
-    return {"schema": 1, "targets": merged}
+    return {"schema": 1, "targets": sorted([*earlier.values(), *merged], key=lambda t: order.get(t["kind"], 2))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,9 +123,13 @@ def main(argv: list[str] | None = None) -> int:
         except (ObtainError, RuntimeError) as exc:
             print(f"real-model run: {exc}", file=sys.stderr)
             return 2
+    measured_at = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     for target in targets:
-        target["measured_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        target["measured_at"] = measured_at
         target["machine"] = machine(load_before)
+        for run in target["runs"]:
+            run["measured_at"] = measured_at
+            run["load_average"] = target["machine"]["load_average_at_start"]
     previous = json.loads(args.result.read_text()) if args.result.exists() else None
     result = merge(previous, targets)
     args.result.parent.mkdir(parents=True, exist_ok=True)

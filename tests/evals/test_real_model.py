@@ -286,3 +286,23 @@ def test_a_delivery_run_through_the_proxy_is_counted_by_the_server_and_by_reins(
     assert result.server["prompt_tokens"] == 100 * requests  # what the stub reported, summed
     assert result.reins["reasks"] == 0 and not result.key_shown and not result.traceback_shown
     assert len(result.responses) == requests
+
+
+def _target(kind: str, *runs: tuple[str, str]) -> dict:
+    return {"kind": kind, "label": kind, "runs": [{"id": run_id, "status": status} for run_id, status in runs]}
+
+
+def test_a_partial_run_replaces_only_the_runs_it_measured():
+    from reins.evals.real_model.__main__ import merge
+
+    earlier = {"schema": 1, "targets": [
+        _target("llama.cpp", ("chat-calculator", "tool_ok"), ("tasklist-v0.2.0-ready", "paused"),
+                ("deliver-request-limit-banner", "pass")),
+        _target("standin", ("chat-calculator", "tool_ok")),
+    ]}
+    merged = merge(earlier, [_target("llama.cpp", ("tasklist-v0.2.0-ready", "final"))])
+    real, standin = merged["targets"]
+    assert [(r["id"], r["status"]) for r in real["runs"]] == [
+        ("chat-calculator", "tool_ok"), ("tasklist-v0.2.0-ready", "final"), ("deliver-request-limit-banner", "pass")]
+    assert standin == earlier["targets"][1]
+    assert [t["kind"] for t in merge(None, [_target("standin"), _target("llama.cpp")])["targets"]] == ["llama.cpp", "standin"]
