@@ -22,7 +22,6 @@ from langgraph.runtime import Runtime
 
 from reins.nodes.assistant.approval import approve, ask, ask_for_server
 from reins.nodes.assistant.context import AssistantContext
-from reins.nodes.assistant.data_flow import execution_of, pause_details
 from reins.nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from reins.nodes.assistant.executor import approval_of, tool_label
 from reins.nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
@@ -30,6 +29,7 @@ from reins.policies.assistant.answer_check import assign_plan_step
 from reins.policies.tools.approvals import IDEMPOTENCY_META, call_fingerprint, idempotency_key
 from reins.policies.assistant.replanning import active_steps
 from reins.policies.tools.calls import should_dispatch_again
+from reins.policies.tools.gate import execution_of, pause_details
 from reins.runtime.tools.mcp_tools import SESSIONS
 from reins.runtime.tools.registry import RegisteredTool
 from reins.runtime.execution.run_ledger import CAP_CODE, BudgetCapReached
