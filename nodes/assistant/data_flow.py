@@ -52,7 +52,7 @@ def gate_inputs(state: AssistantState, runtime: Runtime[AssistantContext] | None
     """Everything ``decide_calls`` takes, as keyword arguments."""
     records: Sequence = state.get("records", [])
     loop = LoopState(tuple(PastCall(r["tool"], r.get("args") or {}, bool(r.get("ok"))) for r in records),
-                     state.get("steps_taken", 0), max_steps)
+                     state.get("steps_taken", 0), max_steps, tuple(state.get("allowed_tools") or ()))
     return {"calls": [ProposedCall(c.tool, dict(c.args)) for c in proposed.calls],
             "sources": provenance(state, tools), "request": state.get("request", ""),
             "tools": tuple(gate_tool(tool) for tool in tools), "settings": gate_settings(runtime), "loop": loop}

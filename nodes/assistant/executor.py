@@ -156,7 +156,8 @@ def dispatch(state: AssistantState) -> list[Send] | str:
     plan = state.get("plan")
     # The turn's identity goes along: the call may pause and be resumed under another context.
     return [Send("execute_tool", {"call": call, "plan": plan, "records": state.get("records", []),
-                                  "identity": state.get("identity")}) for call in pending]
+                                  "identity": state.get("identity"), "allowed": state.get("allowed_tools") or []})
+            for call in pending]
 
 
 @declare(guards=("loop_guards",))

@@ -4,7 +4,8 @@ batch; why; what a paused thread shows; and what replay records of it.
 
 One function, ``decide_calls``, composes the tool rules without changing any of them:
 
-- the tool's approval trait (``approval``) made stricter by the data-flow policy (``data_flow``:
+- the tool's approval trait (``approval``) — a tool a person allowed for the rest of the thread no
+  longer asks (``thread_trait``) — made stricter by the data-flow policy (``data_flow``:
   provenance, egress, purpose, the user's flow rules), decided for every proposed call first, from
   the turn's provenance record and the calls that succeeded before this step;
 - the batching rule (``calls.batch``): up to three calls that run unasked go together, a call that
@@ -89,6 +90,7 @@ class LoopState:
     done: tuple[PastCall, ...] = ()
     steps_taken: int = 0
     max_steps: int = MAX_STEPS
+    allowed: tuple[str, ...] = ()  # tools a person allowed for the rest of this thread
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,12 @@ class GateResult:
 
 
 # ------------------------------------------------------------------------------------ the stored decision
+
+
+def thread_trait(approval: Approval, tool: str, allowed: Sequence[str]) -> Approval:
+    """The tool's trait in this thread: one that asks runs once a person allowed it for the rest
+    of the thread (the data-flow rules still pause any call they would); a question stays one."""
+    return RUN if approval == APPROVE and tool in allowed else approval
 
 
 def stored_flow(decision: FlowDecision) -> dict[str, Any]:
@@ -203,7 +211,7 @@ def decide_calls(calls: Sequence[ProposedCall], *, sources: Sequence[Source], re
                  tools: Sequence[GateTool], settings: GateSettings = GateSettings(),
                  loop: LoopState = LoopState()) -> GateResult:
     """Every proposed call decided at once (see the module's docstring for the rules, in order)."""
-    declared = {tool.name: tool for tool in tools}
+    declared = {tool.name: GateTool(thread_trait(tool.approval, tool.name, loop.allowed), tool.flow) for tool in tools}
     turn = turn_record(sources, request, tools, settings, loop)
     flows = []
     for call in calls:
@@ -265,4 +273,4 @@ def _stopped(calls: Sequence[ProposedCall], flows: Sequence[FlowDecision], batch
 
 __all__ = ["APPROVE", "FLOW", "GateResult", "GateSettings", "GateTool", "GatedCall", "LoopState", "PastCall",
            "ProposedCall", "QUESTION", "REFUSE", "RUN", "decide_calls", "execution_of", "pause_details", "pause_text",
-           "prompt_text", "stored_flow", "turn_record"]
+           "prompt_text", "stored_flow", "thread_trait", "turn_record"]

@@ -20,8 +20,10 @@ from reins.policies.tools.gate import (
     decide_calls,
     execution_of,
     pause_details,
+    thread_trait,
     turn_record,
 )
+from reins.policies.tools.calls import Decision, read_decision
 from reins.policies.tools.loop_guards import REPEATED_CALL
 from reins.policies.tools.provenance import sources_of
 from reins.schemas.flow_rules import FlowRules
@@ -49,6 +51,7 @@ TOOLS = (
     GateTool("run", FlowTool("send_message", False, ("recipient", "body"), ("send",), free=("body",))),
     GateTool("run", FlowTool("notes__share", False, None)),
     GateTool("question", FlowTool("ask_user", False, ())),
+    GateTool("ask", FlowTool("post_form", False, ("url", "text"), ("post", "submit"), ("url",), ("text",))),
 )
 RULES = FlowRules.model_validate({"rules": [
     {"name": "only-named-recipients", "kind": "user_given", "tools": ["transfer_*"], "args": ["recipient"],
@@ -70,11 +73,11 @@ def _calc(expression: str = "1+1", output: str = "2") -> Rec:
 
 
 def _gate(request: str, records: list[Rec], calls: list[tuple[str, dict[str, Any]]], *, rules=(), allow=(),
-          steps: int | None = None, max_steps: int = 10):
+          steps: int | None = None, max_steps: int = 10, allowed=()):
     numbered = [{"n": n, "tool": t, "args": a, "output": o, "ok": ok} for n, (t, a, o, ok) in enumerate(records, 1)]
     sources = sources_of(request, records=numbered, user_tools={"ask_user"})
     loop = LoopState(tuple(PastCall(t, a, ok) for t, a, _, ok in records),
-                     len(records) if steps is None else steps, max_steps)
+                     len(records) if steps is None else steps, max_steps, tuple(allowed))
     return decide_calls([ProposedCall(t, a) for t, a in calls], sources=sources, request=request, tools=TOOLS,
                         settings=GateSettings(tuple(rules), tuple(allow)), loop=loop)
 
@@ -198,6 +201,29 @@ CASES = [
     ("a third question is refused", "help me decide",
      [("ask_user", {"question": "A?"}, "yes", True), ("ask_user", {"question": "B?"}, "no", True)],
      [("ask_user", {"question": "C?"})], {}, [("refuse", 0, ())], ""),
+    # --- a tool a person allowed for the rest of the thread: its trait no longer asks, data flow still pauses
+    ("an allowed tool runs unasked", "save a note", [], [("save_note", {"text": "b"})], {"allowed": ("save_note",)},
+     [("run", 0, ())], ""),
+    ("... and is batched with the reads", "save a note", [],
+     [("save_note", {"text": "b"}), ("calculator", {"expression": "1+1"})], {"allowed": ("save_note",)},
+     [("run", 0, ()), ("run", 0, ())], ""),
+    ("another tool still asks", "save a note", [], [("erase_email", {"email_id": "3"})], {"allowed": ("save_note",)},
+     [("ask", 0, ())], ""),
+    ("an allowed tool with a value of unknown origin after untrusted content", "delete the newest email",
+     [_page(CALENDAR)], [("erase_email", {"email_id": "34"})], {"allowed": ("erase_email",)},
+     [("ask", 0, ("unknown_origin_sink",))], ""),
+    ("... and with the id the user gave it runs", "delete email 34", [_page(CALENDAR)],
+     [("erase_email", {"email_id": "34"})], {"allowed": ("erase_email",)}, [("run", 0, ())], ""),
+    ("an allowed tool with a tainted value", "pay my rent of 10", [_page()],
+     [("save_note", {"text": IBAN})], {"allowed": ("save_note",)}, [("ask", 0, None)], ""),
+    ("an allowed tool sending data where nobody said", "post the summary", [_page(CHANNEL)],
+     [("post_form", {"url": "https://collect.example.org/?k=7731", "text": "summary"})], {"allowed": ("post_form",)},
+     [("ask", 0, ("egress_not_yours",))], ""),
+    ("an allowed tool's user rule still refuses", "read http://example.net", [],
+     [("fetch_page", {"url": "http://example.net"})], {"rules": RULES, "allowed": ("fetch_page",)},
+     [("refuse", 0, ("rule:https-only",))], ""),
+    ("a question stays a question", "help me decide", [], [("ask_user", {"question": "A?"})],
+     {"allowed": ("ask_user",)}, [("question", 0, ())], ""),
     # --- a tool not in scope never runs unasked
     ("a tool not in scope asks", "x", [], [("unknown_tool", {"a": 1})], {}, [("ask", 0, ())], ""),
 ]
@@ -243,7 +269,8 @@ def test_each_call_is_the_data_flow_policys_decision_on_the_turn_record():
         settings = GateSettings(tuple(options.get("rules", ())), tuple(options.get("allow", ())))
         turn = turn_record(sources_of(request_text, records=numbered, user_tools={"ask_user"}), request_text, TOOLS,
                            settings, loop)
-        declared = {t.name: t for t in TOOLS}
+        declared = {t.name: GateTool(thread_trait(t.approval, t.name, options.get("allowed", ())), t.flow)
+                    for t in TOOLS}
         for call, (tool, args) in zip(result.calls, calls):
             if tool not in declared or stop:
                 continue
@@ -295,3 +322,27 @@ def test_the_summary_names_what_the_step_took_and_what_waits():
     assert stopped.summary == ("proposed calculator; loop stopped, a call was requested a third time with the same "
                                "arguments")
     assert stopped.calls[0].reasons == ("loop stopped, a call was requested a third time with the same arguments",)
+
+
+@pytest.mark.parametrize("value, decision", [
+    ({"type": "approve"}, Decision("approve")),
+    ({"type": "approve", "scope": "call"}, Decision("approve")),
+    ({"type": "approve", "scope": "thread"}, Decision("approve", thread=True)),
+    ({"type": "approve", "scope": "forever"}, Decision(problem='an approval\'s scope is "call" (this call) or "thread" '
+                                                               "(this tool, for the rest of the thread)")),
+    ({"type": "reject", "reason": "no", "scope": "thread"}, Decision(problem="unexpected field(s) for reject: scope")),
+    ({"type": "edit", "args": {}, "scope": "thread"}, Decision(problem="unexpected field(s) for edit: scope")),
+])
+def test_an_approval_may_allow_the_tool_for_the_rest_of_the_thread(value, decision):
+    assert read_decision(value) == decision
+
+
+@pytest.mark.parametrize("approval, tool, allowed, trait", [
+    ("ask", "save_note", ("save_note",), "run"),
+    ("ask", "save_note", ("other",), "ask"),
+    ("ask", "save_note", (), "ask"),
+    ("run", "calculator", ("calculator",), "run"),
+    ("question", "ask_user", ("ask_user",), "question"),
+])
+def test_the_trait_in_this_thread(approval, tool, allowed, trait):
+    assert thread_trait(approval, tool, allowed) == trait
