@@ -98,7 +98,8 @@ _RECOVERY_WORDS = {"r": "run_again", "run": "run_again", "m": "mark_done", "mark
 
 
 def _decision(line: str, payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
-    """A typed answer to an approval: y / n <reason> / e (the arguments, or the skill draft, in
+    """A typed answer to an approval: y / a (yes, and allow the tool for the rest of the chat; the
+    data-flow rules still pause) / n <reason> / e (the arguments, or the skill draft, in
     ``$VISUAL`` / ``$EDITOR``) / e <json> / a JSON decision; to a call that may have run: r(un
     again) / m(ark done) / s(kip). None when input ends in the editor."""
     from reins.cli.tasklist import edit_json
@@ -112,6 +113,8 @@ def _decision(line: str, payload: Mapping[str, Any], ask: Callable[[str], str]) 
         return {"type": _RECOVERY_WORDS.get(word.lower(), text)}
     if word.lower() in ("y", "yes", "approve"):
         return {"type": "approve"}
+    if word.lower() in ("a", "allow") and kind == "tool_approval":  # this tool, for the rest of the chat
+        return {"type": "approve", "scope": "thread"}
     if word.lower() in ("n", "no", "reject"):
         return {"type": "reject", "reason": rest.strip() or "declined in the terminal"}
     if word.lower() in ("e", "edit"):
@@ -131,7 +134,7 @@ def ask_pause(payload: Mapping[str, Any], ask: Callable[[str], str]) -> Any:
         return None
     prompt = {"question": "answer> ", "possibly_ran": "[r]un again / [m]ark done / [s]kip: ",
               "skill_draft": "keep this skill? [y]es / [n]o <reason> / [e]dit: "}.get(
-        str(payload.get("kind")), "approve? [y]es / [n]o <reason> / [e]dit: ")
+        str(payload.get("kind")), "approve? [y]es / [a]llow in this chat / [n]o <reason> / [e]dit: ")
     while True:
         try:
             line = ask(prompt)

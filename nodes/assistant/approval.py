@@ -90,6 +90,7 @@ class Approval:
     ok: bool = False
     failure: str = ""
     lease: Lease | None = None
+    thread: bool = False  # approved for the rest of the thread too
 
 
 def _lease(where: tuple[Any, dict[str, Any]] | None, fingerprint: str, claim: Claim) -> Lease | None:
@@ -97,7 +98,7 @@ def _lease(where: tuple[Any, dict[str, Any]] | None, fingerprint: str, claim: Cl
 
 
 def _taken(decision_kind: str, reason: str, run_args: dict[str, Any], latest: Claim | None,
-           lease: Lease | None = None) -> Approval:
+           lease: Lease | None = None, thread: bool = False) -> Approval:
     note = _NOTES.get(decision_kind, decision_kind)
     if decision_kind == "reject":
         return Approval(None, note, rejection_observation(reason), failure="rejected")
@@ -105,7 +106,9 @@ def _taken(decision_kind: str, reason: str, run_args: dict[str, Any], latest: Cl
         observation = recovery_observation(decision_kind, latest)
         return Approval(None, note, observation, ok=decision_kind == "mark_done",
                         failure="" if decision_kind == "mark_done" else "skipped")
-    return Approval(run_args, note, lease=lease)
+    if thread:
+        note += "; allowed for the rest of this thread"
+    return Approval(run_args, note, lease=lease, thread=thread)
 
 
 def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
@@ -126,7 +129,7 @@ def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
         latest = open_claim(claims)
         if running and latest is not None:
             return _taken(decision.kind, decision.reason, dict(latest.args or {}), None,
-                          _lease(where, fingerprint, latest))
+                          _lease(where, fingerprint, latest), decision.thread)
         problem = refusal(decision.kind, claims, tool.name)
         if problem and latest is not None:
             raise DecisionTaken(problem)
@@ -137,7 +140,8 @@ def approve(tool: RegisteredTool, args: dict[str, Any], config: RunnableConfig,
         claim = new_claim(next_attempt(claims), claim_kind(decision.kind), tool.name, run_args)
         if where and not (yield TakeClaim(*where, fingerprint, claim)):
             raise DecisionTaken(already_taken(tool.name, open_claim((yield ReadClaims(*where, fingerprint))) or claim))
-        return _taken(decision.kind, decision.reason, run_args, latest, _lease(where, fingerprint, claim))
+        return _taken(decision.kind, decision.reason, run_args, latest, _lease(where, fingerprint, claim),
+                      decision.thread)
 
 
 def ask_for_server(question: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,10 +4,10 @@ how, the runtime runs them and records the observations.
 ``propose_step`` reads the model's turn (a turn without a native call whose text is exactly calls to
 the offered tools counts as those calls, as in the delivery manager; ``REINS_TEXT_TOOL_CALLS``): a
 malformed call (``invalid_tool_calls``, an unknown tool,
-arguments that break the tool's schema) comes back as one observation of ``{path, code}`` pairs; a
-valid one passes the loop guards (budget and repeat count every call) and the batching rule (up to
-three read-only calls together, a pausing call alone). ``observe`` records what the calls gave,
-in order, once they all finished.
+arguments that break the tool's schema) comes back as one observation of ``{path, code}`` pairs;
+valid ones go once through the call gate (``reins.policies.tools.gate``: approval, data flow, batch,
+repeats, the question limit, the pause text, the replay record) and its answer becomes the step's
+state. ``observe`` records what the calls gave, in order, once they all finished.
 """
 
 from __future__ import annotations
@@ -22,25 +22,15 @@ from pydantic import ValidationError
 
 from reins.nodes.assistant.check_act import max_steps
 from reins.nodes.assistant.context import AssistantContext
-from reins.nodes.assistant.data_flow import (FLOW, execution_of, flow_decision, flow_inputs, flow_records, pause_text,
-                                       stored, turn_record)
+from reins.nodes.assistant.data_flow import gate_inputs
 from reins.nodes.assistant.deps import AssistantDeps, progress_for
 from reins.nodes.assistant.prompts import step_messages
 from reins.nodes.assistant.state import AssistantState, NodeSteps, PendingCall, ToolRecord, Update, traced
-from reins.policies.tools.loop_guards import (
-    MAX_STEPS,
-    REPEATED_CALL,
-    STEP_LIMIT,
-    call_signature,
-    check_repeat,
-    check_step_budget,
-    detect_stall,
-)
+from reins.policies.tools.gate import GateResult, decide_calls
+from reins.policies.tools.loop_guards import MAX_STEPS, STEP_LIMIT, check_step_budget, detect_stall
 from reins.policies.text.redaction import redact
 from reins.policies.tools.approval import Approval
-from reins.policies.tools.calls import batch, question_allowed
 from reins.runtime.execution.calls import ToolTurn
-from reins.runtime.tools.chat_tools import ASK_USER
 from reins.runtime.llm.messages import with_text_tool_calls
 from reins.runtime.tools.registry import OFFERED_NAME, ScopedTools
 from reins.runtime.execution.run_ledger import CAP_CODE, BudgetCapReached
@@ -95,7 +85,8 @@ def tool_label(name: object) -> str:
 def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, deps: AssistantDeps) -> NodeSteps:
     steps_taken = state.get("steps_taken", 0)
     number = steps_taken + 1
-    budget = check_step_budget(steps_taken, max_steps(state))
+    limit = max_steps(state)
+    budget = check_step_budget(steps_taken, limit)
     if not budget.allowed and state.get("intent") == "SIMPLE_TOOL":  # its one call is done; not a stop
         return {"pending_calls": []}
     tools = deps.tools_for(runtime)
@@ -112,77 +103,49 @@ def propose_step(state: AssistantState, runtime: Runtime[AssistantContext], *, d
         message, recovered = outcome.value, None
         if models.text_tool_calls == "recover":
             recovered = with_text_tool_calls(message, [tool.name for tool in offered])
-        update, step.summary = _proposal(state, recovered or message, tools, *flow_inputs(runtime))
+        update, step.summary = _proposal(state, recovered or message, tools, runtime, limit)
         if recovered:
             step.summary += " (written as text)"
     return {**update, "trace": traced(state, step.trace(recovered_from_text=True if recovered else None))}
 
 
-def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools, rules: tuple = (),
-              allow_list: tuple[str, ...] = ()) -> tuple[Update, str]:
-    """What the loop does with the model's tool-calling turn, and a summary of what and why."""
+def _proposal(state: AssistantState, message: AIMessage, tools: ScopedTools, runtime: Runtime[AssistantContext] | None,
+              limit: int) -> tuple[Update, str]:
+    """What the loop does with the model's tool-calling turn, and a summary of what and why: a
+    malformed turn is one observation; valid calls go through the call gate once."""
     records = state.get("records", [])
     steps_taken = state.get("steps_taken", 0)
-    first = len(records) + 1
     issues = malformed_issues(message, tools)
     if issues:  # one observation for the model, within the budget
         names = [str(c.get("name", ""))[:64] for c in [*message.tool_calls, *(message.invalid_tool_calls or [])]]
         available = ", ".join(t.name for t in tools if t.runnable or t.asks_user)
         error = f"{MALFORMED}: {json.dumps(issues, ensure_ascii=False)}; available tools: {available}"
-        call: PendingCall = {"tool": names[0] if names else "", "args": {}, "error": error, "n": first}
+        call: PendingCall = {"tool": names[0] if names else "", "args": {}, "error": error, "n": len(records) + 1}
         return {"pending_calls": [call], "steps_taken": steps_taken + 1}, f"{MALFORMED}: {len(issues)} issue(s)"
     proposed = parse_step(message)
     if proposed.finished:
         return {"pending_calls": []}, "the model made no tool call (done)"
-    calls = list(proposed.calls)
-    remaining = max_steps(state) - steps_taken
-    # Where each sink value came from may make a call pause (or a rule refuse it): decided before batching.
-    turn = turn_record(state, tools, rules, allow_list=allow_list)
-    flows = [flow_decision(approval_of(tools, c.tool), tools.get(c.tool), c.args, turn) for c in calls]
-    count = min(batch(["ask" if f.execution == "refuse" else f.execution for f in flows]), remaining)
-    chosen, summary = calls[:count], f"proposed {', '.join(c.tool for c in calls[:count])}"
-    if len(calls) > count:
-        summary += f"; {len(calls) - count} more call(s) left for later steps"
-    signatures = [call_signature(r["tool"], r["args"]) for r in records]
+    gate = decide_calls(**gate_inputs(state, runtime, tools, proposed, limit))
+    return gated_update(state, gate), gate.summary
+
+
+def gated_update(state: AssistantState, gate: GateResult) -> Update:
+    """The gate's answer as state: the calls this step takes (a refused one with its observation),
+    their replay records, and what a paused thread shows."""
+    if gate.stop_reason:
+        return {"pending_calls": [], "stop_reason": gate.stop_reason}
     pending: list[PendingCall] = []
-    asked = sum(1 for r in records if r["tool"] == ASK_USER)
-    for offset, call in enumerate(chosen):
-        signature = call_signature(call.tool, call.args)
-        if not check_repeat(signatures, signature).allowed:
-            summary += "; loop stopped, a call was requested a third time with the same arguments"
-            return {"pending_calls": [], "stop_reason": REPEATED_CALL}, summary
-        signatures.append(signature)
-        item: PendingCall = {"tool": call.tool, "args": dict(call.args), "n": first + offset}
-        item[FLOW] = stored(flows[offset])  # type: ignore[literal-required]
-        if flows[offset].execution == "refuse":
-            item["error"] = "refused: " + "; ".join(flows[offset].reasons)
-        if call.tool == ASK_USER:
-            if not question_allowed(asked):
-                item["error"] = "question limit reached: at most 2 questions per turn; answer with what you have"
-            asked += 1
+    for call in gate.now:
+        item: PendingCall = {"tool": call.tool, "args": dict(call.args), "n": call.n or 0, "flow": dict(call.flow)}
+        if call.error:
+            item["error"] = call.error
         pending.append(item)
-    update: Update = {"pending_calls": pending, "steps_taken": steps_taken + len(pending)}
-    update["flow_log"] = [*state.get("flow_log", []), *flow_records(pending, tools, flows)]  # for replay
-    shown = [pause_message(item, tools) for item in pending if "error" not in item]
-    if any(shown):  # a call that pauses: what it waits for is the thread's last message (Studio, the SDK)
-        update["messages"] = [AIMessage(content=text) for text in shown if text]
-    return update, summary
-
-
-def pause_message(call: PendingCall, tools: ScopedTools) -> str:
-    """What a paused thread shows a person: ask_user's question, or the call waiting for approval;
-    "" for a call that runs without asking."""
-    approval = execution_of(call, approval_of(tools, call["tool"]))  # the data-flow hook may ask
-    if approval == "question":
-        options = call["args"].get("options") or []
-        listed = "".join(f"\n{number}. {option}" for number, option in enumerate(options, 1))
-        return f"{call['args'].get('question', '')}{listed}"
-    if approval == "ask":
-        arguments = json.dumps(call["args"], ensure_ascii=False)
-        text = f"Before I run {call['tool']} with {arguments}, I need your approval: approve, reject or edit."
-        details = pause_text(call)
-        return f"{text}\n{details}" if details else text
-    return ""
+    update: Update = {"pending_calls": pending, "steps_taken": state.get("steps_taken", 0) + len(pending)}
+    update["flow_log"] = [*state.get("flow_log", []), *(dict(c.replay or {}) for c in gate.now)]  # for replay
+    shown = [call.prompt for call in gate.now if call.prompt]
+    if shown:  # a call that pauses: what it waits for is the thread's last message (Studio, the SDK)
+        update["messages"] = [AIMessage(content=text) for text in shown]
+    return update
 
 
 def dispatch(state: AssistantState) -> list[Send] | str:
@@ -193,7 +156,8 @@ def dispatch(state: AssistantState) -> list[Send] | str:
     plan = state.get("plan")
     # The turn's identity goes along: the call may pause and be resumed under another context.
     return [Send("execute_tool", {"call": call, "plan": plan, "records": state.get("records", []),
-                                  "identity": state.get("identity")}) for call in pending]
+                                  "identity": state.get("identity"), "allowed": state.get("allowed_tools") or []})
+            for call in pending]
 
 
 @declare(guards=("loop_guards",))

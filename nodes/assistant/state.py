@@ -102,6 +102,11 @@ class Observed(TypedDict):
     trace: TraceRecord
 
 
+def allow_more(left: list[str] | None, right: list[str] | None) -> list[str]:
+    """Tools allowed for the rest of the thread: each approval with ``"scope": "thread"`` adds one."""
+    return list(dict.fromkeys([*(left or []), *(right or [])]))
+
+
 def gather(left: list[Observed] | None, right: list[Observed] | None) -> list[Observed]:
     """Parallel calls add their observations; ``None`` empties the list once they are recorded."""
     return [] if right is None else [*(left or []), *right]
@@ -206,6 +211,7 @@ class AssistantState(AssistantOutput, total=False):
     flow_log: list[FlowRecord]  # every let-through call's execution this turn: what a replay re-decides
     flow_turns: list[FlowTurn]  # the earlier turns' flow logs (kept across turns, the latest 50)
     identity: TurnIdentity  # who the turn acts for, kept across a pause (nodes/assistant/identity.py)
+    allowed_tools: Annotated[list[str], allow_more]  # tools a person allowed for the rest of the thread (kept)
     observed: Annotated[list[Observed], gather]
     draft: Answer | None
     answer_from_contract: bool  # the draft is the answer contract's output (not the runtime's fallback)

@@ -22,7 +22,6 @@ from langgraph.runtime import Runtime
 
 from reins.nodes.assistant.approval import approve, ask, ask_for_server
 from reins.nodes.assistant.context import AssistantContext
-from reins.nodes.assistant.data_flow import execution_of, pause_details
 from reins.nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from reins.nodes.assistant.executor import approval_of, tool_label
 from reins.nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
@@ -30,6 +29,7 @@ from reins.policies.assistant.answer_check import assign_plan_step
 from reins.policies.tools.approvals import IDEMPOTENCY_META, call_fingerprint, idempotency_key
 from reins.policies.assistant.replanning import active_steps
 from reins.policies.tools.calls import should_dispatch_again
+from reins.policies.tools.gate import execution_of, pause_details, thread_trait
 from reins.runtime.tools.mcp_tools import SESSIONS
 from reins.runtime.tools.registry import RegisteredTool
 from reins.runtime.execution.run_ledger import CAP_CODE, BudgetCapReached
@@ -86,9 +86,10 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
     with recorded_step(progress_for(runtime), f"tool-{number}", f"Tool step {number}: {label}") as step:
         # A call whose tool is gone (its server did not start again after a restart) is an observation too.
         result = CallResult(False, call.get("error") or f"{label} is not available any more")
-        dispatches, note = 0, ""
+        dispatches, note, allowed = 0, "", False
         if not call.get("error") and tool is not None:
-            approval = execution_of(call, approval_of(tools, tool.name))  # the data-flow hook may ask
+            trait = thread_trait(approval_of(tools, tool.name), tool.name, task.get("allowed") or ())
+            approval = execution_of(call, trait)  # the data-flow decision may ask
             if approval == "question":
                 result, note = CallResult(True, ask(args)), "answered by the user"
             else:
@@ -96,6 +97,7 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
                 taken = ((yield from approve(tool, args, config, pause_details(call), running=running))
                          if approval == "ask" else None)
                 note = taken.note if taken else ""
+                allowed = bool(taken and taken.thread)
                 if taken is not None and taken.args is None:
                     result = CallResult(taken.ok, taken.observation, taken.failure)
                 else:
@@ -133,4 +135,6 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
     trace = step.trace(plan_step=record["step"], tool=label, args_digest=args_digest, started_at=result.started_at,
                        duration_ms=result.duration_ms, outcome=outcome)
     observed: Observed = {"record": record, "trace": trace}
+    if allowed:  # the person allowed this tool for the rest of the thread
+        return {"observed": [observed], "allowed_tools": [str(call["tool"])]}
     return {"observed": [observed]}

@@ -5,7 +5,9 @@
 - One step runs up to ``MAX_PARALLEL_CALLS`` independent read-only calls together; a call that
   pauses (a side effect, a question) is never batched: it runs alone, the others wait a step.
 - At most ``MAX_QUESTIONS_PER_TURN`` questions to the user per turn.
-- A decision on a paused call has one of three shapes; anything else is refused in one line.
+- A decision on a paused call has one of three shapes; anything else is refused in one line. An
+  approval may also allow the tool for the rest of the thread (``"scope": "thread"``): its trait
+  no longer asks there, while the data-flow rules still pause any call they would.
 - A read-only call that failed for a retryable reason is dispatched once more; a side effect never
   is (it may have happened).
 """
@@ -25,6 +27,7 @@ MAX_REASON_CHARS = 500
 
 APPROVAL_DECISIONS: tuple[Mapping[str, Any], ...] = (
     {"type": "approve"},
+    {"type": "approve", "scope": "thread"},
     {"type": "reject", "reason": "..."},
     {"type": "edit", "args": {"...": "..."}},
 )
@@ -63,6 +66,7 @@ class Decision:
     reason: str = ""
     args: Mapping[str, Any] | None = None
     problem: str = ""
+    thread: bool = False  # an approval that also allows the tool for the rest of the thread
 
     @property
     def valid(self) -> bool:
@@ -70,11 +74,12 @@ class Decision:
 
 
 def read_decision(value: Any) -> Decision:
-    """``{"type": "approve"}`` | ``{"type": "reject", "reason": str}`` | ``{"type": "edit", "args": {...}}``."""
+    """``{"type": "approve"}`` (``"scope": "thread"`` allows the tool for the rest of the thread) |
+    ``{"type": "reject", "reason": str}`` | ``{"type": "edit", "args": {...}}``."""
     if not isinstance(value, Mapping):
         return Decision(problem='a decision is a JSON object such as {"type": "approve"}')
     kind = value.get("type")
-    expected = {"approve": {"type"}, "reject": {"type", "reason"}, "edit": {"type", "args"}}
+    expected = {"approve": {"type", "scope"}, "reject": {"type", "reason"}, "edit": {"type", "args"}}
     if not isinstance(kind, str) or kind not in expected:
         return Decision(problem="decision type must be approve, reject or edit")
     extra = set(value) - expected[kind]
@@ -90,7 +95,11 @@ def read_decision(value: Any) -> Decision:
         if not isinstance(args, Mapping):
             return Decision(problem="an edit needs args: a JSON object of the tool's arguments")
         return Decision("edit", args=dict(args))
-    return Decision("approve")
+    scope = value.get("scope", "call")
+    if scope not in ("call", "thread"):
+        return Decision(problem='an approval\'s scope is "call" (this call) or "thread" (this tool, for the rest '
+                                'of the thread)')
+    return Decision("approve", thread=scope == "thread")
 
 
 def rejection_observation(reason: str) -> str:
