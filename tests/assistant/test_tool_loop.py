@@ -127,7 +127,8 @@ def test_a_side_effect_that_keeps_failing_the_same_way_still_stalls(runner, regi
     people = ["Alice", "Bob", "Charlie", "Eve", "Mallory"]
     run = runner(
         {
-            "assistant.intent": [complex_("send_message")],
+            # One plan step a person (with one step, its skip after two failures would end the loop first).
+            "assistant.intent": [complex_(*["send_message"] * len(people))],
             "assistant.step": [tool_call("send_message", recipient=p, body="hi") for p in people] + [done()],
             "assistant.answer": [answer("I could not write.")] * 2,
             "assistant.reflection": [REFLECTION],
