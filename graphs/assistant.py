@@ -11,8 +11,9 @@ propose_step ─[guards: budget, repeat, malformed; ≤3 read-only calls or 1 pa
                                                                                   └─ done / stopped → draft_answer
 execute_tool ─[side effect: interrupt for approval · ask_user: interrupt to ask]─► observe
 observe ─┬─ next ──────────────────────────────────────────────────────► propose_step
-         ├─ a plan step failed twice → revise_plan ─────────────────────► propose_step
-         └─ stall / SIMPLE_TOOL / stopped ──────────────────────────────► draft_answer
+         ├─ a plan step failed twice → revise_plan ─┬─ a step is left ─► propose_step
+         │                                          └─ none is left ───► draft_answer
+         └─ stall / SIMPLE_TOOL / stopped / every step done, one skipped ─► draft_answer
 draft_answer → check_and_reply ─┬─ findings, once (check → act) ─► propose_step
                                 ├─ COMPLEX → reflect ─┬─ topic succeeded 3×, review run → draft_skill
                                 │                     └─ else → END
@@ -51,7 +52,7 @@ from reins.nodes.assistant.identity import as_turn_user
 from reins.nodes.assistant.intent import classify_intent
 from reins.nodes.assistant.memory import empty_request, prepare_turn, reflect
 from reins.nodes.assistant.pipeline import make_pipeline_node, node_name
-from reins.nodes.assistant.replan import revise_plan, route_after_tool
+from reins.nodes.assistant.replan import revise_plan, route_after_revision, route_after_tool
 from reins.nodes.assistant.routing import routed
 from reins.nodes.assistant.skill_drafts import draft_skill, review_skill_draft, route_after_draft, route_after_reflect
 from reins.nodes.assistant.slash import run_slash_command
@@ -177,7 +178,8 @@ def build_graph(
     builder.add_node("execute_tool", node(as_turn_user(execute_tool), deps=deps))
     builder.add_node("observe", inline(routed(observe, route_after_tool), "observe"),
                      destinations=routing.AFTER_OBSERVATION)
-    builder.add_node("revise_plan", node(revise_plan, deps=deps))
+    builder.add_node("revise_plan", node(routed(revise_plan, route_after_revision), "revise_plan", deps=deps),
+                     destinations=routing.AFTER_REVISION)
     builder.add_node("draft_answer", node(draft_answer, deps=deps))
     builder.add_node("check_and_reply", inline(routed(check_and_reply, route_after_check), "check_and_reply", deps=deps),
                      destinations=routing.AFTER_CHECK)
@@ -193,7 +195,6 @@ def build_graph(
     for command in subgraphs:
         builder.add_edge(node_name(command), END)
     builder.add_edge("execute_tool", "observe")
-    builder.add_edge("revise_plan", "propose_step")
     builder.add_edge("draft_answer", "check_and_reply")
     builder.add_edge("review_skill_draft", END)
 

@@ -154,10 +154,12 @@ def dispatch(state: AssistantState) -> list[Send] | str:
     if not pending:
         return "draft_answer"
     plan = state.get("plan")
-    # The turn's identity goes along: the call may pause and be resumed under another context.
+    # The turn's identity goes along: the call may pause and be resumed under another context. The
+    # tools of the batch's earlier calls go too: each call serves its own plan step.
     return [Send("execute_tool", {"call": call, "plan": plan, "records": state.get("records", []),
+                                  "calls_before": [c["tool"] for c in pending[:i]],
                                   "identity": state.get("identity"), "allowed": state.get("allowed_tools") or []})
-            for call in pending]
+            for i, call in enumerate(pending)]
 
 
 @declare(guards=("loop_guards",))

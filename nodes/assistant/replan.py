@@ -1,6 +1,7 @@
 """Replanning in a COMPLEX turn: after a plan step failed twice in a row the model proposes a new
 plan for the work left (``assistant.replan``, validated like the first plan), once per turn; the
-next failure skips the step. The rules are ``reins.policies.assistant.replanning``."""
+next failure skips the step, and a skipped step counts as finished: once every other step is, the
+loop ends. The rules are ``reins.policies.assistant.replanning``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ from reins.nodes.assistant.executor import route_after_observation
 from reins.nodes.assistant.intent import available_plan
 from reins.nodes.assistant.prompts import replan_messages
 from reins.nodes.assistant.state import AssistantState, NodeSteps, Plan, traced
-from reins.policies.assistant.replanning import CONTINUE, REPLAN, RevisionDecision, decide_revision, merge_replan
+from reins.policies.assistant.replanning import (
+    CONTINUE,
+    REPLAN,
+    RevisionDecision,
+    decide_revision,
+    merge_replan,
+    plan_settled,
+)
 from reins.runtime.execution.calls import Contract
 from reins.runtime.execution.steps import attempt, recorded_step
 from reins.schemas.assistant import AssistantReplan
@@ -32,8 +40,18 @@ def revision_due(state: AssistantState) -> RevisionDecision:
 
 
 def route_after_tool(state: AssistantState) -> str:
-    """A failing plan step is revised first; otherwise the loop goes on as the executor routes."""
-    return "revise_plan" if revision_due(state).action != CONTINUE else route_after_observation(state)
+    """A failing plan step is revised first; a plan whose steps are all finished or skipped is
+    answered; otherwise the loop goes on as the executor routes."""
+    if revision_due(state).action != CONTINUE:
+        return "revise_plan"
+    if plan_settled(state.get("plan"), state.get("records", [])):
+        return "draft_answer"
+    return route_after_observation(state)
+
+
+def route_after_revision(state: AssistantState) -> str:
+    """Back to the loop, unless the skip left no plan step to serve."""
+    return "draft_answer" if plan_settled(state.get("plan"), state.get("records", [])) else "propose_step"
 
 
 @declare(model=True, guards=("replanning",))
@@ -61,4 +79,6 @@ def revise_plan(state: AssistantState, runtime: Runtime[AssistantContext], *, de
         else:
             step.summary = f"step {step_id} failed again; skipped"
         plan["skipped"] = [*plan.get("skipped", []), step_id]
+        if plan_settled(plan, state.get("records", [])):
+            step.summary += "; no plan step is left, the loop ends"
     return {"plan": plan, "trace": traced(state, step.trace())}

@@ -25,7 +25,7 @@ from reins.nodes.assistant.context import AssistantContext
 from reins.nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from reins.nodes.assistant.executor import approval_of, tool_label
 from reins.nodes.assistant.state import NodeSteps, Observed, PendingCall, ToolRecord
-from reins.policies.assistant.answer_check import assign_plan_step
+from reins.policies.assistant.answer_check import credit_plan_steps
 from reins.policies.tools.approvals import IDEMPOTENCY_META, call_fingerprint, idempotency_key
 from reins.policies.assistant.replanning import active_steps
 from reins.policies.tools.calls import should_dispatch_again
@@ -112,8 +112,9 @@ def execute_tool(task: Mapping[str, Any], config: RunnableConfig, runtime: Runti
         records = task.get("records") or []
         record: ToolRecord = {
             "n": number,
-            # A failed run is counted against the step it tried to serve (replanning reads that).
-            "step": assign_plan_step(active_steps(plan), records, str(call["tool"])),
+            # A failed run is counted against the step it tried to serve (replanning reads that); the
+            # batch's earlier calls have taken theirs.
+            "step": credit_plan_steps(active_steps(plan), records, [*task.get("calls_before", ()), str(call["tool"])])[-1],
             "tool": str(call["tool"]),
             "args": args,
             "ok": result.ok,

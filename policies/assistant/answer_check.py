@@ -250,11 +250,24 @@ def assign_plan_step(
 ) -> int | None:
     """The runtime (not the model) decides which plan step a tool run serves: the first unfinished
     step that names this tool."""
-    done = {r.get("step") for r in records if r.get("ok") and r.get("step") is not None}
-    for step in plan_steps:
-        if step.get("id") not in done and step.get("tool") == tool:
-            return int(step["id"])
-    return None
+    return credit_plan_steps(plan_steps, records, (tool,))[0]
+
+
+def credit_plan_steps(
+    plan_steps: Sequence[Mapping[str, Any]], records: Sequence[Mapping[str, Any]], tools: Sequence[str]
+) -> tuple[int | None, ...]:
+    """The plan step each call of one batch serves, in call order: the first unfinished step that
+    names its tool and that no earlier call of the batch took. Parallel calls run before any of them
+    is recorded, so without the batch three calculator calls for a three-step plan would all serve
+    step 1 and leave steps 2 and 3 unfinished."""
+    taken = {r.get("step") for r in records if r.get("ok") and r.get("step") is not None}
+    credited: list[int | None] = []
+    for tool in tools:
+        step = next((int(s["id"]) for s in plan_steps if s.get("id") not in taken and s.get("tool") == tool), None)
+        if step is not None:
+            taken.add(step)
+        credited.append(step)
+    return tuple(credited)
 
 
 # ------------------------------------------------------------------------------------ verdict

@@ -3,6 +3,10 @@ the next failure of the work that replaced it (its third) skips it, and the answ
 
 The runtime assigns every tool run to a plan step (``reins.policies.assistant.answer_check.assign_plan_step``), so
 "failed twice in a row" is read from the execution record, never from what the model says.
+
+Once a step is skipped it counts as finished for the loop's end: when every other step is finished,
+the loop ends and the answer is drafted (the model would otherwise go on retrying the skipped work
+until the step limit).
 """
 
 from __future__ import annotations
@@ -77,3 +81,13 @@ def active_steps(plan: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
         return []
     skipped = set(plan.get("skipped") or ())
     return [step for step in plan["steps"] if step["id"] not in skipped]
+
+
+def plan_settled(plan: Mapping[str, Any] | None, records: Sequence[Mapping[str, Any]]) -> bool:
+    """The loop has nothing left to do for a plan that skipped a step: every step is finished (a
+    successful run served it) or skipped. A plan that skipped nothing leaves the end to the model,
+    which may need a call its plan did not name."""
+    if not plan or not plan.get("skipped"):
+        return False
+    done = {r.get("step") for r in records if r.get("ok") and r.get("step") is not None}
+    return all(step["id"] in done for step in active_steps(plan))

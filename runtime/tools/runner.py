@@ -53,14 +53,18 @@ def arg_issues(tool: RegisteredTool, args: Any) -> list[dict[str, str]]:
             errors = sorted(Draft202012Validator(schema).iter_errors(dict(args)), key=lambda e: list(e.path))
         except Exception:  # a schema the validator cannot use: leave the check to the server
             return []
-        issues = []
+        issues: dict[tuple[str, str], dict[str, str]] = {}  # each problem once, in path order
         for e in errors:
             path = ".".join(["args", *map(str, e.path)])
-            if e.validator == "required" and isinstance(e.instance, Mapping):  # name each missing field
-                issues += [{"path": f"{path}.{name}", "code": "missing"} for name in e.validator_value if name not in e.instance]
+            # jsonschema reports one ``required`` error per missing field, each carrying the whole
+            # list: name each missing field, and only once.
+            if e.validator == "required" and isinstance(e.instance, Mapping):
+                found = [(f"{path}.{name}", "missing") for name in e.validator_value if name not in e.instance]
             else:
-                issues.append({"path": path, "code": str(e.validator)})
-        return issues[:MAX_ISSUES]
+                found = [(path, str(e.validator))]
+            for key in found:
+                issues.setdefault(key, {"path": key[0], "code": key[1]})
+        return list(issues.values())[:MAX_ISSUES]
     try:
         schema.model_validate(dict(args))
     except ValidationError as error:

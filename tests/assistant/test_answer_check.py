@@ -4,6 +4,7 @@ import pytest
 
 from reins.policies.assistant.answer_check import (
     assign_plan_step,
+    credit_plan_steps,
     check_answer,
     evidence_from_records,
     fallback_summary,
@@ -123,6 +124,24 @@ PLAN = [{"id": 1, "tool": "calculator", "purpose": "a"}, {"id": 2, "tool": "cloc
 def test_plan_progress_is_decided_by_the_runtime(records, tool, assigned, unfinished):
     assert assign_plan_step(PLAN, records, tool) == assigned
     assert unfinished_plan_steps(PLAN, records) == unfinished
+
+
+@pytest.mark.parametrize(
+    ("records", "batch", "credited"),
+    [
+        ([], ["calculator", "calculator", "clock"], (1, 3, 2)),  # one parallel step serves each its own step
+        ([], ["calculator", "calculator", "calculator"], (1, 3, None)),  # a third calculator call serves none
+        ([], ["clock", "calculator"], (2, 1)),
+        ([{**CALC_126, "step": 1}], ["calculator", "calculator"], (3, None)),
+        ([{**CALC_FAILED, "step": 1}], ["calculator", "calculator"], (1, 3)),  # a failed step is served again
+        ([], ["http_get", "calculator"], (None, 1)),
+        ([], [], ()),
+    ],
+)
+def test_each_call_of_a_parallel_batch_is_credited_to_its_own_plan_step(records, batch, credited):
+    assert credit_plan_steps(PLAN, records, batch) == credited
+    # one call alone is credited as before
+    assert tuple(assign_plan_step(PLAN, records, tool) for tool in batch[:1]) == credited[:1]
 
 
 def test_check_answer_removes_the_fabricated_sentence_and_keeps_the_rest():

@@ -38,7 +38,9 @@ def test_a_step_failing_twice_is_replanned_once_and_its_third_failure_skips_it(r
     assert [(s["id"], s["tool"]) for s in plan["steps"]] == [(1, "calculator"), (3, "read_doc")]
     assert (plan["replaced"], plan["replacement"], plan["skipped"]) == ([2], [3], [3])
     assert [r["step"] for r in result["records"]] == [1, 2, 2, 3]
-    assert summaries(result, "replan") == ["step 2 failed twice; replanned as step(s) 3", "step 3 failed again; skipped"]
+    assert summaries(result, "replan") == ["step 2 failed twice; replanned as step(s) 3",
+                                           "step 3 failed again; skipped; no plan step is left, the loop ends"]
+    assert run.model.count("assistant.step") == 4  # step 1 done, step 3 skipped: the model is not asked again
     assert "Plan steps skipped after repeated failures: step 3 (read_doc: then read_doc)." in result["reply"]
     # The skipped step is not "unfinished": no check → act round is spent on it.
     assert result["check"]["unfinished_steps"] == [] and run.model.count("assistant.answer") == 1
@@ -65,7 +67,8 @@ def test_replanning_happens_at_most_once_per_turn(runner):
     assert run.model.count("assistant.replan") == 1
     assert result["plan"]["skipped"] == [3, 4]
     assert summaries(result, "replan") == [
-        "step 1 failed twice; replanned as step(s) 3, 4", "step 3 failed again; skipped", "step 4 failed again; skipped",
+        "step 1 failed twice; replanned as step(s) 3, 4", "step 3 failed again; skipped",
+        "step 4 failed again; skipped; no plan step is left, the loop ends",
     ]
 
 
@@ -99,3 +102,45 @@ def test_simple_tool_turns_never_replan(runner):
     )
     run.ask("read docs://a.md")
     assert run.model.count("assistant.replan") == 0
+
+
+def test_a_skipped_step_ends_the_loop_when_no_other_step_is_left(runner):
+    retries = [tool_call("read_doc", uri=f"docs://missing-{i}.md") for i in range(12)]  # a model that never gives up
+    run = runner(
+        {
+            "assistant.intent": [complex_("read_doc")],
+            "assistant.step": retries,
+            "assistant.replan": [_replan("read_doc")],
+            "assistant.answer": [answer("The document could not be read.", "failure")],
+        }
+    )
+    result = run.ask("read the doc")
+    assert [r["step"] for r in result["records"]] == [1, 1, 2]  # two failures, the replan's step fails: skipped
+    assert result["plan"]["skipped"] == [2]
+    assert run.model.count("assistant.step") == 3 and not result.get("stop_reason")  # not the step limit
+    assert summaries(result, "replan")[-1] == "step 2 failed again; skipped; no plan step is left, the loop ends"
+    assert "Plan steps skipped after repeated failures: step 2" in result["reply"]
+    assert result["answer"]["verdict"] == "failure"
+
+
+def test_after_a_skip_the_loop_ends_once_the_other_steps_are_done(runner):
+    run = runner(
+        {
+            "assistant.intent": [complex_("read_doc", "calculator")],
+            "assistant.step": [
+                tool_call("read_doc", uri="docs://a.md"), tool_call("read_doc", uri="docs://b.md"),  # step 1 twice
+                tool_call("read_doc", uri="docs://c.md"),  # the replacement fails: skipped
+                tool_call("calculator", expression="1+1"),  # the last step left
+                *[tool_call("read_doc", uri=f"docs://retry-{i}.md") for i in range(8)],  # never asked for
+            ],
+            "assistant.replan": [_replan("read_doc", "calculator")],
+            "assistant.answer": [answer("1+1 = 2.", "success")],
+            "assistant.reflection": [REFLECTION],
+        }
+    )
+    result = run.ask("read the doc and add 1+1")
+    assert [(r["tool"], r["step"], r["ok"]) for r in result["records"]] == [
+        ("read_doc", 1, False), ("read_doc", 1, False), ("read_doc", 3, False), ("calculator", 4, True)]
+    assert result["plan"]["skipped"] == [3]
+    assert run.model.count("assistant.step") == 4 and not result.get("stop_reason")
+    assert result["answer"]["verdict"] == "partial"  # a step was skipped

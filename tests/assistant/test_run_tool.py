@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict
 from reins.nodes.assistant.executor import malformed_issues
 from reins.runtime.tools.chat_tools import ToolFailure
 from reins.runtime.tools.registry import RegisteredTool
-from reins.runtime.tools.runner import OBSERVATION_CHARS, RunTool
-from tests.assistant.helpers import chat_registry, tool_call
+from reins.runtime.tools.runner import OBSERVATION_CHARS, RunTool, arg_issues
+from tests.assistant.helpers import answer, chat_registry, simple, tool_call
 
 
 class _Empty(BaseModel):
@@ -92,3 +92,45 @@ def test_the_sync_path_runs_inside_a_running_event_loop_too(tools):
         return RunTool(tools.get("calculator"), {"expression": "6*7"}).run()  # graph.invoke from a cell
 
     assert asyncio.run(in_a_notebook_cell()).output == "42"
+
+
+# An MCP tool's arguments as its server declares them: a JSON schema (``inputSchema``), checked with jsonschema.
+EVENT_SCHEMA = {
+    "type": "object",
+    "properties": {"title": {"type": "string"}, "day": {"type": "string"}, "hour": {"type": "integer", "minimum": 0},
+                   "guests": {"type": "array", "items": {"type": "string"}}},
+    "required": ["title", "day", "hour"],
+}
+
+
+def _missing(*names: str) -> list[dict[str, str]]:
+    return [{"path": f"args.{name}", "code": "missing"} for name in names]
+
+
+@pytest.mark.parametrize(
+    ("args", "issues"),
+    [
+        ({"title": "t", "day": "mon", "hour": 9}, []),
+        ({"title": "t", "day": "mon"}, _missing("hour")),
+        ({}, _missing("title", "day", "hour")),  # each missing field once (jsonschema reports each with the whole list)
+        ({"title": 1, "guests": [2]}, [*_missing("day", "hour"), {"path": "args.guests.0", "code": "type"},
+                                       {"path": "args.title", "code": "type"}]),
+        ({"title": "t", "day": "mon", "hour": -1, "guests": "all"},
+         [{"path": "args.guests", "code": "type"}, {"path": "args.hour", "code": "minimum"}]),
+        ([], [{"path": "args", "code": "not_an_object"}]),
+    ],
+)
+def test_an_mcp_calls_argument_problems_are_each_named_once(args, issues):
+    tool = RegisteredTool("cal__add_event", "adds an event", EVENT_SCHEMA, frozenset({"chat"}), server="cal")
+    assert arg_issues(tool, args) == issues
+
+
+def test_the_model_is_told_each_argument_problem_of_an_mcp_call_once(runner, registry):
+    registry.register(RegisteredTool("cal__add_event", "adds an event", EVENT_SCHEMA, frozenset({"chat"}), server="cal",
+                                     func=lambda **_: "added"))
+    run = runner({"assistant.intent": [simple()], "assistant.step": [tool_call("cal__add_event", guests=["ann"])],
+                  "assistant.answer": [answer("The event is not added.", "failure")]})
+    (record,) = run.ask("add an event")["records"]
+    listed = json.loads(record["output"].split(": ", 1)[1].split("; available tools")[0])
+    assert listed == [{"path": f"calls.0.args.{name}", "code": "missing"} for name in ("title", "day", "hour")]
+    assert record["ok"] is False

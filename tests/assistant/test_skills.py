@@ -68,11 +68,12 @@ def test_a_file_the_skill_does_not_name_or_an_escape_is_refused(runner, skill_re
     (tmp_path / "secret.md").write_text("top secret", encoding="utf-8")
     run = runner(
         {
-            "assistant.intent": [complex_("read_skill_file")],
+            # One plan step a file (with one step, its skip after two refusals would end the loop first).
+            "assistant.intent": [complex_("read_skill_file", "read_skill_file", "read_skill_file")],
             "assistant.step": [tool_call("read_skill_file", name="magic", path="other.md"),
                                tool_call("read_skill_file", name="magic", path="../secret.md"),
-                               tool_call("read_skill_file", name="magic", path="/etc/passwd"), done()],
-            "assistant.answer": [answer("no", "failure")],
+                               tool_call("read_skill_file", name="magic", path="/etc/passwd"), done(), done()],
+            "assistant.answer": [answer("no", "failure")] * 2,
             "assistant.reflection": [{"went_well": "x", "went_wrong": "y", "next_time": "z", "keywords": ["k"]}],
         },
         registry=skill_registry,

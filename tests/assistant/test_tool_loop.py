@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+from langchain_core.messages import AIMessage
 from pydantic import BaseModel, ConfigDict
 
 from reins.policies.tools.loop_guards import REPEATED_CALL, STALLED, STEP_LIMIT, STOP_MESSAGES
@@ -126,7 +127,8 @@ def test_a_side_effect_that_keeps_failing_the_same_way_still_stalls(runner, regi
     people = ["Alice", "Bob", "Charlie", "Eve", "Mallory"]
     run = runner(
         {
-            "assistant.intent": [complex_("send_message")],
+            # One plan step a person (with one step, its skip after two failures would end the loop first).
+            "assistant.intent": [complex_(*["send_message"] * len(people))],
             "assistant.step": [tool_call("send_message", recipient=p, body="hi") for p in people] + [done()],
             "assistant.answer": [answer("I could not write.")] * 2,
             "assistant.reflection": [REFLECTION],
@@ -397,3 +399,23 @@ def test_with_the_shipped_registry_the_model_is_bound_to_chat_tools_only(runner)
     assert bound == [shipped.for_scope("chat").names] and not subagents & set(bound[0])
     assert set(CHAT_TOOLS) < set(bound[0])
     assert '"code": "unknown_tool"' in result["records"][0]["output"]
+
+
+def test_three_parallel_calls_for_a_three_step_plan_finish_all_three_steps(runner):
+    calls = [{"name": "calculator", "args": {"expression": e}, "id": f"par_{i}", "type": "tool_call"}
+             for i, e in enumerate(["1+1", "2+2", "3+3"])]
+    summary = "1+1 = 2, 2+2 = 4 and 3+3 = 6."
+    run = runner(
+        {
+            "assistant.intent": [complex_("calculator", "calculator", "calculator")],
+            "assistant.step": [AIMessage(content="", tool_calls=calls), done()],
+            "assistant.answer": [answer(summary, "success")],
+            "assistant.reflection": [REFLECTION],
+        }
+    )
+    result = run.ask("what are 1+1, 2+2 and 3+3?")
+    assert [(r["step"], r["output"]) for r in result["records"]] == [(1, "2"), (2, "4"), (3, "6")]
+    assert [r["plan_step"] for r in result["trace"] if r["step"].startswith("tool-")] == [1, 2, 3]
+    assert result["check"]["unfinished_steps"] == []
+    assert result["answer"]["verdict"] == "success"
+    assert run.model.count("assistant.answer") == 1  # no check → act round for steps that were done

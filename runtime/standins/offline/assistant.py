@@ -5,7 +5,10 @@ Rules, not a language model: the request is scanned for sub-tasks — arithmetic
 in the order they appear, and any other offered tool the message names explicitly
 (``use notes__word_count on "a b c"``, ``use notes__tag with note="x" tag=work``: every required
 parameter filled from the message and typed from the tool's schema, ``reins.runtime.standins.offline.tool_args``;
-when they cannot all be filled the answer says which form works). None is QA, one is SIMPLE_TOOL, several are COMPLEX with one plan step
+when they cannot all be filled the answer says which form works). A tool that takes no arguments is
+called when the message names it (``use notes__tally``) or says what its name says (``current_time``
+for "what time is it": every word of the name after its server's prefix, filler such as "get" or
+"current" aside, as skills are found). None is QA, one is SIMPLE_TOOL, several are COMPLEX with one plan step
 each. Tool turns call the first sub-task not yet observed; answers are composed from the
 observations only. Every input is read from the call's structured inputs (its metadata,
 ``OfflineRequest.inputs``), never from the prompt's prose; answers are cut to their schema's bounds.
@@ -51,6 +54,9 @@ _FORGET = re.compile(r"^\s*(?:please\s+)?forget(?:\s+(?:that|about))?\s+(.+?)\s*
 _PERCENT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent)\s+of\s+(\d+(?:\.\d+)?)", re.I)
 _ZONE_ROW = re.compile(r"^-\s*([^:\n]{2,40}):\s*([A-Za-z_]+/[A-Za-z_/]+)\s*$", re.M)
 _NAMED_FILES = re.compile(r"Files it names \(read_skill_file\): (.+)$", re.M)
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+# Words of a tool's name that say nothing about what it gives ("get_current_time" gives the time).
+_NAME_FILLER = frozenset({"get", "current", "now", "show", "list", "fetch", "read", "the", "my"})
 
 PURPOSES = {
     "calculator": "evaluate {}",
@@ -73,7 +79,7 @@ class SubTask:
     @property
     def purpose(self) -> str:
         target = next(iter(self.args.values()), "")
-        purpose = PURPOSES.get(self.tool, "call {} as asked").format(target)
+        purpose = PURPOSES.get(self.tool, "call {} as asked" if self.args else "call {}").format(target or self.tool)
         return purpose[: limit(AssistantIntent, "plan", "steps", "purpose")]
 
 
@@ -105,14 +111,21 @@ def find_subtasks(
     masked = request
     for match in NAMED_CALL.finditer(request):
         tool = (parameters or {}).get(match.group(1))
-        args = fill_arguments(match.group(2), *tool) if tool and tool[0] else None
-        if args is not None:  # an offered tool whose required parameters the message fills
+        # an offered tool whose required parameters the message fills; one without any takes nothing
+        # from the rest of the line
+        args = (fill_arguments(match.group(2), *tool) if tool[0] else {}) if tool else None
+        if args is not None:
             tasks.append(SubTask(match.start(), match.group(1), args))
-            masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
+            end = match.end() if tool[0] else match.end(1)
+            masked = masked[: match.start()] + " " * (end - match.start()) + masked[end:]
     for pattern, tool, key in ((_URL, "http_get", "url"), (_URI, "read_doc", "uri")):
         for match in pattern.finditer(request):
             tasks.append(SubTask(match.start(), tool, {key: match.group(0).rstrip(_TRAILING)}))
             masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
+    for name, (params, _, _) in (parameters or {}).items():
+        position = None if params or any(t.tool == name for t in tasks) else _named_by_words(masked, name)
+        if position is not None:  # a tool without arguments that says what the request asks for
+            tasks.append(SubTask(position, name, {}))
     for match in _EXPR_RUN.finditer(masked):
         candidate = _balanced(match.group(0))
         if _OPERATOR_BETWEEN_NUMBERS.search(candidate) and _is_arithmetic(candidate):
@@ -126,6 +139,16 @@ def find_subtasks(
     if available is not None:
         tasks = [task for task in tasks if task.tool in available]
     return tasks
+
+
+def _named_by_words(text: str, tool: str) -> int | None:
+    """Where ``text`` first says every word of ``tool``'s name (its server's prefix and filler aside);
+    None when it does not."""
+    words = [w.lower() for w in _NAME_WORD.findall(tool.split("__")[-1]) if w.lower() not in _NAME_FILLER]
+    found = [re.search(rf"\b{re.escape(word)}\b", text, re.I) for word in words]
+    if not words or not all(found):
+        return None
+    return min(m.start() for m in found if m)
 
 
 def _observations(request: OfflineRequest) -> list[dict[str, Any]]:
@@ -268,7 +291,10 @@ def _describe(record: dict[str, Any]) -> str:
         return f"{tool} could not help: {output}"
     single_line = " ".join(output.split())
     describe = _DESCRIPTIONS.get(str(tool))
-    return describe(args, output, single_line) if describe else f"{tool} returned {single_line[:200]}"
+    if describe:
+        return describe(args, output, single_line)
+    said = single_line[:200]  # a sentence of its own: the answer check reads each sentence's claims apart
+    return f"{tool} returned {said}" if said.endswith((".", "!", "?")) else f"{tool} returned {said}."
 
 
 BUNDLED_SKILLS = ("percent", "world-clock")  # their rules are known here (above); a user's skill is read
