@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from delivery_builders import OUTPUT_KEYS, boundary, run, script
+from tests.delivery.delivery_builders import OUTPUT_KEYS, boundary, run, script
 
 from reins.graphs.delivery_chain import build_graph
 from reins.runtime.llm.models import ModelSet

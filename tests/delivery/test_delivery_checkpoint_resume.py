@@ -12,7 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from delivery_builders import boundary, post
+from tests.delivery.delivery_builders import boundary, post
 
 from reins.graphs.delivery_chain import build_graph
 from reins.runtime.persistence.checkpoint import open_checkpointer

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from delivery_builders import pre_execute, run, script, turn
+from tests.delivery.delivery_builders import pre_execute, run, script, turn
 from privacy_reviewer import FOUR, PRIVACY, privacy, privacy_contract_forgotten, privacy_rule
 
 from reins.graphs.delivery_chain import build_graph

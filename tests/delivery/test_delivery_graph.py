@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from delivery_builders import (
+from tests.delivery.delivery_builders import (
     OUTPUT_KEYS,
     boundary,
     finding,

@@ -1,7 +1,7 @@
 """Input acceptance, the deterministic report renderer and the sub-agent registry."""
 
 import pytest
-from delivery_builders import finding, general, plan, risk, tasks
+from tests.delivery.delivery_builders import finding, general, plan, risk, tasks
 
 from reins.policies.delivery.input import INPUT_MESSAGES, classify_delivery_input
 from reins.policies.delivery.report import narrative, render_delivery_report

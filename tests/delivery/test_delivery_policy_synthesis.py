@@ -1,7 +1,7 @@
 """Review bundle (status matrix, dedupe, conflicts, ranking, missing) and the post-review decision."""
 
 import pytest
-from delivery_builders import boundary, finding, general, risk
+from tests.delivery.delivery_builders import boundary, finding, general, risk
 
 from reins.policies.delivery.review_bundle import (
     build_review_bundle,

@@ -8,7 +8,7 @@ import dataclasses
 import httpx
 import openai
 import pytest
-from delivery_builders import finding, general, plan, post, script, tasks
+from tests.delivery.delivery_builders import finding, general, plan, post, script, tasks
 
 from reins.graphs.delivery_chain import build_graph
 from reins.runtime.llm.models import ModelSet

@@ -3,7 +3,7 @@
 import copy
 
 import pytest
-from delivery_builders import boundary, finding, general, plan, post, pre_blocked, pre_clarification, pre_execute, risk, tasks
+from tests.delivery.delivery_builders import boundary, finding, general, plan, post, pre_blocked, pre_clarification, pre_execute, risk, tasks
 from pydantic import ValidationError
 
 from reins.schemas.delivery import (

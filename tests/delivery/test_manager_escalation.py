@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from delivery_builders import honest_manager, script, turn
+from tests.delivery.delivery_builders import honest_manager, script, turn
 from langchain_core.messages import AIMessage, messages_to_dict
 
 from reins.graphs.delivery_chain import build_graph

@@ -11,7 +11,7 @@ import copy
 import inspect
 
 import pytest
-from delivery_builders import boundary, finding, plan, post, pre_clarification, pre_execute, tasks
+from tests.delivery.delivery_builders import boundary, finding, plan, post, pre_clarification, pre_execute, tasks
 from pydantic import BaseModel, ValidationError
 
 import reins.schemas.assistant as assistant_schemas

@@ -20,7 +20,7 @@ from reins.policies.delivery.report import narrative, render_delivery_report  # 
 from reins.policies.delivery.review_bundle import build_review_bundle  # noqa: E402
 from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS, Reviewers, count_word, listed, reviewer_table  # noqa: E402
 from reins.schemas.delivery import REVIEWER_ROLES, SupervisorPreDecision, pre_decision_schema  # noqa: E402
-from delivery_builders import boundary, general, risk  # noqa: E402
+from tests.delivery.delivery_builders import boundary, general, risk  # noqa: E402
 
 
 def test_the_default_table_is_the_three_reviewers_of_the_schemas():
