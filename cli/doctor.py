@@ -66,7 +66,23 @@ def describe(settings: Settings) -> dict:
         "skills": describe_skills(),
         "assistant_roles": describe_assistant_roles(settings),
         "persona": describe_persona(),
+        "flow_rules": describe_flow_rules(settings),
     }
+
+
+def describe_flow_rules(settings: Settings) -> dict:
+    """The data-flow rules in force: REINS_FLOW_RULES's file (or the bundled set) and how many
+    rules it holds, or the one-line reason it is refused (naming the rule and field)."""
+    from pathlib import Path
+
+    from reins.runtime.tools.flow_rules import FlowRulesError, rules_in_force
+
+    shown = Path(settings.flow_rules).name if settings.flow_rules else None
+    try:
+        rules = rules_in_force(None, settings.flow_rules)
+    except FlowRulesError as error:
+        return {"file": shown, "rules": 0, "problem": redact(str(error), 300)}
+    return {"file": shown, "rules": len(rules), "problem": None}
 
 
 def describe_assistant_roles(settings: Settings) -> dict:
@@ -205,7 +221,8 @@ def run(args: argparse.Namespace) -> int:
     code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0
     if any(server["problem"] for server in report["mcp_servers"]):  # a configured server cannot start
         code = code or EXIT_FAILED
-    code = EXIT_BAD_INPUT if report.get("mcp_error") or report["persona"]["problem"] else code
+    refused = report.get("mcp_error") or report["persona"]["problem"] or report["flow_rules"]["problem"]
+    code = EXIT_BAD_INPUT if refused else code
     if checks is not None:
         report["checks"] = [{**asdict(check), "model": redact(check.model, 120)} for check in checks]
     if args.json:
@@ -221,6 +238,10 @@ def run(args: argparse.Namespace) -> int:
         notes += [f"escalates to {served['escalation']}"] if served["escalation"] else []
         print(f"  {role:<11} {served['model']}" + (f" ({'; '.join(notes)})" if notes else ""))
     print(f"  persona           {_persona_line(report['persona'])}")
+    rules = report["flow_rules"]
+    source = f"{rules['file']} (REINS_FLOW_RULES)" if rules["file"] else "bundled"
+    print(f"  flow_rules        {source}: " + (f"REFUSED - {rules['problem']}" if rules["problem"]
+                                              else f"{rules['rules']} rule(s)"))
     for key in ("endpoint", "api_key", "contract_mode", "structured_method", "tool_choice", "text_tool_calls",
                 "max_tokens_param", "docs_root", "governance", "checkpointer", "home", "env_file"):
         print(f"  {key:<17} {report[key]}")
