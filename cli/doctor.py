@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict
 
 from reins.policies.text.redaction import redact
-from reins.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED
+from reins.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, UserError
 
 from reins.runtime.config.settings import ROLE_PARENTS, ROLES, VISION_ROLE, Settings
 
@@ -203,6 +203,8 @@ TOOL_CHOICE_HELP = {
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "fuzz", None) is not None and not getattr(args, "budget", False):
+        raise UserError("--fuzz goes with --budget: reins doctor --budget --fuzz N")
     if getattr(args, "budget", False):
         from reins.cli.doctor_audit import run_budget
 
