@@ -7,7 +7,8 @@ the graph: ``guard_input`` makes a compiled graph's ``stream`` and ``astream`` (
 ``TypeError`` naming the key, raised before any step runs or anything is saved; text keys are
 stored with their secrets replaced (``reins.policies.text.redaction.redact_secrets``). A resume value (a
 ``Command``'s ``resume``) is checked against the limits and the graph's pending pauses before
-LangGraph stores it as the answer: a refused one raises ``ResumeRefused`` and the pause stays.
+LangGraph stores it as the answer: a refused one raises ``ResumeRefused`` and the pause stays (under
+a LangGraph Server the paused node asks again with the refusal instead: see ``acheck_resume``).
 """
 
 from __future__ import annotations
@@ -152,7 +153,19 @@ def check_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check
         _refuse(check(snapshot.interrupts, thread_claims(graph.checkpointer, config), value))
 
 
+def served_run(config: Mapping[str, Any] | None) -> bool:
+    """Whether a LangGraph Server (``langgraph dev``, Studio, the SDK) runs the graph: it stamps its
+    version in the run's metadata. There a raise ends the run as an error and marks the thread
+    ``error`` though its pause is still pending."""
+    metadata = config.get("metadata") if isinstance(config, Mapping) else None
+    return isinstance(metadata, Mapping) and bool(metadata.get("langgraph_api_version"))
+
+
 async def acheck_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check: ResumeCheck | None) -> None:
+    """``check_resume`` for ``astream``; under a LangGraph Server a value the graph's own ``check``
+    refuses while the thread waits goes on to the paused node, which asks again with the refusal
+    as its ``error`` (the thread stays ``interrupted``, the refusal shown in the pause). A value
+    over the limits, or one for a thread not waiting, is still refused here."""
     from reins.policies.tools.approvals import value_problem
 
     resuming, value = _resume_value(input)
@@ -161,7 +174,10 @@ async def acheck_resume(graph: Any, input: Any, config: Mapping[str, Any] | None
     _refuse(value_problem(value))
     if check is not None and config is not None and graph.checkpointer not in (None, False, True):
         snapshot = await graph.aget_state(config)
-        _refuse(check(snapshot.interrupts, await athread_claims(graph.checkpointer, config), value))
+        problem = check(snapshot.interrupts, await athread_claims(graph.checkpointer, config), value)
+        if problem and snapshot.interrupts and served_run(config):
+            return  # the node's own check sees the same problem and pauses again with it
+        _refuse(problem)
 
 
 @lru_cache(maxsize=None)
