@@ -318,3 +318,21 @@ def test_help_still_removes_a_secret_from_a_tool_description(tmp_path):
     update = reply_update({}, "files__x  key sk-abcdefghijklmnopqrstuvwx at /srv/<name>", "success",
                           {"command": "help", "status": "help"}, [], None, keep_paths=True)
     assert "sk-abcdefghijklmnopqrstuvwx" not in update["reply"] and "/srv/<name>" in update["reply"]
+
+
+def test_under_a_langgraph_server_a_refused_decision_keeps_the_call_paused_with_the_refusal(notes):
+    mcp, record = notes
+    run = _runner(mcp, [tool_call("notes__add_note", text="x")], ["Not stored."])
+    run.ask("store x")
+    served = {**THREAD, "metadata": {"langgraph_api_version": "0.16"}}  # as LangGraph Server runs it
+
+    async def resume(value):
+        return [chunk async for chunk in run.graph.astream(Command(resume=value), served)]
+
+    asyncio.run(resume({"type": "maybe"}))  # not an error: Studio's thread stays "interrupted"
+    (payload,) = _pending(run)
+    assert payload["kind"] == "tool_approval" and payload["tool"] == "notes__add_note"
+    assert payload["error"].startswith("decision type must be approve, reject or edit")
+    assert executions(record) == []
+    asyncio.run(resume({"type": "reject", "reason": "no"}))
+    assert not _pending(run) and executions(record) == []
