@@ -15,9 +15,11 @@ import sys
 from typing import Any
 
 from reins.policies.assistant.memory import DEFAULT_SCOPE
+from reins.policies.models.vision import with_images
 from reins.policies.text.terminal_text import printable
 from reins.cli.chat_turns import (_check_message, _print_answer, _screen_for, _send, _stand_in_first, answer_pauses,
                       close_interrupted_turn, finish_interrupted_turn, interrupted_turn)
+from reins.cli.chat_images import image_command, read_image
 from reins.cli.chat_input import MULTI_LINE, ChatInput
 from reins.cli.chat_screen import ChatScreen
 from reins.cli.errors import EXIT_OK, EXIT_PAUSED, UserError
@@ -31,6 +33,7 @@ RETRY = "/retry"
 LOCAL_COMMANDS = (
     (RETRY, "run the cancelled turn again"),
     (MULTI_LINE, "switch multi-line mode (Enter adds a line; Esc then Enter sends)"),
+    ("/image", "attach a PNG or JPEG file to your next message: /image PATH"),
     ("/exit", "leave the chat (Ctrl-D too)"),
 )
 
@@ -122,7 +125,8 @@ def interactive(ready: Any, thread: str, user: str, settings: Settings, scope: s
     lines = reader()
     graph = None
     just_cancelled = False  # the last thing the user did was Ctrl-C: another one quits
-    retry: str | None = None  # the request of the turn Ctrl-C cancelled last
+    retry: Any = None  # the request of the turn Ctrl-C cancelled last
+    images: list[dict[str, Any]] = []  # attached with /image, sent with the next message
     while True:
         try:
             line = lines.read("you> ", getattr(ready, "start", None))
@@ -144,6 +148,15 @@ def interactive(ready: Any, thread: str, user: str, settings: Settings, scope: s
             say(lines.toggle_multi_line())
             continue
         just_cancelled = False
+        attach = image_command(text)
+        if attach is not None:
+            try:
+                images.append(read_image(attach))
+            except UserError as error:
+                say(f"reins: {error}")
+                continue
+            say(f"reins: image {len(images)} attached; it goes with your next message")
+            continue
         if graph is None:
             graph = ready()  # its errors (a broken persona file, caps) end the chat as they would have at start
             if stand_in_first:
@@ -153,10 +166,11 @@ def interactive(ready: Any, thread: str, user: str, settings: Settings, scope: s
             say("reins: no cancelled turn to run again")
             continue
         try:
-            message = None if again else _check_message(text)
+            message = None if again else with_images(_check_message(text), images)
         except UserError as error:
             say(f"reins: {error}")
             continue
+        images = [] if not again else images
         screen = _screen_for(sys.stdout)
         try:
             values = _turn(graph, thread, user, settings, scope, message, retry, screen)
@@ -188,8 +202,8 @@ def interactive(ready: Any, thread: str, user: str, settings: Settings, scope: s
             say(local_help(), sys.stdout)
 
 
-def _turn(graph: Any, thread: str, user: str, settings: Settings, scope: str, message: str | None,
-          retry: str | None, screen: ChatScreen | None) -> dict[str, Any] | None:
+def _turn(graph: Any, thread: str, user: str, settings: Settings, scope: str, message: Any,
+          retry: Any, screen: ChatScreen | None) -> dict[str, Any] | None:
     """Run one turn: ``message`` as a new one (an open cancelled turn is closed first), or (None:
     ``/retry``) the cancelled turn, finished from its checkpoint when it is still open and on the
     models it started on, else its request sent again. None: nothing ran (said why)."""

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from reins.policies.tools.data_flow import THE_CALL
 from reins.policies.text.redaction import redact
 from reins.policies.text.terminal_text import printable
 
@@ -66,6 +65,8 @@ def _described(payload: Mapping[str, Any]) -> str:
 def _sources(payload: Mapping[str, Any]) -> str:
     """Why the call pauses and where each of its sink values came from (argument, label — yours,
     tainted, unknown origin — source, excerpt)."""
+    from reins.policies.tools.data_flow import THE_CALL  # here: the data-flow rules load a stemmer and schemas
+
     lines = [f"\n  It asks because {redact(str(reason), 300)}." for reason in payload.get("pause_reasons") or []]
     for origin in payload.get("provenance") or []:
         if not isinstance(origin, Mapping):

@@ -38,7 +38,7 @@ def _check_message(message: str) -> str:
 
 def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen: ChatScreen | None = None,
           scope: str = DEFAULT_SCOPE, asks: bool = False, settings: Settings | None = None) -> dict[str, Any]:
-    """Send a message (or a ``Command`` resuming a pause; None: finish the thread's interrupted turn
+    """Send a message (text, or content blocks: text and images; or a ``Command`` resuming a pause; None: finish the thread's interrupted turn
     from its checkpoint) and return the thread's values. ``screen`` shows the turn on a terminal;
     ``asks``: a person answers pauses now (the interactive chat), so skill drafts are offered;
     ``settings``: the models in force, recorded with every checkpoint of the turn."""
@@ -51,7 +51,7 @@ def _send(graph: Any, message: str | Any | None, thread: str, user: str, screen:
     with run_caps():  # every request checked against the user's caps before it is made
         outcome = stream_run(
             graph,
-            {"messages": [HumanMessage(content=message)]} if isinstance(message, str) else message,
+            {"messages": [HumanMessage(content=message)]} if isinstance(message, (str, list)) else message,
             config=_config(thread, settings),
             context={"user_id": user, "memory_scope": scope, "review_skill_drafts": asks},
             view=screen or ChatProgress(),  # type: ignore[arg-type]  # a ProgressView's two methods

@@ -11,9 +11,9 @@ import json
 from dataclasses import asdict
 
 from reins.policies.text.redaction import redact
-from reins.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED
+from reins.cli.errors import EXIT_BAD_INPUT, EXIT_FAILED, UserError
 
-from reins.runtime.config.settings import ROLES, Settings
+from reins.runtime.config.settings import ROLE_PARENTS, ROLES, VISION_ROLE, Settings
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -64,7 +64,72 @@ def describe(settings: Settings) -> dict:
         "env_file": env_file_status(),
         "http_allowlist": list(settings.http_allowlist),
         "skills": describe_skills(),
+        "assistant_roles": describe_assistant_roles(settings),
+        "persona": describe_persona(),
+        "flow_rules": describe_flow_rules(settings),
     }
+
+
+def describe_flow_rules(settings: Settings) -> dict:
+    """The data-flow rules in force: REINS_FLOW_RULES's file (or the bundled set) and how many
+    rules it holds, or the one-line reason it is refused (naming the rule and field)."""
+    from pathlib import Path
+
+    from reins.runtime.tools.flow_rules import FlowRulesError, rules_in_force
+
+    shown = Path(settings.flow_rules).name if settings.flow_rules else None
+    try:
+        rules = rules_in_force(None, settings.flow_rules)
+    except FlowRulesError as error:
+        return {"file": shown, "rules": 0, "problem": redact(str(error), 300)}
+    return {"file": shown, "rules": len(rules), "problem": None}
+
+
+def describe_assistant_roles(settings: Settings) -> dict:
+    """The assistant's task roles and the vision role: each one's model (its own, or its parent's)
+    and its escalation model."""
+    from reins.runtime.llm.labels import entry_label, model_label
+
+    roles = {}
+    for role, parent in ROLE_PARENTS.items():
+        own = role in settings.role_models
+        escalation = settings.escalation_for(role) if settings.model_for(role) else None
+        if role == VISION_ROLE and not own:
+            model = "not configured (REINS_MODEL_VISION): a message with an image is refused"
+        else:
+            model = model_label(settings, role)
+        source = "own" if own else (None if role == VISION_ROLE else parent)  # vision never borrows a model
+        roles[role] = {"model": model, "from": source,
+                       "escalation": entry_label(escalation) if escalation else None}
+    return roles
+
+
+def describe_persona() -> dict:
+    """Whether a persona file is configured (REINS_ASSISTANT_PROMPT_FILE) and loads: its file name,
+    how many examples, or the one-line reason it is refused."""
+    from pathlib import Path
+
+    from reins.runtime.config.persona import PersonaError, persona_file, read_persona_file
+
+    path = persona_file()
+    if not path:
+        return {"file": None, "loaded": False, "problem": None}
+    shown = Path(path).name
+    try:
+        persona = read_persona_file(path)
+    except PersonaError as error:
+        return {"file": shown, "loaded": False, "problem": redact(str(error), 200)}
+    return {"file": shown, "loaded": True, "problem": None, "instructions": bool(persona["instructions"]),
+            "examples": len(persona["examples"])}
+
+
+def _persona_line(persona: dict) -> str:
+    if not persona["file"]:
+        return "none (REINS_ASSISTANT_PROMPT_FILE not set)"
+    if not persona["loaded"]:
+        return f"NOT loaded - {persona['problem']}"
+    what = "instructions" if persona["instructions"] else "no instructions"
+    return f"{persona['file']}: loaded ({what}, {persona['examples']} example(s))"
 
 
 def describe_tools(settings: Settings) -> dict:
@@ -138,6 +203,8 @@ TOOL_CHOICE_HELP = {
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "fuzz", None) is not None and not getattr(args, "budget", False):
+        raise UserError("--fuzz goes with --budget: reins doctor --budget --fuzz N")
     if getattr(args, "budget", False):
         from reins.cli.doctor_audit import run_budget
 
@@ -156,7 +223,8 @@ def run(args: argparse.Namespace) -> int:
     code = EXIT_FAILED if checks and not all(check.ok for check in checks) else 0
     if any(server["problem"] for server in report["mcp_servers"]):  # a configured server cannot start
         code = code or EXIT_FAILED
-    code = EXIT_BAD_INPUT if report.get("mcp_error") else code
+    refused = report.get("mcp_error") or report["persona"]["problem"] or report["flow_rules"]["problem"]
+    code = EXIT_BAD_INPUT if refused else code
     if checks is not None:
         report["checks"] = [{**asdict(check), "model": redact(check.model, 120)} for check in checks]
     if args.json:
@@ -167,6 +235,15 @@ def run(args: argparse.Namespace) -> int:
         others = [f"then {', '.join(report['fallbacks'][role])}"] if role in report["fallbacks"] else []
         others += [f"escalates to {report['escalations'][role]}"] if role in report["escalations"] else []
         print(f"  {role:<11} {label}" + (f" ({'; '.join(others)})" if others else ""))
+    for role, served in report["assistant_roles"].items():
+        notes = [f"the {served['from']} role's"] if served["from"] not in ("own", None) else []
+        notes += [f"escalates to {served['escalation']}"] if served["escalation"] else []
+        print(f"  {role:<11} {served['model']}" + (f" ({'; '.join(notes)})" if notes else ""))
+    print(f"  persona           {_persona_line(report['persona'])}")
+    rules = report["flow_rules"]
+    source = f"{rules['file']} (REINS_FLOW_RULES)" if rules["file"] else "bundled"
+    print(f"  flow_rules        {source}: " + (f"REFUSED - {rules['problem']}" if rules["problem"]
+                                              else f"{rules['rules']} rule(s)"))
     for key in ("endpoint", "api_key", "contract_mode", "structured_method", "tool_choice", "text_tool_calls",
                 "max_tokens_param", "docs_root", "governance", "checkpointer", "home", "env_file"):
         print(f"  {key:<17} {report[key]}")

@@ -63,7 +63,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    from reins.evals.run import MAX_REPEATS
+    from reins.policies.audit.evaluation import MAX_REPEATS
 
     if not 1 <= args.repeats <= MAX_REPEATS:
         raise UserError(f"--repeats must be between 1 and {MAX_REPEATS}")
@@ -93,7 +93,7 @@ def _rates(text: str) -> list[float]:
 
 
 def _kinds(text: str | None) -> tuple[str, ...]:
-    from reins.evals.perturbed import PERTURBATIONS, expand_kinds
+    from reins.policies.audit.evaluation import PERTURBATIONS, expand_kinds
 
     if text is None:
         return PERTURBATIONS
@@ -216,13 +216,13 @@ def run(args: argparse.Namespace) -> int:
         return run_agentdojo(args)
     if args.suite == "budget":
         return run_budget_fuzz(args)
+    _check(args)  # the arguments first: the evaluation loads LangGraph, LangChain and the provider clients
     # The CLI is the application edge: it sits above the evaluation.
     from reins.evals.records import write_records
     from reins.evals.report import rates_table, write_report
     from reins.evals.run import run_evaluation
     from reins.evals.scenarios import BASELINES
 
-    _check(args)
     scenarios = _scenarios(args.scenario)
 
     total = len(args.rates) * args.repeats * sum(s.applies_to(b) for s in scenarios for b in BASELINES)

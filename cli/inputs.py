@@ -2,7 +2,8 @@
 
 A requirement or a message is usually longer than a shell line. ``--file -`` and a lone ``-`` read
 standard input; a single positional argument that names an existing file is read too, with a
-one-line note on stderr (so ``reins deliver ./requirement.md`` never plans the path itself).
+one-line note on stderr (so ``reins deliver ./requirement.md`` never plans the path itself); a lone
+argument that reads as a file name but names no file is refused rather than planned as text.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from reins.cli.errors import UserError
+from reins.policies.delivery.input import looks_like_a_path
 
 MAX_INPUT_BYTES = 128 * 1024  # the same bound as a bundled document
 
@@ -46,7 +48,8 @@ def read_text(source: str, stdin: TextIO | None = None) -> str:
 
 def text_argument(words: list[str], file: str | None, what: str, stdin: TextIO | None = None) -> str:
     """The text of ``--file``, of ``-``, of a lone argument naming a file (said on stderr), else the
-    words joined; empty when nothing was given."""
+    words joined; empty when nothing was given. A lone argument that looks like a path to a missing
+    file is an error naming it."""
     if file is not None:
         if words:
             raise UserError(f"give either the {what} or --file, not both")
@@ -57,6 +60,9 @@ def text_argument(words: list[str], file: str | None, what: str, stdin: TextIO |
         print(f"reins: note: reading the {what} from the file {words[0]} (quote text to use it as written)",
               file=sys.stderr)
         return read_text(words[0], stdin)
+    if len(words) == 1 and looks_like_a_path(words[0]):
+        name = _path(words[0]).name or words[0]  # the file's name: an absolute path is redacted anyway
+        raise UserError(f"{name}: no such file; give the {what} as text or name an existing file")
     return " ".join(words).strip()
 
 

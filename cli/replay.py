@@ -62,10 +62,13 @@ def _eval_path(text: str) -> Path:
 
 
 def eval_replays(text: str, overrides: Any) -> list[Any]:
+    path = _eval_path(text)
+    if not path.exists():  # said before the evaluation's modules (LangGraph, LangChain) load
+        raise UserError(redact(f"no records.json at {path} (run reins eval first)", 200))
     from reins.evals.records import load_records, replay_records
 
     try:
-        records = load_records(_eval_path(text))
+        records = load_records(path)
     except ValueError as error:
         raise UserError(redact(str(error), 200)) from None
     return replay_records(records, overrides)

@@ -52,19 +52,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from reins.policies.audit.evaluation import FAMILIES, PERTURBATIONS, expand_kinds
 from reins.runtime.execution.deadline import remaining_s
 from reins.runtime.standins.fake_base import CONTRACT_KEY, INPUTS_KEY, ROLE_KEY, StandInBindings, call_label
 
-# Families, each with the kinds it is recorded as.
-FAMILIES: Mapping[str, tuple[str, ...]] = {
-    "rephrased_verdict": ("rephrased_verdict",),
-    "schema_drift": ("schema_drift",),
-    "extra_fields": ("extra_fields",),
-    "wrong_enum": ("wrong_enum",),
-    "timeout": ("provider_timeout", "deadline_overrun"),
-    "exception": ("connection_error", "bad_request"),
-}
-PERTURBATIONS: tuple[str, ...] = tuple(kind for kinds in FAMILIES.values() for kind in kinds)
 RAISING: frozenset[str] = frozenset({*FAMILIES["timeout"], *FAMILIES["exception"]})
 RETRYABLE_KINDS: frozenset[str] = frozenset({"provider_timeout", "connection_error"})
 _PROVIDER_URL = "https://provider.invalid/v1/chat/completions"
@@ -288,15 +279,6 @@ def raised_error(kind: str, contract: str) -> BaseException:
     if kind == "deadline_overrun":
         return TimeoutError(f"the deadline passed while waiting for {contract}")
     raise ValueError(f"{kind} is not a raising perturbation")
-
-
-def expand_kinds(kinds: Sequence[str]) -> tuple[str, ...]:
-    """Kinds and family names as kinds, in a stable order; unknown names raise ValueError."""
-    unknown = [k for k in kinds if k not in PERTURBATIONS and k not in FAMILIES]
-    if not kinds or unknown:
-        raise ValueError(f"unknown perturbation kinds: {', '.join(sorted(unknown)) or 'none given'}")
-    wanted = {kind for name in kinds for kind in FAMILIES.get(name, (name,))}
-    return tuple(kind for kind in PERTURBATIONS if kind in wanted)
 
 
 def _digest(messages: Sequence[BaseMessage]) -> str:

@@ -25,10 +25,10 @@ from reins.runtime.llm.models import ModelSet, default_model_set
 from reins.runtime.resources import ResourceResolver
 from reins.evals.baselines import run_baseline
 from reins.evals.perturbed import PERTURBATIONS, PerturbedModel, expand_kinds
+from reins.policies.audit.evaluation import MAX_REPEATS
 from reins.evals.scenarios import BASELINES, CHAIN_BASELINES, FAULT_KINDS, SCENARIOS, Scenario
 from reins.evals.scorer import RunRecord, per_scenario, summarise
 
-MAX_REPEATS = 20
 
 
 @dataclass

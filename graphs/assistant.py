@@ -44,7 +44,7 @@ from langgraph.store.memory import InMemoryStore
 
 from reins.nodes.assistant import routing
 from reins.nodes.assistant.answer import check_and_reply, draft_answer, route_after_check
-from reins.nodes.assistant.approval import resume_refusal
+from reins.nodes.assistant.approval import asked_again, resume_refusal
 from reins.nodes.assistant.context import AssistantContext
 from reins.nodes.assistant.deps import AssistantDeps, PipelineRoute, pipeline_context
 from reins.nodes.assistant.executor import dispatch, observe, propose_step
@@ -202,7 +202,7 @@ def build_graph(
     compiled = builder.compile(checkpointer=checkpointer, store=memory, name="assistant")
     # The messages are redacted, and a resume value checked against the pending pause, before
     # LangGraph stores them.
-    return guard_input(compiled, messages_key="messages", resume_check=resume_refusal)
+    return guard_input(compiled, messages_key="messages", resume_check=resume_refusal, asked_again=asked_again)
 
 
 graph = build_graph(store=None)  # LangGraph Server supplies its own checkpointer and store

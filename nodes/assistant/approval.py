@@ -237,6 +237,25 @@ def resume_refusal(interrupts: Sequence[Any], claims: Mapping[str, Sequence[Clai
     return ""
 
 
+def asked_again(interrupts: Sequence[Any], value: Any) -> str:
+    """The problem of ``value`` itself that its paused node answers by asking again with it as the
+    pause's ``error`` (a decision or an answer that does not fit), "" when there is none: under a
+    LangGraph Server such a value goes on to the node instead of failing the run."""
+    for payload, answer in _pairs(interrupts, value):
+        call = str(payload.get("call") or "")
+        if payload.get("kind") == QUESTION and call and not SESSIONS.waiting(call):
+            return ""  # answered elsewhere or lost: nothing to ask again
+        if payload.get("kind") == QUESTION:
+            problem = read_answer(answer, payload.get("options"))[1]
+        elif payload.get("kind") == APPROVAL:
+            problem = read_any(answer, _fingerprint_of(payload), str(payload.get("tool", ""))).problem
+        else:
+            continue
+        if problem:
+            return problem
+    return ""
+
+
 def resume_problem(payload: Mapping[str, Any], value: Any, tools: Any) -> str:
     """Why ``value`` cannot answer the pause ``payload`` as shown (``as_shown``), "" when it can:
     the node's rules, so a caller can refuse a decision before resuming."""

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from reins.nodes.assistant.context import AssistantContext
 from reins.nodes.assistant.deps import AssistantDeps, progress_for
 from reins.nodes.assistant.state import AssistantState, PipelineOutcome, Update, traced
-from reins.policies.text.redaction import redact
+from reins.policies.text.redaction import redact, redact_secrets, truncate
 from reins.policies.assistant.slash_commands import (
     HELP,
     SlashCommand,
@@ -33,9 +33,11 @@ def is_slash(state: AssistantState) -> bool:
 
 
 def reply_update(state: AssistantState, reply: str, verdict: Verdict, pipeline: PipelineOutcome, evidence: list[str],
-                 record: TraceRecord) -> Update:
-    """The state update of a turn a slash command answered; ``record``: its step in the trace."""
-    reply = redact(reply, REPLY_LIMIT)
+                 record: TraceRecord, *, keep_paths: bool = False) -> Update:
+    """The state update of a turn a slash command answered; ``record``: its step in the trace.
+    ``keep_paths``: the reply is this installation's own listing (``/help``), whose tool
+    descriptions may show a path such as ``/srv/notes/<name>``: only secrets are removed from it."""
+    reply = truncate(redact_secrets(reply), REPLY_LIMIT) if keep_paths else redact(reply, REPLY_LIMIT)
     return {
         "reply": reply,
         "answer": {"summary": reply, "evidence": evidence, "verdict": verdict},
@@ -73,4 +75,4 @@ def run_slash_command(state: AssistantState, runtime: Runtime[AssistantContext],
         reply, verdict, outcome, summary = _by_rule(command, deps.tools_for(runtime))
         step.summary = f"/{outcome['command']} → {outcome['status']}"
     progress.end("failed" if outcome["status"] == "unavailable" else "completed", summary)
-    return reply_update(state, reply, verdict, outcome, [], step.trace())
+    return reply_update(state, reply, verdict, outcome, [], step.trace(), keep_paths=outcome["status"] == "help")

@@ -65,6 +65,20 @@ def classify_delivery_input(requirement: object, requirement_uri: object) -> Inp
     return InputVerdict(True, kind="inline")
 
 
+# Extensions of the files a requirement is written in: one word ending so names a file, not a requirement.
+_TEXT_FILE_SUFFIX = re.compile(r"\.(md|markdown|txt|text|rst|adoc|org|json|ya?ml|toml)$", re.I)
+_PATH_PREFIX = ("./", "../", "/", "~/", ".\\", "..\\")
+
+
+def looks_like_a_path(word: str) -> bool:
+    """Whether one command-line word reads as a file name rather than a requirement: no whitespace
+    and a path prefix (``./``, ``../``, ``/``, ``~/``) or a text-file extension (``.md``, ``.txt`` …).
+    A sentence, a URI or ``~user/...`` is not one."""
+    if not word or any(ch.isspace() for ch in word) or "://" in word:
+        return False
+    return word.startswith(_PATH_PREFIX) or bool(_TEXT_FILE_SUFFIX.search(word))
+
+
 MAX_REVIEW_TIMEOUT_S = 3600.0
 
 

@@ -40,3 +40,18 @@ def image_route(images: int, vision_configured: bool) -> ImageRoute:
     if images <= 0:
         return "text"
     return "vision" if vision_configured else "refuse"
+
+
+MAX_IMAGE_BYTES = 5 * 1024 * 1024  # an image a chat message may carry (providers cap theirs near here)
+_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"))
+
+
+def image_type(head: bytes) -> str | None:
+    """The MIME type of a PNG or JPEG file from its first bytes, None for anything else (the name's
+    suffix is not believed)."""
+    return next((mime for signature, mime in _SIGNATURES if head.startswith(signature)), None)
+
+
+def with_images(text: str, images: list[Mapping[str, Any]]) -> str | list[Any]:
+    """A message's content: the text alone, or a text block followed by the image blocks."""
+    return [{"type": "text", "text": text}, *images] if images else text

@@ -22,6 +22,8 @@ No advice (None) when no style gave a call at all: the model cannot drive the de
 as text`` (only calls written as text) or ``no tool calling``. ``speed_bound`` fits an output bound
 (the task-list draft's above all: 8192 tokens by default) to what the server generates within the
 role's timeout, so a slow local server cuts a long draft off (and repairs it) instead of timing out.
+``structured_method_advice`` names the ``REINS_STRUCTURED_METHOD`` to export when the configured one
+gave no structured answer and the other did (a server without JSON-schema output that calls tools).
 """
 
 from __future__ import annotations
@@ -113,3 +115,20 @@ def speed_bound(tokens_per_s: float, timeout_s: float, bound: int) -> int | None
     if fits >= bound:
         return None
     return max(MIN_SPEED_BOUND, fits)
+
+
+STRUCTURED_METHODS = ("json_schema", "function_calling")  # as REINS_STRUCTURED_METHOD accepts them
+
+
+def other_structured_method(method: str) -> str | None:
+    """The method to try when ``method`` gave no structured answer (None for an unknown one)."""
+    return {"json_schema": "function_calling", "function_calling": "json_schema"}.get(method)
+
+
+def structured_method_advice(configured: str, worked: dict[str, bool]) -> str | None:
+    """The export line for the structured method to use: None when the configured one worked or no
+    method did (then no setting helps)."""
+    if worked.get(configured):
+        return None
+    usable = [method for method in STRUCTURED_METHODS if method != configured and worked.get(method)]
+    return f"export REINS_STRUCTURED_METHOD={usable[0]}" if usable else None

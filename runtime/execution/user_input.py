@@ -7,7 +7,8 @@ the graph: ``guard_input`` makes a compiled graph's ``stream`` and ``astream`` (
 ``TypeError`` naming the key, raised before any step runs or anything is saved; text keys are
 stored with their secrets replaced (``reins.policies.text.redaction.redact_secrets``). A resume value (a
 ``Command``'s ``resume``) is checked against the limits and the graph's pending pauses before
-LangGraph stores it as the answer: a refused one raises ``ResumeRefused`` and the pause stays.
+LangGraph stores it as the answer: a refused one raises ``ResumeRefused`` and the pause stays (under
+a LangGraph Server the paused node asks again with the refusal instead: see ``acheck_resume``).
 """
 
 from __future__ import annotations
@@ -119,6 +120,9 @@ class DecisionTaken(ResumeRefused):
 # ``resume_check(interrupts, claims, value) -> problem``: a graph's own rules on a resume value, given
 # its pending interrupts and the claims on its latest checkpoint ("" when the value may be stored).
 ResumeCheck = Callable[[Sequence[Any], Mapping[str, Any], Any], str]
+# ``asked_again(interrupts, value) -> problem``: the value's own problem that its paused node answers by
+# pausing again with it ("" when none): under a LangGraph Server such a value goes on to the node.
+AskedAgain = Callable[[Sequence[Any], Any], str]
 
 
 def _resume_value(input: Any) -> tuple[bool, Any]:
@@ -152,7 +156,20 @@ def check_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check
         _refuse(check(snapshot.interrupts, thread_claims(graph.checkpointer, config), value))
 
 
-async def acheck_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check: ResumeCheck | None) -> None:
+def served_run(config: Mapping[str, Any] | None) -> bool:
+    """Whether a LangGraph Server (``langgraph dev``, Studio, the SDK) runs the graph: it stamps its
+    version in the run's metadata. There a raise ends the run as an error and marks the thread
+    ``error`` though its pause is still pending."""
+    metadata = config.get("metadata") if isinstance(config, Mapping) else None
+    return isinstance(metadata, Mapping) and bool(metadata.get("langgraph_api_version"))
+
+
+async def acheck_resume(graph: Any, input: Any, config: Mapping[str, Any] | None, check: ResumeCheck | None,
+                        asked_again: AskedAgain | None = None) -> None:
+    """``check_resume`` for ``astream``; under a LangGraph Server a value whose problem the paused
+    node asks again about (``asked_again``) goes on to that node, which pauses again with the refusal
+    as its ``error`` (the thread stays ``interrupted``). A value over the limits, for a thread not
+    waiting, or refused for another reason (a claim) is still refused here."""
     from reins.policies.tools.approvals import value_problem
 
     resuming, value = _resume_value(input)
@@ -161,13 +178,16 @@ async def acheck_resume(graph: Any, input: Any, config: Mapping[str, Any] | None
     _refuse(value_problem(value))
     if check is not None and config is not None and graph.checkpointer not in (None, False, True):
         snapshot = await graph.aget_state(config)
-        _refuse(check(snapshot.interrupts, await athread_claims(graph.checkpointer, config), value))
+        problem = check(snapshot.interrupts, await athread_claims(graph.checkpointer, config), value)
+        if problem and served_run(config) and asked_again is not None and asked_again(snapshot.interrupts, value) == problem:
+            return  # the node's own check sees the same problem and pauses again with it
+        _refuse(problem)
 
 
 @lru_cache(maxsize=None)
 def _guarded_class(
     base: type, text_keys: tuple[str, ...], messages_key: str | None, pause_key: str | None,
-    resume_check: ResumeCheck | None, pauses: bool,
+    resume_check: ResumeCheck | None, pauses: bool, asked_again: AskedAgain | None = None,
 ) -> type:
     def read(self: Any, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         check_can_pause(self, args[0] if args else kwargs.get("config"), kwargs.get("context"), pause_key, pauses)
@@ -180,7 +200,7 @@ def _guarded_class(
 
     async def astream(self: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
         value = read(self, input, args, kwargs)
-        await acheck_resume(self, value, _thread_config(args, kwargs), resume_check)
+        await acheck_resume(self, value, _thread_config(args, kwargs), resume_check, asked_again)
         async for chunk in base.astream(self, value, *args, **kwargs):
             yield chunk
 
@@ -191,13 +211,13 @@ def _guarded_class(
 def guard_input(
     compiled: Any, text_keys: tuple[str, ...] = (), messages_key: str | None = None, pause_key: str | None = None,
     resume_check: ResumeCheck | None = None,
-    pauses: bool = False,
+    pauses: bool = False, asked_again: AskedAgain | None = None,
 ) -> Any:
     """``compiled``, reading every input with ``read_input`` before LangGraph stores it (copies too).
     ``pause_key``: the context field that makes a run pause for a person; ``pauses``: the graph was
     built to pause (``check_can_pause``). ``resume_check``: the graph's rules on a resume value
     (every resume is held to the size and depth limits); a refused value raises ``ResumeRefused``
-    and LangGraph stores nothing."""
+    and LangGraph stores nothing (``asked_again``: see ``acheck_resume``)."""
     compiled.__class__ = _guarded_class(type(compiled), tuple(text_keys), messages_key, pause_key, resume_check,
-                                        pauses)
+                                        pauses, asked_again)
     return compiled

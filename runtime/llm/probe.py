@@ -14,7 +14,8 @@ natively or written as text, the output tokens, whether it ran to the bound or t
 verdict is native / written as text / no tool calling, with the ``REINS_TOOL_CHOICE`` /
 ``REINS_TEXT_TOOL_CALLS`` / ``REINS_MAX_TOKENS_MANAGER`` lines to export and, for a server too slow
 to write the task-list draft within its timeout, ``REINS_MAX_TOKENS_TASKLIST``
-(``reins.policies.tools.call_advice``). Apart from a refused schema's reason, provider messages are never
+(``reins.policies.tools.call_advice``); a structured answer that fails with the configured
+``REINS_STRUCTURED_METHOD`` is asked again with the other method, recommended when it answers. Apart from a refused schema's reason, provider messages are never
 shown (they can carry request details); the cause class is.
 """
 
@@ -34,7 +35,15 @@ from reins.policies.models.fallback import parse_model_entry
 from reins.policies.text.redaction import redact
 from reins.policies.delivery.reviewers import DEFAULT_REVIEWERS
 from reins.policies.models.text_tool_calls import recover_text_tool_calls
-from reins.policies.tools.call_advice import NO_TOOL_CALLING, ToolCallObservation, advise, speed_bound, tool_call_verdict
+from reins.policies.tools.call_advice import (
+    NO_TOOL_CALLING,
+    ToolCallObservation,
+    advise,
+    other_structured_method,
+    speed_bound,
+    structured_method_advice,
+    tool_call_verdict,
+)
 from reins.policies.models.tool_choice import tool_turn_options
 from reins.policies.text.truncation import is_truncated
 from reins.runtime.contracts.roles import CONTRACT_ROLES
@@ -247,6 +256,20 @@ def probe_schemas(name: str, settings: Settings, roles: Sequence[str]) -> list[s
     return problems
 
 
+def probe_structured(model: Any, settings: Settings, method: str) -> tuple[bool, BaseException | None]:
+    """Whether one structured answer comes back parsed with ``method``; the error when the request failed."""
+    ask_json = model.with_structured_output(PING_SCHEMA, method=method, include_raw=True,
+                                            **structured_options(method, settings.tool_choice))
+    try:
+        answer = ask_json.invoke([HumanMessage(content="Answer with a JSON object whose ok field is true.")])
+    except openai.LengthFinishReasonError:
+        return False, None
+    except Exception as error:  # noqa: BLE001 - every failure becomes one line
+        return False, error
+    parsed = answer.get("parsed") if isinstance(answer, dict) else None
+    return isinstance(parsed, dict) and isinstance(parsed.get("ok"), bool), None
+
+
 def probe_model(name: str, settings: Settings, roles: str | Sequence[str] = "manager") -> ProbeResult:
     """Probe ``name`` on the endpoint and key its roles use, each request waiting as long as its
     role's own timeout (the tool calls: the manager's when the model serves it, whose turns they are)."""
@@ -279,17 +302,17 @@ def probe_model(name: str, settings: Settings, roles: str | Sequence[str] = "man
         state = "timed out" if configured.call == "timeout" else "no tool calling"
         return replace(found, result=f"{state} (REINS_TOOL_CHOICE={settings.tool_choice}){written}; "
                                      f"tool calls: {verdict} (see recommended)")
-    ask_json = model.with_structured_output(PING_SCHEMA, method=settings.structured_method, include_raw=True,
-                                            **structured_options(settings.structured_method, settings.tool_choice))
-    try:
-        answer = ask_json.invoke([HumanMessage(content="Answer with a JSON object whose ok field is true.")])
-        parsed = answer.get("parsed") if isinstance(answer, dict) else None
-    except openai.LengthFinishReasonError:
-        parsed = None
-    except Exception as error:  # noqa: BLE001
-        return replace(found, result=verdict_for(error))
-    if not (isinstance(parsed, dict) and isinstance(parsed.get("ok"), bool)):
-        return replace(found, result=f"no JSON-schema output (REINS_STRUCTURED_METHOD={settings.structured_method})")
+    method = settings.structured_method
+    answered, error = probe_structured(model, settings, method)
+    if not answered:
+        other = other_structured_method(method)
+        worked = {method: False, **({other: probe_structured(model, settings, other)[0]} if other else {})}
+        advice = structured_method_advice(method, worked)
+        result = verdict_for(error) if error is not None else f"no JSON-schema output (REINS_STRUCTURED_METHOD={method})"
+        if advice:
+            return replace(found, result=f"{result}; {other} works (see recommended)",
+                           recommended=(*found.recommended, advice))
+        return replace(found, result=result)
     schemas = tuple(probe_schemas(name, settings, roles))
     if schemas:
         return replace(found, schemas=schemas, result=f"{len(schemas)} contract schema(s) not usable: see below")

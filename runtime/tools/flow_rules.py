@@ -34,7 +34,19 @@ def parse_rules(document: Any, origin: str = "flow rules") -> tuple[FlowRule, ..
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(map(str, first.get("loc", ()))) or "$"
-        raise FlowRulesError(f"{origin}: {where}: {first.get('msg', 'invalid')}") from None
+        named = _rule_name(document, first.get("loc", ()))
+        raise FlowRulesError(f"{origin}: {where}: {first.get('msg', 'invalid')}"
+                             + (f" (rule {named!r})" if named else "")) from None
+
+
+def _rule_name(document: Any, loc: tuple[Any, ...]) -> str:
+    """The name of the rule an error is in (``rules.<index>...``), when it has one: said beside its index."""
+    if len(loc) < 2 or loc[0] != "rules" or not isinstance(loc[1], int) or not isinstance(document, Mapping):
+        return ""
+    rules = document.get("rules")
+    rule = rules[loc[1]] if isinstance(rules, list) and 0 <= loc[1] < len(rules) else None
+    name = rule.get("name") if isinstance(rule, Mapping) else None
+    return " ".join(name.split())[:64] if isinstance(name, str) else ""
 
 
 def read_rules(path: str | Path) -> tuple[FlowRule, ...]:

@@ -199,9 +199,15 @@ def offer(spec: ServerSpec, listed: Iterable[str], taken: Iterable[str] = ()) ->
 
 
 def neutral(text: str, limit: int) -> str:
-    """Server text made inert: no control characters, no angle brackets (no prompt tags), one
-    line, at most ``limit`` characters."""
-    flat = " ".join(_CONTROL.sub(" ", text or "").split()).replace("<", "‹").replace(">", "›")
+    """Server text made inert for a model: no control characters, no angle brackets (no prompt
+    tags), one line, at most ``limit`` characters."""
+    return readable(text, limit).replace("<", "‹").replace(">", "›")
+
+
+def readable(text: str, limit: int) -> str:
+    """Server text for a person (a help line): no control characters, one line, at most ``limit``
+    characters; a placeholder such as ``<name>`` stays as written."""
+    flat = " ".join(_CONTROL.sub(" ", text or "").split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -25,6 +25,7 @@ from reins.runtime.tools.mcp_config import (
     McpConfigError,
     ServerSpec,
     neutral,
+    readable,
     offer,
     read_servers,
     shown_description,
@@ -198,7 +199,7 @@ def _declare(spec: ServerSpec, tool: Any, offered: str, scope: str) -> Registere
         approval=approval,
         timeout_s=spec.timeout_s,
         aliases=(offered,),
-        help=f"{offered}  {neutral(tool.description or '', 80)}",
+        help=f"{offered}  {readable(tool.description or '', 80)}",
     )
 
 

@@ -120,3 +120,45 @@ def test_a_pause_is_described_without_escape_sequences():
     assert shown == "The assistant asks: Which city?\n  1. Paris\n  2. Tokyo" and "\x1b" not in shown
     approval = describe({"kind": "approval", "tool": "save_note", "args": {"text": "\x1b[2Jhi"}})
     assert "\x1b" not in approval and '{"text": "\\u001b[2Jhi"}' in approval  # the exact arguments, escaped as JSON
+
+
+def test_under_a_langgraph_server_a_refused_answer_keeps_the_thread_paused_with_the_refusal():
+    import asyncio
+
+    from langgraph.types import Command
+
+    run = _runner([tool_call("ask_user", question="Which city?", options=["Paris", "Tokyo"]),
+                   tool_call("calculator", expression="2+2")])
+    run.ask("weather for my city")
+    # As LangGraph Server runs it (Studio, the SDK): its version in the run's metadata. A raise there
+    # would end the run as an error and mark the thread "error" though it is still paused.
+    served = {"configurable": {"thread_id": "t1"}, "metadata": {"langgraph_api_version": "0.16"}}
+
+    async def resume(value):
+        return [chunk async for chunk in run.graph.astream(Command(resume=value), served)]
+
+    asyncio.run(resume("Berlin"))  # no exception: the run ends paused, not failed
+    state = run.graph.get_state({"configurable": {"thread_id": "t1"}})
+    (payload,) = [i.value for i in state.interrupts]
+    assert payload["question"] == "Which city?" and payload["error"] == "answer with one of the options: Paris, Tokyo"
+    assert state.next  # still waiting: the thread is "interrupted"
+    asyncio.run(resume("Tokyo"))
+    done = run.graph.get_state({"configurable": {"thread_id": "t1"}})
+    assert not done.interrupts and done.values["records"][0]["output"] == "Tokyo"
+
+
+def test_outside_a_server_a_refused_answer_still_raises():
+    import asyncio
+
+    from langgraph.types import Command
+
+    run = _runner([tool_call("ask_user", question="Which city?", options=["Paris", "Tokyo"])])
+    run.ask("weather for my city")
+
+    async def resume():
+        return [c async for c in run.graph.astream(Command(resume="Berlin"), {"configurable": {"thread_id": "t1"}})]
+
+    with pytest.raises(ResumeRefused, match="answer with one of the options"):
+        asyncio.run(resume())
+    (payload,) = _pending(run)
+    assert "error" not in payload  # nothing stored

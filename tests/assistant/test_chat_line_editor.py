@@ -83,7 +83,7 @@ def test_help_is_one_command_a_line_and_nothing_breaks_mid_word(tmp_path):
     assert "you> /help" in lines
     starts = [line.split("  ")[1] for line in lines if line.startswith("  /")]
     assert starts == ["/help", "/tasklist docs://versions/<plan>.md", "/delivery-chain <requirement>",
-                      "/retry", "/multi", "/exit"]  # the assistant's, then the terminal's own
+                      "/retry", "/multi", "/image", "/exit"]  # the assistant's, then the terminal's own
     _, shown = _turn(child, "what is 2+2?" + ENTER)
     assert "  budget (used/worst case): calls" in shown
     lines = _ended(child)

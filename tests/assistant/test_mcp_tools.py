@@ -15,6 +15,7 @@ from langgraph.types import Command
 from reins.runtime.standins.scripted import ScriptedModel
 from reins.runtime.execution.user_input import ResumeRefused
 from tests.assistant.helpers import Runner, answer, chat_registry, simple, tool_call
+from reins.runtime.tools.mcp_config import neutral, shown_description
 from tests.assistant.mcp.servers import config, executions, http_server, stdio_server
 
 THREAD = {"configurable": {"thread_id": "t1"}}
@@ -299,3 +300,39 @@ def test_an_approved_call_carries_its_idempotency_key_to_its_mcp_server(tmp_path
     # the server saw the key derived from the thread, the call and its fingerprint: one it can deduplicate on
     assert keys == [idempotency_key("t1", 1, call_fingerprint("notes__add_note", {"text": "buy milk"}))]
     assert idempotency_key("t1", 1, "f") != idempotency_key("t2", 1, "f") != idempotency_key("t1", 2, "f")
+
+
+def test_help_shows_a_tool_description_with_a_path_as_written(tmp_path):
+    mcp = config(files=stdio_server(tmp_path / "r", "files"))
+    listed = _runner(None, []).ask("/help", mcp_config=mcp)["reply"]
+    line = next(line for line in listed.splitlines() if "files__read_file" in line)
+    assert line.strip() == "files__read_file  Read the note at /srv/notes/<name>; path: the note's name."
+    assert "[path]" not in listed and "‹" not in listed
+    prompt_line = neutral(shown_description("files", "Read the note at /srv/notes/<name>"), 200)
+    assert "<name>" not in prompt_line  # what a model reads stays inert
+
+
+def test_help_still_removes_a_secret_from_a_tool_description(tmp_path):
+    from reins.nodes.assistant.slash import reply_update
+
+    update = reply_update({}, "files__x  key sk-abcdefghijklmnopqrstuvwx at /srv/<name>", "success",
+                          {"command": "help", "status": "help"}, [], None, keep_paths=True)
+    assert "sk-abcdefghijklmnopqrstuvwx" not in update["reply"] and "/srv/<name>" in update["reply"]
+
+
+def test_under_a_langgraph_server_a_refused_decision_keeps_the_call_paused_with_the_refusal(notes):
+    mcp, record = notes
+    run = _runner(mcp, [tool_call("notes__add_note", text="x")], ["Not stored."])
+    run.ask("store x")
+    served = {**THREAD, "metadata": {"langgraph_api_version": "0.16"}}  # as LangGraph Server runs it
+
+    async def resume(value):
+        return [chunk async for chunk in run.graph.astream(Command(resume=value), served)]
+
+    asyncio.run(resume({"type": "maybe"}))  # not an error: Studio's thread stays "interrupted"
+    (payload,) = _pending(run)
+    assert payload["kind"] == "tool_approval" and payload["tool"] == "notes__add_note"
+    assert payload["error"].startswith("decision type must be approve, reject or edit")
+    assert executions(record) == []
+    asyncio.run(resume({"type": "reject", "reason": "no"}))
+    assert not _pending(run) and executions(record) == []

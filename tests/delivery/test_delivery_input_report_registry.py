@@ -3,7 +3,7 @@
 import pytest
 from tests.delivery.delivery_builders import finding, general, plan, risk, tasks
 
-from reins.policies.delivery.input import INPUT_MESSAGES, classify_delivery_input
+from reins.policies.delivery.input import INPUT_MESSAGES, classify_delivery_input, looks_like_a_path
 from reins.policies.delivery.report import narrative, render_delivery_report
 from reins.policies.delivery.review_bundle import build_review_bundle
 from reins.runtime.tools.toolbox import default_registry
@@ -152,3 +152,13 @@ def test_sub_agent_definitions(tool, inputs, output):
     assert definition.input_artifact_kinds == inputs
     assert definition.output_artifact_kind == output
     assert definition.scopes == (SCOPE,)
+
+
+@pytest.mark.parametrize(("word", "is_path"), [
+    ("./nope.md", True), ("../up/req.txt", True), ("/abs/requirement", True), ("~/req", True),
+    ("nope.md", True), ("spec.YAML", True), (".\\win.md", True),
+    ("missing-feature", False), ("Add a banner.md to the page", False), ("demo://scenarios/x/requirement.md", False),
+    ("~nosuchuser-reins/requirement", False), ("v1.2", False), ("", False), ("e.g.", False),
+])
+def test_looks_like_a_path(word, is_path):
+    assert looks_like_a_path(word) is is_path

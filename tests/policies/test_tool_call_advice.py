@@ -2,7 +2,15 @@
 
 import pytest
 
-from reins.policies.tools.call_advice import ToolCallObservation, advise, manager_bound, speed_bound, tool_call_verdict
+from reins.policies.tools.call_advice import (
+    ToolCallObservation,
+    advise,
+    manager_bound,
+    other_structured_method,
+    speed_bound,
+    structured_method_advice,
+    tool_call_verdict,
+)
 
 
 def seen(style, native=False, text=False, tokens=15, cut_off=False):
@@ -81,3 +89,22 @@ def test_the_verdict_is_native_written_as_text_or_no_tool_calling(observations, 
 )
 def test_a_bound_fits_what_the_server_generates_within_the_timeout(tokens_per_s, timeout_s, bound, advised):
     assert speed_bound(tokens_per_s, timeout_s, bound) == advised
+
+
+@pytest.mark.parametrize(
+    ("configured", "worked", "line"),
+    [
+        ("json_schema", {"json_schema": False, "function_calling": True}, "export REINS_STRUCTURED_METHOD=function_calling"),
+        ("function_calling", {"function_calling": False, "json_schema": True}, "export REINS_STRUCTURED_METHOD=json_schema"),
+        ("json_schema", {"json_schema": True, "function_calling": True}, None),  # the configured one works
+        ("json_schema", {"json_schema": False, "function_calling": False}, None),  # no setting helps
+        ("json_schema", {"json_schema": False}, None),  # the other was not tried
+    ],
+)
+def test_structured_method_advice(configured, worked, line):
+    assert structured_method_advice(configured, worked) == line
+
+
+def test_other_structured_method():
+    assert [other_structured_method(m) for m in ("json_schema", "function_calling", "xml")] == [
+        "function_calling", "json_schema", None]

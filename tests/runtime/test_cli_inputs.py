@@ -40,9 +40,17 @@ def test_deliver_reads_a_requirement_from_a_file_or_stdin(offline, capsys, monke
 
 
 def test_text_that_is_not_a_file_is_the_requirement(offline, capsys):
-    assert main(["deliver", "missing.md", "--json"]) in (0, 1)  # planned as the words given
+    assert main(["deliver", "missing-feature", "--json"]) in (0, 1)  # planned as the words given
     payload, err = _requirement_seen(capsys)
-    assert "reins: note" not in err and "inline requirement: 10 characters" in err
+    assert "reins: note" not in err and "inline requirement: 15 characters" in err
+
+
+@pytest.mark.parametrize("word", ["./nope.md", "nope.md", "../docs/nope.txt", "/tmp/reins-no-such/req.md", "~/nope.md"])
+def test_a_path_to_a_missing_file_is_refused_not_planned(offline, capsys, word):
+    assert main(["deliver", word]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"reins: error: {word.rsplit('/')[-1]}: no such file; give the requirement as text or name an existing file\n"
+    assert "inline requirement" not in captured.err and captured.out == ""
 
 
 @pytest.mark.parametrize(

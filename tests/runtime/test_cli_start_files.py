@@ -52,6 +52,21 @@ def test_a_broken_flow_rules_file_stops_chat_before_anything_runs(home, tmp_path
     assert list(home.iterdir()) == []  # refused before a checkpoint, a note or a model call
 
 
+def test_a_broken_flow_rules_file_names_its_rule_in_chat_and_doctor(home, tmp_path):
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules:\n  - name: pay-once\n    kind: max_per_turn\n    tools: [pay]\n    limit: 1\n"
+                     "  - name: landlord-only\n    kind: args_match\n")
+    reason = "REINS_FLOW_RULES: rules.yaml: rules.1.args_match.tools: Field required (rule 'landlord-only')"
+    chat = _reins(["chat", "--once", "hi"], home, REINS_FLOW_RULES=str(rules))
+    assert (chat.returncode, chat.stderr.strip()) == (2, f"reins: error: {reason}")
+    doctor = _reins(["doctor"], home, REINS_FLOW_RULES=str(rules))
+    assert doctor.returncode == 2, doctor.stderr[-500:]
+    assert f"  flow_rules        rules.yaml (REINS_FLOW_RULES): REFUSED - {reason}" in doctor.stdout.splitlines()
+    rules.write_text("rules:\n  - name: pay-once\n    kind: max_per_turn\n    tools: [pay]\n    limit: 1\n")
+    fixed = _reins(["doctor"], home, REINS_FLOW_RULES=str(rules))
+    assert fixed.returncode == 0 and "  flow_rules        rules.yaml (REINS_FLOW_RULES): 1 rule(s)" in fixed.stdout
+
+
 @pytest.mark.parametrize(
     ("variable", "special"),
     [("REINS_FLOW_RULES", "/dev/zero"), ("REINS_ASSISTANT_PROMPT_FILE", "fifo"), ("REINS_MCP_CONFIG", "/dev/zero"),

@@ -115,3 +115,13 @@ def test_every_private_string_key_is_langgraphs_and_written_only_in_its_one_modu
         for key in _private_keys(path)
     }
     assert found <= set(PRIVATE_KEYS.items()), found
+
+
+def test_langgraph_server_stamps_its_version_in_a_runs_metadata():
+    """``user_input.served_run`` tells a server's run by this key; the day the server stops setting it,
+    this fails (a refused resume under Studio would mark the thread "error" again)."""
+    import importlib.util
+
+    package = importlib.util.find_spec("langgraph_api")  # importing its modules needs a server's settings
+    source = (Path(package.submodule_search_locations[0]) / "stream.py").read_text(encoding="utf-8")
+    assert 'config["metadata"]["langgraph_api_version"]' in source

@@ -250,3 +250,58 @@ def test_each_roles_escalation_model_is_shown_and_probed_on_its_own_endpoint_wit
     report = json.loads(capsys.readouterr().out)
     assert report["escalations"]["manager"] == f"openai-compatible:big@{host}"
     assert report["escalations"]["reviewer"] == "openai-compatible:huge"
+
+
+def test_no_json_schema_output_recommends_function_calling_when_that_works(stub, fast_cli, capsys):
+    refused = HttpError(400, "response_format json_schema is not supported by this server")
+    provider = stub(lambda body: refused if body.get("response_format") else cooperative(body))
+    fast_cli(provider.base_url)
+    code, out = _doctor(capsys)
+    assert code == 4  # the configured method still fails: the check fails until the setting changes
+    assert "check stub-model: FAILED - HTTP 400; function_calling works (see recommended)" in out
+    assert "export REINS_STRUCTURED_METHOD=function_calling" in [line.strip() for line in out.splitlines()]
+    pings = [b for b in provider.bodies() if kind_of(b) == "Ping"]
+    assert [bool(b.get("response_format")) for b in pings] == [True, False]  # json_schema, then function_calling
+
+
+def test_no_structured_output_at_all_recommends_no_method(stub, fast_cli, capsys):
+    provider = stub(lambda body: Completion(content="ok!") if kind_of(body) == "Ping" else cooperative(body))
+    fast_cli(provider.base_url)
+    code, out = _doctor(capsys)
+    assert code == 4 and "check stub-model: FAILED - no JSON-schema output (REINS_STRUCTURED_METHOD=json_schema)\n" in out
+    assert "REINS_STRUCTURED_METHOD=" not in out.replace("(REINS_STRUCTURED_METHOD=json_schema)", "")
+
+
+def test_doctor_shows_the_assistant_roles_vision_escalations_and_the_persona(clean_doctor_env, capsys, tmp_path):
+    persona = tmp_path / "persona.toml"
+    persona.write_text('instructions = "Be brief."\n[[examples]]\nrequest = "hi"\nanswer = "Hello."\n')
+    clean_doctor_env({"REINS_MODEL": "m", "REINS_MODEL_CLASSIFY": "small", "REINS_MODEL_ESCALATE": "big",
+                      "REINS_MODEL_VISION": "eyes", "REINS_ASSISTANT_PROMPT_FILE": str(persona)})
+    assert main(["doctor", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    roles = report["assistant_roles"]
+    assert roles["classify"] == {"model": "openai-compatible:small", "from": "own", "escalation": "openai-compatible:big"}
+    assert roles["answer"] == {"model": "openai-compatible:m", "from": "chat", "escalation": "openai-compatible:big"}
+    assert roles["vision"] == {"model": "openai-compatible:eyes", "from": "own", "escalation": None}  # never the shared one
+    assert report["persona"] == {"file": "persona.toml", "loaded": True, "problem": None, "instructions": True,
+                                 "examples": 1}
+    assert main(["doctor"]) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    assert "step        openai-compatible:m (the chat role's; escalates to openai-compatible:big)" in lines
+    assert "vision      openai-compatible:eyes" in lines
+    assert "persona           persona.toml: loaded (instructions, 1 example(s))" in lines
+
+
+def test_doctor_says_when_no_vision_model_or_persona_is_configured_and_refuses_a_broken_persona(
+        clean_doctor_env, capsys, tmp_path):
+    clean_doctor_env({})
+    assert main(["doctor"]) == 0
+    lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    assert "vision      not configured (REINS_MODEL_VISION): a message with an image is refused" in lines
+    assert "persona           none (REINS_ASSISTANT_PROMPT_FILE not set)" in lines
+    broken = tmp_path / "persona.toml"
+    broken.write_text('instructions = 3\n')
+    clean_doctor_env({"REINS_ASSISTANT_PROMPT_FILE": str(broken)})
+    assert main(["doctor"]) == 2
+    line = next(line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("persona"))
+    assert line.startswith("persona           NOT loaded - REINS_ASSISTANT_PROMPT_FILE: persona.toml: instructions")

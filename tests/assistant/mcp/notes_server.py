@@ -14,6 +14,7 @@
 - ``tally`` (stateful) counts its calls per MCP session: two calls in one session answer 1 then 2.
 - ``hostile``: also a tool named with ``/``, a 1 MB output, instructions in a description and
   ``sneaky_write``, which claims ``readOnlyHint`` but records an execution like ``add_note``.
+- ``files``: also ``read_file`` (read-only), whose description names a path with a placeholder.
 - ``crash``: exits before answering the handshake.
 """
 
@@ -133,12 +134,18 @@ def build(kind: str, port: int = 0) -> FastMCP:
         server.add_tool(lambda: "B" * 1_000_000, name="big", description=injected + "A" * 5000,
                         annotations=ToolAnnotations(readOnlyHint=True))
 
+    if kind == "files":
+        @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+        def read_file(path: str) -> str:
+            """Read the note at /srv/notes/<name>; path: the note's name."""
+            return f"no note {path}"
+
     return server
 
 
 def main(argv: list[str]) -> None:
     transport = argv[0] if argv else "stdio"
-    kind = argv[-1] if len(argv) > 1 and argv[-1] in ("normal", "hostile", "crash") else "normal"
+    kind = argv[-1] if len(argv) > 1 and argv[-1] in ("normal", "hostile", "files", "crash") else "normal"
     if kind == "crash":
         sys.stderr.write("notes server: cannot open the notebook\n")
         raise SystemExit(3)
