@@ -50,7 +50,7 @@ def plan(*, with_doctor: bool = True) -> list[PlannedRun]:
         PlannedRun("chat-calculator", "chat", (Step(("chat", "--once", "Use the calculator: what is (17+25)*3?",
                                                      "--json")),), ("tool_ok",), 600),
         PlannedRun("chat-mcp-approval", "chat", (
-            Step(("chat", "--once", 'use notes__add_note on "buy milk"', "--thread", "real-mcp"), json_output=False),
+            Step(("chat", "--once", 'use notes__add_note on "buy milk"', "--new-thread", "real-mcp"), json_output=False),
             Step(("resume", "real-mcp", "--decision", APPROVE, "--json")),
         ), ("approved_ran_once",), 600),
         PlannedRun("tasklist-v0.2.0-ready", "tasklist", (Step(("tasklist", "docs://versions/v0.2.0-ready.md",

@@ -234,6 +234,15 @@ def test_the_books_of_a_stand_in_delivery_run_come_from_its_json(tmp_path):
     assert not result.traceback_shown and not result.key_shown
 
 
+def test_the_approval_round_trip_runs_on_the_stand_in_as_the_harness_types_it(tmp_path):
+    """The harness's own commands, as today's CLI takes them: a new thread pauses, the approval runs the
+    MCP call once (a command the CLI refuses shows here, not after an hour on a real model)."""
+    approval = next(r for r in plan() if r.id == "chat-mcp-approval")
+    result = drive(approval, environment(tmp_path, None), None, home=tmp_path, timeout_s=240, log=lambda _: None)
+    assert (result.status, result.exit_codes) == ("approved_ran_once", [5, 0])
+    assert not result.traceback_shown and not result.key_shown
+
+
 def test_reins_counts_sum_calls_repairs_reasks_and_escalations():
     output = {"metrics": {"manager_reasks": 1, "per_contract": {
         "delivery.manager": {"business_calls": 4, "repair_calls": 0, "escalations": 1, "input_tokens": 10},
