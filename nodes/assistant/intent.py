@@ -4,6 +4,7 @@ scope are dropped by the runtime and reported."""
 
 from __future__ import annotations
 
+from reins.policies.assistant.intent import settled_intent
 from reins.policies.audit.guard_coverage import declare
 
 from langgraph.runtime import Runtime
@@ -52,8 +53,11 @@ def classify_intent(state: AssistantState, runtime: Runtime[AssistantContext], *
                     "trace": traced(state, step.trace())}
         decision = outcome.value
         plan = None if decision.plan is None else available_plan(decision.plan, tools)
-        step.summary = decision.intent + (f" with {len(plan['steps'])} plan step(s)" if plan else "")
+        intent, raised = settled_intent(decision.intent, state.get("request", ""), tools.names)
+        step.summary = intent + (f" with {len(plan['steps'])} plan step(s)" if plan else "")
+        if raised:
+            step.summary += f" (the model said QA; {raised})"
         if plan and plan["unavailable"]:
             unavailable = ", ".join(sorted(set(plan["unavailable"])))
             step.summary += f"; dropped {len(plan['unavailable'])} step(s) naming unavailable tools ({unavailable})"
-    return {"intent": decision.intent, "plan": plan, "trace": traced(state, step.trace())}
+    return {"intent": intent, "plan": plan, "trace": traced(state, step.trace())}

@@ -419,3 +419,20 @@ def test_three_parallel_calls_for_a_three_step_plan_finish_all_three_steps(runne
     assert result["check"]["unfinished_steps"] == []
     assert result["answer"]["verdict"] == "success"
     assert run.model.count("assistant.answer") == 1  # no check → act round for steps that were done
+
+
+def test_a_request_that_names_a_tool_calls_it_even_when_the_model_said_qa(runner):
+    # Seen on Qwen2.5-Coder-1.5B: "Use the calculator: …" classified QA and answered from its own arithmetic.
+    run = runner(
+        {
+            "assistant.intent": [qa("simple arithmetic")],
+            "assistant.step": [tool_call("calculator", expression="(17+25)*3"), done()],
+            "assistant.answer": [answer("(17+25)*3 = 126", evidence=["calculator: 126"])],
+            "assistant.reflection": [REFLECTION],
+        }
+    )
+    result = run.ask("Use the calculator: what is (17+25)*3?")
+    assert result["intent"] == "SIMPLE_TOOL"
+    assert [(r["tool"], r["ok"]) for r in result["records"]] == [("calculator", True)]
+    assert any("the model said QA; the request asks for the tool calculator" in line
+               for line in summaries(result, "classify-intent"))
