@@ -14,7 +14,7 @@ from reins.nodes.assistant.context import AssistantContext
 from reins.nodes.assistant.state import AssistantState, FlowRecord, PendingCall
 from reins.policies.tools.data_flow import FlowDecision, FlowTool, TurnRecord, action_words, decide, provenance_lines
 from reins.policies.audit.flow_replay import flow_record
-from reins.policies.tools.provenance import sources_of
+from reins.policies.tools.provenance import Source, sources_of, untrusted_seen
 from reins.policies.tools.approval import Approval
 from reins.runtime.tools.flow_rules import rules_in_force
 from reins.runtime.tools.registry import RegisteredTool, ScopedTools
@@ -22,6 +22,7 @@ from reins.runtime.config.settings import Settings
 from reins.schemas.flow_rules import FlowRule
 
 FLOW = "flow"  # the key of the decision on a pending call
+AFTER_UNTRUSTED = "reins_after_untrusted"  # on a reply's message: written after untrusted content
 
 
 def rules_for(runtime: Runtime[AssistantContext] | None, settings: Settings | None = None) -> tuple[FlowRule, ...]:
@@ -39,21 +40,39 @@ def flow_tool(tool: RegisteredTool) -> FlowTool:
     return FlowTool(tool.name, tool.read_only, tool.sinks, tool.actions, tool.egress, tool.free)
 
 
+def turn_sources(state: AssistantState, tools: ScopedTools) -> tuple[Source, ...]:
+    """The turn's provenance record: the user's words, recalled notes, earlier replies (those written
+    after untrusted content marked so) and every tool result so far."""
+    conversation = state.get("conversation", [])
+    replies = [t for t in conversation if t.get("role") != "user"]
+    return sources_of(
+        state.get("request", ""),
+        [t["text"] for t in conversation if t.get("role") == "user"],
+        state.get("records", []),
+        state.get("recollections", []),
+        [t["text"] for t in replies if not t.get("after_untrusted")],
+        {tool.name for tool in tools if tool.asks_user},
+        replies_after_untrusted=[t["text"] for t in replies if t.get("after_untrusted")],
+    )
+
+
+def after_untrusted_mark(state: AssistantState, tools: ScopedTools) -> dict[str, bool]:
+    """What a reply written now carries (its message's ``additional_kwargs``): whether untrusted
+    content had entered the turn, so later turns count the reply as untrusted content."""
+    return {AFTER_UNTRUSTED: True} if untrusted_seen(turn_sources(state, tools)) else {}
+
+
+def replied_after_untrusted(message: Any) -> bool:
+    return bool((getattr(message, "additional_kwargs", None) or {}).get(AFTER_UNTRUSTED))
+
+
 def turn_record(state: AssistantState, tools: ScopedTools, rules: Sequence[FlowRule],
                 planned: Sequence[str] = (), allow_list: Sequence[str] | None = None) -> TurnRecord:
     """The turn's provenance record: the user's words, recalled notes, earlier replies and every tool
     result so far; the calls made (and those already let through in this step); the user's
     allow-list of hosts (``REINS_HTTP_ALLOWLIST``) and the action words of the tools in scope."""
     allow_list = tuple(Settings.from_env().http_allowlist if allow_list is None else allow_list)
-    conversation = state.get("conversation", [])
-    sources = sources_of(
-        state.get("request", ""),
-        [t["text"] for t in conversation if t.get("role") == "user"],
-        state.get("records", []),
-        state.get("recollections", []),
-        [t["text"] for t in conversation if t.get("role") != "user"],
-        {tool.name for tool in tools if tool.asks_user},
-    )
+    sources = turn_sources(state, tools)
 
     def read_only(name: str) -> bool:
         tool = tools.get(name)
@@ -62,7 +81,8 @@ def turn_record(state: AssistantState, tools: ScopedTools, rules: Sequence[FlowR
     calls = tuple((r["tool"], read_only(r["tool"])) for r in state.get("records", []) if r.get("ok"))
     calls += tuple((name, read_only(name)) for name in planned)
     vocabulary = tuple(dict.fromkeys(word for tool in tools for word in action_words(flow_tool(tool))))
-    return TurnRecord(sources, state.get("request", ""), calls, tuple(rules), allow_list, vocabulary)
+    made = tuple((r["tool"], r.get("args") or {}) for r in state.get("records", []) if r.get("ok"))
+    return TurnRecord(sources, state.get("request", ""), calls, tuple(rules), allow_list, vocabulary, made)
 
 
 def flow_decision(base: Approval, tool: RegisteredTool | None, args: Mapping[str, Any], turn: TurnRecord
