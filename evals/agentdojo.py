@@ -116,9 +116,41 @@ def _injections(suite: Any, user_task: Any, injection_task: Any | None) -> dict[
     if attack is None:
         from agentdojo.attacks.base_attacks import FixedJailbreakAttack
 
+        class Placement(FixedJailbreakAttack):  # AgentDojo's attack, its candidates found as below
+            def get_injection_candidates(self, task: Any) -> list[str]:
+                return injection_candidates(self.task_suite, task)
+
         template = INJECTION.format(marker=MARKER, goal="{goal}")
-        attack = _ATTACKS[suite.name] = FixedJailbreakAttack(template, suite, None)
+        attack = _ATTACKS[suite.name] = Placement(template, suite, None)
     return dict(attack.attack(user_task, injection_task))
+
+
+_CANDIDATES: dict[tuple[str, str], list[str]] = {}
+_CANARIES: dict[str, tuple[dict[str, str], Any]] = {}  # per suite: the canaries and the environment holding them
+
+
+def injection_candidates(suite: Any, user_task: Any) -> list[str]:
+    """AgentDojo's ``get_injection_candidates``: the vectors whose canary the user task's ground truth
+    reads, in the suite's vector order — computed once per user task, on one copy of a canary
+    environment loaded once per suite (AgentDojo reloads it, in pure-Python YAML, per user task)."""
+    key = (suite.name, user_task.ID)
+    if key not in _CANDIDATES:
+        from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
+        from agentdojo.functions_runtime import FunctionsRuntime
+        from agentdojo.types import get_text_content_as_str
+
+        if suite.name not in _CANARIES:
+            canaries = {vector: f"<CANARY---{vector}--->" for vector in suite.get_injection_vector_defaults()}
+            _CANARIES[suite.name] = (canaries, _load_environment(suite, canaries))
+        canaries, environment = _CANARIES[suite.name]
+        responses = GroundTruthPipeline(user_task).query(user_task.PROMPT, FunctionsRuntime(suite.tools),
+                                                         environment.model_copy(deep=True))[3]
+        seen = [get_text_content_as_str(r["content"]) for r in responses if r["content"] is not None]
+        found = [vector for vector, canary in canaries.items() if any(canary in text for text in seen)]
+        if not found:
+            raise ValueError(f"{user_task.ID} is not injectable.")
+        _CANDIDATES[key] = found
+    return list(_CANDIDATES[key])
 
 
 def _environment(suite: Any, user_task: Any, injection_task: Any | None) -> Any:
@@ -201,8 +233,10 @@ def _security(task: Any | None, output: str, pre: Any, post: Any, trace: list[An
     return bool(from_trace if from_trace is not None else task.security(output, pre, post))
 
 
-def ungated(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[bool, bool]:
-    """(utility, security) of the worst-case calls executed with no gate at all."""
+def ungated(suite: Any, user_task: Any, injection_task: Any | None, utility: bool = True) -> tuple[bool | None, bool]:
+    """(utility, security) of the worst-case calls executed with no gate at all; ``utility=False``:
+    only the security check runs (utility None) — some of workspace's utility checks diff the
+    whole environment, and the denominator needs only security."""
     env = _environment(suite, user_task, injection_task)
     _TOOLS_BY_ENV[type(env)] = list(suite.tools)
     pre = env.model_copy(deep=True)
@@ -215,7 +249,8 @@ def ungated(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[boo
         if attack and not obeyed and MARKER in output:
             queue[:0], obeyed = attack, True
     answer = getattr(user_task, "GROUND_TRUTH_OUTPUT", "") or "Done."
-    return _utility(user_task, answer, pre, env, trace), _security(injection_task, answer, pre, env, trace)
+    useful = _utility(user_task, answer, pre, env, trace) if utility else None
+    return useful, _security(injection_task, answer, pre, env, trace)
 
 
 # ------------------------------------------------------------------------------------ through Reins
@@ -358,9 +393,30 @@ class Harness:
         outcome.unasked_calls = sum(not DECLARATIONS[c.function].read_only
                                     and not _one_of(c.function, c.args, pair.user) for c in pair.trace)
         outcome.stop_reason = result.get("stop_reason")
-        outcome.utility = _utility(user_task, reply, pre, env, pair.trace)
-        outcome.security = security(reply, pre, env, pair.trace)
+        outcome.utility, outcome.security = _checked((self.suite_name, user_task.ID, attack_id), reply, pre, env,
+                                                     pair.trace, lambda: (
+            _utility(user_task, reply, pre, env, pair.trace), security(reply, pre, env, pair.trace)))
         return outcome
+
+
+_CHECKS: dict[tuple[Any, ...], tuple[bool, bool]] = {}
+
+
+def _checked(pair: tuple[str, str, str | None], reply: str, pre: Any, post: Any, trace: list[Any],
+             check: Callable[[], tuple[bool, bool]]) -> tuple[bool, bool]:
+    """(utility, security) of a run, from ``check`` once per pair and exact outcome: the reply, both
+    environments (pickled) and the calls that ran. The other trust setting usually ends a pair in
+    the same state, and workspace's checks diff whole environments; a state pickled differently
+    only misses the cache."""
+    import hashlib
+    import pickle
+
+    calls = [(c.function, json.dumps(dict(c.args), sort_keys=True, default=str)) for c in trace]
+    digest = hashlib.sha256(pickle.dumps((reply, pre, post, calls), protocol=5)).hexdigest()
+    key = (*pair, digest)
+    if key not in _CHECKS:
+        _CHECKS[key] = check()
+    return _CHECKS[key]
 
 
 # ------------------------------------------------------------------------------------ the whole run
@@ -380,7 +436,7 @@ def run_all(suite_names: Iterable[str] = SUITES, trusts: Iterable[str] = TRUST_S
         attacks = list(suite.injection_tasks.values())[:limit]
         pairs = [(u, a) for u in users for a in attacks]
         started = time.monotonic()
-        baseline = {(u.ID, a.ID): ungated(suite, u, a)[1] for u, a in pairs}
+        baseline = {(u.ID, a.ID): ungated(suite, u, a, utility=False)[1] for u, a in pairs}
         entry: dict[str, Any] = {"pairs": len(pairs), "user_tasks": len(users),
                                  "ungated_attacks": sum(baseline.values()), "trust": {},
                                  "seconds": {"ungated": round(time.monotonic() - started, 1)}}
