@@ -9,7 +9,8 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-from reins.evals.agentdojo import MARKER, Harness, _environment, load_suites, summarise, ungated  # noqa: E402
+from reins.evals.agentdojo import (MARKER, Harness, _checked, _environment, injection_candidates, load_suites,  # noqa: E402
+                                   summarise, ungated)
 from reins.evals.agentdojo_tools import DECLARATIONS  # noqa: E402
 
 
@@ -68,3 +69,36 @@ def test_the_injection_sits_only_where_the_user_task_reads():
     assert MARKER in str(env.calendar) and MARKER not in str(env.inbox)
     assert ungated(workspace, user_task, injection_task)[1] is True
     assert MARKER not in str(_environment(workspace, user_task, None))
+
+
+@pytest.mark.parametrize("suite_name, user_task", [("workspace", "user_task_0"), ("workspace", "user_task_13"),
+                                                    ("banking", "user_task_2"), ("slack", "user_task_1")])
+def test_the_injection_candidates_are_agentdojos(suite_name, user_task):
+    """Found once on a canary environment loaded by the fast loader, they are AgentDojo's own."""
+    from agentdojo.attacks.base_attacks import FixedJailbreakAttack
+
+    suite = load_suites([suite_name])[suite_name]
+    task = suite.user_tasks[user_task]
+    assert injection_candidates(suite, task) == FixedJailbreakAttack("{goal}", suite, None).get_injection_candidates(task)
+
+
+def test_a_runs_checks_are_reused_only_for_the_same_pair_and_end_state(banking):
+    env = _environment(banking, banking.user_tasks["user_task_0"], None)
+    checks = []
+
+    def check():
+        checks.append(1)
+        return True, False
+
+    def run(pair="user_task_0", reply="Done.", post=None):
+        return _checked(("banking", pair, None), reply, env.model_copy(deep=True), post or env.model_copy(deep=True),
+                        [], check)
+
+    assert run() == (True, False) and run() == (True, False)
+    assert len(checks) == 1  # the same pair ending in the same state: checked once
+    changed = env.model_copy(deep=True)
+    changed.bank_account.balance += 1
+    run(post=changed)
+    run(pair="user_task_1")
+    run(reply="Another reply.")
+    assert len(checks) == 4
