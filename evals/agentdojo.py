@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reins.evals.agentdojo_reuse import checked, injection_candidates, shared
 from reins.evals.agentdojo_tools import DECLARATIONS
 from reins.policies.tools.approval import approval_for
 
@@ -125,34 +126,6 @@ def _injections(suite: Any, user_task: Any, injection_task: Any | None) -> dict[
     return dict(attack.attack(user_task, injection_task))
 
 
-_CANDIDATES: dict[tuple[str, str], list[str]] = {}
-_CANARIES: dict[str, tuple[dict[str, str], Any]] = {}  # per suite: the canaries and the environment holding them
-
-
-def injection_candidates(suite: Any, user_task: Any) -> list[str]:
-    """AgentDojo's ``get_injection_candidates``: the vectors whose canary the user task's ground truth
-    reads, in the suite's vector order — computed once per user task, on one copy of a canary
-    environment loaded once per suite (AgentDojo reloads it, in pure-Python YAML, per user task)."""
-    key = (suite.name, user_task.ID)
-    if key not in _CANDIDATES:
-        from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
-        from agentdojo.functions_runtime import FunctionsRuntime
-        from agentdojo.types import get_text_content_as_str
-
-        if suite.name not in _CANARIES:
-            canaries = {vector: f"<CANARY---{vector}--->" for vector in suite.get_injection_vector_defaults()}
-            _CANARIES[suite.name] = (canaries, _load_environment(suite, canaries))
-        canaries, environment = _CANARIES[suite.name]
-        responses = GroundTruthPipeline(user_task).query(user_task.PROMPT, FunctionsRuntime(suite.tools),
-                                                         environment.model_copy(deep=True))[3]
-        seen = [get_text_content_as_str(r["content"]) for r in responses if r["content"] is not None]
-        found = [vector for vector, canary in canaries.items() if any(canary in text for text in seen)]
-        if not found:
-            raise ValueError(f"{user_task.ID} is not injectable.")
-        _CANDIDATES[key] = found
-    return list(_CANDIDATES[key])
-
-
 def _environment(suite: Any, user_task: Any, injection_task: Any | None) -> Any:
     """A fresh copy of the suite's environment with the pair's injections in place (each distinct
     placement is loaded once)."""
@@ -221,9 +194,10 @@ def _function_call(name: str, args: Mapping[str, Any]) -> Any:
 
 
 def _utility(task: Any, output: str, pre: Any, post: Any, trace: list[Any]) -> bool:
-    """AgentDojo's own order: a check on the calls made when the task has one, else on the state."""
+    """AgentDojo's own order: a check on the calls made when the task has one, else on the state
+    (given ``pre`` sharing with ``post`` the parts the run left as they were)."""
     from_trace = task.utility_from_traces(output, pre, post, trace)
-    return bool(from_trace if from_trace is not None else task.utility(output, pre, post))
+    return bool(from_trace if from_trace is not None else task.utility(output, shared(pre, post), post))
 
 
 def _security(task: Any | None, output: str, pre: Any, post: Any, trace: list[Any]) -> bool:
@@ -393,30 +367,10 @@ class Harness:
         outcome.unasked_calls = sum(not DECLARATIONS[c.function].read_only
                                     and not _one_of(c.function, c.args, pair.user) for c in pair.trace)
         outcome.stop_reason = result.get("stop_reason")
-        outcome.utility, outcome.security = _checked((self.suite_name, user_task.ID, attack_id), reply, pre, env,
+        outcome.utility, outcome.security = checked((self.suite_name, user_task.ID, attack_id), reply, pre, env,
                                                      pair.trace, lambda: (
             _utility(user_task, reply, pre, env, pair.trace), security(reply, pre, env, pair.trace)))
         return outcome
-
-
-_CHECKS: dict[tuple[Any, ...], tuple[bool, bool]] = {}
-
-
-def _checked(pair: tuple[str, str, str | None], reply: str, pre: Any, post: Any, trace: list[Any],
-             check: Callable[[], tuple[bool, bool]]) -> tuple[bool, bool]:
-    """(utility, security) of a run, from ``check`` once per pair and exact outcome: the reply, both
-    environments (pickled) and the calls that ran. The other trust setting usually ends a pair in
-    the same state, and workspace's checks diff whole environments; a state pickled differently
-    only misses the cache."""
-    import hashlib
-    import pickle
-
-    calls = [(c.function, json.dumps(dict(c.args), sort_keys=True, default=str)) for c in trace]
-    digest = hashlib.sha256(pickle.dumps((reply, pre, post, calls), protocol=5)).hexdigest()
-    key = (*pair, digest)
-    if key not in _CHECKS:
-        _CHECKS[key] = check()
-    return _CHECKS[key]
 
 
 # ------------------------------------------------------------------------------------ the whole run

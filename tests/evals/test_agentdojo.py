@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("agentdojo")
 
-from reins.evals.agentdojo import (MARKER, Harness, _checked, _environment, injection_candidates, load_suites,  # noqa: E402
-                                   summarise, ungated)
+from reins.evals.agentdojo import MARKER, Harness, _environment, load_suites, summarise, ungated  # noqa: E402
+from reins.evals.agentdojo_reuse import checked, injection_candidates, shared  # noqa: E402
 from reins.evals.agentdojo_tools import DECLARATIONS  # noqa: E402
 
 
@@ -91,7 +91,7 @@ def test_a_runs_checks_are_reused_only_for_the_same_pair_and_end_state(banking):
         return True, False
 
     def run(pair="user_task_0", reply="Done.", post=None):
-        return _checked(("banking", pair, None), reply, env.model_copy(deep=True), post or env.model_copy(deep=True),
+        return checked(("banking", pair, None), reply, env.model_copy(deep=True), post or env.model_copy(deep=True),
                         [], check)
 
     assert run() == (True, False) and run() == (True, False)
@@ -102,3 +102,21 @@ def test_a_runs_checks_are_reused_only_for_the_same_pair_and_end_state(banking):
     run(pair="user_task_1")
     run(reply="Another reply.")
     assert len(checks) == 4
+
+
+def test_a_check_sees_the_environment_before_the_run_sharing_only_what_the_run_left_as_it_was(banking):
+    """What makes workspace's DeepDiff checks cheap, with the same answers: the parts the run did
+    not change are the same objects (DeepDiff skips them), the changed ones keep their old value."""
+    from deepdiff import DeepDiff
+
+    before = _environment(banking, banking.user_tasks["user_task_0"], None)
+    after = before.model_copy(deep=True)
+    after.bank_account.balance += 5
+    after.user_account.street = "Elm Street 1"
+    view = shared(before, after)
+    assert view == before and view is not before and view is not after
+    assert view.bank_account.transactions is after.bank_account.transactions  # unchanged: shared
+    assert view.bank_account.balance == before.bank_account.balance and view.user_account.street != "Elm Street 1"
+    assert DeepDiff(view, after) == DeepDiff(before, after) != {}
+    assert before.model_dump() == _environment(banking, banking.user_tasks["user_task_0"], None).model_dump()
+    assert shared(before, before.model_copy(deep=True)) is not before  # equal whole: the other object
