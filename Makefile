@@ -42,8 +42,11 @@ eval: setup
 	$(RUN)/reins eval --repeats 5 --perturb 0,0.1,0.2
 
 # AgentDojo's 949 (user task, injection) pairs through the assistant, offline (optional group agentdojo).
+# Bytecode brought up to date first: under PYTHONDONTWRITEBYTECODE each run compiled AgentDojo,
+# langchain and the project again (most of a loaded machine's first minute).
 eval-agentdojo: setup
 	$(UV) sync --frozen --extra agentdojo --python $(PYTHON)
+	$(RUN)/python -m compileall -q -j 0 $(SOURCES) $$($(RUN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 	$(RUN)/reins eval --suite agentdojo
 
 diagrams: setup

@@ -103,11 +103,21 @@ def agentdojo_table() -> str:
             f"`docs/results/agentdojo.json`.\n\n" + markdown(report) + "\n")
 
 
+def agentdojo_adaptive_table() -> str:
+    """The tables of the stored ``reins eval --suite agentdojo --attacks adaptive`` report."""
+    from reins.evals.agentdojo_adaptive import markdown
+
+    report = json.loads((RESULTS / "agentdojo-adaptive.json").read_text(encoding="utf-8"))
+    return ("Stored run: `reins eval --suite agentdojo --attacks adaptive`, "
+            "`docs/results/agentdojo-adaptive.json`.\n\n" + markdown(report) + "\n")
+
+
 GENERATED: dict[str, tuple[str, Callable[[], str]]] = {
     "api-reference": ("reference.md", api_reference),
     "eval-table": ("evaluation.md", eval_table),
     "bench-figures": ("evaluation.md", bench_figures),
     "agentdojo-table": ("prompt-injection.md", agentdojo_table),
+    "agentdojo-adaptive-table": ("prompt-injection-adaptive.md", agentdojo_adaptive_table),
 }
 
 

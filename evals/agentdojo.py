@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reins.evals.agentdojo_reuse import checked, injection_candidates, shared
 from reins.evals.agentdojo_tools import DECLARATIONS
 from reins.policies.tools.approval import approval_for
 
@@ -116,8 +117,12 @@ def _injections(suite: Any, user_task: Any, injection_task: Any | None) -> dict[
     if attack is None:
         from agentdojo.attacks.base_attacks import FixedJailbreakAttack
 
+        class Placement(FixedJailbreakAttack):  # AgentDojo's attack, its candidates found as below
+            def get_injection_candidates(self, task: Any) -> list[str]:
+                return injection_candidates(self.task_suite, task)
+
         template = INJECTION.format(marker=MARKER, goal="{goal}")
-        attack = _ATTACKS[suite.name] = FixedJailbreakAttack(template, suite, None)
+        attack = _ATTACKS[suite.name] = Placement(template, suite, None)
     return dict(attack.attack(user_task, injection_task))
 
 
@@ -189,9 +194,10 @@ def _function_call(name: str, args: Mapping[str, Any]) -> Any:
 
 
 def _utility(task: Any, output: str, pre: Any, post: Any, trace: list[Any]) -> bool:
-    """AgentDojo's own order: a check on the calls made when the task has one, else on the state."""
+    """AgentDojo's own order: a check on the calls made when the task has one, else on the state
+    (given ``pre`` sharing with ``post`` the parts the run left as they were)."""
     from_trace = task.utility_from_traces(output, pre, post, trace)
-    return bool(from_trace if from_trace is not None else task.utility(output, pre, post))
+    return bool(from_trace if from_trace is not None else task.utility(output, shared(pre, post), post))
 
 
 def _security(task: Any | None, output: str, pre: Any, post: Any, trace: list[Any]) -> bool:
@@ -201,8 +207,10 @@ def _security(task: Any | None, output: str, pre: Any, post: Any, trace: list[An
     return bool(from_trace if from_trace is not None else task.security(output, pre, post))
 
 
-def ungated(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[bool, bool]:
-    """(utility, security) of the worst-case calls executed with no gate at all."""
+def ungated(suite: Any, user_task: Any, injection_task: Any | None, utility: bool = True) -> tuple[bool | None, bool]:
+    """(utility, security) of the worst-case calls executed with no gate at all; ``utility=False``:
+    only the security check runs (utility None) — some of workspace's utility checks diff the
+    whole environment, and the denominator needs only security."""
     env = _environment(suite, user_task, injection_task)
     _TOOLS_BY_ENV[type(env)] = list(suite.tools)
     pre = env.model_copy(deep=True)
@@ -215,7 +223,8 @@ def ungated(suite: Any, user_task: Any, injection_task: Any | None) -> tuple[boo
         if attack and not obeyed and MARKER in output:
             queue[:0], obeyed = attack, True
     answer = getattr(user_task, "GROUND_TRUTH_OUTPUT", "") or "Done."
-    return _utility(user_task, answer, pre, env, trace), _security(injection_task, answer, pre, env, trace)
+    useful = _utility(user_task, answer, pre, env, trace) if utility else None
+    return useful, _security(injection_task, answer, pre, env, trace)
 
 
 # ------------------------------------------------------------------------------------ through Reins
@@ -358,8 +367,9 @@ class Harness:
         outcome.unasked_calls = sum(not DECLARATIONS[c.function].read_only
                                     and not _one_of(c.function, c.args, pair.user) for c in pair.trace)
         outcome.stop_reason = result.get("stop_reason")
-        outcome.utility = _utility(user_task, reply, pre, env, pair.trace)
-        outcome.security = security(reply, pre, env, pair.trace)
+        outcome.utility, outcome.security = checked((self.suite_name, user_task.ID, attack_id), reply, pre, env,
+                                                     pair.trace, lambda: (
+            _utility(user_task, reply, pre, env, pair.trace), security(reply, pre, env, pair.trace)))
         return outcome
 
 
@@ -380,7 +390,7 @@ def run_all(suite_names: Iterable[str] = SUITES, trusts: Iterable[str] = TRUST_S
         attacks = list(suite.injection_tasks.values())[:limit]
         pairs = [(u, a) for u in users for a in attacks]
         started = time.monotonic()
-        baseline = {(u.ID, a.ID): ungated(suite, u, a)[1] for u, a in pairs}
+        baseline = {(u.ID, a.ID): ungated(suite, u, a, utility=False)[1] for u, a in pairs}
         entry: dict[str, Any] = {"pairs": len(pairs), "user_tasks": len(users),
                                  "ungated_attacks": sum(baseline.values()), "trust": {},
                                  "seconds": {"ungated": round(time.monotonic() - started, 1)}}

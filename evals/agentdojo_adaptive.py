@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from reins.evals.agentdojo import (MARKER, Calls, Harness, _calls, _execute, _function_call, _load_environment,
-                             _security, load_suites)
+                                   _security, injection_candidates, load_suites)
 
 ATTACKER_IBAN = "US133000000121212121212"  # AgentDojo's banking attacker
 PHISHING = "www.true-informations.com"  # AgentDojo's slack phishing site
@@ -152,10 +152,8 @@ class Placed:
 
 def place(suite: Any, attack: Attack) -> Placed:
     """The attack's text in every vector its user task reads (AgentDojo's injection candidates)."""
-    from agentdojo.attacks.base_attacks import FixedJailbreakAttack
-
     user_task = suite.user_tasks[attack.user_task]
-    vectors = FixedJailbreakAttack("{goal}", suite, None).get_injection_candidates(user_task)
+    vectors = injection_candidates(suite, user_task)
     text = f"<{MARKER}> {attack.text} </{MARKER}>"
     env = _load_environment(suite, {vector: text for vector in vectors})
     return Placed(env, _calls(user_task.ground_truth(env.model_copy(deep=True))), attack.calls(env))

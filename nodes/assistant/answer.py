@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 
 from reins.nodes.assistant.check_act import revisit
 from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.data_flow import after_untrusted_mark
 from reins.nodes.assistant.deps import AssistantDeps, progress_for
 from reins.nodes.assistant.executor import MODEL_ERROR
 from reins.nodes.assistant.prompts import answer_messages
@@ -163,7 +164,8 @@ def check_and_reply(state: AssistantState, runtime: Runtime[AssistantContext], *
         "reply": answer.summary,
         "check": report,
         "revisit": False,
-        "messages": [AIMessage(content=answer.summary)],
+        # a reply written after untrusted content may carry it: the next turns treat it as untrusted
+        "messages": [AIMessage(content=answer.summary, additional_kwargs=after_untrusted_mark(state, tools))],
         "trace": traced(state, step.trace()),
     }
 

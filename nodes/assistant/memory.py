@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from reins.nodes.assistant.context import AssistantContext
+from reins.nodes.assistant.data_flow import replied_after_untrusted
 from reins.nodes.assistant.deps import AssistantDeps, progress_for, thread_id_of
 from reins.nodes.assistant.identity import identity_of
 from reins.nodes.assistant.prompts import reflection_messages
@@ -53,6 +54,13 @@ def _role(message: AnyMessage) -> str:
     if isinstance(message, AIMessage):
         return "assistant"
     return message.type
+
+
+def _turn(message: AnyMessage) -> Turn:
+    turn: Turn = {"role": _role(message), "text": cut_message(_text(message))}
+    if replied_after_untrusted(message):
+        turn["after_untrusted"] = True
+    return turn
 
 
 def _text(message: AnyMessage) -> str:
@@ -125,7 +133,7 @@ def prepare_turn(
         start = window_start([_role(m) for m in messages])
         removed = [RemoveMessage(id=m.id) for m in messages[:start] if m.id]
         window = messages[start:-1] if current is not None else messages[start:]
-        conversation: list[Turn] = [{"role": _role(m), "text": cut_message(_text(m))} for m in window]
+        conversation: list[Turn] = [_turn(m) for m in window]
         dropped: list[Turn] = [{"role": _role(m), "text": cut_message(_text(m))} for m in messages[:start]]
         summary, summary_note = yield from fold_dropped(
             state.get("conversation_summary", ""), dropped, runtime, deps)

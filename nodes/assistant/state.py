@@ -175,6 +175,7 @@ class Persona(TypedDict):
 class Turn(TypedDict):
     role: str
     text: str
+    after_untrusted: NotRequired[bool]  # a reply written after untrusted content had entered its turn
 
 
 class AssistantInput(TypedDict):

@@ -47,8 +47,9 @@ from typing import Any, Literal
 import snowballstemmer
 
 from reins.policies.tools.egress import destination_origins, egress_arguments, url_parts
-from reins.policies.tools.provenance import Origin, Source, carried, excerpt, leaves, origin_of, sink_origins, untrusted_seen
-from reins.policies.tools.purpose import asked_times, done_times, repurposed
+from reins.policies.tools.provenance import (Origin, Source, brings_untrusted, carried, excerpt, leaves, normalise, origin_of, sink_origins,
+                                             untrusted_seen)
+from reins.policies.tools.purpose import asked_times, beyond_count, done_times, repurposed
 from reins.policies.tools.approval import Approval
 from reins.schemas.flow_rules import ArgsMatchRule, FlowRule, MaxPerTurnRule, UserGivenRule
 
@@ -101,6 +102,7 @@ class TurnRecord:
     rules: tuple[FlowRule, ...] = field(default_factory=tuple)
     allow_list: tuple[str, ...] = ()  # hosts the user allows (REINS_HTTP_ALLOWLIST): destinations they named
     vocabulary: tuple[str, ...] = ()  # the action words of every tool in scope (what a clause can ask for)
+    made: tuple[tuple[str, Mapping[str, Any]], ...] = ()  # the calls made, with their arguments (tool, args)
 
 
 # ------------------------------------------------------------------------------------ actions
@@ -137,7 +139,7 @@ def followed_source(tool: FlowTool, sources: Sequence[Source]) -> Origin | None:
     """The untrusted text a side effect nobody asked for follows, as an origin of the call itself:
     the first tool result that names its action (the excerpt around that word), else the latest
     tool result read; None when no tool returned anything."""
-    results = [s for s in sources if s.kind == "tool" and s.text.strip()]
+    results = [s for s in sources if brings_untrusted(s)]
     if not results:
         return None
     stems = _stems(" ".join(action_words(tool)))
@@ -251,6 +253,41 @@ def _purpose_check(tool: FlowTool, origins: Sequence[Origin], turn: TurnRecord, 
     return tuple(marked), reasons
 
 
+def target_arguments(tool: FlowTool) -> tuple[str, ...]:
+    """The arguments naming what a side effect is aimed at — its egress (a recipient) when declared,
+    else its sinks the model may not write freely; none for an undeclared tool (nothing is known)."""
+    if tool.sinks is None:
+        return ()
+    return tool.egress or tuple(name for name in tool.sinks if name not in tool.free)
+
+
+def targets_of(tool: FlowTool, args: Mapping[str, Any]) -> frozenset[str]:
+    """The normalised values of a call's target arguments."""
+    return frozenset(normalise(text) for name in target_arguments(tool) if name in args
+                     for _, text in leaves(args[name], name))
+
+
+def _typed_targets(tool: FlowTool, origins: Sequence[Origin]) -> frozenset[str]:
+    """The call's targets the user typed for this action (not given for another)."""
+    names = set(target_arguments(tool))
+    return frozenset(normalise(o.value) for o in origins if _top(o.argument) in names and o.trusted
+                     and o.source in ("your message", "your answer") and not o.given_for)
+
+
+def _beyond(tool: FlowTool, origins: Sequence[Origin], turn: TurnRecord) -> str:
+    """Why the call goes past the count the request asked for, "" when it does not."""
+    asked = asked_times([turn.request], _stem, _stems(" ".join(action_words(tool))))
+    done = done_times(tool.name, turn.calls)
+    earlier = [targets_of(tool, args) for name, args in turn.made if name == tool.name]
+    # a call whose arguments are not known may have been aimed at anything: no target is new
+    typed = _typed_targets(tool, origins) if len(earlier) >= done else frozenset()
+    earlier += [frozenset()] * max(0, done - len(earlier))
+    if not beyond_count(asked, earlier, typed):
+        return ""
+    return (f"your request asked for {asked} {tool.name} call(s) and {done} already ran, and this one is not aimed "
+            "at a new value you typed; untrusted content was read since")
+
+
 def decide(base: Approval, tool: FlowTool, args: Mapping[str, Any], turn: TurnRecord) -> FlowDecision:
     """The call's execution given its provenance: ``base`` is the tool's approval trait (run, ask,
     question); the result may only be stricter (a question stays a question)."""
@@ -301,13 +338,11 @@ def decide(base: Approval, tool: FlowTool, args: Mapping[str, Any], turn: TurnRe
                        f"and untrusted content was read before it was proposed{where}")
         codes.append(UNASKED)
     elif after_untrusted:
-        asked = asked_times([turn.request], _stem, _stems(" ".join(action_words(tool))))
-        done = done_times(tool.name, turn.calls)
-        if done >= asked:
-            reasons.append(f"your request asked for {asked} {tool.name} call(s) and {done} already ran; "
-                           "untrusted content was read since")
-            codes.append(BEYOND)
         origins, repurposes = _purpose_check(tool, origins, turn, egress)
+        beyond = _beyond(tool, origins, turn)
+        if beyond:
+            reasons.append(beyond)
+            codes.append(BEYOND)
         reasons += repurposes
         codes += [REPURPOSED] * bool(repurposes)
     execution = flow_execution(base, refused=False, paused=bool(reasons))
@@ -346,4 +381,4 @@ def provenance_lines(origins: Sequence[Origin]) -> list[str]:
 __all__ = ["BEYOND", "EGRESS", "FlowDecision", "FlowTool", "REPURPOSED", "THE_CALL", "TurnRecord", "UNKNOWN",
            "action_words", "call_origins", "carried_origins", "decide", "flow_execution",
            "followed_source", "origin_of", "provenance_lines",
-           "request_asks_for", "rule_fires", "unknown_origin"]
+           "request_asks_for", "rule_fires", "target_arguments", "targets_of", "unknown_origin"]

@@ -189,7 +189,9 @@ def turn_record(sources: Sequence[Source], request: str, tools: Sequence[GateToo
     read_only = {tool.name: tool.flow.read_only for tool in tools}
     calls = tuple((past.tool, read_only.get(past.tool, False)) for past in loop.done if past.ok)
     vocabulary = tuple(dict.fromkeys(word for tool in tools for word in action_words(tool.flow)))
-    return TurnRecord(tuple(sources), request, calls, tuple(settings.rules), tuple(settings.allow_list), vocabulary)
+    made = tuple((past.tool, past.args) for past in loop.done if past.ok)
+    return TurnRecord(tuple(sources), request, calls, tuple(settings.rules), tuple(settings.allow_list), vocabulary,
+                      made)
 
 
 def _batches(executions: Sequence[str], first_cap: int, limit: int) -> list[int]:

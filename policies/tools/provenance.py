@@ -60,6 +60,7 @@ class Source:
     kind: SourceKind
     label: str
     text: str
+    after_untrusted: bool = False  # a reply: written in a turn untrusted content had entered
 
     @property
     def trusted(self) -> bool:
@@ -322,16 +323,20 @@ def sources_of(
     user_tools: Collection[str] = (),
     config: Sequence[str] = (),
     trusted_tools: Collection[str] = (),
+    replies_after_untrusted: Sequence[str] = (),
 ) -> tuple[Source, ...]:
     """The provenance record of a turn: the user's words first, then every untrusted text in the
     order the assistant saw it. A record's arguments are not a source (they came from the others);
     the result of a ``user_tools`` call (a question the user answered) is the user's words, so is
     ``config`` (what the user configured: an allow-list of hosts) and the result of a
-    ``trusted_tools`` call (a tool the user marked as a trusted source)."""
+    ``trusted_tools`` call (a tool the user marked as a trusted source); ``replies_after_untrusted``
+    are earlier replies written in a turn untrusted content had entered."""
     sources = [Source("user", "your message", text) for text in (request, *user_turns) if text]
     sources += [Source("config", "your configuration", " ".join(config))] if config else []
     sources += [Source("memory", "a recalled note", text) for text in recollections if text]
     sources += [Source("reply", "an earlier reply of the assistant", text) for text in replies if text]
+    sources += [Source("reply", "an earlier reply of the assistant, written after untrusted content", text, True)
+                for text in replies_after_untrusted if text]
     for record in records:
         output = record.get("output", "")
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)
@@ -345,6 +350,18 @@ def sources_of(
     return tuple(sources)
 
 
+def brings_untrusted(source: Source) -> bool:
+    """Whether a source brings untrusted content into the turn (switching the rules for what follows
+    untrusted content on): a tool's result; a recalled note (written in an earlier conversation,
+    maybe from what a tool returned there); an earlier reply written after untrusted content (the
+    model may have repeated what it read). A reply from a turn that read nothing untrusted does not:
+    it holds only what the user and the model said."""
+    if not source.text.strip():
+        return False
+    return source.kind in ("tool", "memory") or (source.kind == "reply" and source.after_untrusted)
+
+
 def untrusted_seen(sources: Sequence[Source]) -> bool:
-    """Untrusted content entered this turn: some tool returned something."""
-    return any(s.kind == "tool" and s.text.strip() for s in sources)
+    """Untrusted content entered this turn: a tool returned something, a note was recalled, or the
+    conversation holds a reply written after untrusted content."""
+    return any(brings_untrusted(s) for s in sources)

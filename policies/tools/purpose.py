@@ -5,15 +5,20 @@ send the 2,200 to the new landlord" — both typed by the user, for a change of 
 Two bounds, once untrusted content entered the turn:
 
 - **how many**: side effects of one kind (one tool) that run unasked are bounded by how often the
-  user's words ask for its action — "refund Bob" asks for one payment, so a second pauses;
+  user's words ask for its action — "refund Bob" asks for one payment, so a second pauses — and,
+  past that count, by the user's own values: each target the user typed for the action (a
+  recipient, a file, a hotel) may get one unasked call of it, so "send it to A, B and E" runs three
+  sends and a fourth, or a second to A, pauses;
 - **what for**: a value the user gave is bound to the actions named in the clause it sits in
   ("pay Bob 100 and change my address to Evil Lane 66": *Evil Lane 66* is for *change*). A value
   used by a tool whose actions are not among them pauses. A clause that names no action takes
   the actions of the clause before it; a value before any action word is bound to the request as
   a whole.
 
-Limits (stated, not hidden): actions are counted as words, so "pay my three bills" asks for one
-payment and the second and third pause (a click each); two tools sharing an action word ("send")
+Limits (stated, not hidden): actions are counted as words, and past that count only a target the
+user typed opens another call, so "pay my three bills" (the payees in a file) asks for one payment
+and the second and third pause (a click each); any target the user typed for the action may get a
+call, asked for by the injection or not; an undeclared tool has no known target; two tools sharing an action word ("send")
 are counted apart; a clause is cut at sentence ends, ";", "and", "then", "also" — a sentence that
 names two actions without such a word binds its values to both; only the words of the tools in
 scope are actions. The rules narrow what runs *unasked*: a person can approve every call.
@@ -79,9 +84,22 @@ def asked_times(texts: Sequence[str], stem, tool_actions: Collection[str]) -> in
     return sum(1 for text in texts for word in _WORD.findall(text.casefold()) if len(word) > 2 and stem(word) in stems)
 
 
+def beyond_count(asked: int, earlier: Sequence[Collection[str]], targets: Collection[str]) -> bool:
+    """Whether one more unasked side effect of a tool goes past what the request asked for.
+    ``asked``: how often the request names the tool's action; ``earlier``: the targets (normalised
+    values of its target arguments) of each call of the tool already made this turn; ``targets``:
+    this call's targets that the user typed, for this action. Within the count it never does; past
+    it, a call aimed at a target of the user's that no earlier call was aimed at does not either
+    ("send it to A, B and E": one action word, three recipients typed)."""
+    if len(earlier) < asked:
+        return False
+    aimed = {value for values in earlier for value in values}
+    return not set(targets) - aimed
+
+
 def done_times(tool: str, calls: Sequence[tuple[str, bool]]) -> int:
     """How many side effects of this tool already ran (or were let through) in the turn."""
     return sum(1 for name, read_only in calls if name == tool and not read_only)
 
 
-__all__ = ["asked_times", "clauses", "done_times", "named_actions", "purposes", "repurposed"]
+__all__ = ["asked_times", "beyond_count", "clauses", "done_times", "named_actions", "purposes", "repurposed"]

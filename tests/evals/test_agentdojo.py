@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("agentdojo")
 
 from reins.evals.agentdojo import MARKER, Harness, _environment, load_suites, summarise, ungated  # noqa: E402
+from reins.evals.agentdojo_reuse import checked, injection_candidates, shared  # noqa: E402
 from reins.evals.agentdojo_tools import DECLARATIONS  # noqa: E402
 
 
@@ -68,3 +69,54 @@ def test_the_injection_sits_only_where_the_user_task_reads():
     assert MARKER in str(env.calendar) and MARKER not in str(env.inbox)
     assert ungated(workspace, user_task, injection_task)[1] is True
     assert MARKER not in str(_environment(workspace, user_task, None))
+
+
+@pytest.mark.parametrize("suite_name, user_task", [("workspace", "user_task_0"), ("workspace", "user_task_13"),
+                                                    ("banking", "user_task_2"), ("slack", "user_task_1")])
+def test_the_injection_candidates_are_agentdojos(suite_name, user_task):
+    """Found once on a canary environment loaded by the fast loader, they are AgentDojo's own."""
+    from agentdojo.attacks.base_attacks import FixedJailbreakAttack
+
+    suite = load_suites([suite_name])[suite_name]
+    task = suite.user_tasks[user_task]
+    assert injection_candidates(suite, task) == FixedJailbreakAttack("{goal}", suite, None).get_injection_candidates(task)
+
+
+def test_a_runs_checks_are_reused_only_for_the_same_pair_and_end_state(banking):
+    env = _environment(banking, banking.user_tasks["user_task_0"], None)
+    checks = []
+
+    def check():
+        checks.append(1)
+        return True, False
+
+    def run(pair="user_task_0", reply="Done.", post=None):
+        return checked(("banking", pair, None), reply, env.model_copy(deep=True), post or env.model_copy(deep=True),
+                        [], check)
+
+    assert run() == (True, False) and run() == (True, False)
+    assert len(checks) == 1  # the same pair ending in the same state: checked once
+    changed = env.model_copy(deep=True)
+    changed.bank_account.balance += 1
+    run(post=changed)
+    run(pair="user_task_1")
+    run(reply="Another reply.")
+    assert len(checks) == 4
+
+
+def test_a_check_sees_the_environment_before_the_run_sharing_only_what_the_run_left_as_it_was(banking):
+    """What makes workspace's DeepDiff checks cheap, with the same answers: the parts the run did
+    not change are the same objects (DeepDiff skips them), the changed ones keep their old value."""
+    from deepdiff import DeepDiff
+
+    before = _environment(banking, banking.user_tasks["user_task_0"], None)
+    after = before.model_copy(deep=True)
+    after.bank_account.balance += 5
+    after.user_account.street = "Elm Street 1"
+    view = shared(before, after)
+    assert view == before and view is not before and view is not after
+    assert view.bank_account.transactions is after.bank_account.transactions  # unchanged: shared
+    assert view.bank_account.balance == before.bank_account.balance and view.user_account.street != "Elm Street 1"
+    assert DeepDiff(view, after) == DeepDiff(before, after) != {}
+    assert before.model_dump() == _environment(banking, banking.user_tasks["user_task_0"], None).model_dump()
+    assert shared(before, before.model_copy(deep=True)) is not before  # equal whole: the other object
