@@ -182,6 +182,12 @@ def environment(home: Path, base_url: str | None) -> dict[str, str]:
             "OPENAI_BASE_URL": f"{base_url}/v1", "OPENAI_API_KEY": PLACEHOLDER_KEY, "REINS_MODEL": "local",
             "REINS_TOOL_CHOICE": "auto", "REINS_TEXT_TOOL_CALLS": "recover",
             "REINS_MAX_TOKENS_MANAGER": "576", "REINS_MAX_TOKENS_TASKLIST": "2048",
+            # A small model on a CPU writes ~7 tokens a second: the roles' default bounds (8,192 for the
+            # planner and the encoder) let one looping answer run for twenty minutes (seen: a plan call
+            # at 7,400 tokens and counting). These fit the largest valid answer the stand-in writes
+            # several times over; a cut-off still gets its one repair with the bound doubled.
+            "REINS_MAX_TOKENS_PLANNER": "1536", "REINS_MAX_TOKENS_ENCODER": "1536",
+            "REINS_MAX_TOKENS_REVIEWER": "1024", "REINS_MAX_TOKENS_SUPERVISOR": "768",
         })
         for role in ("SUPERVISOR", "MANAGER", "PLANNER", "REVIEWER", "ENCODER", "TASKLIST", "CHAT", "POLISH"):
             env[f"REINS_TIMEOUT_{role}"] = os.environ.get("REINS_REAL_TIMEOUT_S", "1200")
