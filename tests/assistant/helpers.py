@@ -8,11 +8,12 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.memory import InMemoryStore
+from pydantic import BaseModel, ConfigDict
 
 from reins.graphs.assistant import build_graph
 from reins.runtime.tools import chat_tools
 from reins.runtime.llm.models import ModelSet
-from reins.runtime.tools.registry import ToolRegistry
+from reins.runtime.tools.registry import RegisteredTool, ToolRegistry
 from reins.runtime.standins.scripted import ScriptedModel
 
 CHAT_TOOLS = ("calculator", "clock", "http_get", "read_doc", "ask_user")
@@ -92,3 +93,32 @@ def chat_registry() -> ToolRegistry:
     registry = ToolRegistry()
     chat_tools.register(registry, http_allowlist=())
     return registry
+
+
+class PageArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str
+
+
+class TransferArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    recipient: str
+    amount: float
+
+
+def bank_registry(page: str):
+    """The chat tools plus a page reader that returns ``page`` and a trusted transfer tool (the user let
+    it run unasked); returns the registry and the transfer tool's own record of what it executed."""
+    executed: list[dict] = []
+
+    def transfer(recipient: str, amount: float) -> str:
+        executed.append({"recipient": recipient, "amount": amount})
+        return f"sent {amount} to {recipient}"
+
+    registry = chat_registry()
+    registry.register(RegisteredTool("fetch_page", "Fetch a web page", PageArgs, frozenset({"chat"}),
+                                     func=lambda url: page, read_only=True, sinks=("url",)))
+    registry.register(RegisteredTool("transfer_money", "Send money to an account", TransferArgs, frozenset({"chat"}),
+                                     func=transfer, approval="run", sinks=("recipient", "amount"),
+                                     actions=("transfer", "send", "pay")))
+    return registry, executed
