@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reins.evals.agentdojo_reuse import checked, injection_candidates, shared
+from reins.evals.agentdojo_reuse import checked, injection_candidates, load_environment, shared
 from reins.evals.agentdojo_tools import DECLARATIONS
 from reins.policies.tools.approval import approval_for
 
@@ -132,27 +132,8 @@ def _environment(suite: Any, user_task: Any, injection_task: Any | None) -> Any:
     injections = _injections(suite, user_task, injection_task)
     key = (suite.name, injection_task.ID if injection_task is not None else "", tuple(sorted(injections)))
     if key not in _ENVIRONMENTS:
-        _ENVIRONMENTS[key] = _load_environment(suite, injections)
+        _ENVIRONMENTS[key] = load_environment(suite, injections)
     return _ENVIRONMENTS[key].model_copy(deep=True)
-
-
-_SUITE_TEXTS: dict[str, tuple[str, dict[str, str]]] = {}
-
-
-def _load_environment(suite: Any, injections: Mapping[str, str]) -> Any:
-    """``suite.load_and_inject_default_environment``, with the suite's files read once and the YAML
-    parsed by libyaml when PyYAML has it: AgentDojo reads, resolves and re-dumps both files and
-    parses the result in pure Python for every placement — most of a loaded machine's run time."""
-    import yaml
-    from agentdojo.task_suite.task_suite import read_suite_file, validate_injections
-
-    if suite.name not in _SUITE_TEXTS:
-        _SUITE_TEXTS[suite.name] = (read_suite_file(suite.name, "environment.yaml", suite.data_path),
-                                    suite.get_injection_vector_defaults())
-    text, defaults = _SUITE_TEXTS[suite.name]
-    validate_injections(dict(injections), defaults)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return suite.environment_type.model_validate(yaml.load(text.format(**dict(defaults, **injections)), Loader=loader))
 
 
 Calls = list[tuple[str, dict[str, Any]]]

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from reins.evals.agentdojo import (MARKER, Calls, Harness, _calls, _execute, _function_call, _load_environment,
+from reins.evals.agentdojo_reuse import load_environment
+from reins.evals.agentdojo import (MARKER, Calls, Harness, _calls, _execute, _function_call,
                                    _security, injection_candidates, load_suites)
 
 ATTACKER_IBAN = "US133000000121212121212"  # AgentDojo's banking attacker
@@ -155,7 +156,7 @@ def place(suite: Any, attack: Attack) -> Placed:
     user_task = suite.user_tasks[attack.user_task]
     vectors = injection_candidates(suite, user_task)
     text = f"<{MARKER}> {attack.text} </{MARKER}>"
-    env = _load_environment(suite, {vector: text for vector in vectors})
+    env = load_environment(suite, {vector: text for vector in vectors})
     return Placed(env, _calls(user_task.ground_truth(env.model_copy(deep=True))), attack.calls(env))
 
 

@@ -8,8 +8,27 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
+
+_SUITE_TEXTS: dict[str, tuple[str, dict[str, str]]] = {}
+
+
+def load_environment(suite: Any, injections: Mapping[str, str]) -> Any:
+    """``suite.load_and_inject_default_environment``, with the suite's files read once and the YAML
+    parsed by libyaml when PyYAML has it: AgentDojo reads, resolves and re-dumps both files and
+    parses the result in pure Python for every placement — most of a loaded machine's run time."""
+    import yaml
+    from agentdojo.task_suite.task_suite import read_suite_file, validate_injections
+
+    if suite.name not in _SUITE_TEXTS:
+        _SUITE_TEXTS[suite.name] = (read_suite_file(suite.name, "environment.yaml", suite.data_path),
+                                    suite.get_injection_vector_defaults())
+    text, defaults = _SUITE_TEXTS[suite.name]
+    validate_injections(dict(injections), defaults)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return suite.environment_type.model_validate(yaml.load(text.format(**dict(defaults, **injections)), Loader=loader))
+
 
 _CANDIDATES: dict[tuple[str, str], list[str]] = {}
 _CANARIES: dict[str, tuple[dict[str, str], Any]] = {}  # per suite: the canaries and the environment holding them
@@ -24,8 +43,6 @@ def injection_candidates(suite: Any, user_task: Any) -> list[str]:
         from agentdojo.agent_pipeline.ground_truth_pipeline import GroundTruthPipeline
         from agentdojo.functions_runtime import FunctionsRuntime
         from agentdojo.types import get_text_content_as_str
-
-        from reins.evals.agentdojo import _load_environment as load_environment
 
         if suite.name not in _CANARIES:
             canaries = {vector: f"<CANARY---{vector}--->" for vector in suite.get_injection_vector_defaults()}

@@ -113,3 +113,27 @@ def mcp_sessions_closed():
     if tools is not None:
         for scope in {scope for scope, _ in tools.SESSIONS.open_sessions()}:
             tools.SESSIONS.close_scope(scope)
+
+
+@pytest.fixture(autouse=True)
+def pyyaml_as_a_user_has_it(request):
+    """AgentDojo registers a quoting presenter for ``str`` on PyYAML's default dumper when imported
+    (``agentdojo.yaml_loader``; its environment loading relies on it), and every later ``yaml.dump`` in
+    the process quotes each key, LangChain's Mermaid front matter included. AgentDojo's tests get the
+    presenter; every other test sees PyYAML as a user's process does, whatever ran before it."""
+    import yaml
+
+    def pristine() -> None:
+        if "yaml_representers" in yaml.Dumper.__dict__:
+            del yaml.Dumper.yaml_representers  # back to the Representer's own table
+
+    pristine()
+    if "agentdojo" in request.node.nodeid:
+        try:
+            from agentdojo.yaml_loader import quoted_presenter
+        except ImportError:
+            pass
+        else:
+            yaml.add_representer(str, quoted_presenter)
+    yield
+    pristine()

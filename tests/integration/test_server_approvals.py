@@ -58,12 +58,27 @@ def test_two_racing_resumes_run_the_write_once_and_refuse_the_other(client, tmp_
     assert "resume refused" in errors[1] and ("already taken" in errors[1] or "not waiting" in errors[1]), errors
 
 
-@pytest.mark.parametrize("value", [{"type": ["approve"]}, {"type": "approve", "note": "x" * 2_000_000}],
-                         ids=["a list as the type", "2 MB"])
-def test_a_bad_value_leaves_the_call_paused_and_a_following_approve_runs_it_once(client, tmp_path, value):
+def test_a_value_that_does_not_fit_keeps_the_thread_paused_with_the_refusal_and_an_approve_runs_it_once(
+        client, tmp_path):
+    # Under the server a decision that does not fit the pause is answered by the paused node itself: it
+    # asks again with the refusal, so the run ends and Studio shows the thread interrupted, not in error.
+    thread_id, context, record = _paused_write(client, tmp_path)
+    (before,) = client.threads.get_state(thread_id)["interrupts"]
+    refused = client.runs.create(thread_id, "assistant", command={"resume": {"type": ["approve"]}}, context=context)
+    assert _error_of(client, thread_id, refused) == ""
+    (again,) = client.threads.get_state(thread_id)["interrupts"]
+    assert again["value"]["kind"] == before["value"]["kind"] and again["value"]["error"].startswith("decision type must be")
+    assert executions(record) == []
+    final = client.runs.wait(thread_id, "assistant", command={"resume": {"type": "approve"}}, context=context)
+    assert final["records"][0]["output"] == "stored slowly: buy milk"
+    assert executions(record) == [json.dumps({"tool": "slow_note", "text": "buy milk"})]
+
+
+def test_an_oversized_value_fails_its_run_and_leaves_the_call_paused(client, tmp_path):
     thread_id, context, record = _paused_write(client, tmp_path)
     before = client.threads.get_state(thread_id)["interrupts"]
-    refused = client.runs.create(thread_id, "assistant", command={"resume": value}, context=context)
+    refused = client.runs.create(thread_id, "assistant", command={"resume": {"type": "approve", "note": "x" * 2_000_000}},
+                                 context=context)
     assert "resume refused" in _error_of(client, thread_id, refused)
     assert client.threads.get_state(thread_id)["interrupts"] == before and executions(record) == []
     final = client.runs.wait(thread_id, "assistant", command={"resume": {"type": "approve"}}, context=context)
